@@ -1,0 +1,306 @@
+// selector.h: the front door of the OpenMP context-selector engine.
+//
+// An OpenMP context selector (`construct={teams,parallel}, device={arch(nvptx)},
+// user={condition(N>32)}`) says in which OpenMP context a function or
+// directive variant applies. This library parses and validates selectors
+// exactly as OpenMP 5.1/5.2 defines them, matches them against a `Context`,
+// scores them with the specification's algorithm and picks a variant.
+//
+// The work is split the way the OpenMP `declare variant` rules split it:
+//   * `Resolve()` does all static work once for a list of candidates and the
+//     static part of a context (construct, device and implementation trait
+//     sets): static compatibility, scores, the sorted replacement-candidate
+//     list and its dynamic prefix.
+//   * `Select()` is the cheap per-request step: it walks only the dynamic
+//     prefix, evaluating `user={condition(...)}` and `target_device` sets
+//     against the request's variables and target devices.
+//   * `Explain()` gives the per-candidate breakdown (why compatible or not,
+//     score terms) and renders it as text for bug reports.
+//
+// Example:
+//
+//   ctxsel::selector::Context ctx;
+//   ctxsel::selector::AddConstruct(ctx, "target");
+//   ctx.device.kind = {"gpu", "nohost"};
+//   ctx.device.arch = {"nvptx"};
+//   std::vector<ctxsel::selector::Candidate> candidates;
+//   for (const auto& [name, text] : variants) {
+//     absl::StatusOr<ctxsel::selector::Selector> s =
+//         ctxsel::selector::Selector::Parse(text);
+//     if (!s.ok()) return s.status();  // "1:9: unknown trait set 'devce'"
+//     candidates.push_back({name, *std::move(s)});
+//   }
+//   absl::StatusOr<ctxsel::selector::Resolution> r =
+//       ctxsel::selector::Resolve(candidates, ctx);
+//   ...
+//   ctxsel::selector::Selection pick =
+//       ctxsel::selector::Select(*r, ctx.variables, ctx.target_devices);
+//   if (pick.base()) { /* call the base function */ }
+//
+// The library does no I/O, is thread-compatible, and `Selector` and
+// `Resolution` are immutable and may be shared across threads.
+#ifndef CTXSEL_SELECTOR_SELECTOR_H_
+#define CTXSEL_SELECTOR_SELECTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ctxsel::selector {
+
+namespace internal {
+struct SelectorAst;
+struct ResolutionData;
+}  // namespace internal
+
+// Which directive a selector belongs to; a few rules depend on it
+// (`construct={simd}` is not allowed in `begin declare variant`; in a
+// `metadirective` `simd` takes no properties).
+enum class Directive { kDeclareVariant, kBeginDeclareVariant, kMetadirective };
+
+// Parses "declare_variant", "begin_declare_variant" or "metadirective".
+absl::StatusOr<Directive> ParseDirective(absl::string_view name);
+absl::string_view DirectiveName(Directive directive);
+
+// Inputs larger than this are rejected by `Selector::Parse`.
+inline constexpr size_t kMaxSelectorBytes = 64 * 1024;
+// Brackets and expression operators may nest at most this deep.
+inline constexpr int kMaxNestingDepth = 64;
+// Contexts with more construct traits than this are rejected by `Resolve`
+// (scores are 64-bit: 2^(l+2) must fit).
+inline constexpr int kMaxConstructTraits = 60;
+
+// A parsed, validated context selector. Cheap to copy (the syntax tree is
+// shared and immutable).
+class Selector {
+ public:
+  // Parses and validates `text`. On error returns InvalidArgumentError with a
+  // message "L:C: what is wrong" (1-based line and column of the offending
+  // text), e.g. "1:27: score() is not allowed in the device trait set".
+  static absl::StatusOr<Selector> Parse(
+      absl::string_view text, Directive directive = Directive::kDeclareVariant);
+
+  // True when the selector has a `target_device` set or a `condition` that is
+  // not a constant expression: its compatibility depends on the request.
+  bool is_dynamic() const;
+
+  // Canonical text: sets in vocabulary order, unordered lists sorted,
+  // constant expressions folded, construct order kept. Two selectors are
+  // equivalent iff their canonical texts are equal.
+  std::string ToString() const;
+
+  Directive directive() const;
+
+  friend bool operator==(const Selector& a, const Selector& b) {
+    return a.ToString() == b.ToString();
+  }
+  friend bool operator!=(const Selector& a, const Selector& b) {
+    return !(a == b);
+  }
+
+  // For the engine's own files; callers never need the syntax tree.
+  const internal::SelectorAst& ast() const { return *ast_; }
+  explicit Selector(std::shared_ptr<const internal::SelectorAst> ast)
+      : ast_(std::move(ast)) {}
+
+ private:
+  std::shared_ptr<const internal::SelectorAst> ast_;
+};
+
+// The effective selector of a `declare variant` nested in a
+// `begin declare variant` (OpenMP 5.1 §2.3.5): the outer selector's trait
+// selectors are appended to the inner one's, set by set, after removing those
+// equivalent to one already in the inner set. The result is validated again,
+// so e.g. two different `kind` selectors in one set is an error.
+absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
+                                           const Selector& outer);
+
+// ---------------------------------------------------------------------------
+// The OpenMP context.
+
+using NameSet = absl::flat_hash_set<std::string>;
+// Job variables referenced by `condition`, `device_num` expressions.
+using Variables = absl::flat_hash_map<std::string, int64_t>;
+
+// One entry of the construct trait set. `name` may be any construct
+// (`distribute`, `task`, ... count for positions and for l); `do` is read as
+// `for`. The simd fields are the clause values of a `simd` trait.
+struct ConstructTrait {
+  std::string name;
+  int64_t simdlen = 0;  // 0: no simdlen clause
+  absl::flat_hash_map<std::string, int64_t> aligned;  // variable -> alignment
+  NameSet linear;
+  NameSet uniform;
+  bool inbranch = false;
+  bool notinbranch = false;
+};
+
+// The device trait set of one device. `arch` may be enriched by the caller
+// with architecture aliases; the engine only tests set membership.
+struct DeviceTraits {
+  NameSet kind;
+  NameSet arch;
+  NameSet isa;
+  NameSet vendor;
+  NameSet extension;
+};
+
+// Target-device trait sets by device number; -1 is the initial (host)
+// device. A `target_device` set without `device_num` uses `default_device`.
+struct TargetDevices {
+  int64_t default_device = 0;
+  absl::flat_hash_map<int64_t, DeviceTraits> devices;
+};
+
+// The implementation trait set. `requires_` holds requirement names such as
+// `unified_shared_memory`; `atomic_default_mem_order` is empty when unset.
+struct ImplementationTraits {
+  NameSet vendor;
+  NameSet extension;
+  NameSet requires_;
+  std::string atomic_default_mem_order;
+};
+
+struct Context {
+  std::vector<ConstructTrait> construct;  // outermost first
+  DeviceTraits device;
+  ImplementationTraits implementation;
+  TargetDevices target_devices;  // dynamic: used by Select()
+  Variables variables;           // dynamic: used by Select()
+};
+
+// Appends a construct trait named `name` (no clause values).
+void AddConstruct(Context& context, absl::string_view name);
+
+// ---------------------------------------------------------------------------
+// Matching and scoring.
+
+// One term of a score: which trait contributed and how much.
+struct ScoreTerm {
+  std::string trait;  // e.g. "construct.parallel@4", "device.isa", "score(5)"
+  uint64_t value = 0;
+};
+
+// Whether one selector is compatible with a whole context, and why not.
+struct Match {
+  bool compatible = false;
+  std::string reason;  // first failing trait, e.g. "device.arch: nvptx not in
+                       // {amdgcn}"; empty when compatible
+  // Sum of the trait values (without the final +1 and without the
+  // strict-subset rule, which needs the other candidates).
+  uint64_t sum = 0;
+  std::vector<ScoreTerm> terms;
+};
+
+// Matches `selector` against the whole of `context` (static and dynamic
+// parts). Fails only on expression errors (overflow, division by zero,
+// unknown variable) and on contexts over kMaxConstructTraits.
+absl::StatusOr<Match> MatchSelector(const Selector& selector,
+                                    const Context& context);
+
+// ---------------------------------------------------------------------------
+// Static resolution and per-request selection.
+
+// A variant in declaration order.
+struct Candidate {
+  std::string name;
+  Selector selector;
+};
+
+// The result of the static work for one candidate list and one static
+// context. Immutable; cheap to copy; safe to share across threads.
+//
+// Replacement candidates (static part compatible) are sorted by decreasing
+// score; equal scores keep declaration order (the metadirective rule, which
+// ctxsel also uses for declare variant).
+class Resolution {
+ public:
+  struct Entry {
+    int index = -1;  // position in the candidate list given to Resolve()
+    uint64_t score = 0;
+    bool dynamic = false;
+  };
+  // The sorted replacement candidates.
+  const std::vector<Entry>& candidates() const;
+  // How many of candidates() form the dynamic prefix: up to and including
+  // the first static candidate (all of them when none is static).
+  size_t dynamic_prefix_size() const;
+  // The candidate list given to Resolve(), in declaration order.
+  const std::vector<Candidate>& declared() const;
+
+  const internal::ResolutionData& data() const { return *data_; }
+  explicit Resolution(std::shared_ptr<const internal::ResolutionData> data)
+      : data_(std::move(data)) {}
+
+ private:
+  std::shared_ptr<const internal::ResolutionData> data_;
+};
+
+// Does all static work: matches the static parts of every candidate against
+// `static_context` (its construct, device and implementation sets; the
+// variables and target devices are ignored), scores, applies the
+// strict-subset rule, sorts and keeps the dynamic prefix. Fails on contexts
+// over kMaxConstructTraits and on a score sum that overflows 64 bits.
+absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
+                                   const Context& static_context);
+
+// The outcome of Select().
+struct Selection {
+  int index = -1;  // declaration index of the chosen candidate; -1: base
+  uint64_t score = 0;
+  bool dynamic = false;  // the chosen candidate's selector is dynamic
+  int evaluated = 0;     // dynamic-prefix entries looked at
+  bool base() const { return index < 0; }
+};
+
+// Walks the dynamic prefix of `resolution` in order and returns the first
+// candidate whose dynamic part (non-constant `condition`, `target_device`
+// set) holds for `variables` and `target_devices`, or the base function.
+// A dynamic part whose expression fails (unknown variable, overflow,
+// division by zero) or names an unknown device is not compatible.
+// Does not parse, score or allocate.
+Selection Select(const Resolution& resolution, const Variables& variables,
+                 const TargetDevices& target_devices);
+
+// ---------------------------------------------------------------------------
+// Explain.
+
+struct CandidateReport {
+  std::string name;
+  std::string selector;      // canonical text
+  bool dynamic = false;      // selector is dynamic
+  bool compatible = false;   // static and (if evaluated) dynamic part hold
+  std::string reason;        // why not compatible; empty otherwise
+  uint64_t score = 0;        // final score (0 when not a replacement
+                             // candidate or a strict subset of another)
+  std::vector<ScoreTerm> terms;
+  std::string subset_of;     // name of the candidate it is a strict subset of
+  int rank = -1;             // position in the sorted candidate list; -1: none
+  bool in_dynamic_prefix = false;
+  bool evaluated = false;    // its dynamic part was evaluated by Select()
+  bool selected = false;
+};
+
+struct Explanation {
+  Selection selection;
+  std::vector<CandidateReport> candidates;  // declaration order
+  // A readable multi-line rendering.
+  std::string ToText() const;
+};
+
+// Runs the same walk as Select() and reports on every candidate in
+// declaration order: static compatibility and its failing trait, score terms,
+// strict-subset demotion, rank, and for the dynamic prefix entries that were
+// evaluated, the dynamic failure reason. Allocates; meant for humans.
+Explanation Explain(const Resolution& resolution, const Variables& variables,
+                    const TargetDevices& target_devices);
+
+}  // namespace ctxsel::selector
+
+#endif  // CTXSEL_SELECTOR_SELECTOR_H_
