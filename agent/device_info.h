@@ -1,0 +1,62 @@
+// DeviceInfo: one compute device of a node, as ctxsel-agent describes it.
+//
+// Discovery backends (CPU, NVML, KFD, DRM, devices file) each yield
+// DeviceInfo values; the agent reports them to the server as the API's device
+// message. The trait lists (`kinds`, `archs`, `isas`, `vendor`) are exactly
+// the OpenMP `device` trait-set properties a context selector tests, so the
+// selector engine can match against them directly.
+//
+//   DeviceInfo gpu;
+//   gpu.sycl_arch = "nvidia_gpu_sm_90";
+//   ApplyArchTraits(gpu);       // kinds {gpu, nohost}, archs {nvptx, ...}
+//   gpu.memory_bytes = 80ull << 30;
+#ifndef CTXSEL_AGENT_DEVICE_INFO_H_
+#define CTXSEL_AGENT_DEVICE_INFO_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ctxsel::agent {
+
+struct DeviceInfo {
+  // Unique within the fleet: "<node>/<kind><index>", e.g. "n1/gpu0". Assigned
+  // by AssignIds() unless a devices file gives one.
+  std::string id;
+  std::string node;  // the node id the agent reports as
+  int index = 0;     // position among the node's devices of the same kind
+
+  std::vector<std::string> kinds;  // OpenMP `kind`: "cpu","host" / "gpu","nohost"
+  std::vector<std::string> archs;  // OpenMP `arch`: "x86_64", "nvptx64", ...
+  std::vector<std::string> isas;   // OpenMP `isa`: "avx512f", "sm_90", ...
+  std::string vendor;              // OpenMP `vendor`: "intel", "amd", "nvidia"
+  std::vector<std::string> extensions;  // e.g. "cuda", "rocm", "level_zero"
+  std::string sycl_arch;  // SYCL architecture name: "x86_64", "amd_gpu_gfx90a"
+
+  std::string name;     // the product name, for people
+  std::string backend;  // who found it: "cpuid", "nvml", "kfd", "drm", "file"
+  std::map<std::string, std::string> attributes;  // e.g. pci bus, family
+
+  int64_t memory_bytes = 0;
+  int compute_units = 0;     // cores / SMs / CUs / EUs
+  int threads = 0;           // hardware threads (CPUs), 0 if not meaningful
+  int numa_nodes = 0;        // CPUs only
+  double utilization = 0.0;  // 0..1 busy fraction; changes every heartbeat
+
+  // The first kind that is not "host"/"nohost" ("cpu", "gpu"), for ids.
+  std::string PrimaryKind() const;
+};
+
+// True when `a` and `b` describe the same devices, ignoring utilisation (which
+// changes every heartbeat). Order matters: discovery is deterministic.
+bool SameDeviceSet(const std::vector<DeviceInfo>& a,
+                   const std::vector<DeviceInfo>& b);
+
+// Sets `node` on every device and gives ids and per-kind indices to those
+// without an id, in order: "<node>/cpu0", "<node>/gpu0", "<node>/gpu1", ...
+void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices);
+
+}  // namespace ctxsel::agent
+
+#endif  // CTXSEL_AGENT_DEVICE_INFO_H_

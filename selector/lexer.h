@@ -1,0 +1,44 @@
+// lexer.h: splits context-selector text into tokens.
+//
+// Whitespace, newlines, `//` and `/* */` comments separate tokens. Every
+// token knows its 1-based line and column, so errors can point at it.
+//
+// Example:
+//   absl::StatusOr<std::vector<Token>> tokens = Lex("device={kind(gpu)}");
+#ifndef CTXSEL_SELECTOR_LEXER_H_
+#define CTXSEL_SELECTOR_LEXER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ctxsel::selector::internal {
+
+struct Pos {
+  int line = 1;
+  int column = 1;
+};
+
+enum class TokenKind { kIdent, kInt, kString, kPunct, kEnd };
+
+struct Token {
+  TokenKind kind = TokenKind::kEnd;
+  std::string text;  // identifier, digits, string contents, or punctuator
+  Pos pos;
+  bool Is(absl::string_view punct) const {
+    return kind == TokenKind::kPunct && text == punct;
+  }
+};
+
+// Formats "L:C: message" as an InvalidArgumentError.
+absl::Status ErrorAt(Pos pos, absl::string_view message);
+
+// Tokenizes `text`; the last token is always kEnd. Fails on characters that
+// cannot start a token, unterminated strings and comments.
+absl::StatusOr<std::vector<Token>> Lex(absl::string_view text);
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_LEXER_H_

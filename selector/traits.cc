@@ -1,0 +1,118 @@
+#include "selector/traits.h"
+
+#include <algorithm>
+
+namespace ctxsel::selector::internal {
+namespace {
+
+struct PropertyEntry {
+  SelectorId selector;
+  absl::string_view name;
+};
+
+struct AliasEntry {
+  SelectorId selector;
+  absl::string_view name;
+};
+
+const std::vector<PropertyEntry>& Properties() {
+  static const auto* table = new std::vector<PropertyEntry>{
+#define TRAIT_PROPERTY(Selector, Name) {SelectorId::Selector, Name},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+const std::vector<AliasEntry>& Aliases() {
+  static const auto* table = new std::vector<AliasEntry>{
+#define TRAIT_ALIAS(Selector, Name) {SelectorId::Selector, Name},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+}  // namespace
+
+const std::vector<SetInfo>& AllSets() {
+  static const auto* table = new std::vector<SetInfo>{
+#define TRAIT_SET(Id, Name, ScoreAllowed, Dynamic) \
+  {SetId::Id, Name, ScoreAllowed, Dynamic},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+const std::vector<SelectorInfo>& AllSelectors() {
+  static const auto* table = new std::vector<SelectorInfo>{
+#define TRAIT_SELECTOR(Id, Set, Name, Kind, Required, Weight) \
+  {SelectorId::Id, SetId::Set,    Name,                       \
+   PropertyKind::Kind, Required,  Weight::Weight},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+const SetInfo& GetSetInfo(SetId id) {
+  return AllSets()[static_cast<int>(id)];
+}
+
+const SelectorInfo& GetSelectorInfo(SelectorId id) {
+  return AllSelectors()[static_cast<int>(id)];
+}
+
+std::optional<SetId> FindSet(absl::string_view name) {
+  for (const SetInfo& info : AllSets()) {
+    if (info.name == name) return info.id;
+  }
+  return std::nullopt;
+}
+
+std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
+  for (const SelectorInfo& info : AllSelectors()) {
+    if (info.set == set && info.name == name) return info.id;
+  }
+  for (const AliasEntry& alias : Aliases()) {
+    if (alias.name == name && GetSelectorInfo(alias.selector).set == set) {
+      return alias.selector;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<SetId> SetsWithSelector(absl::string_view name) {
+  std::vector<SetId> sets;
+  for (const SelectorInfo& info : AllSelectors()) {
+    if (info.name == name &&
+        std::find(sets.begin(), sets.end(), info.set) == sets.end()) {
+      sets.push_back(info.set);
+    }
+  }
+  return sets;
+}
+
+bool HasClosedProperties(SelectorId id) {
+  for (const PropertyEntry& p : Properties()) {
+    if (p.selector == id) return true;
+  }
+  return false;
+}
+
+bool IsKnownProperty(SelectorId id, absl::string_view name) {
+  bool closed = false;
+  for (const PropertyEntry& p : Properties()) {
+    if (p.selector != id) continue;
+    closed = true;
+    if (p.name == name) return true;
+  }
+  return !closed;
+}
+
+std::vector<absl::string_view> KnownProperties(SelectorId id) {
+  std::vector<absl::string_view> names;
+  for (const PropertyEntry& p : Properties()) {
+    if (p.selector == id) names.push_back(p.name);
+  }
+  return names;
+}
+
+}  // namespace ctxsel::selector::internal

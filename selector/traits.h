@@ -1,0 +1,78 @@
+// traits.h: lookups generated from the trait vocabulary in traits.def.
+//
+// Example:
+//   std::optional<SetId> set = FindSet("device");
+//   std::optional<SelectorId> kind = FindSelector(*set, "kind");
+//   if (SelectorInfo(*kind).property_required) ...
+#ifndef CTXSEL_SELECTOR_TRAITS_H_
+#define CTXSEL_SELECTOR_TRAITS_H_
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace ctxsel::selector::internal {
+
+enum class SetId {
+#define TRAIT_SET(Id, Name, ScoreAllowed, Dynamic) Id,
+#include "selector/traits.def"
+};
+
+enum class SelectorId {
+#define TRAIT_SELECTOR(Id, Set, Name, Kind, Required, Weight) Id,
+#include "selector/traits.def"
+};
+
+// How a selector's properties are written.
+enum class PropertyKind {
+  kNone,              // no properties (construct selectors but simd)
+  kNames,             // name list: identifiers, strings, extensions
+  kSimdClauses,       // clauses of declare simd
+  kRequiresClauses,   // clauses of requires
+  kSingleName,        // exactly one name
+  kExpression,        // expressions
+};
+
+// The score class of a selector (OpenMP 5.1 §2.3.3).
+enum class Weight { kZero, kConstructPosition, kKind, kArch, kIsa };
+
+struct SetInfo {
+  SetId id;
+  absl::string_view name;
+  bool score_allowed;
+  bool dynamic;
+};
+
+struct SelectorInfo {
+  SelectorId id;
+  SetId set;
+  absl::string_view name;
+  PropertyKind kind;
+  bool property_required;
+  Weight weight;
+};
+
+const SetInfo& GetSetInfo(SetId id);
+const SelectorInfo& GetSelectorInfo(SelectorId id);
+
+// All sets / selectors in table order.
+const std::vector<SetInfo>& AllSets();
+const std::vector<SelectorInfo>& AllSelectors();
+
+std::optional<SetId> FindSet(absl::string_view name);
+// Finds a selector of `set` by name or alias.
+std::optional<SelectorId> FindSelector(SetId set, absl::string_view name);
+// Sets (other than `set`) that have a selector named `name`, for messages.
+std::vector<SetId> SetsWithSelector(absl::string_view name);
+
+// True when the selector's properties come from a closed list.
+bool HasClosedProperties(SelectorId id);
+// True when `name` is in that closed list (always true for open lists).
+bool IsKnownProperty(SelectorId id, absl::string_view name);
+// The closed list, for messages ("one of a, b, c").
+std::vector<absl::string_view> KnownProperties(SelectorId id);
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_TRAITS_H_

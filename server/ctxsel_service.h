@@ -1,0 +1,20 @@
+// The gRPC edge of ctxsel.v1.Ctxsel: translates requests and delegates.
+#ifndef CTXSEL_SERVER_CTXSEL_SERVICE_H_
+#define CTXSEL_SERVER_CTXSEL_SERVICE_H_
+
+#include "ctxsel/v1/ctxsel.grpc.pb.h"
+
+namespace ctxsel::server {
+
+inline constexpr char kServerVersion[] = "0.1.0";
+
+class CtxselService final : public ctxsel::v1::Ctxsel::Service {
+ public:
+  grpc::Status Ping(grpc::ServerContext* context,
+                    const ctxsel::v1::PingRequest* request,
+                    ctxsel::v1::PingResponse* response) override;
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_CTXSEL_SERVICE_H_

@@ -1,0 +1,76 @@
+#include "tests/testing/server_process.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+
+namespace ctxsel::testing {
+
+std::string ServerPath() { return RunfilePath("server/ctxsel-server"); }
+std::string CliPath() { return RunfilePath("client/cli/ctxsel-cli"); }
+
+absl::Status WaitForServing(const std::string& address,
+                            std::chrono::milliseconds timeout) {
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  const auto deadline = std::chrono::system_clock::now() + timeout;
+  std::string last_error = "no answer";
+  while (std::chrono::system_clock::now() < deadline) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(500));
+    grpc::health::v1::HealthCheckRequest request;
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status status = health->Check(&context, request, &response);
+    if (status.ok() &&
+        response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return absl::OkStatus();
+    }
+    last_error = status.ok() ? "not SERVING" : status.error_message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat(address, " not SERVING in time: ", last_error));
+}
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    const std::vector<std::string>& extra_flags, int port) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess());
+  const std::string dir = MakeTempDir("server");
+  const std::string port_file = dir + "/port";
+  server->log_path_ = dir + "/server.log";
+  std::vector<std::string> argv = {
+      ServerPath(), absl::StrCat("--listen=127.0.0.1:", port),
+      "--port_file=" + port_file};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  auto process = Subprocess::Start(argv, server->log_path_, server->log_path_);
+  if (!process.ok()) return process.status();
+  server->process_ = std::move(*process);
+
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                               ReadFileOrEmpty(port_file)),
+                           &server->port_)) {
+    if (!server->process_->Running() ||
+        std::chrono::steady_clock::now() > deadline) {
+      return absl::UnavailableError(
+          absl::StrCat("ctxsel-server did not start; log:\n", server->Log()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  server->address_ = absl::StrCat("127.0.0.1:", server->port_);
+  absl::Status serving =
+      WaitForServing(server->address_, std::chrono::seconds(10));
+  if (!serving.ok()) return serving;
+  return server;
+}
+
+}  // namespace ctxsel::testing

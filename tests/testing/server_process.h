@@ -1,0 +1,52 @@
+// Starts the real ctxsel-server binary on a free loopback port for a test and
+// waits until its gRPC health check answers SERVING.
+//
+//   auto server = ServerProcess::Start({"--heartbeat_ttl=1s"});
+//   ASSERT_TRUE(server.ok()) << server.status();
+//   RunCommand({CliPath(), "--server=" + (*server)->address(), "ping"});
+#ifndef CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
+#define CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tests/testing/subprocess.h"
+
+namespace ctxsel::testing {
+
+// Runfiles paths of the real binaries (the test must list them in `data`).
+std::string ServerPath();
+std::string CliPath();
+
+// Polls the standard gRPC health service at `address` until it reports
+// SERVING or `timeout` passes.
+absl::Status WaitForServing(const std::string& address,
+                            std::chrono::milliseconds timeout);
+
+class ServerProcess {
+ public:
+  // Starts ctxsel-server with --listen=127.0.0.1:<port> (0 = a free port)
+  // plus `extra_flags`, and waits for SERVING. Its log goes to log_path().
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
+      const std::vector<std::string>& extra_flags = {}, int port = 0);
+
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  Subprocess& process() { return *process_; }
+  const std::string& log_path() const { return log_path_; }
+  std::string Log() const { return ReadFileOrEmpty(log_path_); }
+
+ private:
+  ServerProcess() = default;
+  std::unique_ptr<Subprocess> process_;
+  std::string address_;
+  std::string log_path_;
+  int port_ = 0;
+};
+
+}  // namespace ctxsel::testing
+
+#endif  // CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_

@@ -1,0 +1,140 @@
+#include "tests/testing/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ctxsel::testing {
+namespace {
+
+int DecodeWaitStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// In the child: points `fd` at `path` (truncated), or leaves it alone.
+void RedirectOrInherit(int fd, const std::string& path) {
+  if (path.empty()) return;
+  int file = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (file < 0) _exit(127);
+  dup2(file, fd);
+  close(file);
+}
+
+}  // namespace
+
+std::string RunfilePath(const std::string& workspace_relative) {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* workspace = getenv("TEST_WORKSPACE");
+  return absl::StrCat(srcdir ? srcdir : ".", "/",
+                      workspace ? workspace : "ctxsel", "/",
+                      workspace_relative);
+}
+
+std::string MakeTempDir(const std::string& prefix) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string pattern =
+      absl::StrCat(tmp ? tmp : "/tmp", "/", prefix, "XXXXXX");
+  char* made = mkdtemp(pattern.data());
+  return made ? std::string(made) : std::string();
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
+    const std::vector<std::string>& argv, const std::string& stdout_path,
+    const std::string& stderr_path) {
+  if (argv.empty()) return absl::InvalidArgumentError("argv is empty");
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
+  if (pid == 0) {
+    RedirectOrInherit(STDOUT_FILENO, stdout_path);
+    RedirectOrInherit(STDERR_FILENO, stderr_path);
+    // Tests block no signals of their own, but gtest may have; reset.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return std::unique_ptr<Subprocess>(new Subprocess(pid));
+}
+
+Subprocess::~Subprocess() {
+  if (Running()) {
+    kill(pid_, SIGKILL);
+    Wait(std::chrono::seconds(10));
+  }
+}
+
+void Subprocess::Signal(int signal_number) {
+  if (!exit_code_.has_value()) kill(pid_, signal_number);
+}
+
+bool Subprocess::Running() {
+  return !Wait(std::chrono::milliseconds(0)).has_value();
+}
+
+std::optional<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!exit_code_.has_value()) {
+    int status = 0;
+    pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      exit_code_ = DecodeWaitStatus(status);
+    } else if (done < 0) {
+      exit_code_ = -1;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      return std::nullopt;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return exit_code_;
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         std::chrono::milliseconds timeout) {
+  static std::atomic<int> counter{0};
+  const std::string dir = MakeTempDir("cmd");
+  const std::string out = absl::StrCat(dir, "/stdout", counter++);
+  const std::string err = out + ".err";
+  CommandResult result;
+  auto process = Subprocess::Start(argv, out, err);
+  if (!process.ok()) {
+    result.stderr_text = process.status().ToString();
+    return result;
+  }
+  std::optional<int> code = (*process)->Wait(timeout);
+  if (!code.has_value()) {
+    (*process)->Signal(SIGKILL);
+    code = (*process)->Wait(std::chrono::seconds(10));
+  }
+  result.exit_code = code.value_or(-1);
+  result.stdout_text = ReadFileOrEmpty(out);
+  result.stderr_text = ReadFileOrEmpty(err);
+  return result;
+}
+
+}  // namespace ctxsel::testing

@@ -1,0 +1,74 @@
+// Real child processes for tests: start a binary, signal it, wait for it, or
+// run it to completion and capture what it printed.
+//
+//   auto server = Subprocess::Start({RunfilePath("server/ctxsel-server"),
+//                                    "--listen=127.0.0.1:0"});
+//   CommandResult ping = RunCommand({RunfilePath("client/cli/ctxsel-cli"),
+//                                    "ping"});
+//   EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
+#ifndef CTXSEL_TESTS_TESTING_SUBPROCESS_H_
+#define CTXSEL_TESTS_TESTING_SUBPROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ctxsel::testing {
+
+// Absolute path of a file in the test's runfiles, e.g. "server/ctxsel-server".
+std::string RunfilePath(const std::string& workspace_relative);
+
+// A fresh empty directory under the test's temporary directory.
+std::string MakeTempDir(const std::string& prefix);
+
+// A running child process. The destructor kills (SIGKILL) and reaps it if it
+// is still running, so a failing test never leaks processes.
+class Subprocess {
+ public:
+  // Starts argv[0] with the given arguments; stdout and stderr go to the
+  // files named (or are inherited when empty).
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(
+      const std::vector<std::string>& argv, const std::string& stdout_path = "",
+      const std::string& stderr_path = "");
+
+  ~Subprocess();
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Signal(int signal_number);
+  // Waits for exit; returns the exit code, or 128 + signal if it was killed,
+  // or nullopt if it is still running after `timeout`.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+  // True while the process has not exited.
+  bool Running();
+
+ private:
+  explicit Subprocess(pid_t pid) : pid_(pid) {}
+  pid_t pid_;
+  std::optional<int> exit_code_;
+};
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal when killed; -1 when it could not start.
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+// Runs a command to completion (killed after `timeout`) and captures output.
+CommandResult RunCommand(
+    const std::vector<std::string>& argv,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// Reads a whole file; empty if it does not exist.
+std::string ReadFileOrEmpty(const std::string& path);
+
+}  // namespace ctxsel::testing
+
+#endif  // CTXSEL_TESTS_TESTING_SUBPROCESS_H_

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ctxsel needs to build, test and run.
+# Idempotent: does nothing when everything is present; runs `apt-get update`
+# only when something is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap        # Bazel 4.2.3
+  bazel-rules-java       # @rules_java for the offline WORKSPACE
+  default-jdk-headless   # Bazel's runtime
+  build-essential
+  pkg-config
+  libgrpc++-dev protobuf-compiler-grpc grpc-proto
+  libprotobuf-dev protobuf-compiler
+  libabsl-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libhwloc-dev           # agent: CPU topology
+  libsqlite3-dev         # server: durable variant store
+  nlohmann-json3-dev     # CLI and agent: JSON input and output
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=()
+[[ $(id -u) -eq 0 ]] || SUDO=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

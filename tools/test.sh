@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, then `bazel test //...`.
+# Prints Bazel's failures; the last line is "N passed, N failed", counted from
+# Bazel's per-target results. Exits non-zero if a test failed or the build broke.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# --keep_going: report every failing target, not just the first.
+bazel test //... --keep_going --test_summary=short "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+
+# Bazel prints one summary line per test target: "//pkg:target  PASSED in 1.2s"
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE|FAILED TO BUILD)' "$log")
+if [[ $status -ne 0 && $failed -eq 0 ]]; then
+  echo "bazel exited with status $status before running the tests (build broken?)"
+  failed=1
+fi
+echo "$passed passed, $failed failed"
+[[ $status -eq 0 && $failed -eq 0 ]]
