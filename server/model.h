@@ -1,0 +1,74 @@
+// The service's domain types, shared by the registry, the inventory and
+// placement. Plain values: the RPC layer converts them to and from
+// ctxsel.v1 messages (server/proto_convert.h); nothing here knows gRPC.
+#ifndef CTXSEL_SERVER_MODEL_H_
+#define CTXSEL_SERVER_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "selector/selector.h"
+
+namespace ctxsel::server {
+
+// adjust_args / append_args of a declare variant, kept so that launchers can
+// pass arguments as the selected variant expects.
+struct VariantMetadata {
+  std::vector<std::string> adjust_args;  // e.g. "need_device_ptr:a,b"
+  std::vector<std::string> append_args;  // e.g. "interop(target,targetsync)"
+  std::string source_file;               // where it was imported from, if any
+  int source_line = 0;
+};
+
+// A registered kernel variant. `order` is its declaration order within the
+// kernel (ties in score go to the lower order).
+struct Variant {
+  std::string kernel;  // the base function
+  std::string name;    // the variant function; unique within a kernel
+  std::string selector_text;
+  selector::Selector selector;
+  int64_t order = 0;
+  int64_t revision = 0;  // registry revision that stored it
+  VariantMetadata metadata;
+};
+
+// Numeric device properties; utilisation changes with every heartbeat.
+struct DeviceProperties {
+  uint64_t memory_bytes = 0;
+  int32_t compute_units = 0;
+  double utilisation = 0.0;  // 0..1
+};
+
+// One device of one node as the inventory knows it.
+struct Device {
+  std::string id;    // unique in the fleet, e.g. "node7/gpu0"
+  std::string node;  // node id
+  int32_t index = 0; // device_num on its node; the host CPU is -1
+  std::string sycl_architecture;  // e.g. "nvidia_gpu_sm_90"; may be empty
+  // kind, arch, isa, vendor, extension as reported (arch already enriched
+  // with the SYCL architecture's aliases by the catalog).
+  selector::DeviceTraits traits;
+  DeviceProperties properties;
+};
+
+// How to choose among the live devices of the winning device classes.
+enum class Policy { kLeastLoaded, kSpread, kPack };
+
+// A job launcher's question: which variant of `kernel`, on which device?
+struct Job {
+  std::string kernel;
+  std::vector<selector::ConstructTrait> construct;  // outermost first
+  selector::ImplementationTraits implementation;
+  selector::Variables variables;
+  // Constraints: only these nodes (empty: any); only devices matching this
+  // device selector filter (empty text: any).
+  std::vector<std::string> nodes;
+  std::string device_filter;
+  Policy policy = Policy::kLeastLoaded;
+  int top_k = 3;  // alternatives to return besides the choice
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_MODEL_H_
