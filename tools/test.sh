@@ -9,8 +9,17 @@ bash tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1;
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# Every top-level package tree, but not Bazel's convenience symlinks
+# (bazel-<dir>), which Bazel 4 would otherwise walk into with //... .
+patterns=()
+for dir in */; do
+  dir=${dir%/}
+  [[ -L "$dir" ]] && continue
+  [[ -n $(find "$dir" -name BUILD.bazel -print -quit) ]] && patterns+=("//$dir/...")
+done
+
 # --keep_going: report every failing target, not just the first.
-bazel test //... --keep_going --test_summary=short "$@" 2>&1 | tee "$log"
+bazel test --keep_going --test_summary=short "$@" -- "${patterns[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 # Bazel prints one summary line per test target: "//pkg:target  PASSED in 1.2s"
