@@ -1,0 +1,90 @@
+// placement.h: what the Placer answers — a placement and its explanation.
+//
+// Plain values, like server/model.h: the RPC layer converts them to
+// ctxsel.v1 PlacementChoice / SelectResponse / ExplainResponse messages.
+//
+//   absl::StatusOr<Placement> p = placer.Select(job);
+//   if (p.ok() && !p->choice.base()) {
+//     Launch(p->choice.device.id, p->choice.variant->name);
+//   }
+#ifndef CTXSEL_SERVER_PLACEMENT_PLACEMENT_H_
+#define CTXSEL_SERVER_PLACEMENT_PLACEMENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "selector/selector.h"
+#include "server/model.h"
+
+namespace ctxsel::server::placement {
+
+// One answer: this variant (or the kernel's base function) on this device.
+struct Choice {
+  // The chosen variant; null when the kernel's base function was chosen.
+  std::shared_ptr<const Variant> variant;
+  // The device as the inventory reported it, with the utilisation that the
+  // policy saw.
+  Device device;
+  // The device class of `device` (see DeviceClassName in device_class.h).
+  std::string device_class;
+  // The OpenMP score of the variant on that device; 0 for the base function.
+  uint64_t score = 0;
+  // The variant's selector is dynamic (condition or target_device) and was
+  // picked with this job's variables and target devices.
+  bool dynamic = false;
+
+  bool base() const { return variant == nullptr; }
+  // The variant's name, or "" for the base function.
+  const std::string& variant_name() const;
+};
+
+// The answer to Select().
+struct Placement {
+  Choice choice;
+  // Readable, a few lines: the winning class and variant, how many classes
+  // competed, what the policy saw.
+  std::string explanation;
+  // The next best answers, best first: further devices of the winning
+  // classes (least loaded first), then the best device of each other class
+  // by decreasing score. At most Job::top_k.
+  std::vector<Choice> alternatives;
+};
+
+// How placement judged one device class for a job. When the kernel's
+// dynamic prefix has a `target_device` selector the verdict can differ
+// between nodes of different layouts; there is then one report per class
+// and node layout, and `node_layout` says which.
+struct ClassReport {
+  std::string device_class;
+  selector::DeviceTraits traits;
+  std::string sycl_architecture;
+  // The layout ("0:<class>,1:<class>,-1:<class>") of the nodes this report
+  // covers; empty when the verdict does not depend on the node.
+  std::string node_layout;
+  int device_count = 0;           // live devices of the class (or group)
+  int eligible_device_count = 0;  // those left after the job's constraints
+  bool eligible = false;          // false: `reason` says why
+  std::string reason;
+  bool winner = false;  // its devices competed in the policy pick
+  // The engine's breakdown: selection (index -1: base), every variant in
+  // declaration order. Empty candidates when the class is not eligible.
+  selector::Explanation explanation;
+};
+
+// The answer to Explain(): everything Select() looked at.
+struct PlacementReport {
+  // OK when Select() would succeed; otherwise its FAILED_PRECONDITION.
+  absl::Status status;
+  Placement placement;               // valid when status is OK
+  std::vector<ClassReport> classes;  // sorted by class name
+
+  // The whole breakdown, readable (a few lines per class and variant).
+  std::string ToText() const;
+};
+
+}  // namespace ctxsel::server::placement
+
+#endif  // CTXSEL_SERVER_PLACEMENT_PLACEMENT_H_

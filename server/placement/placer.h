@@ -1,0 +1,144 @@
+// placer.h: decides which variant of a kernel runs on which device.
+//
+// The Placer holds the registered variants of every kernel and the live
+// devices of the fleet, and answers Select(job) / Explain(job) the way
+// docs/placement.md describes:
+//
+//   * Devices with identical traits (kind, arch, isa, vendor, extension and
+//     SYCL architecture) form a *device class*; nodes whose devices have the
+//     same classes at the same indices share a *node layout*.
+//   * Per kernel x device class x job signature (construct and
+//     implementation traits) the engine's static Resolution is computed once
+//     — up front for the signatures already seen when variants or classes
+//     change, on first use otherwise — and shared by every request.
+//   * A Select walks only the dynamic prefix of each class's Resolution with
+//     the job's variables and the target devices of the class's node layout,
+//     picks the classes whose selected variant scores highest (the base
+//     function is a candidate on every class, below every variant) and lets
+//     the policy pick one of their devices from per-class ordered load
+//     structures. Its cost grows with classes, layouts and candidates, not
+//     with devices.
+//
+// Thread safety: every method may be called from any thread. Select and
+// Explain read an immutable snapshot published by the writers (SetVariants,
+// RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an atomic
+// pointer swap; writers are serialised among themselves. UpdateUtilisation
+// takes only the short lock of the one device class it changes.
+//
+// Example:
+//
+//   Placer placer;
+//   CTXSEL_RETURN_IF_ERROR(placer.SetVariants("saxpy", variants));
+//   CTXSEL_RETURN_IF_ERROR(placer.SetNodeDevices("node7", devices));
+//   placer.UpdateUtilisation("node7/gpu0", 0.4).IgnoreError();
+//   Job job;
+//   job.kernel = "saxpy";
+//   absl::StatusOr<Placement> p = placer.Select(job);
+#ifndef CTXSEL_SERVER_PLACEMENT_PLACER_H_
+#define CTXSEL_SERVER_PLACEMENT_PLACER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "server/model.h"
+#include "server/placement/placement.h"
+
+namespace ctxsel::server::placement {
+
+struct PlacerOptions {
+  // Job signatures (construct + implementation traits) whose Resolutions are
+  // cached per kernel; further signatures are resolved per request.
+  int max_signatures_per_kernel = 256;
+  // Alternatives returned when Job::top_k is 0 or negative.
+  int default_top_k = 3;
+  // Alternatives never exceed this, whatever the job asks.
+  int max_top_k = 64;
+};
+
+namespace internal {
+class Fleet;
+struct Snapshot;
+}  // namespace internal
+
+class Placer {
+ public:
+  explicit Placer(PlacerOptions options = {});
+  ~Placer();
+  Placer(const Placer&) = delete;
+  Placer& operator=(const Placer&) = delete;
+
+  // --- Variants -----------------------------------------------------------
+
+  // Replaces every variant of `kernel` with `variants` (any order; `order`
+  // decides ties) and resolves them for the device classes and signatures
+  // already known. An empty list removes the kernel. InvalidArgumentError
+  // when a variant names another kernel or two share a name.
+  absl::Status SetVariants(absl::string_view kernel,
+                           std::vector<Variant> variants);
+
+  // Forgets `kernel`; false if it was not known.
+  bool RemoveKernel(absl::string_view kernel);
+
+  // --- Inventory ----------------------------------------------------------
+
+  // Replaces the devices of `node` (a full report; an empty list removes the
+  // node). InvalidArgumentError when a device names another node, two share
+  // an id or an index, an id is already used on another node, or a
+  // utilisation is not a number.
+  absl::Status SetNodeDevices(absl::string_view node,
+                              std::vector<Device> devices);
+
+  // Removes `node` and its devices (TTL expiry); false if it was not known.
+  bool RemoveNode(absl::string_view node);
+
+  // Replaces the whole fleet (e.g. at start from a saved inventory); the
+  // same checks as SetNodeDevices, all or nothing.
+  absl::Status SetDevices(std::vector<Device> devices);
+
+  // Records a heartbeat's utilisation (clamped to 0..1). Cheap: no
+  // snapshot is rebuilt. NotFoundError for an unknown device,
+  // InvalidArgumentError for NaN.
+  absl::Status UpdateUtilisation(absl::string_view device_id,
+                                 double utilisation);
+
+  // The device class of a live device (for inventory listings);
+  // NotFoundError for an unknown device.
+  absl::StatusOr<std::string> DeviceClassOf(absl::string_view device_id) const;
+
+  // --- Placement ----------------------------------------------------------
+
+  // Picks variant, node and device for `job`.
+  //   NotFoundError            the kernel has no variants;
+  //   InvalidArgumentError     a bad job field (device_filter with its
+  //                            line:column, too many construct traits);
+  //   FailedPreconditionError  no live device fits the constraints; the
+  //                            message says why each class was rejected.
+  absl::StatusOr<Placement> Select(const Job& job) const;
+
+  // Everything Select looked at, class by class and variant by variant.
+  // Fails only where Select fails with NotFound or InvalidArgument; a job
+  // that fits no device gives a report whose `status` says so.
+  absl::StatusOr<PlacementReport> Explain(const Job& job) const;
+
+ private:
+  std::shared_ptr<const internal::Snapshot> snapshot() const;
+  void Publish(std::shared_ptr<const internal::Snapshot> snapshot);
+  // Rebuilds the snapshot after an inventory change and resolves the known
+  // signatures for device classes that appeared.
+  void RepublishInventory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  const PlacerOptions options_;
+  absl::Mutex write_mu_;  // serialises writers; never taken by readers
+  std::unique_ptr<internal::Fleet> fleet_;
+  std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only
+};
+
+}  // namespace ctxsel::server::placement
+
+#endif  // CTXSEL_SERVER_PLACEMENT_PLACER_H_
