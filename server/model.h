@@ -9,17 +9,9 @@
 #include <vector>
 
 #include "selector/selector.h"
+#include "server/variant_metadata.h"
 
 namespace ctxsel::server {
-
-// adjust_args / append_args of a declare variant, kept so that launchers can
-// pass arguments as the selected variant expects.
-struct VariantMetadata {
-  std::vector<std::string> adjust_args;  // e.g. "need_device_ptr:a,b"
-  std::vector<std::string> append_args;  // e.g. "interop(target,targetsync)"
-  std::string source_file;               // where it was imported from, if any
-  int source_line = 0;
-};
 
 // A registered kernel variant. `order` is its declaration order within the
 // kernel (ties in score go to the lower order).
@@ -42,9 +34,9 @@ struct DeviceProperties {
 
 // One device of one node as the inventory knows it.
 struct Device {
-  std::string id;    // unique in the fleet, e.g. "node7/gpu0"
-  std::string node;  // node id
-  int32_t index = 0; // device_num on its node; the host CPU is -1
+  std::string id;                 // unique in the fleet, e.g. "node7/gpu0"
+  std::string node;               // node id
+  int32_t index = 0;              // device_num on its node; the host CPU is -1
   std::string sycl_architecture;  // e.g. "nvidia_gpu_sm_90"; may be empty
   // kind, arch, isa, vendor, extension as reported (arch already enriched
   // with the SYCL architecture's aliases by the catalog).
