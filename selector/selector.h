@@ -1,10 +1,11 @@
 // selector.h: the front door of the OpenMP context-selector engine.
 //
-// An OpenMP context selector (`construct={teams,parallel}, device={arch(nvptx)},
-// user={condition(N>32)}`) says in which OpenMP context a function or
-// directive variant applies. This library parses and validates selectors
-// exactly as OpenMP 5.1/5.2 defines them, matches them against a `Context`,
-// scores them with the specification's algorithm and picks a variant.
+// An OpenMP context selector (`construct={teams,parallel},
+// device={arch(nvptx)}, user={condition(N>32)}`) says in which OpenMP context a
+// function or directive variant applies. This library parses and validates
+// selectors exactly as OpenMP 5.1/5.2 defines them, matches them against a
+// `Context`, scores them with the specification's algorithm and picks a
+// variant.
 //
 // The work is split the way the OpenMP `declare variant` rules split it:
 //   * `Resolve()` does all static work once for a list of candidates and the
@@ -133,7 +134,7 @@ using Variables = absl::flat_hash_map<std::string, int64_t>;
 // `for`. The simd fields are the clause values of a `simd` trait.
 struct ConstructTrait {
   std::string name;
-  int64_t simdlen = 0;  // 0: no simdlen clause
+  int64_t simdlen = 0;                                // 0: no simdlen clause
   absl::flat_hash_map<std::string, int64_t> aligned;  // variable -> alignment
   NameSet linear;
   NameSet uniform;
@@ -273,17 +274,17 @@ Selection Select(const Resolution& resolution, const Variables& variables,
 
 struct CandidateReport {
   std::string name;
-  std::string selector;      // canonical text
-  bool dynamic = false;      // selector is dynamic
-  bool compatible = false;   // static and (if evaluated) dynamic part hold
-  std::string reason;        // why not compatible; empty otherwise
-  uint64_t score = 0;        // final score (0 when not a replacement
-                             // candidate or a strict subset of another)
+  std::string selector;     // canonical text
+  bool dynamic = false;     // selector is dynamic
+  bool compatible = false;  // static and (if evaluated) dynamic part hold
+  std::string reason;       // why not compatible; empty otherwise
+  uint64_t score = 0;       // final score (0 when not a replacement
+                            // candidate or a strict subset of another)
   std::vector<ScoreTerm> terms;
-  std::string subset_of;     // name of the candidate it is a strict subset of
-  int rank = -1;             // position in the sorted candidate list; -1: none
+  std::string subset_of;  // name of the candidate it is a strict subset of
+  int rank = -1;          // position in the sorted candidate list; -1: none
   bool in_dynamic_prefix = false;
-  bool evaluated = false;    // its dynamic part was evaluated by Select()
+  bool evaluated = false;  // its dynamic part was evaluated by Select()
   bool selected = false;
 };
 

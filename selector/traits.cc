@@ -44,17 +44,14 @@ const std::vector<SetInfo>& AllSets() {
 
 const std::vector<SelectorInfo>& AllSelectors() {
   static const auto* table = new std::vector<SelectorInfo>{
-#define TRAIT_SELECTOR(Id, Set, Name, Kind, Required, Weight) \
-  {SelectorId::Id, SetId::Set,    Name,                       \
-   PropertyKind::Kind, Required,  Weight::Weight},
+#define TRAIT_SELECTOR(Id, Set, Name, Kind, Required, W) \
+  {SelectorId::Id, SetId::Set, Name, PropertyKind::Kind, Required, Weight::W},
 #include "selector/traits.def"
   };
   return *table;
 }
 
-const SetInfo& GetSetInfo(SetId id) {
-  return AllSets()[static_cast<int>(id)];
-}
+const SetInfo& GetSetInfo(SetId id) { return AllSets()[static_cast<int>(id)]; }
 
 const SelectorInfo& GetSelectorInfo(SelectorId id) {
   return AllSelectors()[static_cast<int>(id)];

@@ -26,12 +26,12 @@ enum class SelectorId {
 
 // How a selector's properties are written.
 enum class PropertyKind {
-  kNone,              // no properties (construct selectors but simd)
-  kNames,             // name list: identifiers, strings, extensions
-  kSimdClauses,       // clauses of declare simd
-  kRequiresClauses,   // clauses of requires
-  kSingleName,        // exactly one name
-  kExpression,        // expressions
+  kNone,             // no properties (construct selectors but simd)
+  kNames,            // name list: identifiers, strings, extensions
+  kSimdClauses,      // clauses of declare simd
+  kRequiresClauses,  // clauses of requires
+  kSingleName,       // exactly one name
+  kExpression,       // expressions
 };
 
 // The score class of a selector (OpenMP 5.1 §2.3.3).

@@ -1,0 +1,84 @@
+// ast.h: the syntax tree of a context selector, shared by the engine's files.
+//
+// Built by the parser (parser.h), checked by the validator (validator.h),
+// printed canonically by canonical.h, read by the matcher and scorer. Callers
+// of the library never see it (selector.h hides it behind Selector).
+#ifndef CTXSEL_SELECTOR_AST_H_
+#define CTXSEL_SELECTOR_AST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "selector/expr.h"
+#include "selector/lexer.h"
+#include "selector/selector.h"
+#include "selector/traits.h"
+
+namespace ctxsel::selector::internal {
+
+// A name-list property: an identifier, a string literal's contents, or an
+// extension `name(args...)` in canonical text.
+struct NameProperty {
+  std::string name;
+  Pos pos;
+};
+
+// The clauses of a construct `simd` selector.
+struct SimdProperties {
+  struct Aligned {
+    std::string variable;
+    int64_t alignment = 0;  // 0: implementation default (matches any)
+  };
+  int64_t simdlen = 0;  // 0: not given
+  std::vector<Aligned> aligned;
+  std::vector<std::string> linear;
+  std::vector<std::string> uniform;
+  bool inbranch = false;
+  bool notinbranch = false;
+  // Clause names in source order with positions, for validation.
+  std::vector<NameProperty> clauses;
+};
+
+struct TraitSelector {
+  SelectorId id{};
+  Pos pos;
+  bool has_score = false;
+  int64_t score = 0;
+  Pos score_pos;
+  std::optional<Expression> score_expr;
+  std::vector<NameProperty> names;      // kNames, kSingleName, requires
+  std::vector<Expression> expressions;  // kExpression
+  SimdProperties simd;                  // kSimdClauses
+  bool has_properties = false;          // parentheses were given
+};
+
+struct TraitSet {
+  SetId id{};
+  Pos pos;
+  std::vector<TraitSelector> selectors;
+};
+
+struct SelectorAst {
+  Directive directive = Directive::kDeclareVariant;
+  std::vector<TraitSet> sets;
+  bool dynamic = false;
+  std::string canonical;
+
+  const TraitSet* FindSet(SetId id) const {
+    for (const TraitSet& s : sets) {
+      if (s.id == id) return &s;
+    }
+    return nullptr;
+  }
+};
+
+// The property count of a selector, whatever its kind.
+inline size_t PropertyCount(const TraitSelector& t) {
+  return t.names.size() + t.expressions.size() + t.simd.clauses.size();
+}
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_AST_H_

@@ -1,0 +1,118 @@
+#include "selector/canonical.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+bool IsIdentifier(absl::string_view s) {
+  if (s.empty()) return false;
+  if (!absl::ascii_isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '(' || c == ')' || c == ',';
+  });
+}
+
+std::string SimdText(const SimdProperties& simd) {
+  std::vector<std::string> parts;
+  if (simd.simdlen > 0)
+    parts.push_back(absl::StrCat("simdlen(", simd.simdlen, ")"));
+  std::vector<SimdProperties::Aligned> aligned = simd.aligned;
+  std::sort(aligned.begin(), aligned.end(), [](const auto& a, const auto& b) {
+    return a.variable < b.variable;
+  });
+  for (const auto& a : aligned) {
+    parts.push_back(
+        a.alignment > 0
+            ? absl::StrCat("aligned(", a.variable, ":", a.alignment, ")")
+            : absl::StrCat("aligned(", a.variable, ")"));
+  }
+  for (auto [name, list] : {std::make_pair("linear", simd.linear),
+                            std::make_pair("uniform", simd.uniform)}) {
+    if (list.empty()) continue;
+    std::sort(list.begin(), list.end());
+    parts.push_back(absl::StrCat(name, "(", absl::StrJoin(list, ", "), ")"));
+  }
+  if (simd.inbranch) parts.push_back("inbranch");
+  if (simd.notinbranch) parts.push_back("notinbranch");
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string PropertiesText(const TraitSelector& t) {
+  switch (GetSelectorInfo(t.id).kind) {
+    case PropertyKind::kNone:
+      return "";
+    case PropertyKind::kSimdClauses:
+      return SimdText(t.simd);
+    case PropertyKind::kExpression: {
+      std::vector<std::string> parts;
+      for (const Expression& e : t.expressions) {
+        if (t.id == SelectorId::kUserCondition && e.constant()) {
+          parts.push_back(e.value() != 0 ? "true" : "false");
+        } else {
+          parts.push_back(e.text());
+        }
+      }
+      return absl::StrJoin(parts, ", ");
+    }
+    default: {
+      std::vector<std::string> names;
+      for (const NameProperty& p : t.names) names.push_back(NameText(p.name));
+      std::sort(names.begin(), names.end());
+      return absl::StrJoin(names, ", ");
+    }
+  }
+}
+
+}  // namespace
+
+std::string NameText(absl::string_view name) {
+  return IsIdentifier(name) ? std::string(name)
+                            : absl::StrCat("\"", name, "\"");
+}
+
+std::string SelectorText(const TraitSelector& t) {
+  std::string props = PropertiesText(t);
+  std::string score = t.has_score ? absl::StrCat("score(", t.score, "): ") : "";
+  std::string text(GetSelectorInfo(t.id).name);
+  if (props.empty() && score.empty()) return text;
+  return absl::StrCat(text, "(", score, props, ")");
+}
+
+void Finalize(SelectorAst& ast) {
+  std::stable_sort(
+      ast.sets.begin(), ast.sets.end(),
+      [](const TraitSet& a, const TraitSet& b) { return a.id < b.id; });
+  std::vector<std::string> sets;
+  ast.dynamic = false;
+  for (TraitSet& set : ast.sets) {
+    if (set.id != SetId::kConstruct) {
+      std::stable_sort(set.selectors.begin(), set.selectors.end(),
+                       [](const TraitSelector& a, const TraitSelector& b) {
+                         return a.id < b.id;
+                       });
+    }
+    if (GetSetInfo(set.id).dynamic) ast.dynamic = true;
+    std::vector<std::string> selectors;
+    for (const TraitSelector& t : set.selectors) {
+      for (const Expression& e : t.expressions) {
+        if (t.id == SelectorId::kUserCondition && !e.constant()) {
+          ast.dynamic = true;
+        }
+      }
+      selectors.push_back(SelectorText(t));
+    }
+    sets.push_back(absl::StrCat(GetSetInfo(set.id).name, "={",
+                                absl::StrJoin(selectors, ", "), "}"));
+  }
+  ast.canonical = absl::StrJoin(sets, ", ");
+}
+
+}  // namespace ctxsel::selector::internal

@@ -1,0 +1,105 @@
+// Explain(): the per-candidate breakdown people paste into bug reports.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "selector/matcher.h"
+#include "selector/resolver.h"
+
+namespace ctxsel::selector {
+namespace {
+
+CandidateReport StaticReport(const internal::ResolutionData& data, size_t i) {
+  const Candidate& c = data.declared[i];
+  const internal::CandidateState& s = data.states[i];
+  CandidateReport r;
+  r.name = c.name;
+  r.selector = c.selector.ToString();
+  r.dynamic = c.selector.is_dynamic();
+  r.compatible = s.match.compatible;
+  r.reason = s.match.reason;
+  r.score = s.score;
+  r.terms = s.sum.terms;
+  if (s.subset_of >= 0) r.subset_of = data.declared[s.subset_of].name;
+  r.rank = s.rank;
+  r.in_dynamic_prefix =
+      s.rank >= 0 && static_cast<size_t>(s.rank) < data.prefix;
+  return r;
+}
+
+std::string TermsText(const CandidateReport& c) {
+  std::vector<std::string> parts = {"1"};
+  for (const ScoreTerm& t : c.terms) {
+    parts.push_back(absl::StrCat(t.trait, "=", t.value));
+  }
+  return absl::StrJoin(parts, " + ");
+}
+
+std::string CandidateText(const CandidateReport& c) {
+  std::string status;
+  if (c.selected) {
+    status = "SELECTED";
+  } else if (!c.compatible) {
+    status = absl::StrCat("not compatible: ", c.reason);
+  } else if (c.in_dynamic_prefix && !c.evaluated) {
+    status = "not evaluated (an earlier candidate was chosen)";
+  } else if (!c.in_dynamic_prefix) {
+    status = "compatible, after the first static candidate";
+  } else {
+    status = "compatible";
+  }
+  std::string line =
+      absl::StrCat("  ", c.name, " [", c.dynamic ? "dynamic" : "static", "] ",
+                   c.selector, "\n    ", status);
+  if (c.compatible || c.selected) {
+    absl::StrAppend(&line, "\n    score ", c.score);
+    if (!c.subset_of.empty()) {
+      absl::StrAppend(&line, " (strict subset of ", c.subset_of, ")");
+    } else {
+      absl::StrAppend(&line, " = ", TermsText(c));
+    }
+    if (c.rank >= 0) absl::StrAppend(&line, ", rank ", c.rank + 1);
+  }
+  return line;
+}
+
+}  // namespace
+
+Explanation Explain(const Resolution& resolution, const Variables& variables,
+                    const TargetDevices& target_devices) {
+  const internal::ResolutionData& data = resolution.data();
+  Explanation out;
+  out.selection = Select(resolution, variables, target_devices);
+  for (size_t i = 0; i < data.declared.size(); ++i) {
+    out.candidates.push_back(StaticReport(data, i));
+  }
+  for (int r = 0; r < out.selection.evaluated; ++r) {
+    const Resolution::Entry& e = data.sorted[r];
+    CandidateReport& c = out.candidates[e.index];
+    c.evaluated = true;
+    if (e.index == out.selection.index) {
+      c.selected = true;
+    } else if (e.dynamic) {
+      std::string reason;
+      internal::MatchDynamic(*data.prefix_asts[r], variables, target_devices,
+                             &reason);
+      c.compatible = false;
+      c.reason = reason;
+    }
+  }
+  return out;
+}
+
+std::string Explanation::ToText() const {
+  std::string out =
+      selection.base()
+          ? std::string("selected: base function\n")
+          : absl::StrCat("selected: ", candidates[selection.index].name,
+                         " (score ", selection.score, ")\n");
+  for (const CandidateReport& c : candidates) {
+    absl::StrAppend(&out, CandidateText(c), "\n");
+  }
+  return out;
+}
+
+}  // namespace ctxsel::selector

@@ -1,0 +1,392 @@
+#include "selector/expr.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+// Binary operators with C precedence (higher binds tighter).
+struct BinaryOp {
+  absl::string_view token;
+  ExprOp op;
+  int precedence;
+};
+constexpr BinaryOp kBinaryOps[] = {
+    {"||", ExprOp::kOr, 2}, {"&&", ExprOp::kAnd, 3}, {"==", ExprOp::kEq, 4},
+    {"!=", ExprOp::kNe, 4}, {"<", ExprOp::kLt, 5},   {"<=", ExprOp::kLe, 5},
+    {">", ExprOp::kGt, 5},  {">=", ExprOp::kGe, 5},  {"+", ExprOp::kAdd, 6},
+    {"-", ExprOp::kSub, 6}, {"*", ExprOp::kMul, 7},  {"/", ExprOp::kDiv, 7},
+    {"%", ExprOp::kMod, 7},
+};
+constexpr int kTernaryPrecedence = 1;
+constexpr int kUnaryPrecedence = 8;
+constexpr int kPrimaryPrecedence = 9;
+
+const BinaryOp* FindBinary(const Token& t) {
+  if (t.kind != TokenKind::kPunct) return nullptr;
+  for (const BinaryOp& b : kBinaryOps) {
+    if (b.token == t.text) return &b;
+  }
+  return nullptr;
+}
+
+const BinaryOp* FindBinary(ExprOp op) {
+  for (const BinaryOp& b : kBinaryOps) {
+    if (b.op == op) return &b;
+  }
+  return nullptr;
+}
+
+int Precedence(const ExprNode& n) {
+  switch (n.op) {
+    case ExprOp::kInt:
+    case ExprOp::kVar:
+      return n.op == ExprOp::kInt && n.value < 0 ? kUnaryPrecedence
+                                                 : kPrimaryPrecedence;
+    case ExprOp::kNeg:
+    case ExprOp::kNot:
+      return kUnaryPrecedence;
+    case ExprOp::kCond:
+      return kTernaryPrecedence;
+    default:
+      return FindBinary(n.op)->precedence;
+  }
+}
+
+EvalResult Fail(EvalError e) {
+  EvalResult r;
+  r.error = e;
+  return r;
+}
+
+EvalResult Value(int64_t v) {
+  EvalResult r;
+  r.value = v;
+  return r;
+}
+
+EvalResult Arith(ExprOp op, int64_t x, int64_t y) {
+  int64_t out = 0;
+  switch (op) {
+    case ExprOp::kAdd:
+      if (__builtin_add_overflow(x, y, &out)) return Fail(EvalError::kOverflow);
+      return Value(out);
+    case ExprOp::kSub:
+      if (__builtin_sub_overflow(x, y, &out)) return Fail(EvalError::kOverflow);
+      return Value(out);
+    case ExprOp::kMul:
+      if (__builtin_mul_overflow(x, y, &out)) return Fail(EvalError::kOverflow);
+      return Value(out);
+    case ExprOp::kDiv:
+    case ExprOp::kMod:
+      if (y == 0) return Fail(EvalError::kDivisionByZero);
+      if (x == INT64_MIN && y == -1) {
+        return op == ExprOp::kMod ? Value(0) : Fail(EvalError::kOverflow);
+      }
+      return Value(op == ExprOp::kDiv ? x / y : x % y);
+    case ExprOp::kLt:
+      return Value(x < y);
+    case ExprOp::kLe:
+      return Value(x <= y);
+    case ExprOp::kGt:
+      return Value(x > y);
+    case ExprOp::kGe:
+      return Value(x >= y);
+    case ExprOp::kEq:
+      return Value(x == y);
+    case ExprOp::kNe:
+      return Value(x != y);
+    default:
+      return Fail(EvalError::kOverflow);  // not reached
+  }
+}
+
+}  // namespace
+
+std::string DescribeEvalError(const EvalResult& result) {
+  switch (result.error) {
+    case EvalError::kNone:
+      return "";
+    case EvalError::kUnknownVariable:
+      return absl::StrCat("unknown variable ",
+                          result.variable ? *result.variable : "?");
+    case EvalError::kOverflow:
+      return "integer overflow";
+    case EvalError::kDivisionByZero:
+      return "division by zero";
+  }
+  return "";
+}
+
+EvalResult Expression::Evaluate(const Variables& variables) const {
+  return Eval(root_, variables);
+}
+
+EvalResult Expression::Eval(int node, const Variables& variables) const {
+  const ExprNode& n = nodes_[node];
+  switch (n.op) {
+    case ExprOp::kInt:
+      return Value(n.value);
+    case ExprOp::kVar: {
+      auto it = variables.find(n.name);
+      if (it == variables.end()) {
+        EvalResult r = Fail(EvalError::kUnknownVariable);
+        r.variable = &n.name;
+        return r;
+      }
+      return Value(it->second);
+    }
+    case ExprOp::kNeg: {
+      EvalResult a = Eval(n.a, variables);
+      if (!a.ok()) return a;
+      if (a.value == INT64_MIN) return Fail(EvalError::kOverflow);
+      return Value(-a.value);
+    }
+    case ExprOp::kNot: {
+      EvalResult a = Eval(n.a, variables);
+      return a.ok() ? Value(a.value == 0) : a;
+    }
+    case ExprOp::kAnd:
+    case ExprOp::kOr: {
+      EvalResult a = Eval(n.a, variables);
+      if (!a.ok()) return a;
+      bool is_and = n.op == ExprOp::kAnd;
+      if ((a.value != 0) != is_and) return Value(!is_and);  // short-circuit
+      EvalResult b = Eval(n.b, variables);
+      return b.ok() ? Value(b.value != 0) : b;
+    }
+    case ExprOp::kCond: {
+      EvalResult a = Eval(n.a, variables);
+      if (!a.ok()) return a;
+      return Eval(a.value != 0 ? n.b : n.c, variables);
+    }
+    default: {
+      EvalResult a = Eval(n.a, variables);
+      if (!a.ok()) return a;
+      EvalResult b = Eval(n.b, variables);
+      if (!b.ok()) return b;
+      return Arith(n.op, a.value, b.value);
+    }
+  }
+}
+
+std::string Expression::Print(int node) const {
+  const ExprNode& n = nodes_[node];
+  auto child = [&](int c, int min_precedence) {
+    std::string s = Print(c);
+    return Precedence(nodes_[c]) < min_precedence ? absl::StrCat("(", s, ")")
+                                                  : s;
+  };
+  switch (n.op) {
+    case ExprOp::kInt:
+      return absl::StrCat(n.value);
+    case ExprOp::kVar:
+      return n.name;
+    case ExprOp::kNeg:
+      return absl::StrCat("-", child(n.a, kPrimaryPrecedence));
+    case ExprOp::kNot:
+      return absl::StrCat("!", child(n.a, kPrimaryPrecedence));
+    case ExprOp::kCond:
+      return absl::StrCat(child(n.a, kTernaryPrecedence + 1), " ? ", Print(n.b),
+                          " : ", child(n.c, kTernaryPrecedence));
+    default: {
+      const BinaryOp* b = FindBinary(n.op);
+      return absl::StrCat(child(n.a, b->precedence), " ", b->token, " ",
+                          child(n.b, b->precedence + 1));
+    }
+  }
+}
+
+// Recursive descent with precedence climbing over a token vector.
+class ExpressionParser {
+ public:
+  ExpressionParser(const std::vector<Token>& tokens, size_t& at)
+      : tokens_(tokens), at_(at) {}
+
+  absl::StatusOr<Expression> Run() {
+    expr_.pos_ = tokens_[at_].pos;
+    absl::StatusOr<int> root = Ternary(0);
+    if (!root.ok()) return root.status();
+    expr_.root_ = *root;
+    if (expr_.nodes_[*root].op != ExprOp::kInt) {
+      // Whole expression constant but not folded: it failed to evaluate.
+      if (absl::Status s = CheckConstant(*root); !s.ok()) return s;
+    }
+    expr_.text_ = expr_.Print(*root);
+    return std::move(expr_);
+  }
+
+ private:
+  const Token& Peek() const { return tokens_[at_]; }
+  void Next() {
+    if (tokens_[at_].kind != TokenKind::kEnd) ++at_;
+  }
+
+  absl::Status CheckConstant(int node) {
+    for (const ExprNode& n : expr_.nodes_) {
+      if (n.op == ExprOp::kVar) return absl::OkStatus();
+    }
+    Variables none;
+    EvalResult r = expr_.Eval(node, none);
+    return ErrorAt(expr_.pos_, absl::StrCat(DescribeEvalError(r),
+                                            " in constant expression '",
+                                            expr_.Print(node), "'"));
+  }
+
+  absl::StatusOr<int> Ternary(int depth) {
+    if (depth > kMaxNestingDepth) {
+      return ErrorAt(Peek().pos, "expression nesting too deep");
+    }
+    absl::StatusOr<int> cond = Binary(1 + kTernaryPrecedence, depth);
+    if (!cond.ok() || !Peek().Is("?")) return cond;
+    Next();
+    absl::StatusOr<int> then = Ternary(depth + 1);
+    if (!then.ok()) return then;
+    if (!Peek().Is(":")) return Expected("':' of '?:'");
+    Next();
+    absl::StatusOr<int> otherwise = Ternary(depth + 1);
+    if (!otherwise.ok()) return otherwise;
+    return Add(ExprOp::kCond, *cond, *then, *otherwise);
+  }
+
+  absl::StatusOr<int> Binary(int min_precedence, int depth) {
+    absl::StatusOr<int> left = Unary(depth);
+    if (!left.ok()) return left;
+    while (const BinaryOp* op = FindBinary(Peek())) {
+      if (op->precedence < min_precedence) break;
+      Next();
+      absl::StatusOr<int> right = Binary(op->precedence + 1, depth + 1);
+      if (!right.ok()) return right;
+      absl::StatusOr<int> node = Add(op->op, *left, *right);
+      if (!node.ok()) return node;
+      left = node;
+    }
+    return left;
+  }
+
+  absl::StatusOr<int> Unary(int depth) {
+    if (depth > kMaxNestingDepth) {
+      return ErrorAt(Peek().pos, "expression nesting too deep");
+    }
+    if (Peek().Is("-") || Peek().Is("!") || Peek().Is("+")) {
+      std::string op = Peek().text;
+      Next();
+      absl::StatusOr<int> a = Unary(depth + 1);
+      if (!a.ok() || op == "+") return a;
+      return Add(op == "-" ? ExprOp::kNeg : ExprOp::kNot, *a);
+    }
+    return Primary(depth);
+  }
+
+  absl::StatusOr<int> Primary(int depth) {
+    const Token& t = Peek();
+    if (t.Is("(")) {
+      Next();
+      absl::StatusOr<int> inner = Ternary(depth + 1);
+      if (!inner.ok()) return inner;
+      if (!Peek().Is(")")) return Expected("')'");
+      Next();
+      return inner;
+    }
+    if (t.kind == TokenKind::kInt) return Literal(t);
+    if (t.kind == TokenKind::kIdent) {
+      ExprNode n;
+      if (t.text == "true" || t.text == "false") {
+        n.value = t.text == "true";
+      } else {
+        n.op = ExprOp::kVar;
+        n.name = t.text;
+      }
+      Next();
+      return Push(std::move(n));
+    }
+    return Expected("an expression");
+  }
+
+  absl::StatusOr<int> Literal(const Token& t) {
+    ExprNode n;
+    uint64_t v = 0;
+    int base = 10;
+    absl::string_view digits = t.text;
+    if (digits.size() > 2 && digits[0] == '0' &&
+        (digits[1] == 'x' || digits[1] == 'X')) {
+      base = 16;
+      digits.remove_prefix(2);
+    }
+    bool parsed = base == 16 ? absl::SimpleHexAtoi(digits, &v)
+                             : absl::SimpleAtoi(digits, &v);
+    if (!parsed) {
+      return ErrorAt(t.pos,
+                     absl::StrCat("invalid integer literal '", t.text, "'"));
+    }
+    if (v > static_cast<uint64_t>(INT64_MAX)) {
+      return ErrorAt(t.pos, absl::StrCat("integer literal '", t.text,
+                                         "' does not fit in 64 bits"));
+    }
+    n.value = static_cast<int64_t>(v);
+    Next();
+    return Push(std::move(n));
+  }
+
+  // Adds an operator node, folding it when all operands are constants and
+  // the operation succeeds (a failing one is kept for a clear error later).
+  absl::StatusOr<int> Add(ExprOp op, int a, int b = -1, int c = -1) {
+    ExprNode n;
+    n.op = op;
+    n.a = a;
+    n.b = b;
+    n.c = c;
+    int depth = 1 + std::max({Depth(a), Depth(b), Depth(c)});
+    if (depth > kMaxExpressionDepth) {
+      return ErrorAt(Peek().pos, "expression too deep");
+    }
+    int index = Push(std::move(n));
+    depth_[index] = depth;
+    bool all_constant = true;
+    for (int k : {a, b, c}) {
+      if (k >= 0 && expr_.nodes_[k].op != ExprOp::kInt) all_constant = false;
+    }
+    if (all_constant) {
+      EvalResult r = expr_.Eval(index, Variables());
+      if (r.ok()) {
+        expr_.nodes_[index] = ExprNode{ExprOp::kInt, r.value, "", -1, -1, -1};
+        depth_[index] = 1;
+      }
+    }
+    return index;
+  }
+
+  int Depth(int node) const { return node < 0 ? 0 : depth_[node]; }
+
+  int Push(ExprNode n) {
+    expr_.nodes_.push_back(std::move(n));
+    depth_.push_back(1);
+    return static_cast<int>(expr_.nodes_.size()) - 1;
+  }
+
+  absl::Status Expected(absl::string_view what) {
+    const Token& t = Peek();
+    std::string found = t.kind == TokenKind::kEnd
+                            ? std::string("end of input")
+                            : absl::StrCat("'", t.text, "'");
+    return ErrorAt(t.pos, absl::StrCat("expected ", what, ", found ", found));
+  }
+
+  const std::vector<Token>& tokens_;
+  size_t& at_;
+  Expression expr_;
+  std::vector<int> depth_;
+};
+
+absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
+                                           size_t& at) {
+  return ExpressionParser(tokens, at).Run();
+}
+
+}  // namespace ctxsel::selector::internal

@@ -1,0 +1,102 @@
+// expr.h: the C-like integer expressions of `condition`, `score` and
+// `device_num`.
+//
+// Integer and boolean literals, identifiers (job variables), `+ - * / %`,
+// comparisons, `&& || !`, `?:` and parentheses over 64-bit signed integers.
+// Overflow and division by zero are reported, never undefined behaviour;
+// constant subexpressions are folded when parsed.
+//
+// Example:
+//   size_t at = 0;
+//   absl::StatusOr<Expression> e = ParseExpression(tokens, at);
+//   EvalResult r = e->Evaluate(variables);
+//   if (!r.ok()) return DescribeEvalError(r);   // "unknown variable N"
+#ifndef CTXSEL_SELECTOR_EXPR_H_
+#define CTXSEL_SELECTOR_EXPR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "selector/lexer.h"
+#include "selector/selector.h"
+
+namespace ctxsel::selector::internal {
+
+// Expression trees deeper than this are rejected (keeps evaluation's
+// recursion bounded on any input).
+inline constexpr int kMaxExpressionDepth = 256;
+
+enum class ExprOp {
+  kInt,
+  kVar,
+  kNeg,
+  kNot,
+  kMul,
+  kDiv,
+  kMod,
+  kAdd,
+  kSub,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kAnd,
+  kOr,
+  kCond
+};
+
+struct ExprNode {
+  ExprOp op = ExprOp::kInt;
+  int64_t value = 0;           // kInt
+  std::string name;            // kVar
+  int a = -1, b = -1, c = -1;  // operands (node indices)
+};
+
+enum class EvalError { kNone, kUnknownVariable, kOverflow, kDivisionByZero };
+
+struct EvalResult {
+  EvalError error = EvalError::kNone;
+  int64_t value = 0;
+  const std::string* variable = nullptr;  // for kUnknownVariable
+  bool ok() const { return error == EvalError::kNone; }
+};
+
+// "unknown variable N", "integer overflow", "division by zero".
+std::string DescribeEvalError(const EvalResult& result);
+
+class Expression {
+ public:
+  // True when the expression has no identifiers; value() is then its value.
+  bool constant() const { return nodes_[root_].op == ExprOp::kInt; }
+  int64_t value() const { return nodes_[root_].value; }
+  // Canonical text with minimal parentheses.
+  const std::string& text() const { return text_; }
+  Pos pos() const { return pos_; }
+
+  // Evaluates with `variables`; does not allocate.
+  EvalResult Evaluate(const Variables& variables) const;
+
+ private:
+  friend class ExpressionParser;
+  EvalResult Eval(int node, const Variables& variables) const;
+  std::string Print(int node) const;
+
+  std::vector<ExprNode> nodes_;
+  int root_ = 0;
+  std::string text_;
+  Pos pos_;
+};
+
+// Parses one expression starting at tokens[at]; on success `at` is the
+// first token after it. Errors (syntax, a constant expression that
+// overflows or divides by zero, nesting too deep) carry "L:C:".
+absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
+                                           size_t& at);
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_EXPR_H_

@@ -1,0 +1,280 @@
+#include "selector/matcher.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "selector/canonical.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+// The construct name a context entry stands for (`do` is `for`).
+absl::string_view ContextConstructName(const ConstructTrait& c) {
+  std::optional<SelectorId> id = FindSelector(SetId::kConstruct, c.name);
+  return id ? GetSelectorInfo(*id).name : absl::string_view(c.name);
+}
+
+bool SimdMatches(const SimdProperties& want, const ConstructTrait& have) {
+  if (want.simdlen > 0 &&
+      (have.simdlen <= 0 || have.simdlen % want.simdlen != 0)) {
+    return false;
+  }
+  for (const auto& a : want.aligned) {
+    auto it = have.aligned.find(a.variable);
+    if (it == have.aligned.end()) return false;
+    int64_t m = it->second;
+    if (a.alignment > 0 && (m <= 0 || a.alignment % m != 0)) return false;
+  }
+  for (const auto& v : want.linear) {
+    if (!have.linear.contains(v)) return false;
+  }
+  for (const auto& v : want.uniform) {
+    if (!have.uniform.contains(v)) return false;
+  }
+  return (!want.inbranch || have.inbranch) &&
+         (!want.notinbranch || have.notinbranch);
+}
+
+bool ConstructMatches(const TraitSelector& t, const ConstructTrait& c) {
+  if (GetSelectorInfo(t.id).name != ContextConstructName(c)) return false;
+  return t.id != SelectorId::kConstructSimd || SimdMatches(t.simd, c);
+}
+
+std::string ConstructListText(const std::vector<ConstructTrait>& cs) {
+  std::vector<std::string> names;
+  for (const ConstructTrait& c : cs) names.push_back(c.name);
+  return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
+}
+
+// Highest-valued ordered embedding: the earliest embedding bounds each
+// selector from below; then each selector, last first, takes the latest
+// matching position before its successor's.
+bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
+                     StaticMatch& out) {
+  const std::vector<TraitSelector>& sel = set.selectors;
+  std::vector<int> earliest(sel.size());
+  size_t j = 0;
+  for (size_t i = 0; i < sel.size(); ++i) {
+    while (j < cs.size() && !ConstructMatches(sel[i], cs[j])) ++j;
+    if (j == cs.size()) {
+      out.reason = absl::StrCat(
+          "construct.", SelectorText(sel[i]), ": not active",
+          i > 0 ? absl::StrCat(" after ", SelectorText(sel[i - 1])) : "",
+          " in the context's construct set ", ConstructListText(cs));
+      return false;
+    }
+    earliest[i] = static_cast<int>(j++);
+  }
+  out.construct_positions.assign(sel.size(), 0);
+  int bound = static_cast<int>(cs.size());
+  for (size_t k = sel.size(); k-- > 0;) {
+    int p = bound - 1;
+    while (p > earliest[k] && !ConstructMatches(sel[k], cs[p])) --p;
+    out.construct_positions[k] = p + 1;
+    bound = p;
+  }
+  return true;
+}
+
+const NameSet* DeviceField(const DeviceTraits& d, SelectorId id) {
+  switch (id) {
+    case SelectorId::kDeviceKind:
+    case SelectorId::kTargetDeviceKind:
+      return &d.kind;
+    case SelectorId::kDeviceArch:
+    case SelectorId::kTargetDeviceArch:
+      return &d.arch;
+    case SelectorId::kDeviceIsa:
+    case SelectorId::kTargetDeviceIsa:
+      return &d.isa;
+    case SelectorId::kDeviceVendor:
+    case SelectorId::kTargetDeviceVendor:
+      return &d.vendor;
+    case SelectorId::kDeviceExtension:
+    case SelectorId::kTargetDeviceExtension:
+      return &d.extension;
+    default:
+      return nullptr;
+  }
+}
+
+std::string Qualified(const TraitSelector& t) {
+  const SelectorInfo& info = GetSelectorInfo(t.id);
+  return absl::StrCat(GetSetInfo(info.set).name, ".", info.name);
+}
+
+// Every name must be in `have` (`any` always is).
+bool NamesActive(const TraitSelector& t, const NameSet& have,
+                 std::string* reason) {
+  for (const NameProperty& p : t.names) {
+    if (p.name == "any" && (t.id == SelectorId::kDeviceKind ||
+                            t.id == SelectorId::kTargetDeviceKind)) {
+      continue;
+    }
+    if (!have.contains(p.name)) {
+      if (reason) {
+        *reason = absl::StrCat(Qualified(t), ": ", NameText(p.name), " not in ",
+                               SetText(have));
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+bool DeviceActive(const TraitSet& set, const DeviceTraits& d,
+                  std::string* reason) {
+  for (const TraitSelector& t : set.selectors) {
+    const NameSet* have = DeviceField(d, t.id);
+    if (have && !NamesActive(t, *have, reason)) return false;
+  }
+  return true;
+}
+
+bool RequiresActive(const TraitSelector& t, const ImplementationTraits& impl,
+                    std::string* reason) {
+  constexpr absl::string_view kOrder = "atomic_default_mem_order(";
+  for (const NameProperty& p : t.names) {
+    if (!absl::StartsWith(p.name, kOrder)) continue;
+    absl::string_view order(p.name);
+    order.remove_prefix(kOrder.size());
+    order.remove_suffix(1);
+    if (order != impl.atomic_default_mem_order) {
+      *reason = absl::StrCat("implementation.requires: ", p.name,
+                             " but the context has '",
+                             impl.atomic_default_mem_order, "'");
+      return false;
+    }
+  }
+  TraitSelector plain = t;
+  plain.names.erase(std::remove_if(plain.names.begin(), plain.names.end(),
+                                   [&](const NameProperty& p) {
+                                     return absl::StartsWith(p.name, kOrder);
+                                   }),
+                    plain.names.end());
+  return NamesActive(plain, impl.requires_, reason);
+}
+
+bool ImplementationActive(const TraitSet& set, const ImplementationTraits& impl,
+                          std::string* reason) {
+  for (const TraitSelector& t : set.selectors) {
+    switch (t.id) {
+      case SelectorId::kImplVendor:
+        if (!NamesActive(t, impl.vendor, reason)) return false;
+        break;
+      case SelectorId::kImplExtension:
+        if (!NamesActive(t, impl.extension, reason)) return false;
+        break;
+      case SelectorId::kImplRequires:
+        if (!RequiresActive(t, impl, reason)) return false;
+        break;
+      default:
+        if (t.names[0].name != impl.atomic_default_mem_order) {
+          *reason = absl::StrCat(
+              "implementation.atomic_default_mem_order: ", t.names[0].name,
+              " but the context has '", impl.atomic_default_mem_order, "'");
+          return false;
+        }
+    }
+  }
+  return true;
+}
+
+// Evaluates a condition; `constant_only` selects which conditions to look at.
+bool ConditionsHold(const TraitSet& set, const Variables& vars,
+                    bool constant_only, std::string* reason) {
+  for (const TraitSelector& t : set.selectors) {
+    for (const Expression& e : t.expressions) {
+      if (e.constant() != constant_only) continue;
+      EvalResult r = e.Evaluate(vars);
+      if (r.ok() && r.value != 0) continue;
+      if (reason) {
+        *reason = absl::StrCat("user.condition(", e.text(),
+                               "): ", r.ok() ? "false" : DescribeEvalError(r));
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+bool TargetDeviceActive(const TraitSet& set, const Variables& vars,
+                        const TargetDevices& devices, std::string* reason) {
+  int64_t number = devices.default_device;
+  for (const TraitSelector& t : set.selectors) {
+    if (t.id != SelectorId::kTargetDeviceNum) continue;
+    EvalResult r = t.expressions[0].Evaluate(vars);
+    if (!r.ok()) {
+      if (reason) {
+        *reason =
+            absl::StrCat("target_device.device_num(", t.expressions[0].text(),
+                         "): ", DescribeEvalError(r));
+      }
+      return false;
+    }
+    number = r.value;
+  }
+  auto it = devices.devices.find(number);
+  if (it == devices.devices.end()) {
+    if (reason) {
+      *reason =
+          absl::StrCat("target_device: no device ", number, " in the context");
+    }
+    return false;
+  }
+  return DeviceActive(set, it->second, reason);
+}
+
+}  // namespace
+
+std::string SetText(const NameSet& names) {
+  std::vector<std::string> sorted(names.begin(), names.end());
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrCat("{", absl::StrJoin(sorted, ", "), "}");
+}
+
+StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
+  StaticMatch out;
+  static const Variables kNoVariables;
+  for (const TraitSet& set : ast.sets) {
+    bool ok = true;
+    switch (set.id) {
+      case SetId::kConstruct:
+        ok = EmbedConstructs(set, context.construct, out);
+        break;
+      case SetId::kDevice:
+        ok = DeviceActive(set, context.device, &out.reason);
+        break;
+      case SetId::kImplementation:
+        ok = ImplementationActive(set, context.implementation, &out.reason);
+        break;
+      case SetId::kUser:
+        ok = ConditionsHold(set, kNoVariables, true, &out.reason);
+        break;
+      case SetId::kTargetDevice:
+        break;
+    }
+    if (!ok) return out;
+  }
+  out.compatible = true;
+  return out;
+}
+
+bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
+                  const TargetDevices& devices, std::string* reason) {
+  for (const TraitSet& set : ast.sets) {
+    if (set.id == SetId::kUser &&
+        !ConditionsHold(set, variables, false, reason)) {
+      return false;
+    }
+    if (set.id == SetId::kTargetDevice &&
+        !TargetDeviceActive(set, variables, devices, reason)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace ctxsel::selector::internal

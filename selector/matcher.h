@@ -1,0 +1,45 @@
+// matcher.h: is a selector's trait set active in an OpenMP context?
+//
+// Split the way declare-variant resolution needs it: MatchStatic() checks
+// the construct, device and implementation sets and constant conditions
+// (done once per resolution); MatchDynamic() checks non-constant conditions
+// and the target_device set (done per request, without allocating unless a
+// reason is asked for).
+//
+// Example:
+//   StaticMatch m = MatchStatic(selector.ast(), context);
+//   if (m.compatible && MatchDynamic(selector.ast(), vars, devices, nullptr))
+#ifndef CTXSEL_SELECTOR_MATCHER_H_
+#define CTXSEL_SELECTOR_MATCHER_H_
+
+#include <string>
+#include <vector>
+
+#include "selector/ast.h"
+#include "selector/selector.h"
+
+namespace ctxsel::selector::internal {
+
+struct StaticMatch {
+  bool compatible = false;
+  std::string reason;  // first failing trait when not compatible
+  // 1-based context positions of the construct selectors in their
+  // highest-valued ordered embedding.
+  std::vector<int> construct_positions;
+};
+
+// Matches the static part of `ast` against `context` (construct, device,
+// implementation, constant user conditions).
+StaticMatch MatchStatic(const SelectorAst& ast, const Context& context);
+
+// Matches the dynamic part (non-constant conditions, target_device). When
+// it does not hold and `reason` is not null, stores why.
+bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
+                  const TargetDevices& devices, std::string* reason);
+
+// "{a, b}" with sorted names, for reasons.
+std::string SetText(const NameSet& names);
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_MATCHER_H_

@@ -1,0 +1,343 @@
+#include "selector/parser.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+std::string Describe(const Token& t) {
+  switch (t.kind) {
+    case TokenKind::kEnd:
+      return "end of input";
+    case TokenKind::kString:
+      return absl::StrCat("\"", t.text, "\"");
+    default:
+      return absl::StrCat("'", t.text, "'");
+  }
+}
+
+std::string SetNames() {
+  std::vector<absl::string_view> names;
+  for (const SetInfo& s : AllSets()) names.push_back(s.name);
+  return absl::StrJoin(names, ", ");
+}
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+
+  absl::StatusOr<SelectorAst> Run(Directive directive) {
+    SelectorAst ast;
+    ast.directive = directive;
+    if (Peek().kind == TokenKind::kEnd) {
+      return ErrorAt(Peek().pos, "empty context selector");
+    }
+    while (true) {
+      absl::StatusOr<TraitSet> set = ParseSet();
+      if (!set.ok()) return set.status();
+      ast.sets.push_back(*std::move(set));
+      if (Peek().Is(",")) {
+        Next();
+        continue;
+      }
+      if (Peek().kind == TokenKind::kEnd) return ast;
+      if (Peek().Is(")") || Peek().Is("}")) {
+        return ErrorAt(
+            Peek().pos,
+            absl::StrCat("unbalanced brackets: unexpected ", Describe(Peek())));
+      }
+      return ErrorAt(Peek().pos,
+                     absl::StrCat("trailing text ", Describe(Peek()),
+                                  " after the context selector"));
+    }
+  }
+
+ private:
+  const Token& Peek(size_t ahead = 0) const {
+    size_t i = std::min(at_ + ahead, tokens_.size() - 1);
+    return tokens_[i];
+  }
+  void Next() {
+    if (Peek().kind != TokenKind::kEnd) ++at_;
+  }
+
+  absl::Status Expected(absl::string_view what) {
+    return ErrorAt(Peek().pos, absl::StrCat("expected ", what, ", found ",
+                                            Describe(Peek())));
+  }
+
+  // Consumes the closing bracket of the one opened at `open`.
+  absl::Status Close(absl::string_view bracket, Pos open) {
+    if (Peek().Is(bracket)) {
+      Next();
+      return absl::OkStatus();
+    }
+    if (Peek().kind == TokenKind::kEnd) {
+      return ErrorAt(open, absl::StrCat("unbalanced brackets: missing '",
+                                        bracket, "' for this bracket"));
+    }
+    if (Peek().Is(")") || Peek().Is("}")) {
+      return ErrorAt(Peek().pos,
+                     absl::StrCat("unbalanced brackets: expected '", bracket,
+                                  "', found ", Describe(Peek())));
+    }
+    return Expected(absl::StrCat("',' or '", bracket, "'"));
+  }
+
+  absl::StatusOr<TraitSet> ParseSet() {
+    const Token& name = Peek();
+    if (name.kind != TokenKind::kIdent) return Expected("a trait set name");
+    std::optional<SetId> id = FindSet(name.text);
+    if (!id) {
+      return ErrorAt(name.pos,
+                     absl::StrCat("unknown trait set '", name.text,
+                                  "' (expected one of ", SetNames(), ")"));
+    }
+    TraitSet set;
+    set.id = *id;
+    set.pos = name.pos;
+    Next();
+    if (!Peek().Is("="))
+      return Expected(absl::StrCat("'=' after '", GetSetInfo(*id).name, "'"));
+    Next();
+    if (!Peek().Is("{")) return Expected("'{'");
+    Pos open = Peek().pos;
+    Next();
+    if (Peek().Is("}")) {
+      return ErrorAt(
+          open, absl::StrCat("empty trait set '", GetSetInfo(*id).name, "'"));
+    }
+    while (true) {
+      absl::StatusOr<TraitSelector> t = ParseSelector(*id);
+      if (!t.ok()) return t.status();
+      set.selectors.push_back(*std::move(t));
+      if (!Peek().Is(",")) break;
+      Next();
+    }
+    if (absl::Status s = Close("}", open); !s.ok()) return s;
+    return set;
+  }
+
+  absl::Status UnknownSelector(SetId set, const Token& name) {
+    absl::string_view set_name = GetSetInfo(set).name;
+    std::vector<SetId> elsewhere = SetsWithSelector(name.text);
+    if (!elsewhere.empty()) {
+      std::vector<absl::string_view> names;
+      for (SetId s : elsewhere) names.push_back(GetSetInfo(s).name);
+      return ErrorAt(name.pos,
+                     absl::StrCat("'", name.text, "' is not allowed in the ",
+                                  set_name, " trait set (only in ",
+                                  absl::StrJoin(names, ", "), ")"));
+    }
+    if (set == SetId::kConstruct) {
+      return ErrorAt(name.pos,
+                     absl::StrCat("unknown construct '", name.text,
+                                  "' (context-matching constructs are target, "
+                                  "teams, parallel, for, simd, dispatch)"));
+    }
+    return ErrorAt(name.pos, absl::StrCat("unknown trait selector '", name.text,
+                                          "' in the ", set_name, " trait set"));
+  }
+
+  absl::StatusOr<TraitSelector> ParseSelector(SetId set) {
+    const Token& name = Peek();
+    if (name.kind != TokenKind::kIdent) return Expected("a trait selector");
+    std::optional<SelectorId> id = FindSelector(set, name.text);
+    if (!id) return UnknownSelector(set, name);
+    TraitSelector t;
+    t.id = *id;
+    t.pos = name.pos;
+    Next();
+    if (!Peek().Is("(")) return t;
+    Pos open = Peek().pos;
+    Next();
+    t.has_properties = true;
+    if (Peek().kind == TokenKind::kIdent && Peek().text == "score" &&
+        Peek(1).Is("(")) {
+      if (absl::Status s = ParseScore(t); !s.ok()) return s;
+    }
+    if (!Peek().Is(")")) {
+      if (absl::Status s = ParseProperties(t); !s.ok()) return s;
+    }
+    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    return t;
+  }
+
+  absl::Status ParseScore(TraitSelector& t) {
+    t.score_pos = Peek().pos;
+    Next();
+    Pos open = Peek().pos;
+    Next();
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    if (!Peek().Is(":")) return Expected("':' after score(...)");
+    Next();
+    t.has_score = true;
+    t.score_expr = *std::move(e);
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseProperties(TraitSelector& t) {
+    const SelectorInfo& info = GetSelectorInfo(t.id);
+    while (true) {
+      absl::Status s;
+      switch (info.kind) {
+        case PropertyKind::kNone:
+          return ErrorAt(Peek().pos,
+                         absl::StrCat("construct selector '", info.name,
+                                      "' takes no properties"));
+        case PropertyKind::kExpression: {
+          absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+          if (!e.ok()) return e.status();
+          t.expressions.push_back(*std::move(e));
+          break;
+        }
+        case PropertyKind::kSimdClauses:
+          s = ParseSimdClause(t.simd);
+          break;
+        default:
+          s = ParseName(t.names);
+          break;
+      }
+      if (!s.ok()) return s;
+      if (!Peek().Is(",")) return absl::OkStatus();
+      Next();
+    }
+  }
+
+  // name | "string" | name(args...) (an extension), kept as canonical text.
+  absl::Status ParseName(std::vector<NameProperty>& out) {
+    NameProperty p;
+    p.pos = Peek().pos;
+    absl::StatusOr<std::string> text = ParseExtension(0);
+    if (!text.ok()) return text.status();
+    p.name = *std::move(text);
+    out.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> ParseExtension(int depth) {
+    if (depth > kMaxNestingDepth) {
+      return ErrorAt(Peek().pos, "properties nested too deep");
+    }
+    const Token& t = Peek();
+    std::string text = t.text;
+    if (t.kind == TokenKind::kString || t.kind == TokenKind::kInt) {
+      Next();
+      return text;
+    }
+    if (t.kind != TokenKind::kIdent) return Expected("a property name");
+    Next();
+    if (!Peek().Is("(")) return text;
+    Pos open = Peek().pos;
+    Next();
+    std::vector<std::string> args;
+    while (!Peek().Is(")")) {
+      absl::StatusOr<std::string> arg = ParseExtension(depth + 1);
+      if (!arg.ok()) return arg.status();
+      args.push_back(*std::move(arg));
+      if (!Peek().Is(",")) break;
+      Next();
+    }
+    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    return absl::StrCat(text, "(", absl::StrJoin(args, ","), ")");
+  }
+
+  absl::Status ParseSimdClause(SimdProperties& simd) {
+    const Token& name = Peek();
+    if (name.kind != TokenKind::kIdent) return Expected("a simd clause");
+    simd.clauses.push_back({name.text, name.pos});
+    std::string clause = name.text;
+    Next();
+    if (clause == "inbranch" || clause == "notinbranch") {
+      (clause == "inbranch" ? simd.inbranch : simd.notinbranch) = true;
+      return absl::OkStatus();
+    }
+    if (clause != "simdlen" && clause != "aligned" && clause != "linear" &&
+        clause != "uniform") {
+      return ErrorAt(name.pos,
+                     absl::StrCat("unknown simd clause '", clause,
+                                  "' (expected simdlen, aligned, linear, "
+                                  "uniform, inbranch or notinbranch)"));
+    }
+    if (!Peek().Is("(")) return Expected(absl::StrCat("'(' after ", clause));
+    Pos open = Peek().pos;
+    Next();
+    absl::Status s =
+        clause == "simdlen" ? ParseSimdlen(simd) : ParseSimdList(clause, simd);
+    if (!s.ok()) return s;
+    return Close(")", open);
+  }
+
+  absl::Status ParseSimdlen(SimdProperties& simd) {
+    Pos pos = Peek().pos;
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    if (!e->constant() || e->value() <= 0) {
+      return ErrorAt(pos, absl::StrCat("simdlen must be a positive constant, "
+                                       "got '",
+                                       e->text(), "'"));
+    }
+    simd.simdlen = e->value();
+    return absl::OkStatus();
+  }
+
+  // aligned(a, b : 64), linear(i : step), uniform(n).
+  absl::Status ParseSimdList(const std::string& clause, SimdProperties& simd) {
+    std::vector<std::string> vars;
+    while (true) {
+      if (Peek().kind != TokenKind::kIdent) return Expected("a variable name");
+      vars.push_back(Peek().text);
+      Next();
+      if (!Peek().Is(",")) break;
+      Next();
+    }
+    int64_t modifier = 0;
+    if (Peek().Is(":") && clause != "uniform") {
+      Next();
+      Pos pos = Peek().pos;
+      absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+      if (!e.ok()) return e.status();
+      if (!e->constant() || (clause == "aligned" && e->value() <= 0)) {
+        return ErrorAt(pos, absl::StrCat(clause,
+                                         " needs a positive constant, "
+                                         "got '",
+                                         e->text(), "'"));
+      }
+      modifier = e->value();
+    }
+    for (std::string& v : vars) {
+      if (clause == "aligned") {
+        simd.aligned.push_back({std::move(v), modifier});
+      } else {
+        (clause == "linear" ? simd.linear : simd.uniform)
+            .push_back(std::move(v));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<Token> tokens_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<SelectorAst> ParseSyntax(absl::string_view text,
+                                        Directive directive) {
+  if (text.size() > kMaxSelectorBytes) {
+    return ErrorAt(Pos{},
+                   absl::StrCat("context selector is ", text.size(),
+                                " bytes; the limit is ", kMaxSelectorBytes));
+  }
+  absl::StatusOr<std::vector<Token>> tokens = Lex(text);
+  if (!tokens.ok()) return tokens.status();
+  return Parser(*std::move(tokens)).Run(directive);
+}
+
+}  // namespace ctxsel::selector::internal

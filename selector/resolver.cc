@@ -1,0 +1,157 @@
+// Resolve(), Select() and MatchSelector(): the declare-variant call
+// resolution of OpenMP 5.1 §2.3.5, static work first, dynamic per request.
+#include "selector/resolver.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ctxsel::selector {
+
+using internal::CandidateState;
+using internal::ResolutionData;
+
+namespace internal {
+
+absl::Status CheckContextSize(const Context& context) {
+  if (context.construct.size() > static_cast<size_t>(kMaxConstructTraits)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context has ", context.construct.size(), " construct traits; at most ",
+        kMaxConstructTraits, " are supported"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+namespace {
+
+// A compatible selector that is a strict subset of another compatible one
+// scores 0; the first such superset in declaration order is remembered.
+void ApplyStrictSubsetRule(ResolutionData& data) {
+  std::vector<internal::SubsetItems> items(data.declared.size());
+  for (size_t i = 0; i < data.declared.size(); ++i) {
+    if (data.states[i].match.compatible) {
+      items[i] = internal::ItemsOf(data.declared[i].selector.ast());
+    }
+  }
+  for (size_t a = 0; a < data.declared.size(); ++a) {
+    if (!data.states[a].match.compatible) continue;
+    for (size_t b = 0; b < data.declared.size(); ++b) {
+      if (a == b || !data.states[b].match.compatible) continue;
+      if (internal::IsStrictSubset(items[a], items[b])) {
+        data.states[a].score = 0;
+        data.states[a].subset_of = static_cast<int>(b);
+        break;
+      }
+    }
+  }
+}
+
+void SortCandidates(ResolutionData& data) {
+  for (size_t i = 0; i < data.declared.size(); ++i) {
+    if (!data.states[i].match.compatible) continue;
+    data.sorted.push_back({static_cast<int>(i), data.states[i].score,
+                           data.declared[i].selector.is_dynamic()});
+  }
+  // Decreasing score; equal scores keep declaration order.
+  std::stable_sort(data.sorted.begin(), data.sorted.end(),
+                   [](const Resolution::Entry& a, const Resolution::Entry& b) {
+                     return a.score > b.score;
+                   });
+  data.prefix = data.sorted.size();
+  for (size_t r = 0; r < data.sorted.size(); ++r) {
+    data.states[data.sorted[r].index].rank = static_cast<int>(r);
+    if (!data.sorted[r].dynamic && data.prefix == data.sorted.size()) {
+      data.prefix = r + 1;
+    }
+  }
+  for (size_t r = 0; r < data.prefix; ++r) {
+    data.prefix_asts.push_back(
+        &data.declared[data.sorted[r].index].selector.ast());
+  }
+}
+
+}  // namespace
+
+const std::vector<Resolution::Entry>& Resolution::candidates() const {
+  return data_->sorted;
+}
+size_t Resolution::dynamic_prefix_size() const { return data_->prefix; }
+const std::vector<Candidate>& Resolution::declared() const {
+  return data_->declared;
+}
+
+absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
+                                   const Context& static_context) {
+  if (absl::Status s = internal::CheckContextSize(static_context); !s.ok()) {
+    return s;
+  }
+  auto data = std::make_shared<ResolutionData>();
+  data->declared = std::move(candidates);
+  data->states.resize(data->declared.size());
+  const int l = static_cast<int>(static_context.construct.size());
+  for (size_t i = 0; i < data->declared.size(); ++i) {
+    CandidateState& state = data->states[i];
+    const internal::SelectorAst& ast = data->declared[i].selector.ast();
+    state.match = internal::MatchStatic(ast, static_context);
+    if (!state.match.compatible) continue;
+    absl::StatusOr<internal::ScoreSum> sum =
+        internal::SumScore(ast, state.match.construct_positions, l);
+    if (!sum.ok() || sum->sum == UINT64_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variant '", data->declared[i].name, "': ",
+          sum.ok() ? "score overflows 64 bits" : sum.status().message()));
+    }
+    state.sum = *std::move(sum);
+    state.score = state.sum.sum + 1;
+  }
+  ApplyStrictSubsetRule(*data);
+  SortCandidates(*data);
+  return Resolution(std::move(data));
+}
+
+Selection Select(const Resolution& resolution, const Variables& variables,
+                 const TargetDevices& target_devices) {
+  const ResolutionData& data = resolution.data();
+  Selection out;
+  for (size_t r = 0; r < data.prefix; ++r) {
+    const Resolution::Entry& e = data.sorted[r];
+    ++out.evaluated;
+    if (e.dynamic && !internal::MatchDynamic(*data.prefix_asts[r], variables,
+                                             target_devices, nullptr)) {
+      continue;
+    }
+    out.index = e.index;
+    out.score = e.score;
+    out.dynamic = e.dynamic;
+    return out;
+  }
+  return out;
+}
+
+absl::StatusOr<Match> MatchSelector(const Selector& selector,
+                                    const Context& context) {
+  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) return s;
+  Match out;
+  internal::StaticMatch m = internal::MatchStatic(selector.ast(), context);
+  if (!m.compatible) {
+    out.reason = std::move(m.reason);
+    return out;
+  }
+  if (!internal::MatchDynamic(selector.ast(), context.variables,
+                              context.target_devices, &out.reason)) {
+    return out;
+  }
+  absl::StatusOr<internal::ScoreSum> sum =
+      internal::SumScore(selector.ast(), m.construct_positions,
+                         static_cast<int>(context.construct.size()));
+  if (!sum.ok()) return sum.status();
+  out.compatible = true;
+  out.sum = sum->sum;
+  out.terms = std::move(sum->terms);
+  return out;
+}
+
+}  // namespace ctxsel::selector

@@ -1,0 +1,120 @@
+#include "selector/scorer.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "selector/canonical.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+bool IsOnlyAny(const TraitSelector& t) {
+  return (t.id == SelectorId::kDeviceKind ||
+          t.id == SelectorId::kTargetDeviceKind) &&
+         t.names.size() == 1 && t.names[0].name == "any";
+}
+
+std::string TermName(const TraitSelector& t) {
+  const SelectorInfo& info = GetSelectorInfo(t.id);
+  return absl::StrCat(GetSetInfo(info.set).name, ".", info.name);
+}
+
+// 2^(shift), or 0 when it does not fit (never for l <= kMaxConstructTraits).
+uint64_t Pow2(int shift) { return shift < 64 ? uint64_t{1} << shift : 0; }
+
+absl::Status AddTerm(ScoreSum& out, std::string name, uint64_t value) {
+  if (__builtin_add_overflow(out.sum, value, &out.sum)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("score overflows 64 bits at ", name, " (", value, ")"));
+  }
+  out.terms.push_back({std::move(name), value});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
+                                  const std::vector<int>& construct_positions,
+                                  int l) {
+  ScoreSum out;
+  for (const TraitSet& set : ast.sets) {
+    for (size_t i = 0; i < set.selectors.size(); ++i) {
+      const TraitSelector& t = set.selectors[i];
+      absl::Status s;
+      switch (GetSelectorInfo(t.id).weight) {
+        case Weight::kConstructPosition: {
+          int p = construct_positions.at(i);
+          s = AddTerm(out, absl::StrCat(TermName(t), "@", p), Pow2(p - 1));
+          break;
+        }
+        case Weight::kKind:
+          if (!IsOnlyAny(t)) s = AddTerm(out, TermName(t), Pow2(l));
+          break;
+        case Weight::kArch:
+          s = AddTerm(out, TermName(t), Pow2(l + 1));
+          break;
+        case Weight::kIsa:
+          s = AddTerm(out, TermName(t), Pow2(l + 2));
+          break;
+        case Weight::kZero:
+          break;
+      }
+      if (!s.ok()) return s;
+      if (t.has_score) {
+        s = AddTerm(out, absl::StrCat(TermName(t), ".score"),
+                    static_cast<uint64_t>(t.score));
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  return out;
+}
+
+SubsetItems ItemsOf(const SelectorAst& ast) {
+  SubsetItems out;
+  for (const TraitSet& set : ast.sets) {
+    for (const TraitSelector& t : set.selectors) {
+      if (set.id == SetId::kConstruct) {
+        out.constructs.push_back(SelectorText(t));
+        continue;
+      }
+      std::string prefix = TermName(t);
+      std::string score = t.has_score ? absl::StrCat("#", t.score) : "";
+      for (const NameProperty& p : t.names) {
+        if (IsOnlyAny(t)) continue;
+        out.items.push_back(absl::StrCat(prefix, "(", p.name, ")", score));
+      }
+      for (const Expression& e : t.expressions) {
+        std::string value = e.constant() && t.id == SelectorId::kUserCondition
+                                ? (e.value() != 0 ? "true" : "false")
+                                : e.text();
+        out.items.push_back(absl::StrCat(prefix, "(", value, ")", score));
+      }
+    }
+  }
+  std::sort(out.items.begin(), out.items.end());
+  out.items.erase(std::unique(out.items.begin(), out.items.end()),
+                  out.items.end());
+  return out;
+}
+
+bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b) {
+  if (a.items.size() + a.constructs.size() >=
+      b.items.size() + b.constructs.size()) {
+    return false;
+  }
+  if (!std::includes(b.items.begin(), b.items.end(), a.items.begin(),
+                     a.items.end())) {
+    return false;
+  }
+  size_t j = 0;
+  for (const std::string& c : a.constructs) {
+    while (j < b.constructs.size() && b.constructs[j] != c) ++j;
+    if (j == b.constructs.size()) return false;
+    ++j;
+  }
+  return true;
+}
+
+}  // namespace ctxsel::selector::internal

@@ -1,0 +1,53 @@
+// scorer.h: the OpenMP score of a compatible selector and the strict-subset
+// rule (OpenMP 5.1 §2.3.3, 5.2 §7.2).
+//
+// A construct selector at context position p adds 2^(p-1); `kind`, `arch`,
+// `isa` (device or target_device) add 2^l, 2^(l+1), 2^(l+2) once per
+// selector, l being the size of the context's construct set; `score(e)` adds
+// e; everything else adds 0. `kind(any)` adds nothing. The final score is
+// 1 + the sum, or 0 for a strict subset of another compatible selector.
+//
+// Example:
+//   absl::StatusOr<ScoreSum> s = SumScore(ast, match.construct_positions, l);
+//   SubsetItems a = ItemsOf(ast_a), b = ItemsOf(ast_b);
+//   if (IsStrictSubset(a, b)) score_a = 0;
+#ifndef CTXSEL_SELECTOR_SCORER_H_
+#define CTXSEL_SELECTOR_SCORER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "selector/ast.h"
+
+namespace ctxsel::selector::internal {
+
+struct ScoreSum {
+  uint64_t sum = 0;
+  std::vector<ScoreTerm> terms;
+};
+
+// Sums the trait values. `construct_positions` are the 1-based positions
+// from MatchStatic(); `l` the context's construct count (<= 60). Fails when
+// the sum does not fit 64 bits.
+absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
+                                  const std::vector<int>& construct_positions,
+                                  int l);
+
+// What a selector names, for the strict-subset test: (set, selector,
+// property, score) items of the non-construct sets — constant conditions by
+// truth value, `kind(any)` left out — and the ordered construct selectors.
+struct SubsetItems {
+  std::vector<std::string> items;       // sorted, unique
+  std::vector<std::string> constructs;  // in selector order
+};
+SubsetItems ItemsOf(const SelectorAst& ast);
+
+// True when every item of `a` is in `b`, `a`'s constructs are an ordered
+// subsequence of `b`'s, and `b` names more.
+bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b);
+
+}  // namespace ctxsel::selector::internal
+
+#endif  // CTXSEL_SELECTOR_SCORER_H_

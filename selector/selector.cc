@@ -1,0 +1,100 @@
+// The Selector front door: parse = syntax + validation + canonical form.
+#include "selector/selector.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "selector/ast.h"
+#include "selector/canonical.h"
+#include "selector/parser.h"
+#include "selector/validator.h"
+
+namespace ctxsel::selector {
+namespace {
+
+using internal::SelectorAst;
+
+constexpr std::pair<Directive, absl::string_view> kDirectives[] = {
+    {Directive::kDeclareVariant, "declare_variant"},
+    {Directive::kBeginDeclareVariant, "begin_declare_variant"},
+    {Directive::kMetadirective, "metadirective"},
+};
+
+absl::StatusOr<Selector> Build(SelectorAst ast) {
+  if (absl::Status s = internal::Validate(ast); !s.ok()) return s;
+  internal::Finalize(ast);
+  return Selector(std::make_shared<const SelectorAst>(std::move(ast)));
+}
+
+}  // namespace
+
+absl::StatusOr<Directive> ParseDirective(absl::string_view name) {
+  for (const auto& [directive, text] : kDirectives) {
+    if (text == name) return directive;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown directive '", name,
+                   "' (expected declare_variant, begin_declare_variant or "
+                   "metadirective)"));
+}
+
+absl::string_view DirectiveName(Directive directive) {
+  for (const auto& [d, text] : kDirectives) {
+    if (d == directive) return text;
+  }
+  return "";
+}
+
+absl::StatusOr<Selector> Selector::Parse(absl::string_view text,
+                                         Directive directive) {
+  absl::StatusOr<SelectorAst> ast = internal::ParseSyntax(text, directive);
+  if (!ast.ok()) return ast.status();
+  return Build(*std::move(ast));
+}
+
+bool Selector::is_dynamic() const { return ast_->dynamic; }
+std::string Selector::ToString() const { return ast_->canonical; }
+Directive Selector::directive() const { return ast_->directive; }
+
+absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
+                                           const Selector& outer) {
+  SelectorAst merged = inner.ast();
+  for (const internal::TraitSet& outer_set : outer.ast().sets) {
+    internal::TraitSet* target = nullptr;
+    for (internal::TraitSet& s : merged.sets) {
+      if (s.id == outer_set.id) target = &s;
+    }
+    if (target == nullptr) {
+      merged.sets.push_back(outer_set);
+      continue;
+    }
+    std::vector<internal::TraitSelector> appended;
+    for (const internal::TraitSelector& t : outer_set.selectors) {
+      bool equivalent = false;
+      for (const internal::TraitSelector& mine : target->selectors) {
+        if (internal::SelectorText(mine) == internal::SelectorText(t)) {
+          equivalent = true;
+        }
+      }
+      if (!equivalent) appended.push_back(t);
+    }
+    target->selectors.insert(target->selectors.end(), appended.begin(),
+                             appended.end());
+  }
+  absl::StatusOr<Selector> result = Build(std::move(merged));
+  if (!result.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        result.status().message(), " (in the effective selector of '",
+        inner.ToString(), "' nested in '", outer.ToString(), "')"));
+  }
+  return result;
+}
+
+void AddConstruct(Context& context, absl::string_view name) {
+  ConstructTrait trait;
+  trait.name = std::string(name);
+  context.construct.push_back(std::move(trait));
+}
+
+}  // namespace ctxsel::selector

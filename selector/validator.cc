@@ -1,0 +1,225 @@
+#include "selector/validator.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ctxsel::selector::internal {
+namespace {
+
+std::string At(Pos p) { return absl::StrCat(p.line, ":", p.column); }
+
+absl::string_view SetName(SetId id) { return GetSetInfo(id).name; }
+absl::string_view SelName(SelectorId id) { return GetSelectorInfo(id).name; }
+
+absl::Status CheckScore(SetId set, TraitSelector& t) {
+  if (!t.has_score) return absl::OkStatus();
+  if (!GetSetInfo(set).score_allowed) {
+    return ErrorAt(t.score_pos, absl::StrCat("score() is not allowed in the ",
+                                             SetName(set), " trait set"));
+  }
+  if (!t.score_expr) return absl::OkStatus();  // already evaluated
+  const Expression& e = *t.score_expr;
+  if (!e.constant()) {
+    return ErrorAt(e.pos(), absl::StrCat("score must be a constant expression,"
+                                         " got '",
+                                         e.text(), "'"));
+  }
+  if (e.value() < 0) {
+    return ErrorAt(e.pos(),
+                   absl::StrCat("score must be non-negative, got ", e.value()));
+  }
+  t.score = e.value();
+  return absl::OkStatus();
+}
+
+absl::Status CheckNames(const TraitSelector& t) {
+  absl::string_view sel = SelName(t.id);
+  absl::flat_hash_map<std::string, Pos> seen;
+  for (const NameProperty& p : t.names) {
+    if (auto [it, fresh] = seen.emplace(p.name, p.pos); !fresh) {
+      return ErrorAt(p.pos,
+                     absl::StrCat("property '", p.name,
+                                  "' given twice"
+                                  " in ",
+                                  sel, " (first at ", At(it->second), ")"));
+    }
+    bool extension = p.name.find('(') != std::string::npos;
+    bool clause = t.id == SelectorId::kImplRequires &&
+                  absl::StartsWith(p.name, "atomic_default_mem_order(");
+    if (extension && !clause &&
+        GetSelectorInfo(t.id).kind == PropertyKind::kNames &&
+        t.id != SelectorId::kDeviceExtension &&
+        t.id != SelectorId::kTargetDeviceExtension &&
+        t.id != SelectorId::kImplExtension) {
+      return ErrorAt(p.pos, absl::StrCat("'", p.name,
+                                         "' is not a name; only "
+                                         "extension takes name(args)"));
+    }
+    absl::string_view base =
+        clause ? absl::string_view("atomic_default_mem_order") : p.name;
+    if (!IsKnownProperty(t.id, base)) {
+      return ErrorAt(
+          p.pos, absl::StrCat("unknown ", sel, " property '", p.name,
+                              "' (expected one of ",
+                              absl::StrJoin(KnownProperties(t.id), ", "), ")"));
+    }
+    if (clause || (t.id == SelectorId::kImplRequires &&
+                   p.name == "atomic_default_mem_order")) {
+      std::string order =
+          clause ? p.name.substr(25, p.name.size() - 26) : std::string();
+      if (!IsKnownProperty(SelectorId::kImplAtomicDefaultMemOrder, order) ||
+          order.empty() || order.find_first_of("(,") != std::string::npos) {
+        return ErrorAt(
+            p.pos,
+            absl::StrCat(
+                "atomic_default_mem_order needs exactly one "
+                "of ",
+                absl::StrJoin(
+                    KnownProperties(SelectorId::kImplAtomicDefaultMemOrder),
+                    ", ")));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckKind(const TraitSet& set, const TraitSelector& t) {
+  auto any =
+      std::find_if(t.names.begin(), t.names.end(),
+                   [](const NameProperty& p) { return p.name == "any"; });
+  if (any == t.names.end()) return absl::OkStatus();
+  for (const NameProperty& p : t.names) {
+    if (p.name == "host" || p.name == "nohost") {
+      return ErrorAt(
+          p.pos, absl::StrCat("kind(any) cannot be combined with ", p.name));
+    }
+    if (p.name != "any") {
+      return ErrorAt(p.pos, absl::StrCat("kind(any) must be the only kind "
+                                         "property, found ",
+                                         p.name));
+    }
+  }
+  for (const TraitSelector& other : set.selectors) {
+    if (&other == &t || other.id == SelectorId::kTargetDeviceNum) continue;
+    return ErrorAt(other.pos,
+                   absl::StrCat("kind(any) excludes every other trait "
+                                "selector in the ",
+                                SetName(set.id), " trait set, found '",
+                                SelName(other.id), "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
+  if (directive == Directive::kBeginDeclareVariant) {
+    return ErrorAt(t.pos,
+                   "construct={simd} is not allowed in begin declare "
+                   "variant");
+  }
+  const SimdProperties& simd = t.simd;
+  if (directive == Directive::kMetadirective && !simd.clauses.empty()) {
+    return ErrorAt(simd.clauses[0].pos,
+                   "simd takes no properties in a metadirective selector");
+  }
+  if (simd.inbranch && simd.notinbranch) {
+    return ErrorAt(t.pos, "inbranch and notinbranch exclude each other");
+  }
+  absl::flat_hash_map<std::string, Pos> seen;
+  for (const NameProperty& c : simd.clauses) {
+    bool list =
+        c.name == "aligned" || c.name == "linear" || c.name == "uniform";
+    if (auto [it, fresh] = seen.emplace(c.name, c.pos); !fresh && !list) {
+      return ErrorAt(
+          c.pos, absl::StrCat("simd clause '", c.name,
+                              "' given twice (first at ", At(it->second), ")"));
+    }
+  }
+  absl::flat_hash_map<std::string, int> vars;
+  for (const auto& a : simd.aligned) ++vars[a.variable];
+  for (const auto& v : simd.linear) ++vars[v];
+  for (const auto& v : simd.uniform) ++vars[v];
+  for (const auto& [name, count] : vars) {
+    if (count > 1) {
+      return ErrorAt(t.pos, absl::StrCat("variable '", name,
+                                         "' appears in "
+                                         "more than one simd clause"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCounts(const TraitSelector& t) {
+  const SelectorInfo& info = GetSelectorInfo(t.id);
+  size_t count = PropertyCount(t);
+  if (info.property_required && count == 0) {
+    return ErrorAt(t.pos, absl::StrCat(info.name, " requires ",
+                                       info.kind == PropertyKind::kExpression
+                                           ? "an expression"
+                                           : "at least one property"));
+  }
+  if (info.kind == PropertyKind::kExpression && count > 1) {
+    return ErrorAt(
+        t.expressions[1].pos(),
+        absl::StrCat(info.name, " takes exactly one expression, got ", count));
+  }
+  if (info.kind == PropertyKind::kSingleName && count != 1) {
+    return ErrorAt(t.names[1].pos,
+                   absl::StrCat(info.name, " takes exactly one of ",
+                                absl::StrJoin(KnownProperties(t.id), ", ")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSelector(Directive directive, const TraitSet& set,
+                           TraitSelector& t) {
+  if (absl::Status s = CheckScore(set.id, t); !s.ok()) return s;
+  if (absl::Status s = CheckCounts(t); !s.ok()) return s;
+  if (absl::Status s = CheckNames(t); !s.ok()) return s;
+  if (t.id == SelectorId::kDeviceKind ||
+      t.id == SelectorId::kTargetDeviceKind) {
+    if (absl::Status s = CheckKind(set, t); !s.ok()) return s;
+  }
+  if (t.id == SelectorId::kConstructSimd) return CheckSimd(directive, t);
+  return absl::OkStatus();
+}
+
+absl::Status CheckSet(Directive directive, TraitSet& set) {
+  absl::flat_hash_map<SelectorId, Pos> seen;
+  for (TraitSelector& t : set.selectors) {
+    if (auto [it, fresh] = seen.emplace(t.id, t.pos); !fresh) {
+      return ErrorAt(t.pos,
+                     absl::StrCat("trait selector '", SelName(t.id),
+                                  "' given twice in the ", SetName(set.id),
+                                  " trait set (first "
+                                  "at ",
+                                  At(it->second), ")"));
+    }
+  }
+  for (TraitSelector& t : set.selectors) {
+    if (absl::Status s = CheckSelector(directive, set, t); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Validate(SelectorAst& ast) {
+  absl::flat_hash_map<SetId, Pos> seen;
+  for (TraitSet& set : ast.sets) {
+    if (auto [it, fresh] = seen.emplace(set.id, set.pos); !fresh) {
+      return ErrorAt(set.pos, absl::StrCat("trait set '", SetName(set.id),
+                                           "' given twice (first at ",
+                                           At(it->second), ")"));
+    }
+  }
+  for (TraitSet& set : ast.sets) {
+    if (absl::Status s = CheckSet(ast.directive, set); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ctxsel::selector::internal
