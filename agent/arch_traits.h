@@ -9,8 +9,8 @@
 //   DeviceInfo d;
 //   d.sycl_arch = "amd_gpu_gfx90a";
 //   absl::Status s = ApplyArchTraits(d);
-//   // d.kinds == {"gpu", "nohost"}, d.archs == {"amdgcn"},
-//   // d.isas == {"gfx90a"}, d.vendor == "amd"
+//   // d.kind == {"gpu", "nohost"}, d.arch == {"amdgcn"},
+//   // d.isa == {"gfx90a"}, d.vendor == "amd"
 #ifndef CTXSEL_AGENT_ARCH_TRAITS_H_
 #define CTXSEL_AGENT_ARCH_TRAITS_H_
 

@@ -15,9 +15,9 @@ enum Reg { EAX, EBX, ECX, EDX };
 // XCR0 bits the OS must set before a class of registers may be used.
 enum State : uint64_t {
   kNone = 0,
-  kAvx = 0x6,        // SSE + AVX (YMM) state
-  kAvx512 = 0xe6,    // + opmask, ZMM_Hi256, Hi16_ZMM
-  kAmx = 0x60000,    // XTILECFG + XTILEDATA
+  kAvx = 0x6,      // SSE + AVX (YMM) state
+  kAvx512 = 0xe6,  // + opmask, ZMM_Hi256, Hi16_ZMM
+  kAmx = 0x60000,  // XTILECFG + XTILEDATA
 };
 
 struct FeatureRow {
@@ -129,8 +129,8 @@ CpuInfo DecodeCpu(const CpuidSource& source) {
     int base_family = (sig >> 8) & 0xf;
     int base_model = (sig >> 4) & 0xf;
     cpu.stepping = sig & 0xf;
-    cpu.family = base_family == 0xf ? base_family + ((sig >> 20) & 0xff)
-                                    : base_family;
+    cpu.family =
+        base_family == 0xf ? base_family + ((sig >> 20) & 0xff) : base_family;
     cpu.model = (base_family == 0x6 || base_family == 0xf)
                     ? base_model + (((sig >> 16) & 0xf) << 4)
                     : base_model;

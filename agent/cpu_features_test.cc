@@ -42,7 +42,8 @@ TEST(ReadCpuTest, VendorAndModelAgreeWithProcCpuinfo) {
   for (std::string line; std::getline(in, line) && !line.empty();) {
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string key =
+        line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
     fields.emplace(key, colon + 2 <= line.size() ? line.substr(colon + 2) : "");
   }
   if (!fields.count("vendor_id")) GTEST_SKIP() << "not an x86 /proc/cpuinfo";
@@ -117,11 +118,11 @@ struct LevelCase {
 };
 
 TEST(MicroArchLevelTest, FollowsThePsAbiLevels) {
-  std::vector<std::string> v1 = {"fpu", "cx8", "cmov", "mmx", "fxsr", "sse",
-                                 "sse2"};
+  std::vector<std::string> v1 = {"fpu",  "cx8", "cmov", "mmx",
+                                 "fxsr", "sse", "sse2"};
   std::vector<std::string> v2 = v1;
-  for (auto s : {"sse3", "ssse3", "cx16", "sse4_1", "sse4_2", "popcnt",
-                 "lahf_lm"}) {
+  for (auto s :
+       {"sse3", "ssse3", "cx16", "sse4_1", "sse4_2", "popcnt", "lahf_lm"}) {
     v2.push_back(s);
   }
   std::vector<std::string> v3 = v2;
@@ -134,11 +135,11 @@ TEST(MicroArchLevelTest, FollowsThePsAbiLevels) {
     v4.push_back(s);
   }
   std::vector<std::string> v4_without_popcnt = v4;
-  v4_without_popcnt.erase(std::find(v4_without_popcnt.begin(),
-                                    v4_without_popcnt.end(), "popcnt"));
+  v4_without_popcnt.erase(
+      std::find(v4_without_popcnt.begin(), v4_without_popcnt.end(), "popcnt"));
   const LevelCase cases[] = {
-      {{}, 0},  {{"sse2"}, 0}, {v1, 1}, {v2, 2}, {v3, 3}, {v4, 4},
-      {v4_without_popcnt, 1},
+      {{}, 0}, {{"sse2"}, 0},          {v1, 1}, {v2, 2}, {v3, 3},
+      {v4, 4}, {v4_without_popcnt, 1},
   };
   for (const LevelCase& c : cases) {
     EXPECT_EQ(MicroArchLevel(c.isas), c.level) << c.isas.size() << " isas";

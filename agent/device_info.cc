@@ -1,23 +1,26 @@
 #include "agent/device_info.h"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
+
+#include "absl/strings/str_cat.h"
 
 namespace ctxsel::agent {
 namespace {
 
 // Everything but utilisation.
 auto Identity(const DeviceInfo& d) {
-  return std::tie(d.id, d.node, d.index, d.kinds, d.archs, d.isas, d.vendor,
-                  d.extensions, d.sycl_arch, d.name, d.backend, d.attributes,
+  return std::tie(d.id, d.node, d.index, d.kind, d.arch, d.isa, d.vendor,
+                  d.extension, d.sycl_arch, d.name, d.backend, d.attributes,
                   d.memory_bytes, d.compute_units, d.threads, d.numa_nodes);
 }
 
 }  // namespace
 
 std::string DeviceInfo::PrimaryKind() const {
-  for (const std::string& kind : kinds) {
-    if (kind != "host" && kind != "nohost" && kind != "any") return kind;
+  for (const std::string& k : kind) {
+    if (k != "host" && k != "nohost" && k != "any") return k;
   }
   return "device";
 }
@@ -36,18 +39,22 @@ void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices) {
   for (const DeviceInfo& d : devices) {
     if (!d.id.empty()) used.insert(d.id);
   }
-  std::map<std::string, int> next_index;
+  std::map<std::string, int> next_per_kind;
+  int next_device_num = 0;
   for (DeviceInfo& d : devices) {
     d.node = node;
+    d.index = d.IsHost() ? -1 : next_device_num++;
     if (!d.id.empty()) continue;
     std::string kind = d.PrimaryKind();
-    int& index = next_index[kind];
-    auto make_id = [&] { return node + "/" + kind + std::to_string(index); };
-    while (used.count(make_id())) ++index;
-    d.index = index++;
-    d.id = node + "/" + kind + std::to_string(d.index);
+    int& n = next_per_kind[kind];
+    while (used.count(absl::StrCat(node, "/", kind, n))) ++n;
+    d.id = absl::StrCat(node, "/", kind, n++);
     used.insert(d.id);
   }
+}
+
+bool DeviceInfo::IsHost() const {
+  return std::find(kind.begin(), kind.end(), "host") != kind.end();
 }
 
 }  // namespace ctxsel::agent

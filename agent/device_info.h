@@ -2,13 +2,13 @@
 //
 // Discovery backends (CPU, NVML, KFD, DRM, devices file) each yield
 // DeviceInfo values; the agent reports them to the server as the API's device
-// message. The trait lists (`kinds`, `archs`, `isas`, `vendor`) are exactly
+// message. The trait lists (`kind`, `arch`, `isa`, `vendor`, ...) are exactly
 // the OpenMP `device` trait-set properties a context selector tests, so the
 // selector engine can match against them directly.
 //
 //   DeviceInfo gpu;
 //   gpu.sycl_arch = "nvidia_gpu_sm_90";
-//   ApplyArchTraits(gpu);       // kinds {gpu, nohost}, archs {nvptx, ...}
+//   ApplyArchTraits(gpu);       // kind {gpu, nohost}, arch {nvptx, ...}
 //   gpu.memory_bytes = 80ull << 30;
 #ifndef CTXSEL_AGENT_DEVICE_INFO_H_
 #define CTXSEL_AGENT_DEVICE_INFO_H_
@@ -21,17 +21,20 @@
 namespace ctxsel::agent {
 
 struct DeviceInfo {
-  // Unique within the fleet: "<node>/<kind><index>", e.g. "n1/gpu0". Assigned
-  // by AssignIds() unless a devices file gives one.
+  // Unique within the fleet, e.g. "n1/gpu0". Assigned by AssignIds() unless
+  // a devices file gives one.
   std::string id;
   std::string node;  // the node id the agent reports as
-  int index = 0;     // position among the node's devices of the same kind
+  // The OpenMP device number on its node: -1 for the host device (the CPU),
+  // 0, 1, ... for the others in discovery order. Set by AssignIds().
+  int index = 0;
 
-  std::vector<std::string> kinds;  // OpenMP `kind`: "cpu","host" / "gpu","nohost"
-  std::vector<std::string> archs;  // OpenMP `arch`: "x86_64", "nvptx64", ...
-  std::vector<std::string> isas;   // OpenMP `isa`: "avx512f", "sm_90", ...
-  std::string vendor;              // OpenMP `vendor`: "intel", "amd", "nvidia"
-  std::vector<std::string> extensions;  // e.g. "cuda", "rocm", "level_zero"
+  // The OpenMP `device` trait properties, named as in the selector language.
+  std::vector<std::string> kind;       // "cpu", "host" / "gpu", "nohost"
+  std::vector<std::string> arch;       // "x86_64", "nvptx64", "amdgcn", ...
+  std::vector<std::string> isa;        // "avx512f", "x86_64_v4", "sm_90", ...
+  std::vector<std::string> vendor;     // "intel", "amd", "nvidia"
+  std::vector<std::string> extension;  // "cuda", "rocm", "level_zero"
   std::string sycl_arch;  // SYCL architecture name: "x86_64", "amd_gpu_gfx90a"
 
   std::string name;     // the product name, for people
@@ -42,10 +45,12 @@ struct DeviceInfo {
   int compute_units = 0;     // cores / SMs / CUs / EUs
   int threads = 0;           // hardware threads (CPUs), 0 if not meaningful
   int numa_nodes = 0;        // CPUs only
-  double utilization = 0.0;  // 0..1 busy fraction; changes every heartbeat
+  double utilisation = 0.0;  // 0..1 busy fraction; changes every heartbeat
 
   // The first kind that is not "host"/"nohost" ("cpu", "gpu"), for ids.
   std::string PrimaryKind() const;
+  // True when `kind` has "host" (the CPU the agent runs on).
+  bool IsHost() const;
 };
 
 // True when `a` and `b` describe the same devices, ignoring utilisation (which
@@ -53,8 +58,9 @@ struct DeviceInfo {
 bool SameDeviceSet(const std::vector<DeviceInfo>& a,
                    const std::vector<DeviceInfo>& b);
 
-// Sets `node` on every device and gives ids and per-kind indices to those
-// without an id, in order: "<node>/cpu0", "<node>/gpu0", "<node>/gpu1", ...
+// Sets `node` and `index` (device number) on every device, and gives those
+// without an id one of the form "<node>/<kind><n>", n counting per kind and
+// skipping ids already taken: "<node>/cpu0", "<node>/gpu0", "<node>/gpu1".
 void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices);
 
 }  // namespace ctxsel::agent

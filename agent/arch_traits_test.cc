@@ -1,0 +1,70 @@
+#include "agent/arch_traits.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+using Names = std::vector<std::string>;
+
+struct Case {
+  std::string sycl_arch;
+  Names kind, arch, isa, vendor;
+};
+
+TEST(ApplyArchTraitsTest, DerivesTraitsFromTheName) {
+  const Case cases[] = {
+      {"x86_64", {"cpu", "host"}, {"x86_64"}, {}, {}},
+      {"nvidia_gpu_sm_90",
+       {"gpu", "nohost"},
+       {"nvptx", "nvptx64"},
+       {"sm_90"},
+       {"nvidia"}},
+      {"amd_gpu_gfx90a", {"gpu", "nohost"}, {"amdgcn"}, {"gfx90a"}, {"amd"}},
+      {"intel_gpu_pvc",
+       {"gpu", "nohost"},
+       {"spir64", "intel_gpu"},
+       {"pvc"},
+       {"intel"}},
+  };
+  for (const Case& c : cases) {
+    DeviceInfo d;
+    d.sycl_arch = c.sycl_arch;
+    ASSERT_TRUE(ApplyArchTraits(d).ok()) << c.sycl_arch;
+    EXPECT_EQ(d.kind, c.kind) << c.sycl_arch;
+    EXPECT_EQ(d.arch, c.arch) << c.sycl_arch;
+    EXPECT_EQ(d.isa, c.isa) << c.sycl_arch;
+    EXPECT_EQ(d.vendor, c.vendor) << c.sycl_arch;
+  }
+}
+
+TEST(ApplyArchTraitsTest, KeepsExistingTraitsAndAddsNoDuplicates) {
+  DeviceInfo d;
+  d.sycl_arch = "amd_gpu_gfx942";
+  d.isa = {"gfx942", "mfma"};
+  d.vendor = {"amd"};
+  ASSERT_TRUE(ApplyArchTraits(d).ok());
+  ASSERT_TRUE(ApplyArchTraits(d).ok());
+  EXPECT_EQ(d.isa, (Names{"gfx942", "mfma"}));
+  EXPECT_EQ(d.vendor, (Names{"amd"}));
+  EXPECT_EQ(d.kind, (Names{"gpu", "nohost"}));
+}
+
+TEST(ApplyArchTraitsTest, RejectsUnknownNamesWithoutChangingTheDevice) {
+  for (const std::string name :
+       {"", "nvidia_gpu_", "nvidia_gpu_sm_9000x", "amd_gpu_gfx", "intel_gpu_",
+        "arm64", "intel_cpu_spr"}) {
+    DeviceInfo d;
+    d.sycl_arch = name;
+    absl::Status s = ApplyArchTraits(d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << name;
+    EXPECT_NE(s.message().find("sycl_arch"), absl::string_view::npos);
+    EXPECT_TRUE(d.kind.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

@@ -1,0 +1,56 @@
+#include "agent/device_info.h"
+
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+DeviceInfo Make(std::vector<std::string> kind, std::string id = "") {
+  DeviceInfo d;
+  d.kind = std::move(kind);
+  d.id = std::move(id);
+  return d;
+}
+
+TEST(AssignIdsTest, NumbersPerKindAndHostIsMinusOne) {
+  std::vector<DeviceInfo> devices = {
+      Make({"cpu", "host"}), Make({"gpu", "nohost"}), Make({"gpu", "nohost"}),
+      Make({"fpga", "nohost"})};
+  AssignIds("n1", devices);
+  EXPECT_EQ(devices[0].id, "n1/cpu0");
+  EXPECT_EQ(devices[0].index, -1);
+  EXPECT_EQ(devices[1].id, "n1/gpu0");
+  EXPECT_EQ(devices[1].index, 0);
+  EXPECT_EQ(devices[2].id, "n1/gpu1");
+  EXPECT_EQ(devices[2].index, 1);
+  EXPECT_EQ(devices[3].id, "n1/fpga0");
+  EXPECT_EQ(devices[3].index, 2);
+  for (const DeviceInfo& d : devices) EXPECT_EQ(d.node, "n1");
+}
+
+TEST(AssignIdsTest, KeepsGivenIdsAndAvoidsThem) {
+  std::vector<DeviceInfo> devices = {Make({"gpu"}), Make({"gpu"}, "n1/gpu0")};
+  AssignIds("n1", devices);
+  EXPECT_EQ(devices[0].id, "n1/gpu1");
+  EXPECT_EQ(devices[1].id, "n1/gpu0");
+}
+
+TEST(SameDeviceSetTest, IgnoresUtilisationOnly) {
+  std::vector<DeviceInfo> a = {Make({"gpu"})};
+  std::vector<DeviceInfo> b = a;
+  b[0].utilisation = 0.9;
+  EXPECT_TRUE(SameDeviceSet(a, b));
+  b[0].memory_bytes = 1;
+  EXPECT_FALSE(SameDeviceSet(a, b));
+  EXPECT_FALSE(SameDeviceSet(a, {}));
+}
+
+TEST(DeviceInfoTest, PrimaryKindSkipsHostAndNohost) {
+  EXPECT_EQ(Make({"host", "cpu"}).PrimaryKind(), "cpu");
+  EXPECT_EQ(Make({"nohost"}).PrimaryKind(), "device");
+  EXPECT_TRUE(Make({"cpu", "host"}).IsHost());
+  EXPECT_FALSE(Make({"gpu", "nohost"}).IsHost());
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

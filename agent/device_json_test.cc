@@ -1,0 +1,91 @@
+#include "agent/device_json.h"
+
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+TEST(ParseDevicesTest, DerivesTraitsFromSyclArchitecture) {
+  absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(R"({
+    "devices": [
+      {"sycl_architecture": "nvidia_gpu_sm_80", "name": "A100",
+       "memory_bytes": 85899345920, "compute_units": 108,
+       "utilisation": 0.5, "attributes": {"uuid": "GPU-1"}},
+      {"kind": ["fpga", "nohost"], "arch": ["agilex"], "vendor": ["intel"]}
+    ]})");
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 2u);
+  const DeviceInfo& a100 = (*devices)[0];
+  EXPECT_EQ(a100.isa, std::vector<std::string>{"sm_80"});
+  EXPECT_EQ(a100.vendor, std::vector<std::string>{"nvidia"});
+  EXPECT_EQ(a100.memory_bytes, 85899345920);
+  EXPECT_EQ(a100.compute_units, 108);
+  EXPECT_DOUBLE_EQ(a100.utilisation, 0.5);
+  EXPECT_EQ(a100.attributes.at("uuid"), "GPU-1");
+  EXPECT_EQ(a100.backend, "file");
+  EXPECT_EQ((*devices)[1].arch, std::vector<std::string>{"agilex"});
+}
+
+TEST(ParseDevicesTest, AcceptsABareArray) {
+  auto devices = ParseDevices(R"([{"sycl_architecture": "x86_64"}])");
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  EXPECT_TRUE((*devices)[0].IsHost());
+}
+
+TEST(ParseDevicesTest, RoundTripsThroughJson) {
+  DeviceInfo d;
+  d.id = "n1/gpu0";
+  d.sycl_arch = "amd_gpu_gfx90a";
+  d.kind = {"gpu", "nohost"};
+  d.arch = {"amdgcn"};
+  d.isa = {"gfx90a"};
+  d.vendor = {"amd"};
+  d.extension = {"rocm"};
+  d.backend = "kfd";
+  d.memory_bytes = 1 << 30;
+  d.attributes["pci_location"] = "c1:00.0";
+  auto back = ParseDevices(DevicesToJsonText({d}));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(SameDeviceSet({d}, *back));
+}
+
+struct ErrorCase {
+  const char* text;
+  const char* message;  // expected substring
+};
+
+TEST(ParseDevicesTest, ErrorsNameTheField) {
+  const ErrorCase cases[] = {
+      {R"({"devices": [{"sycl_architecture": "nvidia_gpu_sm_90",
+                        "memory_bytes": -1}]})",
+       "devices[0].memory_bytes: expected a non-negative integer"},
+      {R"({"devices": [{"kind": ["gpu"]}, {"knid": ["gpu"]}]})",
+       "devices[1].knid: unknown field"},
+      {R"({"devices": [{"sycl_architecture": "nvidia_gpu_sm_9000x"}]})",
+       "devices[0].sycl_architecture: unknown SYCL architecture"},
+      {R"({"devices": [{"name": "mystery"}]})",
+       "devices[0]: needs sycl_architecture or kind"},
+      {R"({"devices": [{"kind": "gpu"}]})",
+       "devices[0].kind: expected an array of strings"},
+      {R"({"devices": [{"kind": ["gpu"], "utilisation": 3}]})",
+       "devices[0].utilisation: expected a number in [0, 1]"},
+      {R"({"devices": [{"kind": ["gpu"], "attributes": {"a": 1}}]})",
+       "devices[0].attributes: 'a': expected a string"},
+      {R"({"devices": [7]})", "devices[0]: expected an object"},
+      {R"({"device": []})", "devices file.device: unknown field"},
+      {R"({})", "missing 'devices'"},
+      {R"("x")", "expected {\"devices\": [...]} or an array"},
+      {R"({"devices": [)", "parse error"},
+  };
+  for (const ErrorCase& c : cases) {
+    absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(c.text);
+    ASSERT_FALSE(devices.ok()) << c.text;
+    EXPECT_EQ(devices.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(devices.status().message().find(c.message),
+              absl::string_view::npos)
+        << devices.status().message() << "\n  wanted: " << c.message;
+  }
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

@@ -1,0 +1,49 @@
+#include "agent/drm_backend.h"
+
+#include "agent/testdata/testdata_path.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+using Names = std::vector<std::string>;
+
+TEST(LookupIntelGpuTest, KnownAndUnknownIds) {
+  EXPECT_EQ(LookupIntelGpu(0x0BD5).sycl_arch, "intel_gpu_pvc");
+  EXPECT_EQ(LookupIntelGpu(0x56A0).sycl_arch, "intel_gpu_acm_g10");
+  EXPECT_EQ(LookupIntelGpu(0x9A49).sycl_arch, "intel_gpu_tgllp");
+  EXPECT_EQ(LookupIntelGpu(0x4905).sycl_arch, "intel_gpu_dg1");
+  EXPECT_EQ(LookupIntelGpu(0x9999).sycl_arch, "");
+}
+
+TEST(DrmBackendTest, FindsTheFixtureIntelGpus) {
+  auto drm = MakeDrmBackend(Sysfs(TestdataPath("sysfs_intel")));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = drm->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  // card0 (PVC), card1 (Flex 170), card10 (unknown Intel id); not the NVIDIA
+  // card2, the connector card0-DP-1 or the render node renderD128.
+  ASSERT_EQ(gpus->size(), 3u);
+  const DeviceInfo& pvc = (*gpus)[0];
+  EXPECT_EQ(pvc.sycl_arch, "intel_gpu_pvc");
+  EXPECT_EQ(pvc.kind, (Names{"gpu", "nohost"}));
+  EXPECT_EQ(pvc.isa, (Names{"pvc"}));
+  EXPECT_EQ(pvc.vendor, (Names{"intel"}));
+  EXPECT_EQ(pvc.attributes.at("pci_location"), "0000:29:00.0");
+  EXPECT_EQ(pvc.attributes.at("pci_device_id"), "0x0bd5");
+  EXPECT_EQ(pvc.memory_bytes, 68719476736);
+  EXPECT_EQ(pvc.name, "Intel Data Center GPU Max 1550");
+  EXPECT_EQ((*gpus)[1].sycl_arch, "intel_gpu_acm_g10");
+  EXPECT_EQ((*gpus)[2].sycl_arch, "");
+  EXPECT_EQ((*gpus)[2].vendor, (Names{"intel"}));
+  EXPECT_EQ((*gpus)[2].attributes.at("drm_card"), "card10");
+}
+
+TEST(DrmBackendTest, NoDrmIsNotAnError) {
+  auto drm = MakeDrmBackend(Sysfs(TestdataPath("sysfs_amd")));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = drm->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_TRUE(gpus->empty());
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

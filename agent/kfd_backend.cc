@@ -1,0 +1,95 @@
+#include "agent/kfd_backend.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/arch_traits.h"
+
+namespace ctxsel::agent {
+namespace {
+
+constexpr char kNodes[] = "class/kfd/kfd/topology/nodes";
+
+class KfdBackend : public DiscoveryBackend {
+ public:
+  explicit KfdBackend(Sysfs sysfs) : sysfs_(std::move(sysfs)) {}
+
+  std::string name() const override { return "kfd"; }
+
+  absl::StatusOr<std::vector<DeviceInfo>> Discover() override {
+    std::vector<DeviceInfo> devices;
+    for (const std::string& node : sysfs_.List(kNodes)) {
+      std::string dir = absl::StrCat(kNodes, "/", node);
+      absl::StatusOr<std::map<std::string, int64_t>> props =
+          sysfs_.ReadProperties(dir + "/properties");
+      if (!props.ok()) return props.status();
+      int64_t version = Get(*props, "gfx_target_version");
+      if (version == 0) continue;  // a CPU node
+      std::string gfx = GfxName(version);
+      if (gfx.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(dir, "/properties: bad gfx_target_version ", version));
+      }
+      devices.push_back(Describe(dir, gfx, *props));
+    }
+    return devices;
+  }
+
+ private:
+  static int64_t Get(const std::map<std::string, int64_t>& props,
+                     const std::string& key) {
+    auto it = props.find(key);
+    return it == props.end() ? 0 : it->second;
+  }
+
+  DeviceInfo Describe(const std::string& dir, const std::string& gfx,
+                      const std::map<std::string, int64_t>& props) const {
+    DeviceInfo d;
+    d.backend = name();
+    d.sycl_arch = "amd_gpu_" + gfx;
+    (void)ApplyArchTraits(d);  // every amd_gpu_* name is known
+    d.name = sysfs_.Read(dir + "/name").value_or(gfx);
+    int64_t simd_per_cu = Get(props, "simd_per_cu");
+    if (simd_per_cu > 0)
+      d.compute_units = Get(props, "simd_count") / simd_per_cu;
+    for (const std::string& bank : sysfs_.List(dir + "/mem_banks")) {
+      auto bank_props = sysfs_.ReadProperties(
+          absl::StrCat(dir, "/mem_banks/", bank, "/properties"));
+      if (bank_props.ok()) d.memory_bytes += Get(*bank_props, "size_in_bytes");
+    }
+    d.attributes["pci_device_id"] =
+        absl::StrFormat("0x%04x", Get(props, "device_id"));
+    if (int64_t location = Get(props, "location_id")) {
+      d.attributes["pci_location"] =
+          absl::StrFormat("%02x:%02x.%x", (location >> 8) & 0xff,
+                          (location >> 3) & 0x1f, location & 0x7);
+    }
+    if (props.count("drm_render_minor")) {
+      std::string busy =
+          absl::StrCat("class/drm/renderD", Get(props, "drm_render_minor"),
+                       "/device/gpu_busy_percent");
+      absl::StatusOr<int64_t> percent = sysfs_.ReadInt(busy);
+      if (percent.ok()) d.utilisation = *percent / 100.0;
+    }
+    return d;
+  }
+
+  Sysfs sysfs_;
+};
+
+}  // namespace
+
+std::string GfxName(int64_t version) {
+  int64_t major = version / 10000;
+  int64_t minor = (version / 100) % 100;
+  int64_t stepping = version % 100;
+  if (major <= 0 || minor > 9 || stepping > 15) return "";
+  return absl::StrFormat("gfx%d%d%x", major, minor, stepping);
+}
+
+std::unique_ptr<DiscoveryBackend> MakeKfdBackend(Sysfs sysfs) {
+  return std::make_unique<KfdBackend>(std::move(sysfs));
+}
+
+}  // namespace ctxsel::agent

@@ -1,0 +1,68 @@
+#include "agent/kfd_backend.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/testdata/testdata_path.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+using Names = std::vector<std::string>;
+
+TEST(GfxNameTest, DecodesTargetVersions) {
+  EXPECT_EQ(GfxName(90010), "gfx90a");
+  EXPECT_EQ(GfxName(90012), "gfx90c");
+  EXPECT_EQ(GfxName(90402), "gfx942");
+  EXPECT_EQ(GfxName(100300), "gfx1030");
+  EXPECT_EQ(GfxName(110000), "gfx1100");
+  EXPECT_EQ(GfxName(80003), "gfx803");
+  EXPECT_EQ(GfxName(0), "");
+  EXPECT_EQ(GfxName(90016), "");
+}
+
+TEST(KfdBackendTest, FindsTheFixtureGpus) {
+  auto kfd = MakeKfdBackend(Sysfs(TestdataPath("sysfs_amd")));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = kfd->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 3u);  // node 0 is the CPU
+  const DeviceInfo& mi250 = (*gpus)[0];
+  EXPECT_EQ(mi250.sycl_arch, "amd_gpu_gfx90a");
+  EXPECT_EQ(mi250.kind, (Names{"gpu", "nohost"}));
+  EXPECT_EQ(mi250.arch, (Names{"amdgcn"}));
+  EXPECT_EQ(mi250.isa, (Names{"gfx90a"}));
+  EXPECT_EQ(mi250.vendor, (Names{"amd"}));
+  EXPECT_EQ(mi250.compute_units, 110);
+  EXPECT_EQ(mi250.memory_bytes, 68702699520);
+  EXPECT_DOUBLE_EQ(mi250.utilisation, 0.37);
+  EXPECT_EQ(mi250.attributes.at("pci_location"), "c1:00.0");
+  EXPECT_EQ(mi250.backend, "kfd");
+  EXPECT_EQ((*gpus)[1].sycl_arch, "amd_gpu_gfx942");
+  EXPECT_EQ((*gpus)[1].compute_units, 304);
+  EXPECT_EQ((*gpus)[2].sycl_arch, "amd_gpu_gfx1100");
+  EXPECT_EQ((*gpus)[2].compute_units, 96);
+}
+
+TEST(KfdBackendTest, NoDriverIsNotAnError) {
+  auto kfd = MakeKfdBackend(Sysfs(TestdataPath("sysfs_intel")));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = kfd->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_TRUE(gpus->empty());
+}
+
+TEST(KfdBackendTest, MalformedPropertiesAreAnError) {
+  std::string root = std::string(std::getenv("TEST_TMPDIR")) + "/bad_kfd";
+  std::string node = root + "/sys/class/kfd/kfd/topology/nodes/1";
+  std::filesystem::create_directories(node);
+  std::ofstream(node + "/properties")
+      << "gfx_target_version 90010\nsimd_count\n";
+  absl::StatusOr<std::vector<DeviceInfo>> gpus =
+      MakeKfdBackend(Sysfs(root))->Discover();
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_NE(gpus.status().message().find("properties:2:"), std::string::npos)
+      << gpus.status();
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

@@ -1,0 +1,161 @@
+#include "agent/nvml_backend.h"
+
+#include <dlfcn.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/arch_traits.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::agent {
+namespace {
+
+// The few NVML declarations we need (from NVIDIA's public nvml.h ABI).
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount,
+      sharedEncoderCount, sharedJpegCount, sharedOfaCount,
+      gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+};
+
+// NVML entry points, resolved with dlsym.
+struct NvmlApi {
+  nvmlReturn_t (*init)();
+  nvmlReturn_t (*shutdown)();
+  const char* (*error_string)(nvmlReturn_t);
+  nvmlReturn_t (*count)(unsigned int*);
+  nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t*);
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int);
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int);
+  nvmlReturn_t (*capability)(nvmlDevice_t, int*, int*);
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
+  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
+  nvmlReturn_t (*attributes)(nvmlDevice_t, nvmlDeviceAttributes_t*);  // opt.
+};
+
+template <typename Fn>
+bool Resolve(void* lib, const char* symbol, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+  return fn != nullptr;
+}
+
+bool ResolveAll(void* lib, NvmlApi& api) {
+  Resolve(lib, "nvmlDeviceGetAttributes_v2", api.attributes);  // optional
+  return Resolve(lib, "nvmlInit_v2", api.init) &&
+         Resolve(lib, "nvmlShutdown", api.shutdown) &&
+         Resolve(lib, "nvmlErrorString", api.error_string) &&
+         Resolve(lib, "nvmlDeviceGetCount_v2", api.count) &&
+         Resolve(lib, "nvmlDeviceGetHandleByIndex_v2", api.handle) &&
+         Resolve(lib, "nvmlDeviceGetName", api.name) &&
+         Resolve(lib, "nvmlDeviceGetUUID", api.uuid) &&
+         Resolve(lib, "nvmlDeviceGetCudaComputeCapability", api.capability) &&
+         Resolve(lib, "nvmlDeviceGetMemoryInfo", api.memory) &&
+         Resolve(lib, "nvmlDeviceGetUtilizationRates", api.utilization);
+}
+
+class NvmlBackend : public DiscoveryBackend {
+ public:
+  explicit NvmlBackend(const std::string& library) {
+    lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib_ == nullptr) {
+      spdlog::debug("nvml: {} not loaded: {}", library, dlerror());
+      return;
+    }
+    if (!ResolveAll(lib_, api_)) {
+      spdlog::warn("nvml: {} lacks an NVML entry point", library);
+      return;
+    }
+    nvmlReturn_t rc = api_.init();
+    if (rc != NVML_SUCCESS) {
+      spdlog::warn("nvml: nvmlInit failed: {}", api_.error_string(rc));
+      return;
+    }
+    ready_ = true;
+  }
+
+  ~NvmlBackend() override {
+    if (ready_) api_.shutdown();
+    if (lib_ != nullptr) dlclose(lib_);
+  }
+
+  std::string name() const override { return "nvml"; }
+
+  absl::StatusOr<std::vector<DeviceInfo>> Discover() override {
+    std::vector<DeviceInfo> devices;
+    if (!ready_) return devices;
+    unsigned int count = 0;
+    if (nvmlReturn_t rc = api_.count(&count); rc != NVML_SUCCESS) {
+      return Error("nvmlDeviceGetCount", rc);
+    }
+    for (unsigned int i = 0; i < count; ++i) {
+      nvmlDevice_t device = nullptr;
+      if (nvmlReturn_t rc = api_.handle(i, &device); rc != NVML_SUCCESS) {
+        return Error(absl::StrCat("nvmlDeviceGetHandleByIndex(", i, ")"), rc);
+      }
+      absl::StatusOr<DeviceInfo> d = Describe(device);
+      if (!d.ok()) return d.status();
+      devices.push_back(*std::move(d));
+    }
+    return devices;
+  }
+
+ private:
+  absl::Status Error(const std::string& call, nvmlReturn_t rc) const {
+    return absl::InternalError(
+        absl::StrCat("nvml: ", call, " failed: ", api_.error_string(rc)));
+  }
+
+  absl::StatusOr<DeviceInfo> Describe(nvmlDevice_t device) const {
+    DeviceInfo d;
+    d.backend = name();
+    int major = 0, minor = 0;
+    if (nvmlReturn_t rc = api_.capability(device, &major, &minor);
+        rc != NVML_SUCCESS) {
+      return Error("nvmlDeviceGetCudaComputeCapability", rc);
+    }
+    d.sycl_arch = absl::StrCat("nvidia_gpu_sm_", major, minor);
+    (void)ApplyArchTraits(d);
+    char text[96] = {};
+    if (api_.name(device, text, sizeof(text)) == NVML_SUCCESS) d.name = text;
+    if (api_.uuid(device, text, sizeof(text)) == NVML_SUCCESS) {
+      d.attributes["uuid"] = text;
+    }
+    d.attributes["compute_capability"] = absl::StrCat(major, ".", minor);
+    nvmlMemory_t memory{};
+    if (api_.memory(device, &memory) == NVML_SUCCESS) {
+      d.memory_bytes = static_cast<int64_t>(memory.total);
+    }
+    nvmlUtilization_t busy{};
+    if (api_.utilization(device, &busy) == NVML_SUCCESS) {
+      d.utilisation = busy.gpu / 100.0;
+    }
+    nvmlDeviceAttributes_t attributes{};
+    if (api_.attributes != nullptr &&
+        api_.attributes(device, &attributes) == NVML_SUCCESS) {
+      d.compute_units = static_cast<int>(attributes.multiprocessorCount);
+    }
+    return d;
+  }
+
+  void* lib_ = nullptr;
+  NvmlApi api_{};
+  bool ready_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<DiscoveryBackend> MakeNvmlBackend(std::string library) {
+  return std::make_unique<NvmlBackend>(library);
+}
+
+}  // namespace ctxsel::agent

@@ -1,0 +1,50 @@
+#include "agent/nvml_backend.h"
+
+#include <cstdlib>
+
+#include "agent/testdata/testdata_path.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::agent {
+namespace {
+
+using Names = std::vector<std::string>;
+
+TEST(NvmlBackendTest, MissingLibraryFindsNothing) {
+  auto nvml = MakeNvmlBackend("libnvidia-ml-does-not-exist.so.1");
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = nvml->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_TRUE(gpus->empty());
+}
+
+TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
+  unsetenv("FAKE_NVML_GPUS");
+  auto nvml = MakeNvmlBackend(TestdataPath("libfake_nvml.so"));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = nvml->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 2u);
+  const DeviceInfo& h100 = (*gpus)[0];
+  EXPECT_EQ(h100.sycl_arch, "nvidia_gpu_sm_90");
+  EXPECT_EQ(h100.kind, (Names{"gpu", "nohost"}));
+  EXPECT_EQ(h100.arch, (Names{"nvptx", "nvptx64"}));
+  EXPECT_EQ(h100.isa, (Names{"sm_90"}));
+  EXPECT_EQ(h100.vendor, (Names{"nvidia"}));
+  EXPECT_EQ(h100.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(h100.memory_bytes, 85520809984);
+  EXPECT_DOUBLE_EQ(h100.utilisation, 0.75);
+  EXPECT_EQ(h100.attributes.at("uuid"), "GPU-0000");
+  EXPECT_EQ(h100.compute_units, 0);  // the fake has no nvmlDeviceGetAttributes
+  EXPECT_EQ((*gpus)[1].sycl_arch, "nvidia_gpu_sm_80");
+}
+
+TEST(NvmlBackendTest, SeesAGpuDisappear) {
+  auto nvml = MakeNvmlBackend(TestdataPath("libfake_nvml.so"));
+  setenv("FAKE_NVML_GPUS", "1", 1);
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = nvml->Discover();
+  unsetenv("FAKE_NVML_GPUS");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ(gpus->size(), 1u);
+}
+
+}  // namespace
+}  // namespace ctxsel::agent

@@ -1,0 +1,75 @@
+// A stand-in for NVIDIA's libnvidia-ml.so.1 with two GPUs, so that the NVML
+// backend's dlopen/dlsym path runs in tests on machines without a GPU. The
+// environment variable FAKE_NVML_GPUS sets how many GPUs it reports (default
+// 2), so a test can make one disappear.
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+struct nvmlDevice_st {
+  int index;
+};
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+
+static nvmlDevice_st devices[2] = {{0}, {1}};
+static int initialised = 0;
+
+int nvmlInit_v2() {
+  ++initialised;
+  return 0;
+}
+int nvmlShutdown() {
+  --initialised;
+  return 0;
+}
+const char* nvmlErrorString(int rc) {
+  return rc == 0 ? "Success" : "Fake error";
+}
+
+int nvmlDeviceGetCount_v2(unsigned int* count) {
+  if (initialised <= 0) return 1;  // NVML_ERROR_UNINITIALIZED
+  const char* env = std::getenv("FAKE_NVML_GPUS");
+  *count = env != nullptr ? std::atoi(env) : 2;
+  if (*count > 2) *count = 2;
+  return 0;
+}
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_st** device) {
+  if (i >= 2) return 2;  // NVML_ERROR_INVALID_ARGUMENT
+  *device = &devices[i];
+  return 0;
+}
+int nvmlDeviceGetName(nvmlDevice_st* d, char* name, unsigned int length) {
+  std::strncpy(
+      name, d->index == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB",
+      length);
+  return 0;
+}
+int nvmlDeviceGetUUID(nvmlDevice_st* d, char* uuid, unsigned int length) {
+  std::strncpy(uuid, d->index == 0 ? "GPU-0000" : "GPU-1111", length);
+  return 0;
+}
+int nvmlDeviceGetCudaComputeCapability(nvmlDevice_st* d, int* major,
+                                       int* minor) {
+  *major = d->index == 0 ? 9 : 8;
+  *minor = 0;
+  return 0;
+}
+int nvmlDeviceGetMemoryInfo(nvmlDevice_st* d, nvmlMemory_t* memory) {
+  memory->total = d->index == 0 ? 85520809984ull : 42505273344ull;
+  memory->free = memory->total;
+  memory->used = 0;
+  return 0;
+}
+int nvmlDeviceGetUtilizationRates(nvmlDevice_st* d, nvmlUtilization_t* u) {
+  u->gpu = d->index == 0 ? 75 : 0;
+  u->memory = 10;
+  return 0;
+}
+
+}  // extern "C"
