@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -158,17 +159,21 @@ absl::StatusOr<const ArchInfo*> LookupArch(absl::string_view name) {
 
 std::vector<std::string> NearestArchNames(absl::string_view name,
                                           size_t max_count) {
-  // (distance, -common prefix) orders candidates; stable sort keeps table
-  // order among equals.
+  // Names containing `name` ("gfx90a" in "amd_gpu_gfx90a") come first, then
+  // by distance and longer common prefix; stable sort keeps table order.
   struct Scored {
+    bool contains;
     size_t distance;
     size_t prefix;
     absl::string_view name;
   };
   std::vector<Scored> scored;
+  const std::string lower_name = absl::AsciiStrToLower(name);
   auto add = [&](absl::string_view candidate) {
-    scored.push_back({EditDistance(name, candidate),
-                      CommonPrefix(name, candidate), candidate});
+    scored.push_back(
+        {absl::StrContains(absl::AsciiStrToLower(candidate), lower_name),
+         EditDistance(name, candidate), CommonPrefix(name, candidate),
+         candidate});
   };
   for (const ArchInfo& arch : AllArchs()) {
     add(arch.name);
@@ -176,6 +181,7 @@ std::vector<std::string> NearestArchNames(absl::string_view name,
   }
   std::stable_sort(scored.begin(), scored.end(),
                    [](const Scored& a, const Scored& b) {
+                     if (a.contains != b.contains) return a.contains;
                      if (a.distance != b.distance) {
                        return a.distance < b.distance;
                      }

@@ -69,8 +69,9 @@ const ArchInfo* FindArch(absl::string_view name);
 // it and lists the nearest valid names.
 absl::StatusOr<const ArchInfo*> LookupArch(absl::string_view name);
 
-// The `max_count` valid names (canonical names and aliases) nearest to `name`
-// by edit distance (ignoring case; a digit replaced by a letter costs more
+// The `max_count` valid names (canonical names and aliases) nearest to `name`:
+// names that contain `name` first ("gfx90a" -> "amd_gpu_gfx90a"), then by
+// edit distance (ignoring case; a digit replaced by a letter costs more
 // than by a digit), nearest first; ties go to the longer common prefix, then
 // to table order.
 std::vector<std::string> NearestArchNames(absl::string_view name,
