@@ -1,0 +1,249 @@
+#include "server/variant_registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace ctxsel::server {
+namespace {
+
+constexpr size_t kMaxNameBytes = 256;
+
+VariantRecord ToRecord(const Variant& variant) {
+  return {variant.kernel, variant.name,     variant.selector_text,
+          variant.order,  variant.revision, variant.metadata};
+}
+
+// Page tokens are the position of the last listed variant, (kernel, order),
+// made opaque so clients do not build them.
+std::string EncodeToken(const Variant& last) {
+  return absl::WebSafeBase64Escape(
+      absl::StrCat(last.kernel, std::string(1, '\0'), last.order));
+}
+
+absl::StatusOr<std::pair<std::string, int64_t>> DecodeToken(
+    const std::string& token) {
+  std::string raw;
+  const absl::Status bad = absl::InvalidArgumentError(
+      "page_token: not a token from a previous ListVariants answer");
+  if (!absl::WebSafeBase64Unescape(token, &raw)) return bad;
+  const size_t split = raw.rfind('\0');
+  int64_t order = 0;
+  if (split == std::string::npos ||
+      !absl::SimpleAtoi(raw.substr(split + 1), &order)) {
+    return bad;
+  }
+  return std::make_pair(raw.substr(0, split), order);
+}
+
+}  // namespace
+
+absl::Status ValidateName(const std::string& name, const std::string& field) {
+  if (name.empty()) return absl::InvalidArgumentError(field + ": empty");
+  if (name.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": longer than ", kMaxNameBytes, " bytes"));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": control character in '", absl::CHexEscape(name), "'"));
+    }
+  }
+  if (name.front() == ' ' || name.back() == ' ') {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": leading or trailing space in '", name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<VariantRegistry>> VariantRegistry::Open(
+    Store* store, VariantObserver* observer, RegistryLimits limits) {
+  absl::StatusOr<StoreContents> contents = store->Load();
+  if (!contents.ok()) return contents.status();
+  std::unique_ptr<VariantRegistry> registry(
+      new VariantRegistry(store, observer, limits));
+  absl::MutexLock lock(&registry->mu_);
+  registry->revision_ = contents->revision;
+  for (VariantRecord& record : contents->variants) {
+    absl::StatusOr<selector::Selector> parsed =
+        selector::Selector::Parse(record.selector_text);
+    if (!parsed.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          store->Describe(), ": stored variant ", record.kernel, "/",
+          record.name, " no longer parses: ", parsed.status().message()));
+    }
+    registry->kernels_[record.kernel].push_back(
+        Variant{record.kernel, record.name, std::move(record.selector_text),
+                *std::move(parsed), record.order, record.revision,
+                std::move(record.metadata)});
+  }
+  if (observer != nullptr) {
+    for (const auto& [kernel, variants] : registry->kernels_) {
+      observer->KernelChanged(kernel, variants);
+    }
+  }
+  return registry;
+}
+
+absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
+    const std::string& kernel, std::vector<VariantSpec>& specs, bool replace,
+    int64_t revision) const {
+  if (absl::Status s = ValidateName(kernel, "kernel"); !s.ok()) return s;
+  if (specs.empty()) {
+    return absl::InvalidArgumentError("variants: empty batch");
+  }
+  if (specs.size() > static_cast<size_t>(limits_.max_batch_size)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variants: ", specs.size(), " in one batch; the limit is ",
+                     limits_.max_batch_size));
+  }
+  const auto existing = kernels_.find(kernel);
+  int64_t next_order = 0;
+  absl::flat_hash_set<std::string> taken;
+  if (!replace && existing != kernels_.end()) {
+    for (const Variant& v : existing->second) {
+      taken.insert(v.name);
+      next_order = std::max(next_order, v.order + 1);
+    }
+  }
+  absl::flat_hash_set<std::string> in_batch;
+  std::vector<Variant> variants;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    VariantSpec& spec = specs[i];
+    const std::string field = absl::StrCat("variants[", i, "]");
+    if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
+      return s;
+    }
+    const std::string where = absl::StrCat(field, " (", spec.name, ")");
+    if (!in_batch.insert(spec.name).second) {
+      return absl::InvalidArgumentError(where + ".name: repeated in the batch");
+    }
+    if (taken.contains(spec.name)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(where, ".name: kernel ", kernel,
+                       " already has a variant of that name"));
+    }
+    absl::StatusOr<selector::Selector> parsed =
+        selector::Selector::Parse(spec.selector_text);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".selector: ", parsed.status().message()));
+    }
+    variants.push_back(Variant{
+        kernel, std::move(spec.name), std::move(spec.selector_text),
+        *std::move(parsed), next_order++, revision, std::move(spec.metadata)});
+  }
+  return variants;
+}
+
+absl::StatusOr<RegisterResult> VariantRegistry::Register(
+    const std::string& kernel, std::vector<VariantSpec> specs, bool replace) {
+  absl::MutexLock lock(&mu_);
+  const int64_t revision = revision_ + 1;
+  absl::StatusOr<std::vector<Variant>> added =
+      Validate(kernel, specs, replace, revision);
+  if (!added.ok()) return added.status();
+
+  StoreBatch batch;
+  if (replace) batch.clear_kernels.push_back(kernel);
+  for (const Variant& v : *added) batch.puts.push_back(ToRecord(v));
+  batch.revision = revision;
+  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
+
+  revision_ = revision;
+  std::vector<Variant>& variants = kernels_[kernel];
+  if (replace) variants.clear();
+  variants.insert(variants.end(), added->begin(), added->end());
+  if (observer_ != nullptr) observer_->KernelChanged(kernel, variants);
+  return RegisterResult{revision, *std::move(added)};
+}
+
+absl::StatusOr<VariantPage> VariantRegistry::List(
+    const std::string& kernel, int page_size,
+    const std::string& page_token) const {
+  if (page_size < 0) {
+    return absl::InvalidArgumentError("page_size: negative");
+  }
+  if (page_size == 0) page_size = limits_.default_page_size;
+  page_size = std::min(page_size, limits_.max_page_size);
+  std::pair<std::string, int64_t> after = {"", -1};
+  const bool resume = !page_token.empty();
+  if (resume) {
+    absl::StatusOr<std::pair<std::string, int64_t>> decoded =
+        DecodeToken(page_token);
+    if (!decoded.ok()) return decoded.status();
+    after = *std::move(decoded);
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  VariantPage page;
+  page.revision = revision_;
+  auto it = kernel.empty() ? kernels_.lower_bound(after.first)
+                           : kernels_.find(kernel);
+  for (; it != kernels_.end(); ++it) {
+    if (!kernel.empty() && it->first != kernel) break;
+    for (const Variant& v : it->second) {
+      if (resume && std::make_pair(v.kernel, v.order) <= after) continue;
+      if (page.variants.size() == static_cast<size_t>(page_size)) {
+        page.next_page_token = EncodeToken(page.variants.back());
+        return page;
+      }
+      page.variants.push_back(v);
+    }
+    if (!kernel.empty()) break;
+  }
+  return page;
+}
+
+absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
+                                             const std::string& name) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const auto it = kernels_.find(kernel);
+  if (it != kernels_.end()) {
+    for (const Variant& v : it->second) {
+      if (v.name == name) return v;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("kernel ", kernel, " has no variant '", name, "'"));
+}
+
+absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
+                                                const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  const auto it = kernels_.find(kernel);
+  auto found =
+      it == kernels_.end()
+          ? std::vector<Variant>::iterator()
+          : std::find_if(it->second.begin(), it->second.end(),
+                         [&](const Variant& v) { return v.name == name; });
+  if (it == kernels_.end() || found == it->second.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("kernel ", kernel, " has no variant '", name, "'"));
+  }
+  StoreBatch batch;
+  batch.deletes.emplace_back(kernel, name);
+  batch.revision = revision_ + 1;
+  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
+  revision_ = batch.revision;
+  it->second.erase(found);
+  if (observer_ != nullptr) observer_->KernelChanged(kernel, it->second);
+  if (it->second.empty()) kernels_.erase(it);
+  return revision_;
+}
+
+int64_t VariantRegistry::revision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return revision_;
+}
+
+size_t VariantRegistry::kernel_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return kernels_.size();
+}
+
+}  // namespace ctxsel::server

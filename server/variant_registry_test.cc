@@ -1,0 +1,210 @@
+#include "server/variant_registry.h"
+
+#include <filesystem>
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/sqlite_store.h"
+
+namespace ctxsel::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Records what the registry tells its observer.
+class RecordingObserver : public VariantObserver {
+ public:
+  void KernelChanged(const std::string& kernel,
+                     const std::vector<Variant>& variants) override {
+    std::vector<std::string> names;
+    for (const Variant& v : variants) names.push_back(v.name);
+    kernels[kernel] = names;
+    ++calls;
+  }
+  std::map<std::string, std::vector<std::string>> kernels;
+  int calls = 0;
+};
+
+// A store whose writes fail, to check that nothing changes in memory.
+class BrokenStore : public Store {
+ public:
+  absl::StatusOr<StoreContents> Load() override { return StoreContents{}; }
+  absl::Status Apply(const StoreBatch&) override {
+    return absl::UnavailableError("disk on fire");
+  }
+  std::string Describe() const override { return "broken"; }
+};
+
+class VariantRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(std::getenv("TEST_TMPDIR")) /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    Reopen();
+  }
+  void Reopen() {
+    registry_.reset();
+    store_.reset();
+    auto store = SqliteStore::Open(dir_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    auto registry = VariantRegistry::Open(store_.get(), &observer_);
+    ASSERT_TRUE(registry.ok()) << registry.status();
+    registry_ = *std::move(registry);
+  }
+  std::vector<std::string> Names(const std::string& kernel) {
+    auto page = registry_->List(kernel, 0, "");
+    EXPECT_TRUE(page.ok()) << page.status();
+    std::vector<std::string> names;
+    for (const Variant& v : page->variants) names.push_back(v.name);
+    return names;
+  }
+
+  std::string dir_;
+  RecordingObserver observer_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<VariantRegistry> registry_;
+};
+
+TEST_F(VariantRegistryTest, RegisterAssignsOrderAndRevision) {
+  auto first = registry_->Register("saxpy",
+                                   {{"nv", "device={arch(nvptx)}", {}},
+                                    {"amd", "device={arch(amdgcn)}", {}}},
+                                   false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->revision, 1);
+  EXPECT_EQ(first->variants[1].order, 1);
+  auto second =
+      registry_->Register("saxpy", {{"cpu", "device={kind(cpu)}", {}}}, false);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->revision, 2);
+  EXPECT_EQ(second->variants[0].order, 2);
+  EXPECT_EQ(second->variants[0].revision, 2);
+  EXPECT_THAT(Names("saxpy"), ElementsAre("nv", "amd", "cpu"));
+  EXPECT_THAT(observer_.kernels["saxpy"], ElementsAre("nv", "amd", "cpu"));
+}
+
+TEST_F(VariantRegistryTest, BadSelectorRejectsWholeBatch) {
+  auto result =
+      registry_->Register("saxpy",
+                          {{"ok", "device={kind(gpu)}", {}},
+                           {"bad", "device={kind(gpu)},\n devce={}", {}}},
+                          false);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("variants[1] (bad).selector: 2:"));
+  EXPECT_THAT(Names("saxpy"), IsEmpty());
+  EXPECT_EQ(registry_->revision(), 0);
+  EXPECT_EQ(observer_.calls, 0);
+  auto stored = store_->Load();
+  ASSERT_TRUE(stored.ok());
+  EXPECT_THAT(stored->variants, IsEmpty());
+}
+
+TEST_F(VariantRegistryTest, RejectsEmptyBatchAndBadNames) {
+  EXPECT_THAT(registry_->Register("k", {}, false).status().message(),
+              HasSubstr("variants: empty batch"));
+  EXPECT_THAT(registry_->Register("", {{"a", "device={kind(gpu)}", {}}}, false)
+                  .status()
+                  .message(),
+              HasSubstr("kernel: empty"));
+  EXPECT_THAT(registry_->Register("k", {{"", "device={kind(gpu)}", {}}}, false)
+                  .status()
+                  .message(),
+              HasSubstr("variants[0].name: empty"));
+  auto twice = registry_->Register(
+      "k", {{"a", "device={kind(gpu)}", {}}, {"a", "device={kind(cpu)}", {}}},
+      false);
+  EXPECT_THAT(twice.status().message(), HasSubstr("repeated in the batch"));
+}
+
+TEST_F(VariantRegistryTest, ExistingNameIsAlreadyExistsUnlessReplacing) {
+  ASSERT_TRUE(
+      registry_->Register("k", {{"a", "device={kind(gpu)}", {}}}, false).ok());
+  auto again =
+      registry_->Register("k", {{"a", "device={kind(cpu)}", {}}}, false);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  auto replaced = registry_->Register(
+      "k", {{"b", "device={kind(cpu)}", {}}, {"a", "device={kind(cpu)}", {}}},
+      true);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_THAT(Names("k"), ElementsAre("b", "a"));
+  EXPECT_EQ(replaced->variants[0].order, 0);
+}
+
+TEST_F(VariantRegistryTest, StoreFailureChangesNothing) {
+  BrokenStore broken;
+  RecordingObserver observer;
+  auto registry = VariantRegistry::Open(&broken, &observer);
+  ASSERT_TRUE(registry.ok());
+  auto result =
+      (*registry)->Register("k", {{"a", "device={kind(gpu)}", {}}}, false);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*registry)->revision(), 0);
+  EXPECT_EQ((*registry)->kernel_count(), 0u);
+  EXPECT_EQ(observer.calls, 0);
+}
+
+TEST_F(VariantRegistryTest, SurvivesReopen) {
+  VariantMetadata metadata;
+  metadata.adjust_args = {"need_device_ptr: x"};
+  metadata.source_file = "k.c";
+  metadata.source_line = 7;
+  ASSERT_TRUE(registry_
+                  ->Register("k",
+                             {{"a", "device={kind(gpu)}", metadata},
+                              {"b", "user={condition(n > 4)}", {}}},
+                             false)
+                  .ok());
+  ASSERT_TRUE(registry_->Delete("k", "a").ok());
+  observer_ = RecordingObserver();
+  Reopen();
+  EXPECT_EQ(registry_->revision(), 2);
+  EXPECT_THAT(Names("k"), ElementsAre("b"));
+  EXPECT_THAT(observer_.kernels["k"], ElementsAre("b"));
+  auto b = registry_->Get("k", "b");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->selector.is_dynamic());
+  EXPECT_EQ(b->order, 1);
+}
+
+TEST_F(VariantRegistryTest, GetAndDeleteUnknownAreNotFound) {
+  EXPECT_EQ(registry_->Get("k", "a").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_->Delete("k", "a").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(VariantRegistryTest, ListPagesAcrossKernels) {
+  for (const char* kernel : {"a", "b", "c"}) {
+    ASSERT_TRUE(registry_
+                    ->Register(kernel,
+                               {{"v0", "device={kind(gpu)}", {}},
+                                {"v1", "device={kind(cpu)}", {}}},
+                               false)
+                    .ok());
+  }
+  std::vector<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = registry_->List("", 4, token);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const Variant& v : page->variants) seen.push_back(v.kernel + v.name);
+    token = page->next_page_token;
+    ++pages;
+  } while (!token.empty());
+  EXPECT_EQ(pages, 2);
+  EXPECT_THAT(seen, ElementsAre("av0", "av1", "bv0", "bv1", "cv0", "cv1"));
+  EXPECT_THAT(Names("b"), ElementsAre("v0", "v1"));
+  EXPECT_EQ(registry_->List("", 1, "garbage!").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ctxsel::server
