@@ -1,10 +1,10 @@
 #include "selector/expr.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -321,11 +321,17 @@ class ExpressionParser {
     }
     bool parsed = base == 16 ? absl::SimpleHexAtoi(digits, &v)
                              : absl::SimpleAtoi(digits, &v);
-    if (!parsed) {
+    bool digits_only =
+        !digits.empty() &&
+        std::all_of(digits.begin(), digits.end(), [&](char c) {
+          unsigned char u = static_cast<unsigned char>(c);
+          return base == 16 ? absl::ascii_isxdigit(u) : absl::ascii_isdigit(u);
+        });
+    if (!parsed && !digits_only) {
       return ErrorAt(t.pos,
                      absl::StrCat("invalid integer literal '", t.text, "'"));
     }
-    if (v > static_cast<uint64_t>(INT64_MAX)) {
+    if (!parsed || v > static_cast<uint64_t>(INT64_MAX)) {
       return ErrorAt(t.pos, absl::StrCat("integer literal '", t.text,
                                          "' does not fit in 64 bits"));
     }

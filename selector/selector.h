@@ -200,8 +200,9 @@ struct Match {
 };
 
 // Matches `selector` against the whole of `context` (static and dynamic
-// parts). Fails only on expression errors (overflow, division by zero,
-// unknown variable) and on contexts over kMaxConstructTraits.
+// parts). A failing expression (overflow, division by zero, unknown
+// variable) makes the selector not compatible, with the reason. Fails only
+// on contexts over kMaxConstructTraits and on a score over 64 bits.
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context);
 
