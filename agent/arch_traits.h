@@ -1,10 +1,11 @@
 // From a SYCL architecture name to OpenMP device traits.
 //
 // Every discovery backend only has to name a device's SYCL architecture
-// ("nvidia_gpu_sm_90", "amd_gpu_gfx90a", "intel_gpu_pvc", "x86_64"); this
-// function derives the `kind`, `arch`, `isa` and `vendor` trait properties
-// from that name, so a device is described with one vocabulary whichever
-// backend found it.
+// ("nvidia_gpu_sm_90", "amd_gpu_gfx90a", "intel_gpu_pvc", "x86_64"); the
+// `kind`, `arch`, `isa` and `vendor` trait properties then come from the SYCL
+// architecture catalog (//selector/sycl:arch_catalog), the same table the
+// server and the CLI read, so a device is described with one vocabulary
+// whichever backend found it.
 //
 //   DeviceInfo d;
 //   d.sycl_arch = "amd_gpu_gfx90a";
@@ -14,16 +15,25 @@
 #ifndef CTXSEL_AGENT_ARCH_TRAITS_H_
 #define CTXSEL_AGENT_ARCH_TRAITS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "agent/device_info.h"
 
 namespace ctxsel::agent {
 
-// Adds the traits implied by `device.sycl_arch` to `device` (lists keep their
-// existing entries; duplicates are not added; `vendor` is set only if empty).
-// Returns NotFoundError naming the architecture if it is not a known SYCL
-// architecture name; `device` is then unchanged.
+// Adds the traits the catalog gives for `device.sycl_arch` (canonical name or
+// alias) to `device`; lists keep their entries and gain no duplicates, and
+// catalog sets are added in sorted order. Returns the catalog's NotFoundError
+// (naming the architecture and the nearest known names) for an unknown name;
+// `device` is then unchanged.
 absl::Status ApplyArchTraits(DeviceInfo& device);
+
+// For a GPU whose architecture the catalog does not know (a newer NVIDIA
+// compute capability, an unlisted Intel PCI id): clears `sycl_arch` and adds
+// kind {gpu, nohost}, `vendor` and, if not empty, `isa` ("sm_100").
+void ApplyUnknownGpuTraits(DeviceInfo& device, const std::string& vendor,
+                           const std::string& isa);
 
 }  // namespace ctxsel::agent
 

@@ -18,16 +18,27 @@ struct Case {
 TEST(ApplyArchTraitsTest, DerivesTraitsFromTheName) {
   const Case cases[] = {
       {"x86_64", {"cpu", "host"}, {"x86_64"}, {}, {}},
+      // sm_90a is the same devices' architecture-specific target.
       {"nvidia_gpu_sm_90",
        {"gpu", "nohost"},
-       {"nvptx", "nvptx64"},
-       {"sm_90"},
+       {"nvidia_gpu_sm_90", "nvidia_gpu_sm_90a", "nvptx", "nvptx64"},
+       {"sm_90", "sm_90a"},
        {"nvidia"}},
-      {"amd_gpu_gfx90a", {"gpu", "nohost"}, {"amdgcn"}, {"gfx90a"}, {"amd"}},
+      {"amd_gpu_gfx90a",
+       {"gpu", "nohost"},
+       {"amd_gpu_gfx90a", "amdgcn"},
+       {"gfx90a"},
+       {"amd"}},
       {"intel_gpu_pvc",
        {"gpu", "nohost"},
-       {"spir64", "intel_gpu"},
+       {"intel_gpu", "intel_gpu_pvc", "spir64"},
        {"pvc"},
+       {"intel"}},
+      // An alias gives the canonical architecture's traits and both names.
+      {"intel_gpu_12_0_0",
+       {"gpu", "nohost"},
+       {"intel_gpu", "intel_gpu_12_0_0", "intel_gpu_tgllp", "spir64"},
+       {"tgllp"},
        {"intel"}},
   };
   for (const Case& c : cases) {
@@ -53,6 +64,17 @@ TEST(ApplyArchTraitsTest, KeepsExistingTraitsAndAddsNoDuplicates) {
   EXPECT_EQ(d.kind, (Names{"gpu", "nohost"}));
 }
 
+TEST(ApplyUnknownGpuTraitsTest, DescribesAnUnnamedGpu) {
+  DeviceInfo d;
+  d.sycl_arch = "nvidia_gpu_sm_100";
+  ApplyUnknownGpuTraits(d, "nvidia", "sm_100");
+  EXPECT_EQ(d.sycl_arch, "");
+  EXPECT_EQ(d.kind, (Names{"gpu", "nohost"}));
+  EXPECT_EQ(d.vendor, (Names{"nvidia"}));
+  EXPECT_EQ(d.isa, (Names{"sm_100"}));
+  EXPECT_TRUE(d.arch.empty());
+}
+
 TEST(ApplyArchTraitsTest, RejectsUnknownNamesWithoutChangingTheDevice) {
   for (const std::string name :
        {"", "nvidia_gpu_", "nvidia_gpu_sm_9000x", "amd_gpu_gfx", "intel_gpu_",
@@ -61,7 +83,9 @@ TEST(ApplyArchTraitsTest, RejectsUnknownNamesWithoutChangingTheDevice) {
     d.sycl_arch = name;
     absl::Status s = ApplyArchTraits(d);
     EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << name;
-    EXPECT_NE(s.message().find("sycl_arch"), absl::string_view::npos);
+    EXPECT_NE(s.message().find("sycl_architecture: unknown SYCL architecture"),
+              absl::string_view::npos)
+        << s.message();
     EXPECT_TRUE(d.kind.empty()) << name;
   }
 }

@@ -88,7 +88,7 @@ DeviceInfo DescribeCpu(const CpuInfo& cpu, const CpuTopology& topology) {
   if (cpu.level == 0) return d;  // not an x86-64 processor
   d.backend = "cpu";
   d.sycl_arch = "x86_64";
-  (void)ApplyArchTraits(d);
+  (void)ApplyArchTraits(d);  // x86_64 is always in the catalog
   d.vendor = {cpu.vendor};
   d.name = cpu.brand.empty() ? cpu.vendor_id : cpu.brand;
   d.isa = cpu.isas;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/arch_traits.h"
 
@@ -10,45 +11,46 @@ namespace ctxsel::agent {
 namespace {
 
 using nlohmann::json;
-using StringList = std::vector<std::string>;
+using Reader = std::function<absl::Status(const json&, DeviceInfo&)>;
 
-absl::Status FieldError(const std::string& where, const std::string& key,
-                        const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(where, ".", key, ": ", what));
+absl::Status Invalid(const std::string& what) {
+  return absl::InvalidArgumentError(what);
 }
 
 absl::Status ReadString(const json& v, std::string& out) {
-  if (!v.is_string()) return absl::InvalidArgumentError("expected a string");
+  if (!v.is_string()) return Invalid("expected a string");
   out = v.get<std::string>();
   return absl::OkStatus();
 }
 
-absl::Status ReadList(const json& v, StringList& out) {
-  if (!v.is_array()) {
-    return absl::InvalidArgumentError("expected an array of strings");
-  }
+absl::Status ReadList(const json& v, std::vector<std::string>& out) {
+  if (!v.is_array()) return Invalid("expected an array of strings");
   for (const json& item : v) {
     if (!item.is_string() || item.get<std::string>().empty()) {
-      return absl::InvalidArgumentError(
-          "expected an array of non-empty strings");
+      return Invalid("expected an array of non-empty strings");
     }
     out.push_back(item.get<std::string>());
   }
   return absl::OkStatus();
 }
 
+// A non-negative integer, as a number or (proto3 JSON for 64-bit) a string.
 template <typename Int>
 absl::Status ReadCount(const json& v, Int& out) {
-  if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-    return absl::InvalidArgumentError("expected a non-negative integer");
+  int64_t value = -1;
+  if (v.is_number_integer()) {
+    value = v.get<int64_t>();
+  } else if (v.is_string() && !absl::SimpleAtoi(v.get<std::string>(), &value)) {
+    value = -1;
   }
-  out = static_cast<Int>(v.get<int64_t>());
+  if (value < 0) return Invalid("expected a non-negative integer");
+  out = static_cast<Int>(value);
   return absl::OkStatus();
 }
 
 absl::Status ReadFraction(const json& v, double& out) {
   if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) {
-    return absl::InvalidArgumentError("expected a number in [0, 1]");
+    return Invalid("expected a number in [0, 1]");
   }
   out = v.get<double>();
   return absl::OkStatus();
@@ -56,38 +58,34 @@ absl::Status ReadFraction(const json& v, double& out) {
 
 absl::Status ReadAttributes(const json& v,
                             std::map<std::string, std::string>& out) {
-  if (!v.is_object()) {
-    return absl::InvalidArgumentError("expected an object of strings");
-  }
+  if (!v.is_object()) return Invalid("expected an object of strings");
   for (const auto& [key, value] : v.items()) {
-    if (!value.is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", key, "': expected a string"));
-    }
+    if (!value.is_string()) return Invalid(key + ": expected a string");
     out[key] = value.get<std::string>();
   }
   return absl::OkStatus();
 }
 
-using FieldReader = std::function<absl::Status(const json&, DeviceInfo&)>;
+// Reads the keys of `object` with `readers`; unknown keys are errors.
+absl::Status ReadObject(const json& object,
+                        const std::map<std::string, Reader>& readers,
+                        DeviceInfo& d) {
+  if (!object.is_object()) return Invalid("expected an object");
+  for (const auto& [key, value] : object.items()) {
+    auto reader = readers.find(key);
+    if (reader == readers.end()) return Invalid(key + ": unknown field");
+    absl::Status s = reader->second(value, d);
+    if (!s.ok()) {
+      // A nested object's error already starts with its own field name.
+      bool nested = value.is_object() && key != "attributes";
+      return Invalid(absl::StrCat(key, nested ? "." : ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
 
-// The device message's fields, by JSON key. `node` and `index` are accepted
-// for symmetry with --print --json but the agent sets them itself.
-const std::map<std::string, FieldReader>& Fields() {
-  static const auto* fields = new std::map<std::string, FieldReader>{
-      {"id", [](const json& v, DeviceInfo& d) { return ReadString(v, d.id); }},
-      {"node",
-       [](const json& v, DeviceInfo& d) { return ReadString(v, d.node); }},
-      {"index",
-       [](const json& v, DeviceInfo& d) {
-         if (!v.is_number_integer()) {
-           return absl::InvalidArgumentError("expected an integer");
-         }
-         d.index = v.get<int>();
-         return absl::OkStatus();
-       }},
-      {"sycl_architecture",
-       [](const json& v, DeviceInfo& d) { return ReadString(v, d.sycl_arch); }},
+const std::map<std::string, Reader>& TraitFields() {
+  static const auto* fields = new std::map<std::string, Reader>{
       {"kind",
        [](const json& v, DeviceInfo& d) { return ReadList(v, d.kind); }},
       {"arch",
@@ -97,81 +95,118 @@ const std::map<std::string, FieldReader>& Fields() {
        [](const json& v, DeviceInfo& d) { return ReadList(v, d.vendor); }},
       {"extension",
        [](const json& v, DeviceInfo& d) { return ReadList(v, d.extension); }},
+  };
+  return *fields;
+}
+
+const std::map<std::string, Reader>& AgentFields() {
+  static const auto* fields = new std::map<std::string, Reader>{
       {"name",
        [](const json& v, DeviceInfo& d) { return ReadString(v, d.name); }},
       {"backend",
        [](const json& v, DeviceInfo& d) { return ReadString(v, d.backend); }},
-      {"attributes",
-       [](const json& v, DeviceInfo& d) {
-         return ReadAttributes(v, d.attributes);
-       }},
-      {"memory_bytes",
-       [](const json& v, DeviceInfo& d) {
-         return ReadCount(v, d.memory_bytes);
-       }},
-      {"compute_units",
-       [](const json& v, DeviceInfo& d) {
-         return ReadCount(v, d.compute_units);
-       }},
       {"threads",
        [](const json& v, DeviceInfo& d) { return ReadCount(v, d.threads); }},
       {"numa_nodes",
        [](const json& v, DeviceInfo& d) { return ReadCount(v, d.numa_nodes); }},
-      {"utilisation",
+      {"attributes",
        [](const json& v, DeviceInfo& d) {
-         return ReadFraction(v, d.utilisation);
+         return ReadAttributes(v, d.attributes);
        }},
   };
+  return *fields;
+}
+
+// ctxsel.v1.Device's fields, under their proto and proto3-JSON names.
+const std::map<std::string, Reader>& DeviceFields() {
+  static const auto* fields = [] {
+    auto* f = new std::map<std::string, Reader>{
+        {"id",
+         [](const json& v, DeviceInfo& d) { return ReadString(v, d.id); }},
+        {"node",
+         [](const json& v, DeviceInfo& d) { return ReadString(v, d.node); }},
+        {"index",
+         [](const json& v, DeviceInfo& d) {
+           if (!v.is_number_integer()) return Invalid("expected an integer");
+           d.index = v.get<int>();
+           return absl::OkStatus();
+         }},
+        {"traits",
+         [](const json& v, DeviceInfo& d) {
+           return ReadObject(v, TraitFields(), d);
+         }},
+        {"sycl_architecture",
+         [](const json& v, DeviceInfo& d) {
+           return ReadString(v, d.sycl_arch);
+         }},
+        {"memory_bytes",
+         [](const json& v, DeviceInfo& d) {
+           return ReadCount(v, d.memory_bytes);
+         }},
+        {"compute_units",
+         [](const json& v, DeviceInfo& d) {
+           return ReadCount(v, d.compute_units);
+         }},
+        {"utilisation",
+         [](const json& v, DeviceInfo& d) {
+           return ReadFraction(v, d.utilisation);
+         }},
+        {"device_class",
+         [](const json&, DeviceInfo&) { return absl::OkStatus(); }},
+        {"agent",
+         [](const json& v, DeviceInfo& d) {
+           return ReadObject(v, AgentFields(), d);
+         }},
+    };
+    (*f)["syclArchitecture"] = f->at("sycl_architecture");
+    (*f)["memoryBytes"] = f->at("memory_bytes");
+    (*f)["computeUnits"] = f->at("compute_units");
+    (*f)["deviceClass"] = f->at("device_class");
+    return f;
+  }();
   return *fields;
 }
 
 }  // namespace
 
 json DeviceToJson(const DeviceInfo& d) {
-  json j = {{"id", d.id},
-            {"node", d.node},
-            {"index", d.index},
-            {"sycl_architecture", d.sycl_arch},
-            {"kind", d.kind},
+  json agent = {{"name", d.name},
+                {"backend", d.backend},
+                {"threads", d.threads},
+                {"numa_nodes", d.numa_nodes},
+                {"attributes", json::object()}};
+  for (const auto& [key, value] : d.attributes)
+    agent["attributes"][key] = value;
+  return {{"id", d.id},
+          {"node", d.node},
+          {"index", d.index},
+          {"traits",
+           {{"kind", d.kind},
             {"arch", d.arch},
             {"isa", d.isa},
             {"vendor", d.vendor},
-            {"extension", d.extension},
-            {"name", d.name},
-            {"backend", d.backend},
-            {"memory_bytes", d.memory_bytes},
-            {"compute_units", d.compute_units},
-            {"threads", d.threads},
-            {"numa_nodes", d.numa_nodes},
-            {"utilisation", d.utilisation}};
-  j["attributes"] = json::object();
-  for (const auto& [key, value] : d.attributes) j["attributes"][key] = value;
-  return j;
+            {"extension", d.extension}}},
+          {"sycl_architecture", d.sycl_arch},
+          {"memory_bytes", d.memory_bytes},
+          {"compute_units", d.compute_units},
+          {"utilisation", d.utilisation},
+          {"agent", agent}};
 }
 
 absl::StatusOr<DeviceInfo> DeviceFromJson(const json& object,
                                           const std::string& where) {
-  if (!object.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": expected an object"));
-  }
   DeviceInfo d;
-  for (const auto& [key, value] : object.items()) {
-    auto field = Fields().find(key);
-    if (field == Fields().end()) return FieldError(where, key, "unknown field");
-    absl::Status s = field->second(value, d);
-    if (!s.ok()) return FieldError(where, key, std::string(s.message()));
+  if (absl::Status s = ReadObject(object, DeviceFields(), d); !s.ok()) {
+    std::string separator = object.is_object() ? "." : ": ";
+    return Invalid(absl::StrCat(where, separator, s.message()));
   }
   if (!d.sycl_arch.empty()) {
-    absl::Status s = ApplyArchTraits(d);
-    if (!s.ok()) {
-      return FieldError(
-          where, "sycl_architecture",
-          absl::StrCat("unknown SYCL architecture '", d.sycl_arch, "'"));
+    if (absl::Status s = ApplyArchTraits(d); !s.ok()) {
+      return Invalid(absl::StrCat(where, ".", s.message()));
     }
   } else if (d.kind.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": needs sycl_architecture or kind"));
+    return Invalid(
+        absl::StrCat(where, ": needs sycl_architecture or traits.kind"));
   }
   if (d.backend.empty()) d.backend = "file";
   return d;
@@ -182,24 +217,20 @@ absl::StatusOr<std::vector<DeviceInfo>> ParseDevices(const std::string& text) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat("devices file: ", e.what()));
+    return Invalid(absl::StrCat("devices file: ", e.what()));
   }
   const json* list = &doc;
-  std::string where = "";
+  std::string where;
   if (doc.is_object()) {
     for (const auto& [key, value] : doc.items()) {
-      if (key != "devices")
-        return FieldError("devices file", key, "unknown field");
+      if (key != "devices") return Invalid(key + ": unknown field");
     }
-    if (!doc.contains("devices")) {
-      return absl::InvalidArgumentError("devices file: missing 'devices'");
-    }
+    if (!doc.contains("devices")) return Invalid("missing 'devices'");
     list = &doc["devices"];
     where = "devices";
   }
   if (!list->is_array()) {
-    return absl::InvalidArgumentError(
-        "devices file: expected {\"devices\": [...]} or an array");
+    return Invalid("expected {\"devices\": [...]} or an array");
   }
   std::vector<DeviceInfo> devices;
   for (size_t i = 0; i < list->size(); ++i) {

@@ -2,18 +2,25 @@
 //
 // Used by `--devices_file` (declare extra or simulated devices, so a whole
 // fleet can be simulated on one machine) and by `ctxsel-agent --print --json`.
-// Field names are the proto field names of ctxsel.v1.Device:
+// Keys are the field names of ctxsel.v1.Device (snake_case; the lowerCamelCase
+// names of proto3 JSON are accepted too, and 64-bit integers may be strings as
+// protobuf's JSON printer writes them). Agent-local details that the API does
+// not carry (product name, backend, topology, PCI location) live under
+// "agent":
 //
 //   {"devices": [
-//     {"sycl_architecture": "nvidia_gpu_sm_90", "name": "H100",
-//      "memory_bytes": 85899345920, "compute_units": 132,
-//      "utilisation": 0.25},
-//     {"kind": ["gpu", "nohost"], "arch": ["my_accel"], "vendor": ["acme"]}
+//     {"sycl_architecture": "nvidia_gpu_sm_90", "memory_bytes": 85899345920,
+//      "compute_units": 132, "utilisation": 0.25,
+//      "agent": {"name": "NVIDIA H100", "attributes": {"uuid": "GPU-1"}}},
+//     {"traits": {"kind": ["gpu", "nohost"], "arch": ["my_accel"],
+//                 "vendor": ["acme"]}}
 //   ]}
 //
-// A device needs `sycl_architecture` (its kind/arch/isa/vendor traits are then
-// derived from it, and may be extended by the lists given) or `kind`.
-// Unknown keys are errors, so a typo does not silently drop a property.
+// A device needs `sycl_architecture` (its traits then come from the SYCL
+// catalog, extended by any `traits` given) or `traits.kind`. Unknown keys are
+// errors, so a typo does not silently drop a property. `id`, `node` and
+// `index` may be given but the agent assigns node and index itself; the
+// output-only `device_class` is accepted and ignored.
 #ifndef CTXSEL_AGENT_DEVICE_JSON_H_
 #define CTXSEL_AGENT_DEVICE_JSON_H_
 

@@ -1,5 +1,6 @@
 #include "agent/device_json.h"
 
+#include "agent/arch_traits.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::agent {
@@ -8,15 +9,18 @@ namespace {
 TEST(ParseDevicesTest, DerivesTraitsFromSyclArchitecture) {
   absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(R"({
     "devices": [
-      {"sycl_architecture": "nvidia_gpu_sm_80", "name": "A100",
+      {"sycl_architecture": "nvidia_gpu_sm_80",
        "memory_bytes": 85899345920, "compute_units": 108,
-       "utilisation": 0.5, "attributes": {"uuid": "GPU-1"}},
-      {"kind": ["fpga", "nohost"], "arch": ["agilex"], "vendor": ["intel"]}
+       "utilisation": 0.5,
+       "agent": {"name": "A100", "attributes": {"uuid": "GPU-1"}}},
+      {"traits": {"kind": ["fpga", "nohost"], "arch": ["agilex"],
+                  "vendor": ["intel"]}}
     ]})");
   ASSERT_TRUE(devices.ok()) << devices.status();
   ASSERT_EQ(devices->size(), 2u);
   const DeviceInfo& a100 = (*devices)[0];
   EXPECT_EQ(a100.isa, std::vector<std::string>{"sm_80"});
+  EXPECT_EQ(a100.name, "A100");
   EXPECT_EQ(a100.vendor, std::vector<std::string>{"nvidia"});
   EXPECT_EQ(a100.memory_bytes, 85899345920);
   EXPECT_EQ(a100.compute_units, 108);
@@ -24,6 +28,16 @@ TEST(ParseDevicesTest, DerivesTraitsFromSyclArchitecture) {
   EXPECT_EQ(a100.attributes.at("uuid"), "GPU-1");
   EXPECT_EQ(a100.backend, "file");
   EXPECT_EQ((*devices)[1].arch, std::vector<std::string>{"agilex"});
+}
+
+TEST(ParseDevicesTest, AcceptsProto3JsonSpellings) {
+  auto devices = ParseDevices(R"([{"syclArchitecture": "amd_gpu_gfx90a",
+                                   "memoryBytes": "68702699520",
+                                   "computeUnits": 110,
+                                   "deviceClass": "ignored"}])");
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  EXPECT_EQ((*devices)[0].memory_bytes, 68702699520);
+  EXPECT_EQ((*devices)[0].compute_units, 110);
 }
 
 TEST(ParseDevicesTest, AcceptsABareArray) {
@@ -36,10 +50,8 @@ TEST(ParseDevicesTest, RoundTripsThroughJson) {
   DeviceInfo d;
   d.id = "n1/gpu0";
   d.sycl_arch = "amd_gpu_gfx90a";
-  d.kind = {"gpu", "nohost"};
-  d.arch = {"amdgcn"};
-  d.isa = {"gfx90a"};
-  d.vendor = {"amd"};
+  ASSERT_TRUE(ApplyArchTraits(d).ok());
+  d.isa.push_back("mfma");
   d.extension = {"rocm"};
   d.backend = "kfd";
   d.memory_bytes = 1 << 30;
@@ -59,20 +71,26 @@ TEST(ParseDevicesTest, ErrorsNameTheField) {
       {R"({"devices": [{"sycl_architecture": "nvidia_gpu_sm_90",
                         "memory_bytes": -1}]})",
        "devices[0].memory_bytes: expected a non-negative integer"},
-      {R"({"devices": [{"kind": ["gpu"]}, {"knid": ["gpu"]}]})",
+      {R"({"devices": [{"traits": {"kind": ["gpu"]}}, {"knid": ["gpu"]}]})",
        "devices[1].knid: unknown field"},
-      {R"({"devices": [{"sycl_architecture": "nvidia_gpu_sm_9000x"}]})",
-       "devices[0].sycl_architecture: unknown SYCL architecture"},
-      {R"({"devices": [{"name": "mystery"}]})",
-       "devices[0]: needs sycl_architecture or kind"},
-      {R"({"devices": [{"kind": "gpu"}]})",
-       "devices[0].kind: expected an array of strings"},
-      {R"({"devices": [{"kind": ["gpu"], "utilisation": 3}]})",
+      {R"({"devices": [{"traits": {"kind": ["gpu"], "isas": []}}]})",
+       "devices[0].traits.isas: unknown field"},
+      {R"({"devices": [{"sycl_architecture": "nvidia_gpu_sm_91"}]})",
+       "devices[0].sycl_architecture: unknown SYCL architecture "
+       "'nvidia_gpu_sm_91'"},
+      {R"({"devices": [{"agent": {"name": "mystery"}}]})",
+       "devices[0]: needs sycl_architecture or traits.kind"},
+      {R"({"devices": [{"traits": {"kind": "gpu"}}]})",
+       "devices[0].traits.kind: expected an array of strings"},
+      {R"({"devices": [{"traits": {"kind": ["gpu"]}, "utilisation": 3}]})",
        "devices[0].utilisation: expected a number in [0, 1]"},
-      {R"({"devices": [{"kind": ["gpu"], "attributes": {"a": 1}}]})",
-       "devices[0].attributes: 'a': expected a string"},
+      {R"({"devices": [{"traits": {"kind": ["gpu"]},
+                        "agent": {"attributes": {"a": 1}}}]})",
+       "devices[0].agent.attributes: a: expected a string"},
+      {R"({"devices": [{"memory_bytes": "lots"}]})",
+       "devices[0].memory_bytes: expected a non-negative integer"},
       {R"({"devices": [7]})", "devices[0]: expected an object"},
-      {R"({"device": []})", "devices file.device: unknown field"},
+      {R"({"device": []})", "device: unknown field"},
       {R"({})", "missing 'devices'"},
       {R"("x")", "expected {\"devices\": [...]} or an array"},
       {R"({"devices": [)", "parse error"},

@@ -65,12 +65,7 @@ class DrmBackend : public DiscoveryBackend {
     d.backend = name();
     IntelGpuId id = LookupIntelGpu(pci_id);
     d.sycl_arch = id.sycl_arch;
-    if (d.sycl_arch.empty()) {
-      d.kind = {"gpu", "nohost"};  // an Intel GPU we cannot name yet
-      d.vendor = {"intel"};
-    } else {
-      (void)ApplyArchTraits(d);  // every name in the table is known
-    }
+    if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "intel", "");
     d.name = id.product.empty() ? absl::StrFormat("Intel GPU 0x%04x", pci_id)
                                 : "Intel " + id.product;
     d.attributes["pci_device_id"] = absl::StrFormat("0x%04x", pci_id);
@@ -93,6 +88,12 @@ IntelGpuId LookupIntelGpu(uint32_t pci_id) {
     if (row.pci_id == pci_id) return {row.sycl_arch, row.product};
   }
   return {};
+}
+
+std::vector<uint32_t> KnownIntelGpuPciIds() {
+  std::vector<uint32_t> ids;
+  for (const IdRow& row : kIntelGpus) ids.push_back(row.pci_id);
+  return ids;
 }
 
 std::unique_ptr<DiscoveryBackend> MakeDrmBackend(Sysfs sysfs) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/backend.h"
 #include "agent/sysfs.h"
@@ -28,6 +29,9 @@ struct IntelGpuId {
   std::string product;
 };
 IntelGpuId LookupIntelGpu(uint32_t pci_id);
+
+// Every PCI device id in intel_gpu_ids.def, in table order.
+std::vector<uint32_t> KnownIntelGpuPciIds();
 
 }  // namespace ctxsel::agent
 

@@ -1,5 +1,8 @@
 #include "agent/drm_backend.h"
 
+#include <set>
+
+#include "agent/arch_traits.h"
 #include "agent/testdata/testdata_path.h"
 #include "gtest/gtest.h"
 
@@ -14,6 +17,16 @@ TEST(LookupIntelGpuTest, KnownAndUnknownIds) {
   EXPECT_EQ(LookupIntelGpu(0x9A49).sycl_arch, "intel_gpu_tgllp");
   EXPECT_EQ(LookupIntelGpu(0x4905).sycl_arch, "intel_gpu_dg1");
   EXPECT_EQ(LookupIntelGpu(0x9999).sycl_arch, "");
+}
+
+TEST(LookupIntelGpuTest, EveryTableRowIsACatalogArchitecture) {
+  std::set<uint32_t> seen;
+  for (uint32_t id : KnownIntelGpuPciIds()) {
+    EXPECT_TRUE(seen.insert(id).second) << "duplicate PCI id " << id;
+    DeviceInfo d;
+    d.sycl_arch = LookupIntelGpu(id).sycl_arch;
+    EXPECT_TRUE(ApplyArchTraits(d).ok()) << d.sycl_arch;
+  }
 }
 
 TEST(DrmBackendTest, FindsTheFixtureIntelGpus) {

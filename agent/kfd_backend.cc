@@ -48,7 +48,7 @@ class KfdBackend : public DiscoveryBackend {
     DeviceInfo d;
     d.backend = name();
     d.sycl_arch = "amd_gpu_" + gfx;
-    (void)ApplyArchTraits(d);  // every amd_gpu_* name is known
+    if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "amd", gfx);
     d.name = sysfs_.Read(dir + "/name").value_or(gfx);
     int64_t simd_per_cu = Get(props, "simd_per_cu");
     if (simd_per_cu > 0)

@@ -30,7 +30,7 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   const DeviceInfo& mi250 = (*gpus)[0];
   EXPECT_EQ(mi250.sycl_arch, "amd_gpu_gfx90a");
   EXPECT_EQ(mi250.kind, (Names{"gpu", "nohost"}));
-  EXPECT_EQ(mi250.arch, (Names{"amdgcn"}));
+  EXPECT_EQ(mi250.arch, (Names{"amd_gpu_gfx90a", "amdgcn"}));
   EXPECT_EQ(mi250.isa, (Names{"gfx90a"}));
   EXPECT_EQ(mi250.vendor, (Names{"amd"}));
   EXPECT_EQ(mi250.compute_units, 110);

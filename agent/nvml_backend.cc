@@ -123,14 +123,15 @@ class NvmlBackend : public DiscoveryBackend {
         rc != NVML_SUCCESS) {
       return Error("nvmlDeviceGetCudaComputeCapability", rc);
     }
-    d.sycl_arch = absl::StrCat("nvidia_gpu_sm_", major, minor);
-    (void)ApplyArchTraits(d);
+    std::string sm = absl::StrCat("sm_", major, minor);
+    d.sycl_arch = "nvidia_gpu_" + sm;
+    if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "nvidia", sm);
+    d.attributes["compute_capability"] = absl::StrCat(major, ".", minor);
     char text[96] = {};
     if (api_.name(device, text, sizeof(text)) == NVML_SUCCESS) d.name = text;
     if (api_.uuid(device, text, sizeof(text)) == NVML_SUCCESS) {
       d.attributes["uuid"] = text;
     }
-    d.attributes["compute_capability"] = absl::StrCat(major, ".", minor);
     nvmlMemory_t memory{};
     if (api_.memory(device, &memory) == NVML_SUCCESS) {
       d.memory_bytes = static_cast<int64_t>(memory.total);

@@ -22,12 +22,13 @@ TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
   auto nvml = MakeNvmlBackend(TestdataPath("libfake_nvml.so"));
   absl::StatusOr<std::vector<DeviceInfo>> gpus = nvml->Discover();
   ASSERT_TRUE(gpus.ok()) << gpus.status();
-  ASSERT_EQ(gpus->size(), 2u);
+  ASSERT_EQ(gpus->size(), 3u);
   const DeviceInfo& h100 = (*gpus)[0];
   EXPECT_EQ(h100.sycl_arch, "nvidia_gpu_sm_90");
   EXPECT_EQ(h100.kind, (Names{"gpu", "nohost"}));
-  EXPECT_EQ(h100.arch, (Names{"nvptx", "nvptx64"}));
-  EXPECT_EQ(h100.isa, (Names{"sm_90"}));
+  EXPECT_EQ(h100.arch, (Names{"nvidia_gpu_sm_90", "nvidia_gpu_sm_90a", "nvptx",
+                              "nvptx64"}));
+  EXPECT_EQ(h100.isa, (Names{"sm_90", "sm_90a"}));
   EXPECT_EQ(h100.vendor, (Names{"nvidia"}));
   EXPECT_EQ(h100.name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(h100.memory_bytes, 85520809984);
@@ -35,6 +36,12 @@ TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
   EXPECT_EQ(h100.attributes.at("uuid"), "GPU-0000");
   EXPECT_EQ(h100.compute_units, 0);  // the fake has no nvmlDeviceGetAttributes
   EXPECT_EQ((*gpus)[1].sycl_arch, "nvidia_gpu_sm_80");
+  // Compute capability 10.0 is not in the SYCL catalog: still a GPU.
+  const DeviceInfo& b200 = (*gpus)[2];
+  EXPECT_EQ(b200.sycl_arch, "");
+  EXPECT_EQ(b200.kind, (Names{"gpu", "nohost"}));
+  EXPECT_EQ(b200.isa, (Names{"sm_100"}));
+  EXPECT_EQ(b200.vendor, (Names{"nvidia"}));
 }
 
 TEST(NvmlBackendTest, SeesAGpuDisappear) {

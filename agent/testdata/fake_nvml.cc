@@ -1,7 +1,8 @@
-// A stand-in for NVIDIA's libnvidia-ml.so.1 with two GPUs, so that the NVML
-// backend's dlopen/dlsym path runs in tests on machines without a GPU. The
-// environment variable FAKE_NVML_GPUS sets how many GPUs it reports (default
-// 2), so a test can make one disappear.
+// A stand-in for NVIDIA's libnvidia-ml.so.1 with three GPUs (compute
+// capability 9.0, 8.0 and 10.0), so that the NVML backend's dlopen/dlsym path
+// runs in tests on machines without a GPU. The environment variable
+// FAKE_NVML_GPUS sets how many it reports (default 3), so a test can make one
+// disappear.
 #include <cstdlib>
 #include <cstring>
 
@@ -17,7 +18,7 @@ struct nvmlUtilization_t {
   unsigned int gpu, memory;
 };
 
-static nvmlDevice_st devices[2] = {{0}, {1}};
+static nvmlDevice_st devices[3] = {{0}, {1}, {2}};
 static int initialised = 0;
 
 int nvmlInit_v2() {
@@ -35,28 +36,29 @@ const char* nvmlErrorString(int rc) {
 int nvmlDeviceGetCount_v2(unsigned int* count) {
   if (initialised <= 0) return 1;  // NVML_ERROR_UNINITIALIZED
   const char* env = std::getenv("FAKE_NVML_GPUS");
-  *count = env != nullptr ? std::atoi(env) : 2;
-  if (*count > 2) *count = 2;
+  *count = env != nullptr ? std::atoi(env) : 3;
+  if (*count > 3) *count = 3;
   return 0;
 }
 int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_st** device) {
-  if (i >= 2) return 2;  // NVML_ERROR_INVALID_ARGUMENT
+  if (i >= 3) return 2;  // NVML_ERROR_INVALID_ARGUMENT
   *device = &devices[i];
   return 0;
 }
 int nvmlDeviceGetName(nvmlDevice_st* d, char* name, unsigned int length) {
-  std::strncpy(
-      name, d->index == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB",
-      length);
+  static const char* names[3] = {"NVIDIA H100 80GB HBM3",
+                                 "NVIDIA A100-SXM4-40GB", "NVIDIA B200"};
+  std::strncpy(name, names[d->index], length);
   return 0;
 }
 int nvmlDeviceGetUUID(nvmlDevice_st* d, char* uuid, unsigned int length) {
-  std::strncpy(uuid, d->index == 0 ? "GPU-0000" : "GPU-1111", length);
+  static const char* uuids[3] = {"GPU-0000", "GPU-1111", "GPU-2222"};
+  std::strncpy(uuid, uuids[d->index], length);
   return 0;
 }
 int nvmlDeviceGetCudaComputeCapability(nvmlDevice_st* d, int* major,
                                        int* minor) {
-  *major = d->index == 0 ? 9 : 8;
+  *major = d->index == 0 ? 9 : d->index == 1 ? 8 : 10;
   *minor = 0;
   return 0;
 }
