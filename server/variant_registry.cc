@@ -7,11 +7,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/names.h"
 
 namespace ctxsel::server {
 namespace {
-
-constexpr size_t kMaxNameBytes = 256;
 
 VariantRecord ToRecord(const Variant& variant) {
   return {variant.kernel, variant.name,     variant.selector_text,
@@ -41,25 +40,6 @@ absl::StatusOr<std::pair<std::string, int64_t>> DecodeToken(
 }
 
 }  // namespace
-
-absl::Status ValidateName(const std::string& name, const std::string& field) {
-  if (name.empty()) return absl::InvalidArgumentError(field + ": empty");
-  if (name.size() > kMaxNameBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": longer than ", kMaxNameBytes, " bytes"));
-  }
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": control character in '", absl::CHexEscape(name), "'"));
-    }
-  }
-  if (name.front() == ' ' || name.back() == ' ') {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": leading or trailing space in '", name, "'"));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<std::unique_ptr<VariantRegistry>> VariantRegistry::Open(
     Store* store, VariantObserver* observer, RegistryLimits limits) {

@@ -118,10 +118,6 @@ class VariantRegistry {
   std::map<std::string, std::vector<Variant>> kernels_ ABSL_GUARDED_BY(mu_);
 };
 
-// Checks a kernel or variant name: non-empty, at most 256 bytes, printable,
-// no surrounding spaces. `field` names it in the error.
-absl::Status ValidateName(const std::string& name, const std::string& field);
-
 }  // namespace ctxsel::server
 
 #endif  // CTXSEL_SERVER_VARIANT_REGISTRY_H_

@@ -1,0 +1,233 @@
+#include "server/inventory.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/device_match.h"
+
+namespace ctxsel::server {
+namespace {
+
+int ClampPageSize(int requested, const InventoryOptions& options) {
+  if (requested <= 0) return options.default_page_size;
+  return std::min(requested, options.max_page_size);
+}
+
+absl::StatusOr<std::string> DecodeToken(const std::string& token) {
+  std::string raw;
+  if (!absl::WebSafeBase64Unescape(token, &raw)) {
+    return absl::InvalidArgumentError(
+        "page_token: not a token from a previous answer");
+  }
+  return raw;
+}
+
+// Device positions encode as "<node>\0<index>".
+absl::StatusOr<std::pair<std::string, int>> DecodeDeviceToken(
+    const std::string& token) {
+  absl::StatusOr<std::string> raw = DecodeToken(token);
+  if (!raw.ok()) return raw.status();
+  const size_t split = raw->rfind('\0');
+  int index = 0;
+  if (split == std::string::npos ||
+      !absl::SimpleAtoi(raw->substr(split + 1), &index)) {
+    return absl::InvalidArgumentError(
+        "page_token: not a token from a previous answer");
+  }
+  return std::make_pair(raw->substr(0, split), index);
+}
+
+}  // namespace
+
+Inventory::Inventory(InventoryOptions options, InventoryObserver* observer)
+    : options_(std::move(options)), observer_(observer) {}
+
+absl::Status Inventory::Report(NodeState node) {
+  if (absl::Status s = NormalizeReport(node); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < node.devices.size(); ++i) {
+    const auto owner = device_nodes_.find(node.devices[i].id);
+    if (owner != device_nodes_.end() && owner->second != node.id) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("node.devices[", i, "].id: '", node.devices[i].id,
+                       "' belongs to node '", owner->second, "'"));
+    }
+  }
+  if (observer_ != nullptr) {
+    if (absl::Status s = observer_->NodeDevicesChanged(node.id, node.devices);
+        !s.ok()) {
+      return s;
+    }
+  }
+  const absl::Time now = options_.now();
+  node.reported = node.last_heartbeat = now;
+  auto [it, added] = nodes_.try_emplace(node.id);
+  const bool changed = added || !SameDevices(it->second.devices, node.devices);
+  if (!added) {
+    for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
+  }
+  for (const Device& d : node.devices) device_nodes_[d.id] = node.id;
+  it->second = std::move(node);
+  if (changed) {
+    RecordEvent(
+        added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
+        it->second, "reported");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
+    const std::string& node,
+    const std::vector<std::pair<std::string, double>>& utilisation) {
+  for (size_t i = 0; i < utilisation.size(); ++i) {
+    const double u = utilisation[i].second;
+    if (!std::isfinite(u) || u < 0 || u > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("utilisation[", i, "] (", utilisation[i].first, "): ", u,
+                       " is not in [0, 1]"));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
+  for (const auto& [device_id, u] : utilisation) {
+    const auto owner = device_nodes_.find(device_id);
+    if (owner == device_nodes_.end() || owner->second != node) {
+      return BeatAnswer::kUnknownDevice;
+    }
+  }
+  it->second.last_heartbeat = options_.now();
+  for (const auto& [device_id, u] : utilisation) {
+    for (Device& d : it->second.devices) {
+      if (d.id == device_id) d.properties.utilisation = u;
+    }
+    if (observer_ != nullptr) observer_->UtilisationChanged(device_id, u);
+  }
+  return BeatAnswer::kRecorded;
+}
+
+absl::Status Inventory::Deregister(const std::string& node) {
+  absl::MutexLock lock(&mu_);
+  if (nodes_.find(node) == nodes_.end()) {
+    return absl::NotFoundError(absl::StrCat("node: '", node, "' is not known"));
+  }
+  RemoveLocked(node, "deregistered");
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Inventory::ExpireStale() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  std::vector<std::string> expired;
+  for (const auto& [id, node] : nodes_) {
+    if (now - node.last_heartbeat > options_.ttl) expired.push_back(id);
+  }
+  for (const std::string& id : expired) {
+    RemoveLocked(id, absl::StrCat("expired (no heartbeat for ",
+                                  absl::FormatDuration(options_.ttl), ")"));
+  }
+  return expired;
+}
+
+void Inventory::RemoveLocked(const std::string& node, std::string reason) {
+  auto it = nodes_.find(node);
+  for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
+  if (observer_ != nullptr) observer_->NodeRemoved(node);
+  RecordEvent(InventoryEvent::Kind::kRemoved, it->second, std::move(reason));
+  nodes_.erase(it);
+}
+
+void Inventory::RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
+                            std::string reason) {
+  events_.push_back(
+      {kind, node, std::move(reason), ++sequence_, options_.now()});
+  while (events_.size() > options_.event_history) events_.pop_front();
+}
+
+absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
+    int page_size, const std::string& page_token) const {
+  std::string after;
+  if (!page_token.empty()) {
+    absl::StatusOr<std::string> decoded = DecodeToken(page_token);
+    if (!decoded.ok()) return decoded.status();
+    after = *std::move(decoded);
+  }
+  const size_t limit = ClampPageSize(page_size, options_);
+  absl::ReaderMutexLock lock(&mu_);
+  Page<NodeState> page;
+  auto it = page_token.empty() ? nodes_.begin() : nodes_.upper_bound(after);
+  for (; it != nodes_.end(); ++it) {
+    if (page.items.size() == limit) {
+      page.next_page_token = absl::WebSafeBase64Escape(page.items.back().id);
+      break;
+    }
+    page.items.push_back(it->second);
+  }
+  return page;
+}
+
+absl::StatusOr<Page<Device>> Inventory::ListDevices(
+    const std::string& match, const std::string& node, int page_size,
+    const std::string& page_token) const {
+  absl::StatusOr<DeviceMatcher> matcher = DeviceMatcher::Parse(match, "match");
+  if (!matcher.ok()) return matcher.status();
+  std::pair<std::string, int> after = {"", -2};
+  if (!page_token.empty()) {
+    absl::StatusOr<std::pair<std::string, int>> decoded =
+        DecodeDeviceToken(page_token);
+    if (!decoded.ok()) return decoded.status();
+    after = *std::move(decoded);
+  }
+  const size_t limit = ClampPageSize(page_size, options_);
+  absl::ReaderMutexLock lock(&mu_);
+  Page<Device> page;
+  auto it = node.empty() ? nodes_.lower_bound(after.first) : nodes_.find(node);
+  for (; it != nodes_.end() && (node.empty() || it->first == node); ++it) {
+    for (const Device& d : it->second.devices) {
+      if (std::make_pair(d.node, d.index) <= after) continue;
+      if (!matcher->Matches(d, it->second.devices)) continue;
+      if (page.items.size() == limit) {
+        const Device& last = page.items.back();
+        page.next_page_token = absl::WebSafeBase64Escape(
+            absl::StrCat(last.node, std::string(1, '\0'), last.index));
+        return page;
+      }
+      page.items.push_back(d);
+    }
+  }
+  return page;
+}
+
+std::vector<NodeState> Inventory::Nodes(int64_t* sequence) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<NodeState> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [id, node] : nodes_) nodes.push_back(node);
+  *sequence = sequence_;
+  return nodes;
+}
+
+absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
+    int64_t after, absl::Duration timeout) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto newer = [this, after]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return sequence_ > after;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&newer), timeout);
+  std::vector<InventoryEvent> events;
+  if (sequence_ <= after) return events;
+  if (events_.empty() || events_.front().sequence > after + 1) {
+    return absl::OutOfRangeError(
+        absl::StrCat("watch fell behind: events after ", after,
+                     " are no longer kept; watch again"));
+  }
+  for (const InventoryEvent& event : events_) {
+    if (event.sequence > after) events.push_back(event);
+  }
+  return events;
+}
+
+}  // namespace ctxsel::server

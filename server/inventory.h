@@ -1,0 +1,141 @@
+// inventory.h: the fleet as node agents report it — soft state.
+//
+// Agents send a full report when they connect (Report) and then heartbeats
+// with utilisation (Heartbeat). A node whose last beat is older than the TTL
+// is removed with its devices by ExpireStale(), which the server calls
+// periodically. Nothing is persisted: after a restart the inventory is empty
+// and a beat from a node it does not know answers kUnknownNode, which tells
+// the agent to report again.
+//
+// Every change is also told to an InventoryObserver (placement) and recorded
+// as an InventoryEvent for watchers.
+//
+//   Inventory inventory({.ttl = absl::Seconds(3)}, &placer_observer);
+//   NodeState node{.id = "n1", .devices = {...}};
+//   absl::Status s = inventory.Report(std::move(node));
+//   inventory.Heartbeat("n1", {{"n1/0", 0.4}});  // kRecorded
+//
+// Thread safety: every method may be called from any thread.
+#ifndef CTXSEL_SERVER_INVENTORY_H_
+#define CTXSEL_SERVER_INVENTORY_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/model.h"
+#include "server/node_report.h"
+
+namespace ctxsel::server {
+
+// Told about every change, in order, under the inventory's lock.
+class InventoryObserver {
+ public:
+  virtual ~InventoryObserver() = default;
+  // `devices` are now all of `node`'s. An error rejects the report (the
+  // inventory then keeps the node's previous state).
+  virtual absl::Status NodeDevicesChanged(
+      const std::string& node, const std::vector<Device>& devices) = 0;
+  virtual void NodeRemoved(const std::string& node) = 0;
+  virtual void UtilisationChanged(const std::string& device_id,
+                                  double utilisation) = 0;
+};
+
+struct InventoryEvent {
+  enum class Kind { kAdded, kChanged, kRemoved };
+  Kind kind = Kind::kAdded;
+  NodeState node;
+  std::string reason;    // "reported", "deregistered", "expired ..."
+  int64_t sequence = 0;  // 1, 2, ... since the inventory was created
+  absl::Time time;
+};
+
+struct InventoryOptions {
+  absl::Duration ttl = absl::Seconds(3);
+  // Events kept for watchers that are behind.
+  size_t event_history = 4096;
+  int default_page_size = 500;
+  int max_page_size = 5000;
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  std::string next_page_token;  // empty on the last page
+};
+
+class Inventory {
+ public:
+  Inventory(InventoryOptions options, InventoryObserver* observer);
+
+  // Takes a full report (NormalizeReport first). InvalidArgumentError for a
+  // bad report, AlreadyExistsError when a device id belongs to another node.
+  absl::Status Report(NodeState node);
+
+  enum class BeatAnswer { kRecorded, kUnknownNode, kUnknownDevice };
+  // Records a beat. InvalidArgumentError for utilisation outside [0, 1].
+  absl::StatusOr<BeatAnswer> Heartbeat(
+      const std::string& node,
+      const std::vector<std::pair<std::string, double>>& utilisation);
+
+  // Removes a node now. NotFoundError if unknown.
+  absl::Status Deregister(const std::string& node);
+
+  // Removes every node with no beat for the TTL; returns their ids.
+  std::vector<std::string> ExpireStale();
+
+  // Live nodes in id order, from `page_token` on.
+  absl::StatusOr<Page<NodeState>> ListNodes(
+      int page_size, const std::string& page_token) const;
+
+  // Live devices in (node, index) order that match `match` (a context
+  // selector, evaluated with the device as `device` and its node's devices
+  // as `target_device`s; empty: all) and are on `node` (empty: any).
+  // InvalidArgumentError "match: L:C: ..." for a bad selector.
+  absl::StatusOr<Page<Device>> ListDevices(const std::string& match,
+                                           const std::string& node,
+                                           int page_size,
+                                           const std::string& page_token) const;
+
+  // Every live node and the sequence of the latest event, atomically: a
+  // watcher sends these, then events after that sequence.
+  std::vector<NodeState> Nodes(int64_t* sequence) const;
+
+  // Events with sequence > `after`, waiting up to `timeout` for the first.
+  // OutOfRangeError when some of them were already dropped from history.
+  absl::StatusOr<std::vector<InventoryEvent>> EventsAfter(
+      int64_t after, absl::Duration timeout) const;
+
+  const InventoryOptions& options() const { return options_; }
+
+ private:
+  void RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
+                   std::string reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveLocked(const std::string& node, std::string reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const InventoryOptions options_;
+  InventoryObserver* const observer_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
+  // device id -> node id, for fleet-wide uniqueness and heartbeats.
+  absl::flat_hash_map<std::string, std::string> device_nodes_
+      ABSL_GUARDED_BY(mu_);
+  std::deque<InventoryEvent> events_ ABSL_GUARDED_BY(mu_);
+  int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_INVENTORY_H_

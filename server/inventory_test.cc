@@ -1,0 +1,232 @@
+#include "server/inventory.h"
+
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class RecordingObserver : public InventoryObserver {
+ public:
+  absl::Status NodeDevicesChanged(const std::string& node,
+                                  const std::vector<Device>& devices) override {
+    if (reject) return absl::InvalidArgumentError("rejected by observer");
+    nodes[node] = devices.size();
+    return absl::OkStatus();
+  }
+  void NodeRemoved(const std::string& node) override { nodes.erase(node); }
+  void UtilisationChanged(const std::string& device_id, double u) override {
+    utilisation[device_id] = u;
+  }
+  bool reject = false;
+  std::map<std::string, size_t> nodes;
+  std::map<std::string, double> utilisation;
+};
+
+Device Gpu(int index, const std::string& arch) {
+  Device d;
+  d.index = index;
+  d.traits.kind = {"gpu", "nohost"};
+  d.traits.arch = {arch};
+  d.properties.memory_bytes = 80ull << 30;
+  return d;
+}
+
+Device HostCpu() {
+  Device d;
+  d.index = -1;
+  d.traits.kind = {"cpu", "host"};
+  d.traits.arch = {"x86_64"};
+  return d;
+}
+
+NodeState Node(const std::string& id, std::vector<Device> devices) {
+  NodeState node;
+  node.id = id;
+  node.devices = std::move(devices);
+  return node;
+}
+
+class InventoryTest : public ::testing::Test {
+ protected:
+  InventoryTest()
+      : inventory_({.ttl = absl::Seconds(3),
+                    .event_history = 8,
+                    .now = [this] { return now_; }},
+                   &observer_) {}
+
+  std::vector<std::string> DeviceIds(const std::string& match,
+                                     const std::string& node = "") {
+    auto page = inventory_.ListDevices(match, node, 0, "");
+    EXPECT_TRUE(page.ok()) << page.status();
+    std::vector<std::string> ids;
+    if (page.ok()) {
+      for (const Device& d : page->items) ids.push_back(d.id);
+    }
+    return ids;
+  }
+
+  absl::Time now_ = absl::FromUnixSeconds(1000);
+  RecordingObserver observer_;
+  Inventory inventory_;
+};
+
+TEST_F(InventoryTest, ReportFillsIdsAndSortsByIndex) {
+  ASSERT_TRUE(
+      inventory_
+          .Report(Node("n1", {Gpu(1, "amdgcn"), HostCpu(), Gpu(0, "nvptx")}))
+          .ok());
+  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/host", "n1/0", "n1/1"));
+  EXPECT_EQ(observer_.nodes["n1"], 3u);
+}
+
+TEST_F(InventoryTest, ListDevicesMatchesSelector) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {HostCpu(), Gpu(0, "nvptx")})).ok());
+  ASSERT_TRUE(
+      inventory_.Report(Node("n2", {HostCpu(), Gpu(0, "amdgcn")})).ok());
+  EXPECT_THAT(DeviceIds("device={arch(nvptx)}"), ElementsAre("n1/0"));
+  EXPECT_THAT(DeviceIds("device={kind(gpu)}"), ElementsAre("n1/0", "n2/0"));
+  EXPECT_THAT(DeviceIds("device={kind(cpu)}", "n2"), ElementsAre("n2/host"));
+  // A device whose node's device 0 is an AMD GPU.
+  EXPECT_THAT(DeviceIds("target_device={device_num(0), arch(amdgcn)}"),
+              ElementsAre("n2/host", "n2/0"));
+  auto bad = inventory_.ListDevices("device={arch(}", "", 0, "");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("match: 1:"));
+}
+
+TEST_F(InventoryTest, BadReportsAreRejected) {
+  Device twice = Gpu(0, "nvptx");
+  EXPECT_THAT(inventory_.Report(Node("n1", {twice, twice})).message(),
+              HasSubstr("node.devices[1].id: 'n1/0' is used twice"));
+  Device busy = Gpu(0, "nvptx");
+  busy.properties.utilisation = 1.5;
+  EXPECT_THAT(inventory_.Report(Node("n1", {busy})).message(),
+              HasSubstr("node.devices[0].utilisation"));
+  Device other = Gpu(0, "nvptx");
+  other.node = "n9";
+  EXPECT_THAT(inventory_.Report(Node("n1", {other})).message(),
+              HasSubstr("node.devices[0].node"));
+  EXPECT_THAT(inventory_.Report(Node("", {})).message(),
+              HasSubstr("node.id: empty"));
+  Device sycl = Gpu(0, "nvptx");
+  sycl.sycl_architecture = "nvidia_gpu_sm_91";
+  EXPECT_THAT(inventory_.Report(Node("n1", {sycl})).message(),
+              HasSubstr("node.devices[0].sycl_architecture"));
+  // A device id that another node holds.
+  Device a = Gpu(0, "nvptx");
+  a.id = "shared";
+  ASSERT_TRUE(inventory_.Report(Node("n1", {a})).ok());
+  EXPECT_EQ(inventory_.Report(Node("n2", {a})).code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(InventoryTest, SyclArchitectureAddsCatalogNames) {
+  Device d = Gpu(0, "nvptx");
+  d.sycl_architecture = "nvidia_gpu_sm_90";
+  ASSERT_TRUE(inventory_.Report(Node("n1", {d})).ok());
+  EXPECT_THAT(DeviceIds("device={arch(nvidia_gpu_sm_90)}"),
+              ElementsAre("n1/0"));
+}
+
+TEST_F(InventoryTest, ObserverCanRejectReport) {
+  observer_.reject = true;
+  EXPECT_FALSE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  EXPECT_THAT(DeviceIds(""), IsEmpty());
+}
+
+TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  ASSERT_TRUE(inventory_.Report(Node("n2", {Gpu(0, "nvptx")})).ok());
+  now_ += absl::Seconds(2);
+  auto beat = inventory_.Heartbeat("n1", {{"n1/0", 0.75}});
+  ASSERT_TRUE(beat.ok());
+  EXPECT_EQ(*beat, Inventory::BeatAnswer::kRecorded);
+  EXPECT_EQ(observer_.utilisation["n1/0"], 0.75);
+  now_ += absl::Seconds(2);
+  EXPECT_THAT(inventory_.ExpireStale(), ElementsAre("n2"));
+  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/0"));
+  EXPECT_EQ(observer_.nodes.count("n2"), 0u);
+  auto page = inventory_.ListDevices("", "", 0, "");
+  EXPECT_EQ(page->items[0].properties.utilisation, 0.75);
+}
+
+TEST_F(InventoryTest, UnknownNodeOrDeviceAsksForReport) {
+  EXPECT_EQ(*inventory_.Heartbeat("ghost", {}),
+            Inventory::BeatAnswer::kUnknownNode);
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/7", 0.1}}),
+            Inventory::BeatAnswer::kUnknownDevice);
+  EXPECT_EQ(inventory_.Heartbeat("n1", {{"n1/0", -0.1}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(InventoryTest, EventsTellAddedChangedRemoved) {
+  int64_t sequence = -1;
+  EXPECT_THAT(inventory_.Nodes(&sequence), IsEmpty());
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  // The same report again changes nothing.
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "amdgcn")})).ok());
+  ASSERT_TRUE(inventory_.Deregister("n1").ok());
+  EXPECT_EQ(inventory_.Deregister("n1").code(), absl::StatusCode::kNotFound);
+  auto events = inventory_.EventsAfter(sequence, absl::ZeroDuration());
+  ASSERT_TRUE(events.ok());
+  std::vector<InventoryEvent::Kind> kinds;
+  for (const InventoryEvent& e : *events) kinds.push_back(e.kind);
+  EXPECT_THAT(kinds, ElementsAre(InventoryEvent::Kind::kAdded,
+                                 InventoryEvent::Kind::kChanged,
+                                 InventoryEvent::Kind::kRemoved));
+  EXPECT_EQ(events->back().reason, "deregistered");
+  EXPECT_EQ(events->back().node.devices.size(), 1u);
+  EXPECT_THAT(
+      *inventory_.EventsAfter(events->back().sequence, absl::Milliseconds(1)),
+      IsEmpty());
+}
+
+TEST_F(InventoryTest, SlowWatcherIsToldToWatchAgain) {
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(
+        inventory_.Report(Node("n" + std::to_string(i), {Gpu(0, "nvptx")}))
+            .ok());
+  }
+  EXPECT_EQ(inventory_.EventsAfter(0, absl::ZeroDuration()).status().code(),
+            absl::StatusCode::kOutOfRange);
+  auto recent = inventory_.EventsAfter(6, absl::ZeroDuration());
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  EXPECT_EQ(recent->size(), 6u);
+}
+
+TEST_F(InventoryTest, PagesNodesAndDevices) {
+  for (const char* id : {"a", "b", "c"}) {
+    ASSERT_TRUE(inventory_.Report(Node(id, {HostCpu(), Gpu(0, "nvptx")})).ok());
+  }
+  auto nodes = inventory_.ListNodes(2, "");
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->items.size(), 2u);
+  auto rest = inventory_.ListNodes(2, nodes->next_page_token);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->items.size(), 1u);
+  EXPECT_EQ(rest->items[0].id, "c");
+  EXPECT_TRUE(rest->next_page_token.empty());
+
+  std::vector<std::string> ids;
+  std::string token;
+  do {
+    auto page = inventory_.ListDevices("", "", 4, token);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const Device& d : page->items) ids.push_back(d.id);
+    token = page->next_page_token;
+  } while (!token.empty());
+  EXPECT_THAT(ids,
+              ElementsAre("a/host", "a/0", "b/host", "b/0", "c/host", "c/0"));
+}
+
+}  // namespace
+}  // namespace ctxsel::server

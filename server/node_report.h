@@ -1,0 +1,46 @@
+// node_report.h: checks and completes a node agent's report before the
+// inventory takes it.
+//
+//   NodeState node = ...;  // from ReportNodeRequest
+//   absl::Status s = NormalizeReport(node);
+//   // device ids and node fields filled in, arch enriched with the SYCL
+//   // architecture's names, or InvalidArgumentError "node.devices[1].index:
+//   // 0 is used twice".
+#ifndef CTXSEL_SERVER_NODE_REPORT_H_
+#define CTXSEL_SERVER_NODE_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "server/model.h"
+
+namespace ctxsel::server {
+
+// A node as the inventory keeps it.
+struct NodeState {
+  std::string id;
+  std::string agent_version;
+  std::vector<Device> devices;  // by index, the host CPU (-1) first
+  absl::Time reported = absl::InfinitePast();
+  absl::Time last_heartbeat = absl::InfinitePast();
+};
+
+// Validates `node` (ids, indices, utilisation in 0..1, known SYCL
+// architecture) and completes it: empty device ids become "<node>/<index>"
+// ("<node>/host" for -1), empty device nodes the node id, `arch` gains the
+// catalog's names for the SYCL architecture, devices are sorted by index.
+// Errors are InvalidArgumentError naming the field.
+absl::Status NormalizeReport(NodeState& node);
+
+// True when two reports describe the same devices (utilisation and times
+// aside): a re-report that changes nothing.
+bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b);
+
+// The id a device gets when the report leaves it empty.
+std::string DefaultDeviceId(const std::string& node, int index);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_NODE_REPORT_H_
