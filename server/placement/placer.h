@@ -22,8 +22,12 @@
 // Thread safety: every method may be called from any thread. Select and
 // Explain read an immutable snapshot published by the writers (SetVariants,
 // RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an atomic
-// pointer swap; writers are serialised among themselves. UpdateUtilisation
-// takes only the short lock of the one device class it changes.
+// pointer swap; writers are serialised among themselves and never hold a
+// lock a reader needs while they resolve. Device-level state (devices,
+// utilisation, the per-class ordered load structures) sits behind one
+// reader/writer lock that inventory writers and UpdateUtilisation hold only
+// for O(log n) per device, and Select holds shared while it picks — the
+// place where a future reservation would be taken atomically.
 //
 // Example:
 //
@@ -37,6 +41,8 @@
 #ifndef CTXSEL_SERVER_PLACEMENT_PLACER_H_
 #define CTXSEL_SERVER_PLACEMENT_PLACER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,9 +67,11 @@ struct PlacerOptions {
   int max_top_k = 64;
 };
 
+struct DeviceClass;
 namespace internal {
 class Fleet;
 struct Snapshot;
+struct Decision;
 }  // namespace internal
 
 class Placer {
@@ -129,14 +137,17 @@ class Placer {
  private:
   std::shared_ptr<const internal::Snapshot> snapshot() const;
   void Publish(std::shared_ptr<const internal::Snapshot> snapshot);
-  // Rebuilds the snapshot after an inventory change and resolves the known
-  // signatures for device classes that appeared.
-  void RepublishInventory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Resolves the signatures every kernel has cached for classes that just
+  // appeared, so that the first jobs on them find the work done.
+  void ResolveAhead(const std::vector<const DeviceClass*>& created)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<internal::Decision> Decide(const Job& job, bool explain) const;
 
   const PlacerOptions options_;
   absl::Mutex write_mu_;  // serialises writers; never taken by readers
   std::unique_ptr<internal::Fleet> fleet_;
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only
+  mutable std::atomic<uint64_t> spread_ticket_{0};      // spread's round-robin
 };
 
 }  // namespace ctxsel::server::placement

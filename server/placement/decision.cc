@@ -1,0 +1,302 @@
+#include "server/placement/decision.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/placement/pick.h"
+#include "server/placement/policy.h"
+
+namespace ctxsel::server::placement::internal {
+namespace {
+
+// A device class (or a class on one node layout) as this request sees it.
+struct Unit {
+  const DeviceClass* device_class = nullptr;
+  const NodeLayout* layout = nullptr;  // gives the target devices
+  bool per_layout = false;
+  std::vector<const DeviceGroup*> fleet_groups;
+  std::vector<const DeviceGroup*> groups;  // within the job's nodes
+  int device_count = 0;
+  int eligible_count = 0;
+  std::string reason;  // why rejected; empty when eligible
+  std::optional<selector::Resolution> resolution;
+  selector::Selection selection;
+  bool winner = false;
+
+  bool eligible() const { return reason.empty(); }
+  // Variants rank above the base function, then by score.
+  std::pair<int, uint64_t> rank() const {
+    return {selection.base() ? 0 : 1, selection.score};
+  }
+};
+
+// The job's node constraint: private groups holding only the devices of
+// the named nodes, keyed by the fleet group they come from.
+class NodeScope {
+ public:
+  NodeScope(const Job& job, const Fleet::Reader& fleet) {
+    absl::flat_hash_set<std::string> seen;
+    for (const std::string& name : job.nodes) {
+      if (!seen.insert(name).second) continue;
+      const std::vector<DeviceSlot*>* slots = fleet.node(name);
+      if (slots == nullptr) {
+        unknown_.push_back(name);
+        continue;
+      }
+      for (const DeviceSlot* slot : *slots) {
+        std::unique_ptr<DeviceGroup>& g = private_[slot->group];
+        if (g == nullptr) {
+          g = std::make_unique<DeviceGroup>(&slot->group->device_class(),
+                                            &slot->group->layout());
+        }
+        g->Add(slot);
+      }
+    }
+  }
+  bool active(const Job& job) const { return !job.nodes.empty(); }
+  const std::vector<std::string>& unknown() const { return unknown_; }
+  // The part of `g` within the job's nodes; null when none.
+  const DeviceGroup* Restrict(const Job& job, const DeviceGroup* g) const {
+    if (!active(job)) return g;
+    auto it = private_.find(g);
+    return it == private_.end() ? nullptr : it->second.get();
+  }
+
+ private:
+  absl::flat_hash_map<const DeviceGroup*, std::unique_ptr<DeviceGroup>>
+      private_;
+  std::vector<std::string> unknown_;
+};
+
+std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
+                            const NodeScope& scope) {
+  std::vector<Unit> units;
+  bool per_layout = r.kernel->layout_dependent();
+  for (const DeviceGroup* g : fleet.groups()) {
+    if (per_layout || units.empty() ||
+        units.back().device_class != &g->device_class()) {
+      units.emplace_back();
+      units.back().device_class = &g->device_class();
+      units.back().layout = &g->layout();
+      units.back().per_layout = per_layout;
+    }
+    Unit& u = units.back();
+    u.fleet_groups.push_back(g);
+    u.device_count += static_cast<int>(g->size());
+    if (const DeviceGroup* mine = scope.Restrict(*r.job, g); mine != nullptr) {
+      u.groups.push_back(mine);
+      u.eligible_count += static_cast<int>(mine->size());
+    }
+  }
+  return units;
+}
+
+void CheckFilter(const Request& r, Unit& u) {
+  if (r.device_filter == nullptr) return;
+  selector::Context ctx;
+  ctx.device = u.device_class->traits;
+  ctx.variables = r.job->variables;
+  ctx.target_devices = *u.layout->TargetDevicesFor(u.device_class->id);
+  absl::StatusOr<selector::Match> m =
+      selector::MatchSelector(*r.device_filter, ctx);
+  if (!m.ok()) {
+    u.reason = absl::StrCat("device_filter: ", m.status().message());
+  } else if (!m->compatible) {
+    u.reason = absl::StrCat("device_filter: ", m->reason);
+  }
+}
+
+absl::Status Evaluate(const Request& r, Unit& u) {
+  absl::StatusOr<selector::Resolution> res =
+      r.kernel->Resolution(*r.signature, *u.device_class);
+  if (!res.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job: ", res.status().message()));
+  }
+  u.resolution = *std::move(res);
+  u.selection =
+      selector::Select(*u.resolution, r.job->variables,
+                       *u.layout->TargetDevicesFor(u.device_class->id));
+  return absl::OkStatus();
+}
+
+std::string LayoutText(const Unit& u) {
+  if (!u.per_layout) return "";
+  const DeviceGroup& g = *u.fleet_groups.front();
+  std::string text = absl::StrCat("nodes like '", g.node(0), "'");
+  if (g.node_count() > 1) absl::StrAppend(&text, " (", g.node_count(), ")");
+  return text;
+}
+
+std::string UnitName(const Unit& u) {
+  std::string layout = LayoutText(u);
+  return layout.empty() ? u.device_class->name
+                        : absl::StrCat(u.device_class->name, " on ", layout);
+}
+
+absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
+                         const NodeScope& scope) {
+  std::vector<std::string> why;
+  for (const Unit& u : units)
+    why.push_back(absl::StrCat(UnitName(u), ": ", u.reason));
+  if (units.empty()) why.push_back("the fleet has no live devices");
+  if (!scope.unknown().empty()) {
+    why.push_back(
+        absl::StrCat("unknown nodes: ", absl::StrJoin(scope.unknown(), ", ")));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("no live device fits the job for kernel '",
+                   r.kernel->kernel(), "': ", absl::StrJoin(why, "; ")));
+}
+
+Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
+  Choice c;
+  if (!u.selection.base()) c.variant = r.kernel->variants()[u.selection.index];
+  c.device = d.ToDevice();
+  c.device_class = u.device_class->name;
+  c.score = u.selection.score;
+  c.dynamic = u.selection.dynamic;
+  return c;
+}
+
+// The winning unit holding `d` (a winner's group has d's class and layout;
+// under a node constraint the group is private, so compare those).
+const Unit* WinnerOf(const std::vector<Unit*>& ranked, const DeviceSlot& d) {
+  for (const Unit* u : ranked) {
+    if (!u->winner) break;
+    for (const DeviceGroup* g : u->groups) {
+      if (&g->device_class() == d.device_class &&
+          &g->layout() == &d.group->layout()) {
+        return u;
+      }
+    }
+  }
+  return nullptr;  // unreachable for devices of the winners' groups
+}
+
+// Further devices of the winners, then the best of each other unit by rank.
+std::vector<Choice> Alternatives(const Request& r,
+                                 const std::vector<Unit*>& ranked,
+                                 const DeviceSlot* chosen) {
+  std::vector<Choice> out;
+  size_t k = static_cast<size_t>(std::max(0, r.top_k));
+  std::vector<const DeviceGroup*> winner_groups;
+  for (const Unit* u : ranked) {
+    if (u->winner) {
+      winner_groups.insert(winner_groups.end(), u->groups.begin(),
+                           u->groups.end());
+    }
+  }
+  for (const DeviceSlot* d : LeastLoadedDevices(winner_groups, k, chosen)) {
+    out.push_back(MakeChoice(r, *WinnerOf(ranked, *d), *d));
+  }
+  for (const Unit* u : ranked) {
+    if (out.size() >= k) break;
+    if (u->winner) continue;
+    Policy p =
+        r.job->policy == Policy::kPack ? Policy::kPack : Policy::kLeastLoaded;
+    if (const DeviceSlot* d = PickDevice(p, u->groups, 0)) {
+      out.push_back(MakeChoice(r, *u, *d));
+    }
+  }
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
+                        size_t eligible, size_t winners, int devices) {
+  std::string what =
+      u.selection.base()
+          ? absl::StrCat("the base function of kernel '", r.kernel->kernel(),
+                         "' (no variant fits)")
+          : absl::StrCat("variant '",
+                         r.kernel->variants()[u.selection.index]->name,
+                         "' (score ", u.selection.score, ")");
+  std::string text = absl::StrCat(what, " on device class ", UnitName(u),
+                                  ": best of ", eligible, " eligible classes");
+  if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
+  if (u.selection.dynamic) {
+    absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
+                    u.selection.evaluated, " dynamic candidates evaluated)");
+  }
+  absl::StrAppend(&text, ".\n", PolicyName(r.job->policy), " picked device '",
+                  d.id, "' on node '", d.node, "' (utilisation ",
+                  d.properties.utilisation, ") among ", devices, " devices.");
+  return text;
+}
+
+ClassReport Report(const Request& r, const Unit& u) {
+  ClassReport c;
+  c.device_class = u.device_class->name;
+  c.traits = u.device_class->traits;
+  c.sycl_architecture = u.device_class->sycl_architecture;
+  c.node_layout = LayoutText(u);
+  c.device_count = u.device_count;
+  c.eligible_device_count = u.eligible_count;
+  c.eligible = u.eligible();
+  c.reason = u.reason;
+  c.winner = u.winner;
+  if (u.resolution.has_value()) {
+    c.explanation =
+        selector::Explain(*u.resolution, r.job->variables,
+                          *u.layout->TargetDevicesFor(u.device_class->id));
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+  NodeScope scope(*r.job, fleet);
+  std::vector<Unit> units = MakeUnits(r, fleet, scope);
+  std::vector<Unit*> ranked;
+  for (Unit& u : units) {
+    if (u.eligible_count == 0) {
+      u.reason = "no device on the job's nodes";
+      continue;
+    }
+    CheckFilter(r, u);
+    if (!u.eligible()) continue;
+    if (absl::Status s = Evaluate(r, u); !s.ok()) return s;
+    ranked.push_back(&u);
+  }
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const Unit* a, const Unit* b) { return a->rank() > b->rank(); });
+  Decision d;
+  std::vector<const DeviceGroup*> groups;
+  size_t winners = 0;
+  int devices = 0;
+  for (Unit* u : ranked) {
+    if (u->rank() != ranked.front()->rank()) break;
+    u->winner = true;
+    ++winners;
+    devices += u->eligible_count;
+    groups.insert(groups.end(), u->groups.begin(), u->groups.end());
+  }
+  const DeviceSlot* chosen = PickDevice(r.job->policy, groups, r.spread_ticket);
+  if (chosen == nullptr) {
+    d.status = NoPlacement(r, units, scope);
+  } else {
+    const Unit* unit = WinnerOf(ranked, *chosen);
+    d.placement.choice = MakeChoice(r, *unit, *chosen);
+    d.placement.explanation =
+        Explanation(r, *unit, *chosen, ranked.size(), winners, devices);
+    d.placement.alternatives = Alternatives(r, ranked, chosen);
+  }
+  if (r.explain) {
+    for (const Unit& u : units) d.classes.push_back(Report(r, u));
+  }
+  return d;
+}
+
+}  // namespace ctxsel::server::placement::internal

@@ -1,0 +1,51 @@
+// decision.h: the per-request half of placement — evaluate each device
+// class's dynamic prefix, rank the classes, let the policy pick a device.
+//
+// Internal to the Placer, which calls Decide() holding a Fleet::Reader (so
+// every group and slot stays valid) with the kernel's entry from the
+// current snapshot. The work is per *unit*: a device class, or a device
+// class on one node layout when the kernel has a `target_device` selector.
+//
+//   Fleet::Reader reader(fleet);
+//   absl::StatusOr<Decision> d = Decide(request, reader);
+#ifndef CTXSEL_SERVER_PLACEMENT_DECISION_H_
+#define CTXSEL_SERVER_PLACEMENT_DECISION_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "selector/selector.h"
+#include "server/model.h"
+#include "server/placement/fleet.h"
+#include "server/placement/kernel_entry.h"
+#include "server/placement/placement.h"
+
+namespace ctxsel::server::placement::internal {
+
+struct Request {
+  const KernelEntry* kernel = nullptr;
+  const Job* job = nullptr;
+  const JobSignature* signature = nullptr;
+  const selector::Selector* device_filter = nullptr;  // null: no filter
+  uint64_t spread_ticket = 0;  // spread's round-robin position
+  int top_k = 0;
+  bool explain = false;  // fill Decision::classes
+};
+
+struct Decision {
+  // OK, or FailedPreconditionError saying why each class was rejected.
+  absl::Status status;
+  Placement placement;
+  std::vector<ClassReport> classes;  // only with Request::explain
+};
+
+// Fails only with the engine's Resolve errors (InvalidArgumentError).
+absl::StatusOr<Decision> Decide(const Request& request,
+                                const Fleet::Reader& fleet);
+
+}  // namespace ctxsel::server::placement::internal
+
+#endif  // CTXSEL_SERVER_PLACEMENT_DECISION_H_

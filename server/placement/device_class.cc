@@ -1,0 +1,110 @@
+#include "server/placement/device_class.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ctxsel::server::placement {
+namespace {
+
+std::vector<std::string> Sorted(const selector::NameSet& names) {
+  std::vector<std::string> out(names.begin(), names.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The device trait selectors in vocabulary order with their names sorted.
+std::vector<std::pair<const char*, std::vector<std::string>>> Sets(
+    const selector::DeviceTraits& t) {
+  return {{"kind", Sorted(t.kind)},
+          {"arch", Sorted(t.arch)},
+          {"isa", Sorted(t.isa)},
+          {"vendor", Sorted(t.vendor)},
+          {"extension", Sorted(t.extension)}};
+}
+
+void SortSlots(std::vector<std::pair<int32_t, const DeviceClass*>>& slots) {
+  std::sort(slots.begin(), slots.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+}  // namespace
+
+std::string DeviceClassKey(const selector::DeviceTraits& traits,
+                           const std::string& sycl_architecture) {
+  std::string key;
+  for (const auto& [name, values] : Sets(traits)) {
+    // '\x1f' and '\x1e' cannot appear in reported names without making the
+    // key ambiguous only if an agent sends control characters; harmless.
+    absl::StrAppend(&key, name, "\x1f", absl::StrJoin(values, "\x1f"), "\x1e");
+  }
+  absl::StrAppend(&key, "sycl\x1f", sycl_architecture);
+  return key;
+}
+
+std::string DeviceClassName(const selector::DeviceTraits& traits) {
+  std::vector<std::string> selectors;
+  for (const auto& [name, values] : Sets(traits)) {
+    if (values.empty()) continue;
+    std::vector<std::string> quoted;
+    for (const std::string& v : values)
+      quoted.push_back(absl::StrCat("\"", v, "\""));
+    selectors.push_back(
+        absl::StrCat(name, "(", absl::StrJoin(quoted, ", "), ")"));
+  }
+  std::string text =
+      absl::StrCat("device={", absl::StrJoin(selectors, ", "), "}");
+  // The engine's canonical form drops needless quotes and orders names.
+  absl::StatusOr<selector::Selector> parsed = selector::Selector::Parse(text);
+  return parsed.ok() ? parsed->ToString() : text;
+}
+
+DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
+                            std::string sycl_architecture) {
+  DeviceClass c;
+  c.id = id;
+  c.name = DeviceClassName(traits);
+  c.traits = std::move(traits);
+  c.sycl_architecture = std::move(sycl_architecture);
+  return c;
+}
+
+const selector::TargetDevices* NodeLayout::TargetDevicesFor(
+    int class_id) const {
+  for (const auto& [id, td] : by_class) {
+    if (id == class_id) return &td;
+  }
+  return nullptr;
+}
+
+std::string NodeLayoutKey(
+    std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
+  SortSlots(slots);
+  return absl::StrJoin(slots, ",", [](std::string* out, const auto& slot) {
+    absl::StrAppend(out, slot.first, ":", slot.second->id);
+  });
+}
+
+NodeLayout MakeNodeLayout(
+    int id, std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
+  SortSlots(slots);
+  NodeLayout layout;
+  layout.id = id;
+  layout.key = NodeLayoutKey(slots);
+  selector::TargetDevices all;
+  for (const auto& [index, c] : slots) all.devices[index] = c->traits;
+  for (const auto& [index, c] : slots) {
+    if (layout.TargetDevicesFor(c->id) != nullptr) continue;
+    layout.by_class.emplace_back(c->id, all);
+    layout.by_class.back().second.default_device = index;
+  }
+  layout.slots = std::move(slots);
+  return layout;
+}
+
+}  // namespace ctxsel::server::placement

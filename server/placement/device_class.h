@@ -1,0 +1,79 @@
+// device_class.h: device classes and node layouts, the units placement
+// reasons about instead of single devices.
+//
+// A *device class* is the set of devices with identical traits (kind, arch,
+// isa, vendor, extension) and SYCL architecture: a fleet of 10,000 H100s is
+// one class, and the engine's static resolution is done once per class. A
+// class is named by its traits written as a device selector, e.g.
+//   device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}
+// so a class name can be pasted into `--match`.
+//
+// A *node layout* is which class sits at which device number on a node
+// (the host CPU at -1). The `target_device` trait sets of a job depend only
+// on the layout of the candidate device's node, so nodes with the same
+// layout share every dynamic evaluation.
+//
+//   DeviceClass gpu = MakeDeviceClass(1, device.traits,
+//                                     device.sycl_architecture);
+//   NodeLayout layout = MakeNodeLayout(7, {{-1, &cpu}, {0, &gpu}});
+//   const selector::TargetDevices* td = layout.TargetDevicesFor(gpu.id);
+#ifndef CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
+#define CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "selector/selector.h"
+
+namespace ctxsel::server::placement {
+
+struct DeviceClass {
+  int id = 0;        // stable for the Placer's lifetime; never reused
+  std::string name;  // the traits as a device selector (see above)
+  selector::DeviceTraits traits;
+  std::string sycl_architecture;
+};
+
+// The identity of a class: equal keys iff equal traits and SYCL
+// architecture (names within a set are sorted, so report order is
+// irrelevant).
+std::string DeviceClassKey(const selector::DeviceTraits& traits,
+                           const std::string& sycl_architecture);
+
+// The class name of `traits` (see above); canonical as the selector engine
+// prints it when the traits form a valid selector.
+std::string DeviceClassName(const selector::DeviceTraits& traits);
+
+DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
+                            std::string sycl_architecture);
+
+struct NodeLayout {
+  int id = 0;       // stable for the Placer's lifetime; never reused
+  std::string key;  // "-1:3,0:1,1:1": index:class id, by index
+  // index -> class, by index.
+  std::vector<std::pair<int32_t, const DeviceClass*>> slots;
+  // The target-device trait sets of a node with this layout as seen from a
+  // device of each class present: the candidate device is the default
+  // device, and every device of one class has the same traits, so which of
+  // them is the candidate does not matter. Built once, shared by requests.
+  std::vector<std::pair<int, selector::TargetDevices>> by_class;
+
+  // The target devices seen from a device of class `class_id`; null when
+  // the layout has no such device.
+  const selector::TargetDevices* TargetDevicesFor(int class_id) const;
+};
+
+// The layout key of a node's (index, class) pairs, any order.
+std::string NodeLayoutKey(
+    std::vector<std::pair<int32_t, const DeviceClass*>> slots);
+
+// A layout from a node's (index, class) pairs, any order; the classes must
+// outlive the layout.
+NodeLayout MakeNodeLayout(
+    int id, std::vector<std::pair<int32_t, const DeviceClass*>> slots);
+
+}  // namespace ctxsel::server::placement
+
+#endif  // CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_

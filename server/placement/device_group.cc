@@ -1,0 +1,79 @@
+#include "server/placement/device_group.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace ctxsel::server::placement {
+
+Device DeviceSlot::ToDevice() const {
+  Device d;
+  d.id = id;
+  d.node = node;
+  d.index = index;
+  d.sycl_architecture = device_class->sycl_architecture;
+  d.traits = device_class->traits;
+  d.properties = properties;
+  return d;
+}
+
+void DeviceGroup::Add(const DeviceSlot* slot) {
+  by_load_.insert(slot);
+  std::vector<const DeviceSlot*>& on = on_node_[slot->node];
+  if (on.empty()) {
+    nodes_.insert(std::lower_bound(nodes_.begin(), nodes_.end(), slot->node),
+                  slot->node);
+  }
+  on.push_back(slot);
+}
+
+void DeviceGroup::Remove(const DeviceSlot* slot) {
+  if (by_load_.erase(slot) == 0) return;
+  auto it = on_node_.find(slot->node);
+  std::vector<const DeviceSlot*>& on = it->second;
+  on.erase(std::find(on.begin(), on.end(), slot));
+  if (!on.empty()) return;
+  on_node_.erase(it);
+  nodes_.erase(std::lower_bound(nodes_.begin(), nodes_.end(), slot->node));
+}
+
+void DeviceGroup::SetUtilisation(DeviceSlot* slot, double utilisation) {
+  auto it = by_load_.find(slot);
+  if (it == by_load_.end()) {
+    slot->properties.utilisation = utilisation;
+    return;
+  }
+  by_load_.erase(it);
+  slot->properties.utilisation = utilisation;
+  by_load_.insert(slot);
+}
+
+const DeviceSlot* DeviceGroup::LeastLoaded() const {
+  return by_load_.empty() ? nullptr : *by_load_.begin();
+}
+
+const DeviceSlot* DeviceGroup::BusiestNotFull() const {
+  auto it = by_load_.lower_bound(ByLoad::Probe{kFullUtilisation, ""});
+  if (it == by_load_.begin()) return nullptr;
+  double busiest = (*std::prev(it))->properties.utilisation;
+  return *by_load_.lower_bound(ByLoad::Probe{busiest, ""});
+}
+
+const DeviceSlot* DeviceGroup::LeastLoadedOn(absl::string_view node) const {
+  auto it = on_node_.find(node);
+  if (it == on_node_.end()) return nullptr;
+  const DeviceSlot* best = nullptr;
+  for (const DeviceSlot* d : it->second) {
+    if (best == nullptr || ByLoad()(d, best)) best = d;
+  }
+  return best;
+}
+
+void DeviceGroup::AppendLeastLoaded(size_t n,
+                                    std::vector<const DeviceSlot*>* out) const {
+  for (auto it = by_load_.begin(); it != by_load_.end() && n > 0; ++it, --n) {
+    out->push_back(*it);
+  }
+}
+
+}  // namespace ctxsel::server::placement

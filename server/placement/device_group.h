@@ -1,0 +1,108 @@
+// device_group.h: the live devices of one device class on nodes of one
+// layout, ordered so that every policy picks in O(log n).
+//
+// A DeviceGroup is where placement's per-device state lives: devices by
+// utilisation (least_loaded, pack, alternatives) and the group's nodes by
+// name (spread's round-robin). It is not synchronised: the Fleet that owns
+// it guards it with its mutex (see fleet.h), and a Select builds private
+// groups for jobs restricted to named nodes.
+//
+//   DeviceGroup group(&gpu_class, &layout);
+//   group.Add(&slot);
+//   group.SetUtilisation(&slot, 0.5);
+//   const DeviceSlot* d = group.LeastLoaded();
+#ifndef CTXSEL_SERVER_PLACEMENT_DEVICE_GROUP_H_
+#define CTXSEL_SERVER_PLACEMENT_DEVICE_GROUP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "server/model.h"
+#include "server/placement/device_class.h"
+
+namespace ctxsel::server::placement {
+
+class DeviceGroup;
+
+// One live device as placement keeps it: its traits are its class's.
+struct DeviceSlot {
+  std::string id;
+  std::string node;
+  int32_t index = 0;
+  DeviceProperties properties;
+  const DeviceClass* device_class = nullptr;
+  DeviceGroup* group = nullptr;  // the fleet's group holding it
+
+  // The device as the inventory reported it.
+  Device ToDevice() const;
+};
+
+// A device at or above this utilisation is full (pack skips it).
+inline constexpr double kFullUtilisation = 1.0;
+
+class DeviceGroup {
+ public:
+  DeviceGroup(const DeviceClass* device_class, const NodeLayout* layout)
+      : class_(device_class), layout_(layout) {}
+  DeviceGroup(const DeviceGroup&) = delete;
+  DeviceGroup& operator=(const DeviceGroup&) = delete;
+
+  const DeviceClass& device_class() const { return *class_; }
+  const NodeLayout& layout() const { return *layout_; }
+
+  // Adds or removes a device; `slot` must outlive its membership and its
+  // utilisation may change only through SetUtilisation while a member.
+  void Add(const DeviceSlot* slot);
+  void Remove(const DeviceSlot* slot);
+  void SetUtilisation(DeviceSlot* slot, double utilisation);
+
+  size_t size() const { return by_load_.size(); }
+  size_t node_count() const { return nodes_.size(); }
+  // The i-th node by name, i < node_count().
+  const std::string& node(size_t i) const { return nodes_[i]; }
+
+  // least_loaded: the lowest utilisation, ties by device id. Null if empty.
+  const DeviceSlot* LeastLoaded() const;
+  // pack: the highest utilisation below kFullUtilisation, ties by device
+  // id. Null if every device is full.
+  const DeviceSlot* BusiestNotFull() const;
+  // The least loaded device of this group on `node`; null if none.
+  const DeviceSlot* LeastLoadedOn(absl::string_view node) const;
+  // Appends up to `n` devices, least loaded first.
+  void AppendLeastLoaded(size_t n, std::vector<const DeviceSlot*>* out) const;
+
+ private:
+  // Orders by (utilisation, id); probes are (utilisation, id) pairs.
+  struct ByLoad {
+    using is_transparent = void;
+    struct Probe {
+      double utilisation;
+      absl::string_view id;
+    };
+    static Probe Of(const DeviceSlot* s) {
+      return {s->properties.utilisation, s->id};
+    }
+    static Probe Of(const Probe& p) { return p; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      Probe x = Of(a), y = Of(b);
+      if (x.utilisation != y.utilisation) return x.utilisation < y.utilisation;
+      return x.id < y.id;
+    }
+  };
+
+  const DeviceClass* class_;
+  const NodeLayout* layout_;
+  std::set<const DeviceSlot*, ByLoad> by_load_;
+  std::vector<std::string> nodes_;  // sorted, unique
+  absl::flat_hash_map<std::string, std::vector<const DeviceSlot*>> on_node_;
+};
+
+}  // namespace ctxsel::server::placement
+
+#endif  // CTXSEL_SERVER_PLACEMENT_DEVICE_GROUP_H_

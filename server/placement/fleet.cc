@@ -1,0 +1,241 @@
+#include "server/placement/fleet.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ctxsel::server::placement::internal {
+
+struct Fleet::Staged {
+  std::string node;
+  std::vector<Device> devices;
+};
+
+namespace {
+
+absl::Status Bad(size_t i, const Device& d, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("devices[", i, "] (id '", d.id, "'): ", what));
+}
+
+// Checks one device of a report for `node` and normalises it.
+absl::Status CheckDevice(absl::string_view node, size_t i, Device& d) {
+  if (d.node.empty()) d.node = std::string(node);
+  if (d.node != node) {
+    return Bad(i, d,
+               absl::StrCat("node: '", d.node, "' is not the reporting node '",
+                            node, "'"));
+  }
+  if (d.id.empty()) return Bad(i, d, "id: empty");
+  if (d.index < -1) return Bad(i, d, absl::StrCat("index: ", d.index, " < -1"));
+  double& u = d.properties.utilisation;
+  if (std::isnan(u)) return Bad(i, d, "utilisation: not a number");
+  u = std::min(1.0, std::max(0.0, u));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Fleet::Staged> Fleet::Stage(absl::string_view node,
+                                           std::vector<Device> devices) const {
+  if (node.empty()) return absl::InvalidArgumentError("node: empty");
+  absl::flat_hash_set<std::string> ids;
+  absl::flat_hash_set<int32_t> indices;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    Device& d = devices[i];
+    if (absl::Status s = CheckDevice(node, i, d); !s.ok()) return s;
+    if (!ids.insert(d.id).second) return Bad(i, d, "id: used twice");
+    if (!indices.insert(d.index).second) {
+      return Bad(i, d, absl::StrCat("index: ", d.index, " used twice"));
+    }
+  }
+  return Staged{std::string(node), std::move(devices)};
+}
+
+absl::Status Fleet::CheckIdsFree(const Staged& staged,
+                                 absl::string_view replacing) const {
+  for (size_t i = 0; i < staged.devices.size(); ++i) {
+    const Device& d = staged.devices[i];
+    auto it = devices_.find(d.id);
+    if (it != devices_.end() && it->second->node != replacing) {
+      return Bad(i, d,
+                 absl::StrCat("id: already a device of node '",
+                              it->second->node, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Fleet::ReplaceNode(absl::string_view node,
+                                std::vector<Device> devices,
+                                std::vector<const DeviceClass*>* created) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Staged> staged = Stage(node, std::move(devices));
+  if (!staged.ok()) return staged.status();
+  if (absl::Status s = CheckIdsFree(*staged, node); !s.ok()) return s;
+  Erase(node);
+  Apply(*std::move(staged), created);
+  return absl::OkStatus();
+}
+
+absl::Status Fleet::ReplaceAll(std::vector<Device> devices,
+                               std::vector<const DeviceClass*>* created) {
+  std::map<std::string, std::vector<Device>> by_node;
+  for (Device& d : devices) by_node[d.node].push_back(std::move(d));
+  absl::MutexLock lock(&mu_);
+  std::vector<Staged> staged;
+  absl::flat_hash_set<std::string> ids;
+  for (auto& [node, list] : by_node) {
+    absl::StatusOr<Staged> s = Stage(node, std::move(list));
+    if (!s.ok()) return s.status();
+    for (const Device& d : s->devices) {
+      if (!ids.insert(d.id).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("device '", d.id, "': id used on two nodes"));
+      }
+    }
+    staged.push_back(*std::move(s));
+  }
+  while (!nodes_.empty()) Erase(std::string(nodes_.begin()->first));
+  for (Staged& s : staged) Apply(std::move(s), created);
+  return absl::OkStatus();
+}
+
+bool Fleet::RemoveNode(absl::string_view node) {
+  absl::MutexLock lock(&mu_);
+  if (!nodes_.contains(node)) return false;
+  Erase(node);
+  return true;
+}
+
+void Fleet::Erase(absl::string_view node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  for (DeviceSlot* slot : it->second.devices) {
+    DeviceGroup* group = slot->group;
+    group->Remove(slot);
+    if (group->size() == 0) {
+      groups_.erase(GroupKey(group->device_class().name,
+                             group->device_class().id, group->layout().id));
+    }
+    std::string id = slot->id;
+    devices_.erase(id);  // frees the slot
+  }
+  nodes_.erase(it);
+}
+
+void Fleet::Apply(Staged staged, std::vector<const DeviceClass*>* created) {
+  if (staged.devices.empty()) return;
+  std::vector<std::pair<int32_t, const DeviceClass*>> layout_slots;
+  for (const Device& d : staged.devices) {
+    layout_slots.emplace_back(d.index, InternClass(d, created));
+  }
+  const NodeLayout* layout = InternLayout(layout_slots);
+  NodeEntry& entry = nodes_[staged.node];
+  for (size_t i = 0; i < staged.devices.size(); ++i) {
+    Device& d = staged.devices[i];
+    auto slot = std::make_unique<DeviceSlot>();
+    slot->id = std::move(d.id);
+    slot->node = staged.node;
+    slot->index = d.index;
+    slot->properties = d.properties;
+    slot->device_class = layout_slots[i].second;
+    slot->group = GroupFor(slot->device_class, layout);
+    slot->group->Add(slot.get());
+    entry.devices.push_back(slot.get());
+    devices_[slot->id] = std::move(slot);
+  }
+}
+
+const DeviceClass* Fleet::InternClass(
+    const Device& d, std::vector<const DeviceClass*>* created) {
+  std::string key = DeviceClassKey(d.traits, d.sycl_architecture);
+  auto it = class_by_key_.find(key);
+  if (it != class_by_key_.end()) return it->second;
+  classes_.push_back(std::make_unique<DeviceClass>(MakeDeviceClass(
+      static_cast<int>(classes_.size()), d.traits, d.sycl_architecture)));
+  const DeviceClass* c = classes_.back().get();
+  class_by_key_[key] = c;
+  if (created != nullptr) created->push_back(c);
+  return c;
+}
+
+const NodeLayout* Fleet::InternLayout(
+    std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
+  std::string key = NodeLayoutKey(slots);
+  auto it = layout_by_key_.find(key);
+  if (it != layout_by_key_.end()) return it->second;
+  layouts_.push_back(std::make_unique<NodeLayout>(
+      MakeNodeLayout(static_cast<int>(layouts_.size()), std::move(slots))));
+  const NodeLayout* layout = layouts_.back().get();
+  layout_by_key_[key] = layout;
+  return layout;
+}
+
+DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout) {
+  std::unique_ptr<DeviceGroup>& group =
+      groups_[GroupKey(c->name, c->id, layout->id)];
+  if (group == nullptr) group = std::make_unique<DeviceGroup>(c, layout);
+  return group.get();
+}
+
+absl::Status Fleet::UpdateUtilisation(absl::string_view device_id,
+                                      double utilisation) {
+  if (std::isnan(utilisation)) {
+    return absl::InvalidArgumentError("utilisation: not a number");
+  }
+  utilisation = std::min(1.0, std::max(0.0, utilisation));
+  absl::MutexLock lock(&mu_);
+  auto it = devices_.find(device_id);
+  if (it == devices_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("device '", device_id, "' is not in the fleet"));
+  }
+  DeviceSlot* slot = it->second.get();
+  slot->group->SetUtilisation(slot, utilisation);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Fleet::ClassOf(absl::string_view device_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = devices_.find(device_id);
+  if (it == devices_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("device '", device_id, "' is not in the fleet"));
+  }
+  return it->second->device_class->name;
+}
+
+std::vector<const DeviceClass*> Fleet::Classes() const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<const DeviceClass*> out;
+  for (const auto& c : classes_) out.push_back(c.get());
+  return out;
+}
+
+Fleet::Reader::Reader(const Fleet& fleet) : fleet_(fleet) {
+  fleet_.mu_.ReaderLock();
+}
+
+Fleet::Reader::~Reader() { fleet_.mu_.ReaderUnlock(); }
+
+std::vector<const DeviceGroup*> Fleet::Reader::groups() const {
+  std::vector<const DeviceGroup*> out;
+  out.reserve(fleet_.groups_.size());
+  for (const auto& [key, group] : fleet_.groups_) out.push_back(group.get());
+  return out;
+}
+
+const std::vector<DeviceSlot*>* Fleet::Reader::node(
+    absl::string_view name) const {
+  auto it = fleet_.nodes_.find(name);
+  return it == fleet_.nodes_.end() ? nullptr : &it->second.devices;
+}
+
+}  // namespace ctxsel::server::placement::internal

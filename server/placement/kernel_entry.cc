@@ -1,0 +1,159 @@
+#include "server/placement/kernel_entry.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ctxsel::server::placement::internal {
+namespace {
+
+std::string SortedList(const selector::NameSet& names) {
+  std::vector<absl::string_view> v(names.begin(), names.end());
+  std::sort(v.begin(), v.end());
+  return absl::StrJoin(v, ",");
+}
+
+void AppendConstruct(const selector::ConstructTrait& t, std::string* key) {
+  std::vector<std::pair<std::string, int64_t>> aligned(t.aligned.begin(),
+                                                       t.aligned.end());
+  std::sort(aligned.begin(), aligned.end());
+  absl::StrAppend(key, t.name, "(", t.simdlen, ";",
+                  absl::StrJoin(aligned, ",", absl::PairFormatter(":")), ";",
+                  SortedList(t.linear), ";", SortedList(t.uniform), ";",
+                  t.inbranch, t.notinbranch, ")");
+}
+
+}  // namespace
+
+JobSignature JobSignature::Of(const Job& job) {
+  JobSignature s;
+  s.construct = job.construct;
+  s.implementation = job.implementation;
+  for (const selector::ConstructTrait& t : job.construct) {
+    AppendConstruct(t, &s.key);
+  }
+  const selector::ImplementationTraits& impl = job.implementation;
+  absl::StrAppend(&s.key, "|", SortedList(impl.vendor), "|",
+                  SortedList(impl.extension), "|", SortedList(impl.requires_),
+                  "|", impl.atomic_default_mem_order);
+  return s;
+}
+
+selector::Context JobSignature::ContextFor(const DeviceClass& c) const {
+  selector::Context ctx;
+  ctx.construct = construct;
+  ctx.device = c.traits;
+  ctx.implementation = implementation;
+  return ctx;
+}
+
+absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
+    const std::string& kernel, std::vector<Variant> variants,
+    int max_signatures) {
+  std::sort(variants.begin(), variants.end(),
+            [](const Variant& a, const Variant& b) {
+              return std::tie(a.order, a.name) < std::tie(b.order, b.name);
+            });
+  std::shared_ptr<KernelEntry> entry(new KernelEntry);
+  entry->kernel_ = kernel;
+  entry->max_signatures_ = max_signatures;
+  absl::flat_hash_set<std::string> names;
+  for (Variant& v : variants) {
+    if (v.kernel != kernel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("variant '", v.name, "': kernel: '", v.kernel,
+                       "' is not '", kernel, "'"));
+    }
+    if (!names.insert(v.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("variant '", v.name, "': name used twice"));
+    }
+    if (absl::StrContains(v.selector.ToString(), "target_device=")) {
+      entry->layout_dependent_ = true;
+    }
+    entry->candidates_.push_back({v.name, v.selector});
+    entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
+  }
+  return entry;
+}
+
+absl::StatusOr<selector::Resolution> KernelEntry::Compute(
+    const JobSignature& signature, const DeviceClass& c) const {
+  return selector::Resolve(candidates_, signature.ContextFor(c));
+}
+
+absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
+    const JobSignature& signature, const DeviceClass& c) const {
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = cache_.find(signature.key);
+    if (it != cache_.end()) {
+      auto r = it->second.by_class.find(c.id);
+      if (r != it->second.by_class.end()) return r->second;
+    }
+  }
+  absl::StatusOr<selector::Resolution> r = Compute(signature, c);
+  if (r.ok()) Store(signature, c.id, *r);
+  return r;
+}
+
+void KernelEntry::Store(const JobSignature& signature, int class_id,
+                        const selector::Resolution& resolution) const {
+  absl::MutexLock lock(&mu_);
+  auto it = cache_.find(signature.key);
+  if (it == cache_.end()) {
+    if (static_cast<int>(cache_.size()) >= max_signatures_) return;
+    it = cache_.emplace(signature.key, SignatureCache{signature, {}}).first;
+  }
+  it->second.by_class.emplace(class_id, resolution);
+}
+
+void KernelEntry::ResolveAhead(
+    const std::vector<const DeviceClass*>& classes) const {
+  std::vector<JobSignature> signatures;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [key, cached] : cache_) {
+      signatures.push_back(cached.signature);
+    }
+  }
+  for (const JobSignature& s : signatures) {
+    for (const DeviceClass* c : classes) {
+      // Resolution() computes and stores what is missing; a failing
+      // signature fails again per request, with its status.
+      Resolution(s, *c).IgnoreError();
+    }
+  }
+}
+
+void KernelEntry::AdoptSignatures(const KernelEntry& other) const {
+  if (&other == this) return;
+  std::vector<JobSignature> signatures;
+  {
+    absl::ReaderMutexLock lock(&other.mu_);
+    for (const auto& [key, cached] : other.cache_) {
+      signatures.push_back(cached.signature);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  for (JobSignature& s : signatures) {
+    if (static_cast<int>(cache_.size()) >= max_signatures_) break;
+    std::string key = s.key;
+    cache_.emplace(std::move(key), SignatureCache{std::move(s), {}});
+  }
+}
+
+int KernelEntry::cached_signatures() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return static_cast<int>(cache_.size());
+}
+
+}  // namespace ctxsel::server::placement::internal

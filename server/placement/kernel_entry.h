@@ -1,0 +1,99 @@
+// kernel_entry.h: one kernel's variants and its static resolutions.
+//
+// Internal to the Placer. A KernelEntry is immutable once published except
+// for its resolution cache, which memoises the engine's Resolve() per job
+// signature (construct + implementation traits) and device class. The
+// cache is internally synchronised: lookups take a reader lock; a miss is
+// resolved outside the lock and inserted under it.
+//
+//   auto entry = KernelEntry::Make("saxpy", variants, /*max_signatures=*/256);
+//   JobSignature sig = JobSignature::Of(job);
+//   absl::StatusOr<selector::Resolution> r = (*entry)->Resolution(sig, gpu);
+#ifndef CTXSEL_SERVER_PLACEMENT_KERNEL_ENTRY_H_
+#define CTXSEL_SERVER_PLACEMENT_KERNEL_ENTRY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "selector/selector.h"
+#include "server/model.h"
+#include "server/placement/device_class.h"
+
+namespace ctxsel::server::placement::internal {
+
+// The static, non-device part of a job's OpenMP context and its key.
+struct JobSignature {
+  std::string key;  // equal keys iff equal construct and implementation sets
+  std::vector<selector::ConstructTrait> construct;
+  selector::ImplementationTraits implementation;
+
+  static JobSignature Of(const Job& job);
+  // The static context for a device of class `c`.
+  selector::Context ContextFor(const DeviceClass& c) const;
+};
+
+class KernelEntry {
+ public:
+  // InvalidArgumentError when a variant names another kernel or two share a
+  // name. Variants are kept in declaration order (`order`, then name).
+  static absl::StatusOr<std::shared_ptr<KernelEntry>> Make(
+      const std::string& kernel, std::vector<Variant> variants,
+      int max_signatures);
+
+  const std::string& kernel() const { return kernel_; }
+  // In declaration order; the engine's candidate index points here.
+  const std::vector<std::shared_ptr<const Variant>>& variants() const {
+    return variants_;
+  }
+  // True when some variant has a target_device set: a class's verdict may
+  // then differ between node layouts.
+  bool layout_dependent() const { return layout_dependent_; }
+
+  // The static resolution of this kernel for `signature` on class `c`,
+  // cached. Fails where the engine's Resolve fails (too many construct
+  // traits, score overflow).
+  absl::StatusOr<selector::Resolution> Resolution(const JobSignature& signature,
+                                                  const DeviceClass& c) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Resolves every cached signature for `classes` that lack it (the "up
+  // front" part after variants or classes change).
+  void ResolveAhead(const std::vector<const DeviceClass*>& classes) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Adopts the signatures `other` has cached (not their resolutions).
+  void AdoptSignatures(const KernelEntry& other) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  int cached_signatures() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct SignatureCache {
+    JobSignature signature;
+    absl::flat_hash_map<int, selector::Resolution> by_class;
+  };
+
+  KernelEntry() = default;
+  absl::StatusOr<selector::Resolution> Compute(const JobSignature& signature,
+                                               const DeviceClass& c) const;
+  void Store(const JobSignature& signature, int class_id,
+             const selector::Resolution& resolution) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  std::string kernel_;
+  std::vector<std::shared_ptr<const Variant>> variants_;
+  std::vector<selector::Candidate> candidates_;
+  bool layout_dependent_ = false;
+  int max_signatures_ = 0;
+  mutable absl::Mutex mu_;
+  mutable absl::flat_hash_map<std::string, SignatureCache> cache_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ctxsel::server::placement::internal
+
+#endif  // CTXSEL_SERVER_PLACEMENT_KERNEL_ENTRY_H_

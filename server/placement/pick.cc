@@ -1,0 +1,80 @@
+#include "server/placement/pick.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace ctxsel::server::placement {
+namespace {
+
+const DeviceSlot* LeastLoaded(const std::vector<const DeviceGroup*>& groups) {
+  const DeviceSlot* best = nullptr;
+  for (const DeviceGroup* g : groups) {
+    const DeviceSlot* d = g->LeastLoaded();
+    if (d != nullptr && (best == nullptr || LessLoaded(d, best))) best = d;
+  }
+  return best;
+}
+
+const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups) {
+  const DeviceSlot* best = nullptr;
+  for (const DeviceGroup* g : groups) {
+    const DeviceSlot* d = g->BusiestNotFull();
+    if (d == nullptr) continue;
+    if (best == nullptr ||
+        d->properties.utilisation > best->properties.utilisation ||
+        (d->properties.utilisation == best->properties.utilisation &&
+         d->id < best->id)) {
+      best = d;
+    }
+  }
+  return best != nullptr ? best : LeastLoaded(groups);
+}
+
+const DeviceSlot* Spread(const std::vector<const DeviceGroup*>& groups,
+                         uint64_t ticket) {
+  uint64_t total = 0;
+  for (const DeviceGroup* g : groups) total += g->node_count();
+  if (total == 0) return nullptr;
+  uint64_t i = ticket % total;
+  for (const DeviceGroup* g : groups) {
+    if (i < g->node_count()) return g->LeastLoadedOn(g->node(i));
+    i -= g->node_count();
+  }
+  return nullptr;  // unreachable
+}
+
+}  // namespace
+
+bool LessLoaded(const DeviceSlot* a, const DeviceSlot* b) {
+  if (a->properties.utilisation != b->properties.utilisation) {
+    return a->properties.utilisation < b->properties.utilisation;
+  }
+  return a->id < b->id;
+}
+
+const DeviceSlot* PickDevice(Policy policy,
+                             const std::vector<const DeviceGroup*>& groups,
+                             uint64_t ticket) {
+  switch (policy) {
+    case Policy::kPack:
+      return Pack(groups);
+    case Policy::kSpread:
+      return Spread(groups, ticket);
+    case Policy::kLeastLoaded:
+      break;
+  }
+  return LeastLoaded(groups);
+}
+
+std::vector<const DeviceSlot*> LeastLoadedDevices(
+    const std::vector<const DeviceGroup*>& groups, size_t n,
+    const DeviceSlot* skip) {
+  std::vector<const DeviceSlot*> all;
+  for (const DeviceGroup* g : groups) g->AppendLeastLoaded(n + 1, &all);
+  all.erase(std::remove(all.begin(), all.end(), skip), all.end());
+  std::sort(all.begin(), all.end(), LessLoaded);
+  if (all.size() > n) all.resize(n);
+  return all;
+}
+
+}  // namespace ctxsel::server::placement

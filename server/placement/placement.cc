@@ -1,0 +1,58 @@
+#include "server/placement/placement.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace ctxsel::server::placement {
+namespace {
+
+std::string ChoiceText(const Choice& c) {
+  return absl::StrCat(c.base() ? "base function" : c.variant->name, " (score ",
+                      c.score, ") on ", c.device.id, " [", c.device_class,
+                      "], utilisation ", c.device.properties.utilisation);
+}
+
+std::string ClassText(const ClassReport& c) {
+  std::string head = absl::StrCat("device class ", c.device_class);
+  if (!c.node_layout.empty()) absl::StrAppend(&head, " on ", c.node_layout);
+  absl::StrAppend(&head, ": ", c.device_count, " devices, ",
+                  c.eligible_device_count, " within the constraints; ");
+  if (!c.eligible) {
+    absl::StrAppend(&head, "rejected: ", c.reason, "\n");
+    return head;
+  }
+  absl::StrAppend(&head, c.winner ? "WINNER" : "outranked", "\n");
+  std::string body = c.explanation.ToText();
+  // Indent the engine's text under its class.
+  absl::StrAppend(&head, "  ", absl::StrReplaceAll(body, {{"\n", "\n  "}}));
+  while (!head.empty() && head.back() == ' ') head.pop_back();
+  if (head.back() != '\n') head.push_back('\n');
+  return head;
+}
+
+}  // namespace
+
+const std::string& Choice::variant_name() const {
+  static const std::string* const kEmpty = new std::string;
+  return base() ? *kEmpty : variant->name;
+}
+
+std::string PlacementReport::ToText() const {
+  std::string out;
+  if (status.ok()) {
+    absl::StrAppend(&out, "placement: ", ChoiceText(placement.choice), "\n",
+                    placement.explanation, "\n");
+    for (const Choice& c : placement.alternatives) {
+      absl::StrAppend(&out, "alternative: ", ChoiceText(c), "\n");
+    }
+  } else {
+    absl::StrAppend(&out, "no placement: ", status.message(), "\n");
+  }
+  for (const ClassReport& c : classes)
+    absl::StrAppend(&out, "\n", ClassText(c));
+  return out;
+}
+
+}  // namespace ctxsel::server::placement

@@ -1,0 +1,176 @@
+#include "server/placement/placer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/placement/decision.h"
+#include "server/placement/fleet.h"
+#include "server/placement/kernel_entry.h"
+
+namespace ctxsel::server::placement {
+namespace internal {
+
+// What readers see: the kernels with their resolution caches. Replaced
+// whole on variant changes; the fleet is updated in place (fleet.h).
+struct Snapshot {
+  absl::flat_hash_map<std::string, std::shared_ptr<const KernelEntry>> kernels;
+};
+
+}  // namespace internal
+
+using internal::Decision;
+using internal::Fleet;
+using internal::JobSignature;
+using internal::KernelEntry;
+using internal::Snapshot;
+
+Placer::Placer(PlacerOptions options)
+    : options_(options),
+      fleet_(std::make_unique<Fleet>()),
+      snapshot_(std::make_shared<const Snapshot>()) {}
+
+Placer::~Placer() = default;
+
+std::shared_ptr<const Snapshot> Placer::snapshot() const {
+  return std::atomic_load(&snapshot_);
+}
+
+void Placer::Publish(std::shared_ptr<const Snapshot> snapshot) {
+  std::atomic_store(&snapshot_, std::move(snapshot));
+}
+
+absl::Status Placer::SetVariants(absl::string_view kernel,
+                                 std::vector<Variant> variants) {
+  if (kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
+  if (variants.empty()) {
+    RemoveKernel(kernel);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::shared_ptr<KernelEntry>> entry =
+      KernelEntry::Make(std::string(kernel), std::move(variants),
+                        options_.max_signatures_per_kernel);
+  if (!entry.ok()) return entry.status();
+  absl::MutexLock lock(&write_mu_);
+  std::shared_ptr<const Snapshot> old = snapshot();
+  auto next = std::make_shared<Snapshot>(*old);
+  if (auto it = old->kernels.find(kernel); it != old->kernels.end()) {
+    (*entry)->AdoptSignatures(*it->second);
+  }
+  // The static work up front, for the signatures jobs have used so far.
+  (*entry)->ResolveAhead(fleet_->Classes());
+  next->kernels[kernel] = *std::move(entry);
+  Publish(std::move(next));
+  return absl::OkStatus();
+}
+
+bool Placer::RemoveKernel(absl::string_view kernel) {
+  absl::MutexLock lock(&write_mu_);
+  std::shared_ptr<const Snapshot> old = snapshot();
+  if (!old->kernels.contains(kernel)) return false;
+  auto next = std::make_shared<Snapshot>(*old);
+  next->kernels.erase(kernel);
+  Publish(std::move(next));
+  return true;
+}
+
+void Placer::ResolveAhead(const std::vector<const DeviceClass*>& created) {
+  if (created.empty()) return;
+  std::shared_ptr<const Snapshot> current = snapshot();
+  for (const auto& [name, entry] : current->kernels) {
+    entry->ResolveAhead(created);
+  }
+}
+
+absl::Status Placer::SetNodeDevices(absl::string_view node,
+                                    std::vector<Device> devices) {
+  absl::MutexLock lock(&write_mu_);
+  std::vector<const DeviceClass*> created;
+  absl::Status s = fleet_->ReplaceNode(node, std::move(devices), &created);
+  ResolveAhead(created);
+  return s;
+}
+
+bool Placer::RemoveNode(absl::string_view node) {
+  return fleet_->RemoveNode(node);
+}
+
+absl::Status Placer::SetDevices(std::vector<Device> devices) {
+  absl::MutexLock lock(&write_mu_);
+  std::vector<const DeviceClass*> created;
+  absl::Status s = fleet_->ReplaceAll(std::move(devices), &created);
+  ResolveAhead(created);
+  return s;
+}
+
+absl::Status Placer::UpdateUtilisation(absl::string_view device_id,
+                                       double utilisation) {
+  return fleet_->UpdateUtilisation(device_id, utilisation);
+}
+
+absl::StatusOr<std::string> Placer::DeviceClassOf(
+    absl::string_view device_id) const {
+  return fleet_->ClassOf(device_id);
+}
+
+absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
+  if (job.kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
+  std::shared_ptr<const Snapshot> snap = snapshot();
+  auto it = snap->kernels.find(job.kernel);
+  if (it == snap->kernels.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("kernel '", job.kernel, "' has no registered variants"));
+  }
+  std::optional<selector::Selector> filter;
+  if (!job.device_filter.empty()) {
+    absl::StatusOr<selector::Selector> parsed =
+        selector::Selector::Parse(job.device_filter);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device_filter: ", parsed.status().message()));
+    }
+    filter = *std::move(parsed);
+  }
+  JobSignature signature = JobSignature::Of(job);
+  internal::Request request;
+  request.kernel = it->second.get();
+  request.job = &job;
+  request.signature = &signature;
+  request.device_filter = filter.has_value() ? &*filter : nullptr;
+  request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
+                                : options_.default_top_k;
+  request.explain = explain;
+  if (job.policy == Policy::kSpread) {
+    // Explain shows what the next spread Select would do without using it.
+    request.spread_ticket =
+        explain ? spread_ticket_.load(std::memory_order_relaxed)
+                : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Fleet::Reader reader(*fleet_);
+  return internal::Decide(request, reader);
+}
+
+absl::StatusOr<Placement> Placer::Select(const Job& job) const {
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false);
+  if (!d.ok()) return d.status();
+  if (!d->status.ok()) return d->status;
+  return std::move(d->placement);
+}
+
+absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/true);
+  if (!d.ok()) return d.status();
+  PlacementReport report;
+  report.status = d->status;
+  report.placement = std::move(d->placement);
+  report.classes = std::move(d->classes);
+  return report;
+}
+
+}  // namespace ctxsel::server::placement
