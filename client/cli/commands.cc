@@ -4,11 +4,14 @@
 namespace ctxsel::cli {
 
 int RunPing(const std::vector<std::string>& args);
+int RunEval(const std::vector<std::string>& args);
 
 namespace {
 
 constexpr Command kCommands[] = {
     {"ping", "ping", "Check that the server answers.", RunPing},
+    {"eval", "eval [FILE|-] [NAME=SELECTOR...]",
+     "Evaluate selectors offline (no server).", RunEval},
 };
 
 }  // namespace

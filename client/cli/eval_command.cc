@@ -1,0 +1,389 @@
+// ctxsel-cli eval: offline evaluation of context selectors (no server).
+#include "client/cli/eval_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/common_flags.h"
+#include "selector/selector.h"
+
+ABSL_FLAG(std::string, directive, "",
+          "eval: declare_variant, begin_declare_variant or metadirective "
+          "(overrides the document's)");
+ABSL_FLAG(std::vector<std::string>, construct, {},
+          "eval: construct trait set, outermost first (appended)");
+ABSL_FLAG(std::vector<std::string>, device_kind, {}, "eval: device kinds");
+ABSL_FLAG(std::vector<std::string>, device_arch, {}, "eval: device arches");
+ABSL_FLAG(std::vector<std::string>, device_isa, {}, "eval: device ISAs");
+ABSL_FLAG(std::vector<std::string>, var, {},
+          "eval: job variables as NAME=VALUE (integers)");
+
+namespace ctxsel::cli {
+namespace {
+
+namespace sel = ::ctxsel::selector;
+using nlohmann::json;
+
+// kExitBadInput of command.h, which :commands owns (depending on it here
+// would be a cycle).
+constexpr int kExitBadInput = 2;
+
+// Input errors: where (variant, line, column) and what.
+struct InputError {
+  json variant = nullptr;
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+EvalOutcome Fail(InputError e) {
+  EvalOutcome out;
+  out.exit_code = kExitBadInput;
+  out.output = {{"error",
+                 {{"variant", e.variant},
+                  {"line", e.line},
+                  {"column", e.column},
+                  {"message", e.message}}}};
+  std::string where =
+      e.variant.is_string()
+          ? absl::StrCat("variant '", e.variant.get<std::string>(), "': ")
+          : "";
+  out.text = e.line > 0
+                 ? absl::StrCat(where, e.line, ":", e.column, ": ", e.message)
+                 : absl::StrCat(where, e.message);
+  return out;
+}
+
+void RequireObject(const json& j, absl::string_view what) {
+  if (!j.is_object()) {
+    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an object")};
+  }
+}
+
+// Throws InputError unless `j` is an object with keys from `allowed` only.
+void CheckKeys(const json& j, absl::string_view what,
+               std::initializer_list<absl::string_view> allowed) {
+  if (!j.is_object())
+    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an object")};
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      throw InputError{nullptr, 0, 0,
+                       absl::StrCat("unknown field '", key, "' in ", what)};
+    }
+  }
+}
+
+sel::NameSet Names(const json& j, absl::string_view what) {
+  if (!j.is_array())
+    throw InputError{nullptr, 0, 0,
+                     absl::StrCat(what, " must be an array of strings")};
+  sel::NameSet out;
+  for (const json& name : j) {
+    if (!name.is_string())
+      throw InputError{nullptr, 0, 0,
+                       absl::StrCat(what, " must be an array of strings")};
+    out.insert(name.get<std::string>());
+  }
+  return out;
+}
+
+int64_t Int(const json& j, absl::string_view what) {
+  if (j.is_boolean()) return j.get<bool>() ? 1 : 0;
+  if (!j.is_number_integer())
+    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an integer")};
+  return j.get<int64_t>();
+}
+
+sel::ConstructTrait Construct(const json& j) {
+  sel::ConstructTrait c;
+  if (j.is_string()) {
+    c.name = j.get<std::string>();
+    return c;
+  }
+  CheckKeys(j, "a construct entry",
+            {"name", "simdlen", "aligned", "linear", "uniform", "inbranch",
+             "notinbranch"});
+  if (!j.contains("name") || !j["name"].is_string()) {
+    throw InputError{nullptr, 0, 0, "a construct entry needs a \"name\""};
+  }
+  c.name = j["name"].get<std::string>();
+  if (j.contains("simdlen")) c.simdlen = Int(j["simdlen"], "simdlen");
+  if (j.contains("aligned")) {
+    RequireObject(j["aligned"], "aligned");
+    for (const auto& [var, n] : j["aligned"].items())
+      c.aligned[var] = Int(n, "aligned");
+  }
+  if (j.contains("linear")) c.linear = Names(j["linear"], "linear");
+  if (j.contains("uniform")) c.uniform = Names(j["uniform"], "uniform");
+  c.inbranch = j.value("inbranch", false);
+  c.notinbranch = j.value("notinbranch", false);
+  return c;
+}
+
+sel::DeviceTraits Device(const json& j, absl::string_view what) {
+  CheckKeys(j, what, {"kind", "arch", "isa", "vendor", "extension"});
+  sel::DeviceTraits d;
+  if (j.contains("kind")) d.kind = Names(j["kind"], "kind");
+  if (j.contains("arch")) d.arch = Names(j["arch"], "arch");
+  if (j.contains("isa")) d.isa = Names(j["isa"], "isa");
+  if (j.contains("vendor")) d.vendor = Names(j["vendor"], "vendor");
+  if (j.contains("extension")) d.extension = Names(j["extension"], "extension");
+  return d;
+}
+
+sel::TargetDevices TargetDevices(const json& j) {
+  CheckKeys(j, "target_devices", {"default", "devices"});
+  sel::TargetDevices t;
+  if (j.contains("default")) t.default_device = Int(j["default"], "default");
+  if (!j.contains("devices")) return t;
+  RequireObject(j["devices"], "devices");
+  for (const auto& [key, device] : j["devices"].items()) {
+    int64_t number = 0;
+    if (!absl::SimpleAtoi(key, &number)) {
+      throw InputError{
+          nullptr, 0, 0,
+          absl::StrCat("device number '", key, "' is not an integer")};
+    }
+    t.devices[number] = Device(device, absl::StrCat("device ", key));
+  }
+  return t;
+}
+
+sel::ImplementationTraits Implementation(const json& j) {
+  CheckKeys(j, "implementation",
+            {"vendor", "extension", "requires", "atomic_default_mem_order"});
+  sel::ImplementationTraits impl;
+  if (j.contains("vendor")) impl.vendor = Names(j["vendor"], "vendor");
+  if (j.contains("extension"))
+    impl.extension = Names(j["extension"], "extension");
+  if (j.contains("requires")) impl.requires_ = Names(j["requires"], "requires");
+  if (j.contains("atomic_default_mem_order")) {
+    const json& order = j["atomic_default_mem_order"];
+    if (!order.is_string())
+      throw InputError{nullptr, 0, 0,
+                       "atomic_default_mem_order must be a string"};
+    impl.atomic_default_mem_order = order.get<std::string>();
+  }
+  return impl;
+}
+
+sel::Context Context(const json& j) {
+  sel::Context ctx;
+  if (j.is_null()) return ctx;
+  CheckKeys(
+      j, "context",
+      {"construct", "device", "target_devices", "implementation", "variables"});
+  if (j.contains("construct")) {
+    if (!j["construct"].is_array())
+      throw InputError{nullptr, 0, 0, "construct must be an array"};
+    for (const json& c : j["construct"]) ctx.construct.push_back(Construct(c));
+  }
+  if (j.contains("device")) ctx.device = Device(j["device"], "device");
+  if (j.contains("target_devices"))
+    ctx.target_devices = TargetDevices(j["target_devices"]);
+  if (j.contains("implementation"))
+    ctx.implementation = Implementation(j["implementation"]);
+  if (j.contains("variables")) {
+    RequireObject(j["variables"], "variables");
+    for (const auto& [name, value] : j["variables"].items()) {
+      ctx.variables[name] = Int(value, absl::StrCat("variable ", name));
+    }
+  }
+  return ctx;
+}
+
+// "L:C: message" from the engine -> line, column, message.
+InputError SelectorError(const std::string& variant, absl::string_view status) {
+  InputError e{variant, 0, 0, std::string(status)};
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(status, absl::MaxSplits(':', 2));
+  if (parts.size() == 3 && absl::SimpleAtoi(parts[0], &e.line) &&
+      absl::SimpleAtoi(parts[1], &e.column)) {
+    e.message = std::string(absl::StripLeadingAsciiWhitespace(parts[2]));
+  }
+  return e;
+}
+
+std::vector<sel::Candidate> Variants(const json& j, sel::Directive directive) {
+  if (!j.is_array())
+    throw InputError{nullptr, 0, 0, "variants must be an array"};
+  std::vector<sel::Candidate> out;
+  for (const json& v : j) {
+    CheckKeys(v, "a variant", {"name", "selector", "kernel"});
+    if (!v.contains("name") || !v["name"].is_string() ||
+        !v.contains("selector") || !v["selector"].is_string()) {
+      throw InputError{nullptr, 0, 0,
+                       "a variant needs string \"name\" and \"selector\""};
+    }
+    std::string name = v["name"].get<std::string>();
+    absl::StatusOr<sel::Selector> s =
+        sel::Selector::Parse(v["selector"].get<std::string>(), directive);
+    if (!s.ok()) throw SelectorError(name, s.status().message());
+    out.push_back({name, *std::move(s)});
+  }
+  return out;
+}
+
+json CandidateJson(const sel::CandidateReport& c) {
+  json terms = json::array();
+  for (const sel::ScoreTerm& t : c.terms)
+    terms.push_back({{"trait", t.trait}, {"value", t.value}});
+  return {{"name", c.name},           {"compatible", c.compatible},
+          {"score", c.score},         {"dynamic", c.dynamic},
+          {"reason", c.reason},       {"terms", terms},
+          {"evaluated", c.evaluated}, {"subset_of", c.subset_of},
+          {"selector", c.selector}};
+}
+
+EvalOutcome Evaluate(const json& input) {
+  CheckKeys(input, "the document",
+            {"directive", "context", "variants", "kernel"});
+  sel::Directive directive = sel::Directive::kDeclareVariant;
+  if (input.contains("directive")) {
+    absl::StatusOr<sel::Directive> d = sel::ParseDirective(
+        input["directive"].is_string() ? input["directive"].get<std::string>()
+                                       : "");
+    if (!d.ok())
+      throw InputError{nullptr, 0, 0, std::string(d.status().message())};
+    directive = *d;
+  }
+  sel::Context ctx = Context(input.value("context", json()));
+  std::vector<sel::Candidate> candidates =
+      Variants(input.value("variants", json::array()), directive);
+  absl::StatusOr<sel::Resolution> r = sel::Resolve(std::move(candidates), ctx);
+  if (!r.ok())
+    throw InputError{nullptr, 0, 0, std::string(r.status().message())};
+  sel::Explanation e = sel::Explain(*r, ctx.variables, ctx.target_devices);
+  EvalOutcome out;
+  json list = json::array();
+  for (const sel::CandidateReport& c : e.candidates)
+    list.push_back(CandidateJson(c));
+  out.output = {{"selected", e.selection.base()
+                                 ? json(nullptr)
+                                 : json(e.candidates[e.selection.index].name)},
+                {"score", e.selection.score},
+                {"candidates", list}};
+  out.text = e.ToText();
+  return out;
+}
+
+// Folds the command-line flags and NAME=SELECTOR arguments into `doc`.
+void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
+  if (!absl::GetFlag(FLAGS_directive).empty())
+    doc["directive"] = absl::GetFlag(FLAGS_directive);
+  json& ctx = doc["context"];
+  if (ctx.is_null()) ctx = json::object();
+  for (const std::string& c : absl::GetFlag(FLAGS_construct))
+    ctx["construct"].push_back(c);
+  for (const auto& [flag, field] : {std::make_pair(&FLAGS_device_kind, "kind"),
+                                    std::make_pair(&FLAGS_device_arch, "arch"),
+                                    std::make_pair(&FLAGS_device_isa, "isa")}) {
+    for (const std::string& name : absl::GetFlag(*flag))
+      ctx["device"][field].push_back(name);
+  }
+  for (const std::string& v : absl::GetFlag(FLAGS_var)) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(v, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(kv.second, &value)) {
+      throw InputError{nullptr, 0, 0,
+                       absl::StrCat("--var ", v, ": expected NAME=INTEGER")};
+    }
+    ctx["variables"][kv.first] = value;
+  }
+  for (const std::string& v : variants) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(v, absl::MaxSplits('=', 1));
+    doc["variants"].push_back({{"name", kv.first}, {"selector", kv.second}});
+  }
+}
+
+absl::StatusOr<std::string> ReadInput(const std::string& path) {
+  std::stringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Line and column of byte `offset` (1-based) in `text`.
+InputError JsonError(absl::string_view text, size_t offset, const char* what) {
+  InputError e{nullptr, 1, 1, absl::StrCat("malformed JSON: ", what)};
+  for (size_t i = 0; i + 1 < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++e.line;
+      e.column = 1;
+    } else {
+      ++e.column;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+EvalOutcome EvaluateJson(const json& input) {
+  try {
+    return Evaluate(input);
+  } catch (const InputError& e) {
+    return Fail(e);
+  } catch (const json::exception& e) {
+    return Fail(InputError{nullptr, 0, 0, e.what()});
+  }
+}
+
+EvalOutcome EvaluateDocument(absl::string_view input) {
+  try {
+    return EvaluateJson(json::parse(input.begin(), input.end()));
+  } catch (const json::parse_error& e) {
+    return Fail(JsonError(input, e.byte, e.what()));
+  }
+}
+
+int RunEval(const std::vector<std::string>& args) {
+  std::vector<std::string> variants;
+  std::string path;
+  for (const std::string& a : args) {
+    (a.find('=') != std::string::npos ? variants.push_back(a) : void(path = a));
+  }
+  EvalOutcome out;
+  std::string text;
+  try {
+    json doc = json::object();
+    if (!path.empty()) {
+      absl::StatusOr<std::string> read = ReadInput(path);
+      if (!read.ok())
+        throw InputError{nullptr, 0, 0, std::string(read.status().message())};
+      text = *std::move(read);
+      doc = json::parse(text);
+    }
+    ApplyFlags(doc, variants);
+    out = EvaluateJson(doc);
+  } catch (const InputError& e) {
+    out = Fail(e);
+  } catch (const json::parse_error& e) {
+    out = Fail(JsonError(text, e.byte, e.what()));
+  } catch (const json::exception& e) {
+    out = Fail(InputError{nullptr, 0, 0, e.what()});
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s\n", out.output.dump(2).c_str());
+  } else {
+    std::fprintf(out.exit_code == 0 ? stdout : stderr, "%s%s", out.text.c_str(),
+                 out.exit_code == 0 ? "" : "\n");
+  }
+  return out.exit_code;
+}
+
+}  // namespace ctxsel::cli

@@ -1,0 +1,41 @@
+// eval_command.h: `ctxsel-cli eval`, offline selector evaluation.
+//
+// Reads one JSON document (a directive, an OpenMP context and variants with
+// their selectors), runs the selector engine's Resolve/Select/Explain and
+// produces one JSON document; the format is in docs/selectors.md. Used by
+// the CLI and by the conformance suite (tests/conformance/).
+//
+// Example:
+//   EvalOutcome out = EvaluateDocument(R"({"variants": [
+//       {"name": "fx1", "selector": "construct={target}"}],
+//       "context": {"construct": ["target"]}})");
+//   // out.output["selected"] == "fx1", out.exit_code == 0
+#ifndef CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
+#define CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace ctxsel::cli {
+
+struct EvalOutcome {
+  int exit_code = 0;      // 0, or kExitBadInput with an "error" document
+  nlohmann::json output;  // {"selected", "score", "candidates"} or {"error"}
+  std::string text;       // readable rendering (explanation or error)
+};
+
+// Evaluates one eval document given as text.
+EvalOutcome EvaluateDocument(absl::string_view input);
+
+// Same, for an already parsed document.
+EvalOutcome EvaluateJson(const nlohmann::json& input);
+
+// `ctxsel-cli eval [FILE|-] [NAME=SELECTOR ...]`.
+int RunEval(const std::vector<std::string>& args);
+
+}  // namespace ctxsel::cli
+
+#endif  // CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
