@@ -1,0 +1,456 @@
+#include "server/placement/placer.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/placement/placer_test_util.h"
+
+namespace ctxsel::server::placement {
+namespace {
+
+using ::ctxsel::server::placement::testing::Kind;
+using ::ctxsel::server::placement::testing::MakeDevice;
+using ::ctxsel::server::placement::testing::MakeVariant;
+using ::ctxsel::server::placement::testing::SaxpyVariants;
+using ::testing::HasSubstr;
+
+Job SaxpyJob() {
+  Job job;
+  job.kernel = "saxpy";
+  return job;
+}
+
+// Variant name of a Select, "base" for the base function; the status text
+// when it fails.
+std::string Pick(const Placer& placer, const Job& job) {
+  absl::StatusOr<Placement> p = placer.Select(job);
+  if (!p.ok()) return std::string(p.status().ToString());
+  return p->choice.base() ? "base" : p->choice.variant->name;
+}
+
+std::string DeviceOf(const Placer& placer, const Job& job) {
+  absl::StatusOr<Placement> p = placer.Select(job);
+  return p.ok() ? p->choice.device.id : std::string(p.status().ToString());
+}
+
+class PlacerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(placer_.SetVariants("saxpy", SaxpyVariants()).ok());
+  }
+  void AddNode(const std::string& node, std::vector<Device> devices) {
+    absl::Status s = placer_.SetNodeDevices(node, std::move(devices));
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  Placer placer_;
+};
+
+TEST_F(PlacerTest, IdenticalTraitsFormOneClass) {
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kH100),
+           MakeDevice("a", 2, Kind::kMi250)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  absl::StatusOr<std::string> a0 = placer_.DeviceClassOf("a/0");
+  ASSERT_TRUE(a0.ok()) << a0.status();
+  EXPECT_EQ(*a0,
+            "device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}");
+  EXPECT_EQ(*placer_.DeviceClassOf("a/1"), *a0);
+  EXPECT_EQ(*placer_.DeviceClassOf("b/0"), *a0);
+  EXPECT_NE(*placer_.DeviceClassOf("a/2"), *a0);
+  EXPECT_EQ(placer_.DeviceClassOf("c/0").status().code(),
+            absl::StatusCode::kNotFound);
+
+  absl::StatusOr<PlacementReport> r = placer_.Explain(SaxpyJob());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->classes.size(), 2u);  // H100 and MI250X, not one per device
+  EXPECT_EQ(r->classes[0].device_count + r->classes[1].device_count, 4);
+}
+
+TEST_F(PlacerTest, HighestScoringClassWins) {
+  AddNode("a",
+          {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kH100),
+           MakeDevice("a", 1, Kind::kMi250, 0.9)});
+  absl::StatusOr<Placement> p = placer_.Select(SaxpyJob());
+  ASSERT_TRUE(p.ok()) << p.status();
+  // hip scores 8 > avx 6 > cuda 4, whatever the load.
+  EXPECT_EQ(p->choice.variant->name, "saxpy_hip");
+  EXPECT_EQ(p->choice.device.id, "a/1");
+  EXPECT_EQ(p->choice.score, 8u);
+  EXPECT_FALSE(p->choice.dynamic);
+  EXPECT_THAT(p->choice.device_class, HasSubstr("amdgcn"));
+  EXPECT_EQ(p->choice.device.traits.isa.count("gfx90a"), 1u);
+  EXPECT_THAT(p->explanation, HasSubstr("saxpy_hip"));
+  EXPECT_THAT(p->explanation, HasSubstr("least_loaded"));
+}
+
+TEST_F(PlacerTest, BaseFunctionWhereNoVariantFitsRanksBelowVariants) {
+  ASSERT_TRUE(placer_
+                  .SetVariants("gemm", {MakeVariant("gemm", "gemm_cuda",
+                                                    "device={arch(nvptx)}", 0)})
+                  .ok());
+  Job job;
+  job.kernel = "gemm";
+  AddNode("cpu", {MakeDevice("cpu", -1, Kind::kXeon)});
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->choice.base());
+  EXPECT_EQ(p->choice.variant_name(), "");
+  EXPECT_EQ(p->choice.score, 0u);
+  EXPECT_EQ(p->choice.device.id, "cpu/host");
+
+  // A busy GPU with a variant beats an idle CPU with the base function.
+  AddNode("gpu", {MakeDevice("gpu", 0, Kind::kH100, 1.0)});
+  EXPECT_EQ(Pick(placer_, job), "gemm_cuda");
+  EXPECT_EQ(DeviceOf(placer_, job), "gpu/0");
+}
+
+TEST_F(PlacerTest, LeastLoadedFollowsHeartbeatsAndBreaksTiesById) {
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.5)});
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5)});
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");  // tie: lower id
+  ASSERT_TRUE(placer_.UpdateUtilisation("b/0", 0.1).ok());
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
+  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 0.05).ok());
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
+  EXPECT_EQ(placer_.UpdateUtilisation("z/9", 0.1).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(placer_.UpdateUtilisation("a/0", std::nan("")).code(),
+            absl::StatusCode::kInvalidArgument);
+  // Clamped to 0..1.
+  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 7.0).ok());
+  absl::StatusOr<Placement> p = placer_.Select(SaxpyJob());
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->choice.device.id, "b/0");
+  ASSERT_EQ(p->alternatives.size(), 1u);
+  EXPECT_EQ(p->alternatives[0].device.properties.utilisation, 1.0);
+}
+
+TEST_F(PlacerTest, PackPicksBusiestDeviceThatIsNotFull) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.3),
+                MakeDevice("a", 1, Kind::kH100, 1.0)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.7),
+                MakeDevice("b", 1, Kind::kH100, 0.7)});
+  Job job = SaxpyJob();
+  job.policy = Policy::kPack;
+  EXPECT_EQ(DeviceOf(placer_, job), "b/0");  // 0.7, tie by id
+  ASSERT_TRUE(placer_.UpdateUtilisation("b/0", 1.0).ok());
+  EXPECT_EQ(DeviceOf(placer_, job), "b/1");
+  ASSERT_TRUE(placer_.UpdateUtilisation("b/1", 1.0).ok());
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 1.0).ok());
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");  // all full: least loaded, by id
+}
+
+TEST_F(PlacerTest, SpreadRoundRobinsOverNodes) {
+  for (const std::string node : {"c", "a", "b"}) {
+    AddNode(node, {MakeDevice(node, 0, Kind::kH100, 0.5),
+                   MakeDevice(node, 1, Kind::kH100, 0.2)});
+  }
+  Job job = SaxpyJob();
+  job.policy = Policy::kSpread;
+  std::vector<std::string> got;
+  for (int i = 0; i < 4; ++i) got.push_back(DeviceOf(placer_, job));
+  // Nodes by name, the least loaded device on each.
+  EXPECT_EQ(got, (std::vector<std::string>{"a/1", "b/1", "c/1", "a/1"}));
+  // Explain shows the next pick without consuming it.
+  absl::StatusOr<PlacementReport> r = placer_.Explain(job);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement.choice.device.id, "b/1");
+  EXPECT_EQ(DeviceOf(placer_, job), "b/1");
+}
+
+TEST_F(PlacerTest, DynamicPrefixUsesTheJobsVariables) {
+  ASSERT_TRUE(placer_
+                  .SetVariants("fft", {MakeVariant("fft", "fft_big",
+                                                   "device={arch(nvptx)}, "
+                                                   "user={condition(N > 1000)}",
+                                                   0),
+                                       MakeVariant("fft", "fft_small",
+                                                   "device={arch(nvptx)}", 1)})
+                  .ok());
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
+  Job job;
+  job.kernel = "fft";
+  job.variables["N"] = 4096;
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->choice.variant->name, "fft_big");
+  EXPECT_TRUE(p->choice.dynamic);
+  job.variables["N"] = 10;
+  EXPECT_EQ(Pick(placer_, job), "fft_small");
+  job.variables.clear();  // unknown variable: the condition does not hold
+  EXPECT_EQ(Pick(placer_, job), "fft_small");
+}
+
+TEST_F(PlacerTest, TargetDeviceDependsOnTheNodesLayout) {
+  // On a node whose device 1 is a GPU, the host runs the offloading
+  // variant; elsewhere the plain one.
+  ASSERT_TRUE(
+      placer_
+          .SetVariants("halo", {MakeVariant("halo", "halo_offload",
+                                            "device={kind(cpu)}, "
+                                            "target_device={device_num(1), "
+                                            "kind(gpu)}",
+                                            0),
+                                MakeVariant("halo", "halo_host",
+                                            "device={kind(cpu)}", 1)})
+          .ok());
+  AddNode("one", {MakeDevice("one", -1, Kind::kXeon),
+                  MakeDevice("one", 0, Kind::kH100)});
+  AddNode("two", {MakeDevice("two", -1, Kind::kXeon),
+                  MakeDevice("two", 0, Kind::kH100),
+                  MakeDevice("two", 1, Kind::kH100)});
+  Job job;
+  job.kernel = "halo";
+  job.device_filter = "device={kind(cpu)}";
+  job.nodes = {"one"};
+  EXPECT_EQ(Pick(placer_, job), "halo_host");
+  job.nodes = {"two"};
+  EXPECT_EQ(Pick(placer_, job), "halo_offload");
+  job.nodes.clear();
+  absl::StatusOr<PlacementReport> r = placer_.Explain(job);
+  ASSERT_TRUE(r.ok()) << r.status();
+  int cpu_reports = 0;
+  for (const ClassReport& c : r->classes) {
+    if (!c.eligible) continue;
+    ++cpu_reports;
+    EXPECT_THAT(c.node_layout, HasSubstr("nodes like"));
+    const selector::Selection& s = c.explanation.selection;
+    ASSERT_FALSE(s.base());
+    std::string chosen = c.explanation.candidates[s.index].name;
+    EXPECT_EQ(chosen, c.node_layout.find("'two'") != std::string::npos
+                          ? "halo_offload"
+                          : "halo_host")
+        << c.node_layout;
+  }
+  EXPECT_EQ(cpu_reports, 2);  // one per layout
+}
+
+TEST_F(PlacerTest, TargetDeviceDefaultIsTheCandidateDevice) {
+  ASSERT_TRUE(
+      placer_
+          .SetVariants(
+              "k", {MakeVariant("k", "k_gpu", "target_device={kind(gpu)}", 0)})
+          .ok());
+  AddNode("a", {MakeDevice("a", -1, Kind::kXeon),
+                MakeDevice("a", 0, Kind::kH100, 0.9)});
+  Job job;
+  job.kernel = "k";
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  job.device_filter = "device={kind(cpu)}";
+  EXPECT_EQ(Pick(placer_, job), "base");
+}
+
+TEST_F(PlacerTest, NodeAndDeviceFilterConstraints) {
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kMi250), MakeDevice("a", 1, Kind::kH100)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  Job job = SaxpyJob();
+  job.nodes = {"b"};
+  EXPECT_EQ(DeviceOf(placer_, job), "b/0");
+  job.nodes = {"b", "a", "b"};
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  job.nodes.clear();
+  job.device_filter = "device={arch(nvptx)}";
+  EXPECT_EQ(Pick(placer_, job), "saxpy_cuda");
+  job.nodes = {"nowhere"};
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("unknown nodes: nowhere"));
+}
+
+TEST_F(PlacerTest, NoFittingDeviceSaysWhyEachClassWasRejected) {
+  Job job = SaxpyJob();
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("no live devices"));
+
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kMi250), MakeDevice("a", 1, Kind::kH100)});
+  job.device_filter = "device={kind(fpga)}";
+  p = placer_.Select(job);
+  ASSERT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("arch(amdgcn)"));
+  EXPECT_THAT(p.status().message(), HasSubstr("arch(nvptx, sm_90)"));
+  EXPECT_THAT(p.status().message(), HasSubstr("device_filter: "));
+  absl::StatusOr<PlacementReport> r = placer_.Explain(job);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r->ToText(), HasSubstr("no placement"));
+}
+
+TEST_F(PlacerTest, BadRequests) {
+  Job job;
+  job.kernel = "nope";
+  EXPECT_EQ(placer_.Select(job).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(placer_.Explain(job).status().code(), absl::StatusCode::kNotFound);
+  job.kernel = "";
+  EXPECT_EQ(placer_.Select(job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  job = SaxpyJob();
+  job.device_filter = "device={arch(nvptx)";
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p.status().message(), HasSubstr("device_filter: 1:"));
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
+  job = SaxpyJob();
+  for (int i = 0; i <= selector::kMaxConstructTraits; ++i) {
+    selector::ConstructTrait parallel;
+    parallel.name = "parallel";
+    job.construct.push_back(parallel);
+  }
+  EXPECT_EQ(placer_.Select(job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(PlacerTest, ConstructSignatureChangesScores) {
+  ASSERT_TRUE(
+      placer_
+          .SetVariants(
+              "red",
+              {MakeVariant("red", "red_teams",
+                           "construct={teams}, device={arch(nvptx)}", 0),
+               MakeVariant("red", "red_plain", "device={arch(amdgcn)}", 1)})
+          .ok());
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kMi250)});
+  Job job;
+  job.kernel = "red";
+  // Without teams in the job, red_teams does not apply: only the MI250X has
+  // a variant.
+  EXPECT_EQ(Pick(placer_, job), "red_plain");
+  job.construct.resize(2);
+  job.construct[0].name = "target";
+  job.construct[1].name = "teams";
+  EXPECT_EQ(Pick(placer_, job), "red_teams");
+  job.construct.clear();
+  EXPECT_EQ(Pick(placer_, job), "red_plain");
+}
+
+TEST_F(PlacerTest, AlternativesListWinnersThenOtherClasses) {
+  AddNode(
+      "a",
+      {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kMi250, 0.4),
+       MakeDevice("a", 1, Kind::kMi250, 0.2), MakeDevice("a", 2, Kind::kH100)});
+  Job job = SaxpyJob();
+  job.top_k = 3;
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->choice.device.id, "a/1");
+  ASSERT_EQ(p->alternatives.size(), 3u);
+  EXPECT_EQ(p->alternatives[0].device.id, "a/0");            // the other MI250X
+  EXPECT_EQ(p->alternatives[1].variant->name, "saxpy_avx");  // score 6
+  EXPECT_EQ(p->alternatives[2].variant->name, "saxpy_cuda");  // score 4
+  job.top_k = 1;
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->alternatives.size(), 1u);
+}
+
+TEST_F(PlacerTest, RemovedNodesAreNeverSelected) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kMi250)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
+  EXPECT_TRUE(placer_.RemoveNode("a"));
+  EXPECT_FALSE(placer_.RemoveNode("a"));
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
+  AddNode("b", {});  // an empty report removes the node too
+  EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(placer_.UpdateUtilisation("b/0", 0.5).code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(PlacerTest, SetDevicesReplacesTheFleet) {
+  AddNode("old", {MakeDevice("old", 0, Kind::kMi250)});
+  ASSERT_TRUE(placer_
+                  .SetDevices({MakeDevice("x", 0, Kind::kH100, 0.6),
+                               MakeDevice("y", 0, Kind::kH100, 0.1)})
+                  .ok());
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "y/0");
+  EXPECT_FALSE(placer_.RemoveNode("old"));
+  Device dup = MakeDevice("z", 0, Kind::kH100);
+  dup.id = "x/0";
+  absl::Status s = placer_.SetDevices({MakeDevice("x", 0, Kind::kH100), dup});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "y/0");  // unchanged
+}
+
+TEST_F(PlacerTest, BadReportsChangeNothing) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
+  Device other = MakeDevice("b", 0, Kind::kH100);
+  other.id = "a/0";
+  absl::Status s = placer_.SetNodeDevices("b", {other});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("already a device of node 'a'"));
+  Device twin = MakeDevice("a", 0, Kind::kH100);
+  twin.id = "a/other";
+  s = placer_.SetNodeDevices("a", {MakeDevice("a", 0, Kind::kH100), twin});
+  EXPECT_THAT(s.message(), HasSubstr("index: 0 used twice"));
+  s = placer_.SetNodeDevices("a", {MakeDevice("elsewhere", 0, Kind::kH100)});
+  EXPECT_THAT(s.message(), HasSubstr("node: 'elsewhere'"));
+  Device nan = MakeDevice("a", 0, Kind::kH100);
+  nan.properties.utilisation = std::nan("");
+  EXPECT_EQ(placer_.SetNodeDevices("a", {nan}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
+}
+
+TEST_F(PlacerTest, VariantsAreValidatedAndReplaced) {
+  std::vector<Variant> v = SaxpyVariants();
+  v[1].kernel = "other";
+  EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
+              HasSubstr("variant 'saxpy_hip': kernel"));
+  v = SaxpyVariants();
+  v[2].name = "saxpy_cuda";
+  EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
+              HasSubstr("name used twice"));
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
+  EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_cuda");  // old set still there
+  ASSERT_TRUE(
+      placer_
+          .SetVariants("saxpy", {MakeVariant("saxpy", "saxpy_sm90",
+                                             "device={arch(sm_90)}", 0)})
+          .ok());
+  EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_sm90");
+  EXPECT_TRUE(placer_.RemoveKernel("saxpy"));
+  EXPECT_FALSE(placer_.RemoveKernel("saxpy"));
+  EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(PlacerTest, ExplainReportsEveryClassAndVariant) {
+  AddNode("a",
+          {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kH100)});
+  Job job = SaxpyJob();
+  job.device_filter = "device={kind(gpu)}";
+  absl::StatusOr<PlacementReport> r = placer_.Explain(job);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->status.ok()) << r->status;
+  ASSERT_EQ(r->classes.size(), 2u);
+  const ClassReport* gpu = nullptr;
+  const ClassReport* cpu = nullptr;
+  for (const ClassReport& c : r->classes) {
+    (c.traits.kind.count("gpu") ? gpu : cpu) = &c;
+  }
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(gpu->eligible);
+  EXPECT_TRUE(gpu->winner);
+  EXPECT_EQ(gpu->sycl_architecture, "nvidia_gpu_sm_90");
+  ASSERT_EQ(gpu->explanation.candidates.size(), 3u);
+  EXPECT_TRUE(gpu->explanation.candidates[0].selected);
+  EXPECT_FALSE(gpu->explanation.candidates[1].compatible);
+  EXPECT_FALSE(cpu->eligible);
+  EXPECT_THAT(cpu->reason, HasSubstr("device_filter"));
+  std::string text = r->ToText();
+  EXPECT_THAT(text, HasSubstr("placement: saxpy_cuda"));
+  EXPECT_THAT(text, HasSubstr("WINNER"));
+  EXPECT_THAT(text, HasSubstr("rejected: device_filter"));
+  EXPECT_THAT(text, HasSubstr("saxpy_hip"));
+}
+
+}  // namespace
+}  // namespace ctxsel::server::placement
