@@ -1,0 +1,49 @@
+#include "server/housekeeping.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+
+Housekeeping::Housekeeping(Inventory* inventory)
+    : inventory_(inventory), thread_([this] { Run(); }) {}
+
+Housekeeping::~Housekeeping() {
+  stop_.Notify();
+  thread_.join();
+}
+
+void Housekeeping::Run() {
+  const absl::Duration tick = std::clamp(
+      inventory_->options().ttl / 4, absl::Milliseconds(50), absl::Seconds(1));
+  int64_t cursor = 0;
+  inventory_->Nodes(&cursor);
+  while (!stop_.HasBeenNotified()) {
+    inventory_->ExpireStale();
+    absl::StatusOr<std::vector<InventoryEvent>> events =
+        inventory_->EventsAfter(cursor, tick);
+    if (!events.ok()) {
+      // More changes than the history keeps happened within one tick.
+      spdlog::warn("inventory log: {}", events.status().ToString());
+      inventory_->Nodes(&cursor);
+      continue;
+    }
+    for (const InventoryEvent& event : *events) {
+      spdlog::info("{}", DescribeEvent(event));
+      cursor = event.sequence;
+    }
+  }
+}
+
+std::string DescribeEvent(const InventoryEvent& event) {
+  const char* what = event.kind == InventoryEvent::Kind::kAdded     ? "added"
+                     : event.kind == InventoryEvent::Kind::kChanged ? "changed"
+                                                                    : "removed";
+  return absl::StrCat("node ", event.node.id, " ", what, ": ",
+                      event.node.devices.size(), " device(s) (", event.reason,
+                      ")");
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,40 @@
+// housekeeping.h: the server's background thread. It expires nodes whose
+// heartbeats stopped and logs one line per inventory change (requests are
+// not logged).
+//
+//   Housekeeping housekeeping(&inventory);  // runs until destroyed
+#ifndef CTXSEL_SERVER_HOUSEKEEPING_H_
+#define CTXSEL_SERVER_HOUSEKEEPING_H_
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "server/inventory.h"
+
+namespace ctxsel::server {
+
+class Housekeeping {
+ public:
+  // Starts the thread; it checks for expired nodes every TTL / 4 (at least
+  // every 50 ms, at most every second).
+  explicit Housekeeping(Inventory* inventory);
+  // Stops and joins the thread.
+  ~Housekeeping();
+  Housekeeping(const Housekeeping&) = delete;
+  Housekeeping& operator=(const Housekeeping&) = delete;
+
+ private:
+  void Run();
+
+  Inventory* const inventory_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+// One log line for an inventory change, e.g. "node n1 added: 9 device(s)
+// (reported)".
+std::string DescribeEvent(const InventoryEvent& event);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_HOUSEKEEPING_H_

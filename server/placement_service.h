@@ -1,0 +1,36 @@
+// placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
+// job, asks the Placer, translates its answer.
+#ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
+#define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
+
+#include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/placement/placer.h"
+
+namespace ctxsel::server {
+
+class PlacementService final : public v1::Placement::Service {
+ public:
+  explicit PlacementService(const placement::Placer* placer)
+      : placer_(placer) {}
+
+  grpc::Status Select(grpc::ServerContext* context,
+                      const v1::SelectRequest* request,
+                      v1::SelectResponse* response) override;
+  grpc::Status Explain(grpc::ServerContext* context,
+                       const v1::ExplainRequest* request,
+                       v1::ExplainResponse* response) override;
+
+ private:
+  const placement::Placer* const placer_;
+};
+
+// The Placer's answers as ctxsel.v1 messages.
+void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);
+void PlacementToProto(const placement::Placement& placement,
+                      v1::SelectResponse* out);
+void ReportToProto(const placement::PlacementReport& report,
+                   v1::ExplainResponse* out);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_PLACEMENT_SERVICE_H_

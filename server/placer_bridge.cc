@@ -1,0 +1,35 @@
+#include "server/placer_bridge.h"
+
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+
+void PlacerBridge::KernelChanged(const std::string& kernel,
+                                 const std::vector<Variant>& variants) {
+  // The registry has validated and stored these; the Placer's own checks
+  // (one kernel, unique names) cannot fail here, so a failure is a bug.
+  absl::Status s = placer_->SetVariants(kernel, variants);
+  if (!s.ok()) {
+    spdlog::error("placement rejected the variants of kernel {}: {}", kernel,
+                  s.ToString());
+  }
+}
+
+absl::Status PlacerBridge::NodeDevicesChanged(
+    const std::string& node, const std::vector<Device>& devices) {
+  return placer_->SetNodeDevices(node, devices);
+}
+
+void PlacerBridge::NodeRemoved(const std::string& node) {
+  placer_->RemoveNode(node);
+}
+
+void PlacerBridge::UtilisationChanged(const std::string& device_id,
+                                      double utilisation) {
+  absl::Status s = placer_->UpdateUtilisation(device_id, utilisation);
+  if (!s.ok()) {
+    spdlog::warn("placement: utilisation of {}: {}", device_id, s.ToString());
+  }
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,213 @@
+#include "server/proto_convert.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/names.h"
+
+namespace ctxsel::server {
+namespace {
+
+template <typename Repeated>
+selector::NameSet ToSet(const Repeated& names) {
+  return selector::NameSet(names.begin(), names.end());
+}
+
+// Sorted, so that listings and tests are stable.
+template <typename Repeated>
+void FromSet(const selector::NameSet& names, Repeated* out) {
+  std::vector<std::string> sorted(names.begin(), names.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::string& name : sorted) out->Add(std::move(name));
+}
+
+int64_t UnixMillis(absl::Time time) {
+  return time == absl::InfinitePast() ? 0 : absl::ToUnixMillis(time);
+}
+
+absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
+    const v1::ConstructTrait& trait, const std::string& field) {
+  if (trait.name().empty()) {
+    return absl::InvalidArgumentError(field + ".name: empty");
+  }
+  if (trait.simdlen() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".simdlen: ", trait.simdlen(), " is negative"));
+  }
+  selector::ConstructTrait out;
+  out.name = trait.name();
+  out.simdlen = trait.simdlen();
+  out.aligned.insert(trait.aligned().begin(), trait.aligned().end());
+  out.linear = ToSet(trait.linear());
+  out.uniform = ToSet(trait.uniform());
+  out.inbranch = trait.inbranch();
+  out.notinbranch = trait.notinbranch();
+  return out;
+}
+
+absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
+  switch (policy) {
+    case v1::POLICY_UNSPECIFIED:
+    case v1::LEAST_LOADED:
+      return Policy::kLeastLoaded;
+    case v1::SPREAD:
+      return Policy::kSpread;
+    case v1::PACK:
+      return Policy::kPack;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("job.policy: unknown value ", policy));
+  }
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+void VariantToProto(const Variant& variant, v1::Variant* out) {
+  out->set_kernel(variant.kernel);
+  out->set_name(variant.name);
+  out->set_selector(variant.selector_text);
+  out->set_order(variant.order);
+  out->set_revision(variant.revision);
+  out->set_canonical_selector(variant.selector.ToString());
+  v1::VariantMetadata* metadata = out->mutable_metadata();
+  for (const std::string& a : variant.metadata.adjust_args) {
+    metadata->add_adjust_args(a);
+  }
+  for (const std::string& a : variant.metadata.append_args) {
+    metadata->add_append_args(a);
+  }
+  metadata->set_source_file(variant.metadata.source_file);
+  metadata->set_source_line(variant.metadata.source_line);
+}
+
+VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
+  VariantSpec spec;
+  spec.name = variant.name();
+  spec.selector_text = variant.selector();
+  const v1::VariantMetadata& metadata = variant.metadata();
+  spec.metadata.adjust_args.assign(metadata.adjust_args().begin(),
+                                   metadata.adjust_args().end());
+  spec.metadata.append_args.assign(metadata.append_args().begin(),
+                                   metadata.append_args().end());
+  spec.metadata.source_file = metadata.source_file();
+  spec.metadata.source_line = metadata.source_line();
+  return spec;
+}
+
+void TraitsToProto(const selector::DeviceTraits& traits,
+                   v1::DeviceTraits* out) {
+  FromSet(traits.kind, out->mutable_kind());
+  FromSet(traits.arch, out->mutable_arch());
+  FromSet(traits.isa, out->mutable_isa());
+  FromSet(traits.vendor, out->mutable_vendor());
+  FromSet(traits.extension, out->mutable_extension());
+}
+
+selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits) {
+  selector::DeviceTraits out;
+  out.kind = ToSet(traits.kind());
+  out.arch = ToSet(traits.arch());
+  out.isa = ToSet(traits.isa());
+  out.vendor = ToSet(traits.vendor());
+  out.extension = ToSet(traits.extension());
+  return out;
+}
+
+void DeviceToProto(const Device& device, v1::Device* out) {
+  out->set_id(device.id);
+  out->set_node(device.node);
+  out->set_index(device.index);
+  TraitsToProto(device.traits, out->mutable_traits());
+  out->set_sycl_architecture(device.sycl_architecture);
+  out->set_memory_bytes(device.properties.memory_bytes);
+  out->set_compute_units(device.properties.compute_units);
+  out->set_utilisation(device.properties.utilisation);
+}
+
+Device DeviceFromProto(const v1::Device& device) {
+  Device out;
+  out.id = device.id();
+  out.node = device.node();
+  out.index = device.index();
+  out.traits = TraitsFromProto(device.traits());
+  out.sycl_architecture = device.sycl_architecture();
+  out.properties.memory_bytes = device.memory_bytes();
+  out.properties.compute_units = device.compute_units();
+  out.properties.utilisation = device.utilisation();
+  return out;
+}
+
+void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out) {
+  out->set_id(node.id);
+  out->set_agent_version(node.agent_version);
+  out->set_reported_unix_ms(UnixMillis(node.reported));
+  out->set_last_heartbeat_unix_ms(UnixMillis(node.last_heartbeat));
+  if (!with_devices) return;
+  for (const Device& device : node.devices) {
+    DeviceToProto(device, out->add_devices());
+  }
+}
+
+NodeState NodeFromProto(const v1::Node& node) {
+  NodeState out;
+  out.id = node.id();
+  out.agent_version = node.agent_version();
+  for (const v1::Device& device : node.devices()) {
+    out.devices.push_back(DeviceFromProto(device));
+  }
+  return out;
+}
+
+void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
+  switch (event.kind) {
+    case InventoryEvent::Kind::kAdded:
+      out->set_kind(v1::InventoryEvent::ADDED);
+      break;
+    case InventoryEvent::Kind::kChanged:
+      out->set_kind(v1::InventoryEvent::CHANGED);
+      break;
+    case InventoryEvent::Kind::kRemoved:
+      out->set_kind(v1::InventoryEvent::REMOVED);
+      break;
+  }
+  NodeToProto(event.node, /*with_devices=*/true, out->mutable_node());
+  out->set_reason(event.reason);
+  out->set_sequence(event.sequence);
+  out->set_unix_ms(UnixMillis(event.time));
+}
+
+absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
+  Job out;
+  if (absl::Status s = ValidateName(job.kernel(), "job.kernel"); !s.ok()) {
+    return s;
+  }
+  out.kernel = job.kernel();
+  for (int i = 0; i < job.construct_size(); ++i) {
+    absl::StatusOr<selector::ConstructTrait> trait = ConstructFromProto(
+        job.construct(i), absl::StrCat("job.construct[", i, "]"));
+    if (!trait.ok()) return trait.status();
+    out.construct.push_back(*std::move(trait));
+  }
+  const v1::ImplementationTraits& impl = job.implementation();
+  out.implementation.vendor = ToSet(impl.vendor());
+  out.implementation.extension = ToSet(impl.extension());
+  out.implementation.requires_ = ToSet(impl.requirements());
+  out.implementation.atomic_default_mem_order = impl.atomic_default_mem_order();
+  out.variables.insert(job.variables().begin(), job.variables().end());
+  out.nodes.assign(job.nodes().begin(), job.nodes().end());
+  out.device_filter = job.device_filter();
+  absl::StatusOr<Policy> policy = PolicyFromProto(job.policy());
+  if (!policy.ok()) return policy.status();
+  out.policy = *policy;
+  if (job.top_k() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job.top_k: ", job.top_k(), " is negative"));
+  }
+  out.top_k = job.top_k();
+  return out;
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,45 @@
+// proto_convert.h: ctxsel.v1 messages <-> the domain types of model.h, and
+// absl::Status -> grpc::Status. The RPC handlers translate with these and
+// delegate; nothing here decides anything.
+//
+//   absl::StatusOr<Job> job = JobFromProto(request->job());
+//   if (!job.ok()) return ToGrpcStatus(job.status());
+#ifndef CTXSEL_SERVER_PROTO_CONVERT_H_
+#define CTXSEL_SERVER_PROTO_CONVERT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ctxsel/v1/ctxsel.pb.h"
+#include "server/inventory.h"
+#include "server/model.h"
+#include "server/variant_registry.h"
+
+namespace ctxsel::server {
+
+// Same code, same message (the canonical codes are shared).
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+void VariantToProto(const Variant& variant, v1::Variant* out);
+VariantSpec VariantSpecFromProto(const v1::Variant& variant);
+
+void TraitsToProto(const selector::DeviceTraits& traits, v1::DeviceTraits* out);
+selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits);
+
+void DeviceToProto(const Device& device, v1::Device* out);
+Device DeviceFromProto(const v1::Device& device);
+
+// Devices are included only when `with_devices`.
+void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out);
+NodeState NodeFromProto(const v1::Node& node);
+
+void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out);
+
+// InvalidArgumentError naming the field ("job.construct[2].name: empty",
+// "job.policy: unknown value 7", "job.top_k: negative").
+absl::StatusOr<Job> JobFromProto(const v1::Job& job);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_PROTO_CONVERT_H_

@@ -1,0 +1,66 @@
+#include "server/variants_service.h"
+
+#include "server/proto_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+
+grpc::Status VariantsService::RegisterVariants(
+    grpc::ServerContext* /*context*/,
+    const v1::RegisterVariantsRequest* request,
+    v1::RegisterVariantsResponse* response) {
+  std::vector<VariantSpec> specs;
+  specs.reserve(request->variants_size());
+  for (const v1::Variant& variant : request->variants()) {
+    specs.push_back(VariantSpecFromProto(variant));
+  }
+  absl::StatusOr<RegisterResult> result = registry_->Register(
+      request->kernel(), std::move(specs), request->replace());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  response->set_revision(result->revision);
+  for (const Variant& variant : result->variants) {
+    VariantToProto(variant, response->add_variants());
+  }
+  spdlog::info("variants: {} {} variant(s) of kernel {} (revision {})",
+               request->replace() ? "replaced with" : "registered",
+               result->variants.size(), request->kernel(), result->revision);
+  return grpc::Status::OK;
+}
+
+grpc::Status VariantsService::ListVariants(
+    grpc::ServerContext* /*context*/, const v1::ListVariantsRequest* request,
+    v1::ListVariantsResponse* response) {
+  absl::StatusOr<VariantPage> page = registry_->List(
+      request->kernel(), request->page_size(), request->page_token());
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  for (const Variant& variant : page->variants) {
+    VariantToProto(variant, response->add_variants());
+  }
+  response->set_next_page_token(page->next_page_token);
+  response->set_revision(page->revision);
+  return grpc::Status::OK;
+}
+
+grpc::Status VariantsService::GetVariant(grpc::ServerContext* /*context*/,
+                                         const v1::GetVariantRequest* request,
+                                         v1::GetVariantResponse* response) {
+  absl::StatusOr<Variant> variant =
+      registry_->Get(request->kernel(), request->name());
+  if (!variant.ok()) return ToGrpcStatus(variant.status());
+  VariantToProto(*variant, response->mutable_variant());
+  return grpc::Status::OK;
+}
+
+grpc::Status VariantsService::DeleteVariant(
+    grpc::ServerContext* /*context*/, const v1::DeleteVariantRequest* request,
+    v1::DeleteVariantResponse* response) {
+  absl::StatusOr<int64_t> revision =
+      registry_->Delete(request->kernel(), request->name());
+  if (!revision.ok()) return ToGrpcStatus(revision.status());
+  response->set_revision(*revision);
+  spdlog::info("variants: deleted {}/{} (revision {})", request->kernel(),
+               request->name(), *revision);
+  return grpc::Status::OK;
+}
+
+}  // namespace ctxsel::server
