@@ -1,0 +1,139 @@
+#include "agent/grpc_transport.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+
+namespace ctxsel::agent {
+namespace {
+
+absl::Status FromGrpc(const std::string& call, const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat(call, ": ", s.error_message()));
+}
+
+void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(timeout));
+}
+
+class GrpcHeartbeatStream : public HeartbeatStream {
+ public:
+  explicit GrpcHeartbeatStream(v1::Inventory::Stub& stub)
+      : stream_(stub.Heartbeat(&context_)) {}
+
+  ~GrpcHeartbeatStream() override {
+    context_.TryCancel();
+    stream_->Finish().IgnoreError();
+  }
+
+  absl::StatusOr<BeatAnswer> Beat(
+      const std::string& node,
+      const std::vector<DeviceInfo>& devices) override {
+    v1::HeartbeatRequest request;
+    request.set_node(node);
+    for (const DeviceInfo& d : devices) {
+      v1::DeviceUtilisation* u = request.add_utilisation();
+      u->set_device_id(d.id);
+      u->set_utilisation(d.utilisation);
+    }
+    v1::HeartbeatResponse response;
+    if (!stream_->Write(request) || !stream_->Read(&response)) {
+      return absl::UnavailableError("heartbeat stream broken");
+    }
+    BeatAnswer answer;
+    answer.rereport = response.action() == v1::HeartbeatResponse::REREPORT;
+    answer.message = response.message();
+    answer.heartbeat_interval =
+        absl::Milliseconds(response.heartbeat_interval_ms());
+    return answer;
+  }
+
+  void Cancel() override { context_.TryCancel(); }
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<
+      grpc::ClientReaderWriter<v1::HeartbeatRequest, v1::HeartbeatResponse>>
+      stream_;
+};
+
+}  // namespace
+
+std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
+                                                absl::Duration max_reconnect) {
+  grpc::ChannelArguments args;
+  int max_ms = static_cast<int>(
+      std::max<int64_t>(100, absl::ToInt64Milliseconds(max_reconnect)));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_ms));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, max_ms));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+v1::Device ToProto(const DeviceInfo& d) {
+  v1::Device device;
+  device.set_id(d.id);
+  device.set_node(d.node);
+  device.set_index(d.index);
+  v1::DeviceTraits* traits = device.mutable_traits();
+  for (const std::string& v : d.kind) traits->add_kind(v);
+  for (const std::string& v : d.arch) traits->add_arch(v);
+  for (const std::string& v : d.isa) traits->add_isa(v);
+  for (const std::string& v : d.vendor) traits->add_vendor(v);
+  for (const std::string& v : d.extension) traits->add_extension(v);
+  device.set_sycl_architecture(d.sycl_arch);
+  device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
+  device.set_compute_units(d.compute_units);
+  device.set_utilisation(d.utilisation);
+  return device;
+}
+
+GrpcInventoryTransport::GrpcInventoryTransport(
+    std::shared_ptr<grpc::Channel> channel, std::string agent_version,
+    absl::Duration rpc_timeout)
+    : stub_(v1::Inventory::NewStub(std::move(channel))),
+      agent_version_(std::move(agent_version)),
+      rpc_timeout_(rpc_timeout) {}
+
+absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
+    const std::string& node, const std::vector<DeviceInfo>& devices) {
+  v1::ReportNodeRequest request;
+  request.mutable_node()->set_id(node);
+  request.mutable_node()->set_agent_version(agent_version_);
+  for (const DeviceInfo& d : devices) {
+    *request.mutable_node()->add_devices() = ToProto(d);
+  }
+  v1::ReportNodeResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, rpc_timeout_);
+  grpc::Status s = stub_->ReportNode(&context, request, &response);
+  if (!s.ok()) return FromGrpc("ReportNode", s);
+  ReportAnswer answer;
+  answer.heartbeat_interval =
+      absl::Milliseconds(response.heartbeat_interval_ms());
+  answer.node_ttl = absl::Milliseconds(response.node_ttl_ms());
+  answer.server_instance = response.server_instance();
+  return answer;
+}
+
+std::unique_ptr<HeartbeatStream> GrpcInventoryTransport::OpenHeartbeat() {
+  return std::make_unique<GrpcHeartbeatStream>(*stub_);
+}
+
+absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {
+  v1::DeregisterRequest request;
+  request.set_node(node);
+  v1::DeregisterResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, rpc_timeout_);
+  return FromGrpc("Deregister",
+                  stub_->Deregister(&context, request, &response));
+}
+
+}  // namespace ctxsel::agent

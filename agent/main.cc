@@ -1,0 +1,151 @@
+// ctxsel-agent: finds this node's devices and keeps the ctxsel server's
+// inventory of them true.
+//
+//   ctxsel-agent --print                 # what this machine has, then exit
+//   ctxsel-agent --print --json
+//   ctxsel-agent --server=ctxsel:7070 --node_id=n7 --heartbeat=5s
+//   ctxsel-agent --backends= --devices_file=fleet/n7.json   # a simulated node
+//
+// SIGTERM or SIGINT deregisters the node and exits.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "agent/device_json.h"
+#include "agent/device_text.h"
+#include "agent/discovery.h"
+#include "agent/grpc_transport.h"
+#include "agent/reporter.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:7070",
+          "The ctxsel server, host:port.");
+ABSL_FLAG(std::string, node_id, "", "This node's id; empty: the host name.");
+ABSL_FLAG(absl::Duration, heartbeat, absl::Seconds(5),
+          "Heartbeat interval (the server may ask for a shorter one).");
+ABSL_FLAG(bool, print, false, "Print the devices found and exit.");
+ABSL_FLAG(bool, json, false,
+          "With --print: as JSON (the devices file schema).");
+ABSL_FLAG(std::string, backends, "cpu,nvml,kfd,drm",
+          "Discovery backends to run, comma-separated (empty: none).");
+ABSL_FLAG(std::string, sysfs_root, "/",
+          "Directory standing for / when reading /sys (tests use fixtures).");
+ABSL_FLAG(std::string, devices_file, "",
+          "JSON file of extra or simulated devices (see agent/device_json.h); "
+          "read again every heartbeat.");
+ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
+          "NVML library to dlopen for NVIDIA GPUs.");
+
+namespace {
+
+constexpr char kAgentVersion[] = "ctxsel-agent 0.1.0";
+
+std::string NodeId() {
+  std::string node = absl::GetFlag(FLAGS_node_id);
+  if (!node.empty()) return node;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+absl::StatusOr<ctxsel::agent::Discovery> MakeDiscovery(
+    const std::string& node) {
+  ctxsel::agent::DiscoveryOptions options;
+  options.backends = absl::StrSplit(absl::GetFlag(FLAGS_backends), ',',
+                                    absl::SkipWhitespace());
+  options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
+  options.devices_file = absl::GetFlag(FLAGS_devices_file);
+  options.nvml_library = absl::GetFlag(FLAGS_nvml_library);
+  auto backends = ctxsel::agent::MakeBackends(options);
+  if (!backends.ok()) return backends.status();
+  return ctxsel::agent::Discovery(node, *std::move(backends));
+}
+
+int Print(ctxsel::agent::Discovery& discovery) {
+  ctxsel::agent::Discovery::Result found = discovery.Run();
+  for (const absl::Status& error : found.errors) {
+    std::cerr << "error: " << error.message() << "\n";
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ctxsel::agent::DevicesToJsonText(found.devices) << "\n";
+  } else {
+    std::cout << ctxsel::agent::DevicesToText(discovery.node(), found.devices);
+  }
+  return found.errors.empty() ? 0 : 1;
+}
+
+int Serve(ctxsel::agent::Discovery& discovery) {
+  ctxsel::agent::Discovery::Result first = discovery.Run();
+  for (const absl::Status& error : first.errors) {
+    spdlog::error("discovery: {}", error.ToString());
+  }
+  if (!first.errors.empty()) return 1;
+  // Signals go to the waiting thread only (block them before gRPC's threads).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::Duration heartbeat = absl::GetFlag(FLAGS_heartbeat);
+  const std::string server = absl::GetFlag(FLAGS_server);
+  ctxsel::agent::GrpcInventoryTransport transport(
+      ctxsel::agent::MakeAgentChannel(server, heartbeat), kAgentVersion);
+  ctxsel::agent::RealClock clock;
+  ctxsel::agent::Reporter::Options options;
+  options.node = discovery.node();
+  options.heartbeat = heartbeat;
+  ctxsel::agent::Reporter reporter(
+      options,
+      [&] {
+        ctxsel::agent::Discovery::Result found = discovery.Run();
+        for (const absl::Status& e : found.errors) {
+          spdlog::warn("discovery: {}", e.ToString());
+        }
+        return found.devices;
+      },
+      transport, clock);
+  std::thread waiter([&] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    spdlog::info("signal {}: deregistering and exiting", signal_number);
+    reporter.Stop();
+  });
+  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}", kAgentVersion,
+               discovery.node(), first.devices.size(), server,
+               absl::FormatDuration(heartbeat));
+  absl::Status s = reporter.Run();
+  waiter.join();
+  if (!s.ok()) spdlog::warn("deregistration failed: {}", s.ToString());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Finds this node's devices and reports them to a ctxsel server.\n"
+      "  ctxsel-agent --print [--json]\n"
+      "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]");
+  absl::ParseCommandLine(argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
+  absl::StatusOr<ctxsel::agent::Discovery> discovery = MakeDiscovery(NodeId());
+  if (!discovery.ok()) {
+    std::cerr << "ctxsel-agent: " << discovery.status().message() << "\n";
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_heartbeat) <= absl::ZeroDuration()) {
+    std::cerr << "ctxsel-agent: --heartbeat must be positive\n";
+    return 2;
+  }
+  return absl::GetFlag(FLAGS_print) ? Print(*discovery) : Serve(*discovery);
+}
