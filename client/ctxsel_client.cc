@@ -1,6 +1,18 @@
 #include "client/ctxsel_client.h"
 
 namespace ctxsel::client {
+namespace {
+
+// Calls a unary RPC and converts the status.
+template <typename Response, typename Call>
+absl::StatusOr<Response> Unary(Call call) {
+  Response response;
+  grpc::Status status = call(&response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+}  // namespace
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   // gRPC and Abseil share the canonical code numbering.
@@ -8,10 +20,41 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
+absl::StatusOr<v1::HeartbeatResponse> HeartbeatStream::Beat(
+    const v1::HeartbeatRequest& beat) {
+  v1::HeartbeatResponse response;
+  if (closed_ || !stream_->Write(beat) || !stream_->Read(&response)) {
+    absl::Status closed = Close();
+    return closed.ok() ? absl::UnavailableError("heartbeat stream ended")
+                       : closed;
+  }
+  return response;
+}
+
+absl::Status HeartbeatStream::Close() {
+  if (closed_) return absl::FailedPreconditionError("stream already closed");
+  closed_ = true;
+  stream_->WritesDone();
+  v1::HeartbeatResponse ignored;
+  while (stream_->Read(&ignored)) {
+  }
+  return FromGrpcStatus(stream_->Finish());
+}
+
+HeartbeatStream::~HeartbeatStream() {
+  if (!closed_) {
+    context_.TryCancel();
+    Close().IgnoreError();
+  }
+}
+
 CtxselClient::CtxselClient(std::shared_ptr<grpc::Channel> channel,
                            std::chrono::milliseconds timeout)
     : channel_(std::move(channel)),
-      ctxsel_(ctxsel::v1::Ctxsel::NewStub(channel_)),
+      ctxsel_(v1::Ctxsel::NewStub(channel_)),
+      variants_(v1::Variants::NewStub(channel_)),
+      inventory_(v1::Inventory::NewStub(channel_)),
+      placement_(v1::Placement::NewStub(channel_)),
       timeout_(timeout) {}
 
 std::unique_ptr<CtxselClient> CtxselClient::Connect(
@@ -27,12 +70,164 @@ std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext() const {
 }
 
 absl::StatusOr<std::string> CtxselClient::Ping() {
-  ctxsel::v1::PingRequest request;
-  ctxsel::v1::PingResponse response;
-  auto context = NewContext();
-  grpc::Status status = ctxsel_->Ping(context.get(), request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.server_version();
+  auto response = Unary<v1::PingResponse>([&](v1::PingResponse* out) {
+    return ctxsel_->Ping(NewContext().get(), v1::PingRequest(), out);
+  });
+  if (!response.ok()) return response.status();
+  return response->server_version();
+}
+
+absl::StatusOr<v1::RegisterVariantsResponse> CtxselClient::RegisterVariants(
+    const v1::RegisterVariantsRequest& request) {
+  return Unary<v1::RegisterVariantsResponse>(
+      [&](v1::RegisterVariantsResponse* out) {
+        return variants_->RegisterVariants(NewContext().get(), request, out);
+      });
+}
+
+absl::StatusOr<std::vector<v1::Variant>> CtxselClient::ListVariants(
+    const std::string& kernel) {
+  std::vector<v1::Variant> variants;
+  v1::ListVariantsRequest request;
+  request.set_kernel(kernel);
+  do {
+    auto page =
+        Unary<v1::ListVariantsResponse>([&](v1::ListVariantsResponse* out) {
+          return variants_->ListVariants(NewContext().get(), request, out);
+        });
+    if (!page.ok()) return page.status();
+    variants.insert(variants.end(), page->variants().begin(),
+                    page->variants().end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return variants;
+}
+
+absl::StatusOr<v1::Variant> CtxselClient::GetVariant(const std::string& kernel,
+                                                     const std::string& name) {
+  v1::GetVariantRequest request;
+  request.set_kernel(kernel);
+  request.set_name(name);
+  auto response =
+      Unary<v1::GetVariantResponse>([&](v1::GetVariantResponse* out) {
+        return variants_->GetVariant(NewContext().get(), request, out);
+      });
+  if (!response.ok()) return response.status();
+  return response->variant();
+}
+
+absl::StatusOr<int64_t> CtxselClient::DeleteVariant(const std::string& kernel,
+                                                    const std::string& name) {
+  v1::DeleteVariantRequest request;
+  request.set_kernel(kernel);
+  request.set_name(name);
+  auto response =
+      Unary<v1::DeleteVariantResponse>([&](v1::DeleteVariantResponse* out) {
+        return variants_->DeleteVariant(NewContext().get(), request, out);
+      });
+  if (!response.ok()) return response.status();
+  return response->revision();
+}
+
+absl::StatusOr<v1::ReportNodeResponse> CtxselClient::ReportNode(
+    const v1::Node& node) {
+  v1::ReportNodeRequest request;
+  *request.mutable_node() = node;
+  return Unary<v1::ReportNodeResponse>([&](v1::ReportNodeResponse* out) {
+    return inventory_->ReportNode(NewContext().get(), request, out);
+  });
+}
+
+absl::Status CtxselClient::Deregister(const std::string& node) {
+  v1::DeregisterRequest request;
+  request.set_node(node);
+  return Unary<v1::DeregisterResponse>([&](v1::DeregisterResponse* out) {
+           return inventory_->Deregister(NewContext().get(), request, out);
+         })
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
+    bool include_devices) {
+  std::vector<v1::NodeSummary> nodes;
+  v1::ListNodesRequest request;
+  request.set_include_devices(include_devices);
+  do {
+    auto page = Unary<v1::ListNodesResponse>([&](v1::ListNodesResponse* out) {
+      return inventory_->ListNodes(NewContext().get(), request, out);
+    });
+    if (!page.ok()) return page.status();
+    nodes.insert(nodes.end(), page->nodes().begin(), page->nodes().end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return nodes;
+}
+
+absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
+    const std::string& match, const std::string& node) {
+  std::vector<v1::Device> devices;
+  v1::ListDevicesRequest request;
+  request.set_match(match);
+  request.set_node(node);
+  do {
+    auto page =
+        Unary<v1::ListDevicesResponse>([&](v1::ListDevicesResponse* out) {
+          return inventory_->ListDevices(NewContext().get(), request, out);
+        });
+    if (!page.ok()) return page.status();
+    devices.insert(devices.end(), page->devices().begin(),
+                   page->devices().end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return devices;
+}
+
+std::unique_ptr<HeartbeatStream> CtxselClient::OpenHeartbeat() {
+  std::unique_ptr<HeartbeatStream> stream(new HeartbeatStream());
+  stream->stream_ = inventory_->Heartbeat(&stream->context_);
+  return stream;
+}
+
+absl::Status CtxselClient::WatchInventory(
+    bool initial,
+    const std::function<bool(const v1::InventoryEvent&)>& on_event,
+    std::chrono::milliseconds deadline) {
+  grpc::ClientContext context;
+  if (deadline.count() > 0) {
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+  }
+  v1::WatchInventoryRequest request;
+  request.set_initial(initial);
+  auto reader = inventory_->WatchInventory(&context, request);
+  v1::InventoryEvent event;
+  while (reader->Read(&event)) {
+    if (!on_event(event)) {
+      context.TryCancel();
+      break;
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::CANCELLED ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::OkStatus();
+  }
+  return FromGrpcStatus(status);
+}
+
+absl::StatusOr<v1::SelectResponse> CtxselClient::Select(const v1::Job& job) {
+  v1::SelectRequest request;
+  *request.mutable_job() = job;
+  return Unary<v1::SelectResponse>([&](v1::SelectResponse* out) {
+    return placement_->Select(NewContext().get(), request, out);
+  });
+}
+
+absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
+  v1::ExplainRequest request;
+  *request.mutable_job() = job;
+  return Unary<v1::ExplainResponse>([&](v1::ExplainResponse* out) {
+    return placement_->Explain(NewContext().get(), request, out);
+  });
 }
 
 }  // namespace ctxsel::client

@@ -1,18 +1,27 @@
-// C++ client library for a ctxsel server.
+// C++ client library for a ctxsel server: one method per ctxsel.v1 RPC,
+// with list calls following the pages for you.
 //
 //   auto client = ctxsel::client::CtxselClient::Connect("127.0.0.1:7070");
 //   absl::StatusOr<std::string> version = client->Ping();
 //
-// Every call has a deadline (the constructor's `timeout`) and returns the
-// server's error as an absl::Status with the same code and message.
+//   ctxsel::v1::Job job;
+//   job.set_kernel("saxpy");
+//   job.add_construct()->set_name("target");
+//   absl::StatusOr<ctxsel::v1::SelectResponse> answer = client->Select(job);
+//   // answer->placement().device().id() == "node7/0"
+//
+// Every unary call has a deadline (the constructor's `timeout`) and returns
+// the server's error as an absl::Status with the same code and message.
 #ifndef CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 #define CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,17 +32,74 @@ namespace ctxsel::client {
 // Converts a gRPC status into the equivalent absl::Status.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+// An open Heartbeat stream of one node (see ctxsel.v1.Inventory.Heartbeat).
+//
+//   auto beats = client->OpenHeartbeat();
+//   absl::StatusOr<v1::HeartbeatResponse> r = beats->Beat(request);
+//   if (r.ok() && r->action() == v1::HeartbeatResponse::REREPORT) ...
+class HeartbeatStream {
+ public:
+  // Sends one beat and waits for its answer. An error ends the stream.
+  absl::StatusOr<v1::HeartbeatResponse> Beat(const v1::HeartbeatRequest& beat);
+  // Half-closes and returns the stream's final status.
+  absl::Status Close();
+  ~HeartbeatStream();
+
+ private:
+  friend class CtxselClient;
+  HeartbeatStream() = default;
+  grpc::ClientContext context_;
+  std::unique_ptr<
+      grpc::ClientReaderWriter<v1::HeartbeatRequest, v1::HeartbeatResponse>>
+      stream_;
+  bool closed_ = false;
+};
+
 class CtxselClient {
  public:
-  explicit CtxselClient(std::shared_ptr<grpc::Channel> channel,
-                        std::chrono::milliseconds timeout =
-                            std::chrono::milliseconds(5000));
+  explicit CtxselClient(
+      std::shared_ptr<grpc::Channel> channel,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
   // An insecure channel to `address` (host:port).
   static std::unique_ptr<CtxselClient> Connect(const std::string& address);
 
   // Round-trips a no-op call; returns the server's version.
   absl::StatusOr<std::string> Ping();
+
+  // --- Variants ---
+  absl::StatusOr<v1::RegisterVariantsResponse> RegisterVariants(
+      const v1::RegisterVariantsRequest& request);
+  // Every variant of `kernel` (all kernels when empty), all pages.
+  absl::StatusOr<std::vector<v1::Variant>> ListVariants(
+      const std::string& kernel);
+  absl::StatusOr<v1::Variant> GetVariant(const std::string& kernel,
+                                         const std::string& name);
+  // Returns the registry revision after the delete.
+  absl::StatusOr<int64_t> DeleteVariant(const std::string& kernel,
+                                        const std::string& name);
+
+  // --- Inventory ---
+  absl::StatusOr<v1::ReportNodeResponse> ReportNode(const v1::Node& node);
+  absl::Status Deregister(const std::string& node);
+  // Every live node, all pages.
+  absl::StatusOr<std::vector<v1::NodeSummary>> ListNodes(bool include_devices);
+  // Every live device matching `match` (empty: all) on `node` (empty: any).
+  absl::StatusOr<std::vector<v1::Device>> ListDevices(const std::string& match,
+                                                      const std::string& node);
+  // A Heartbeat stream without a deadline; it lives until closed.
+  std::unique_ptr<HeartbeatStream> OpenHeartbeat();
+  // Streams inventory events to `on_event` until it returns false, the
+  // server ends the stream, or `deadline` passes (then OK). No deadline when
+  // it is zero.
+  absl::Status WatchInventory(
+      bool initial,
+      const std::function<bool(const v1::InventoryEvent&)>& on_event,
+      std::chrono::milliseconds deadline = std::chrono::milliseconds(0));
+
+  // --- Placement ---
+  absl::StatusOr<v1::SelectResponse> Select(const v1::Job& job);
+  absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
@@ -42,7 +108,10 @@ class CtxselClient {
   std::unique_ptr<grpc::ClientContext> NewContext() const;
 
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<ctxsel::v1::Ctxsel::Stub> ctxsel_;
+  std::unique_ptr<v1::Ctxsel::Stub> ctxsel_;
+  std::unique_ptr<v1::Variants::Stub> variants_;
+  std::unique_ptr<v1::Inventory::Stub> inventory_;
+  std::unique_ptr<v1::Placement::Stub> placement_;
   std::chrono::milliseconds timeout_;
 };
 
