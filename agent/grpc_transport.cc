@@ -10,6 +10,8 @@
 namespace ctxsel::agent {
 namespace {
 
+constexpr int kMinConnectTimeoutMs = 2000;
+
 absl::Status FromGrpc(const std::string& call, const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
@@ -23,8 +25,12 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 class GrpcHeartbeatStream : public HeartbeatStream {
  public:
-  explicit GrpcHeartbeatStream(v1::Inventory::Stub& stub)
-      : stream_(stub.Heartbeat(&context_)) {}
+  // `on_broken` runs when a beat fails.
+  GrpcHeartbeatStream(std::shared_ptr<v1::Inventory::Stub> stub,
+                      std::function<void()> on_broken)
+      : stub_(std::move(stub)),
+        on_broken_(std::move(on_broken)),
+        stream_(stub_->Heartbeat(&context_)) {}
 
   ~GrpcHeartbeatStream() override {
     context_.TryCancel();
@@ -43,6 +49,7 @@ class GrpcHeartbeatStream : public HeartbeatStream {
     }
     v1::HeartbeatResponse response;
     if (!stream_->Write(request) || !stream_->Read(&response)) {
+      on_broken_();
       return absl::UnavailableError("heartbeat stream broken");
     }
     BeatAnswer answer;
@@ -56,6 +63,8 @@ class GrpcHeartbeatStream : public HeartbeatStream {
   void Cancel() override { context_.TryCancel(); }
 
  private:
+  std::shared_ptr<v1::Inventory::Stub> stub_;
+  std::function<void()> on_broken_;
   grpc::ClientContext context_;
   std::unique_ptr<
       grpc::ClientReaderWriter<v1::HeartbeatRequest, v1::HeartbeatResponse>>
@@ -70,8 +79,10 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
   int max_ms = static_cast<int>(
       std::max<int64_t>(100, absl::ToInt64Milliseconds(max_reconnect)));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_ms));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, max_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  // Also the connection attempt's timeout: not so short that a busy server's
+  // handshake cannot finish.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                    args);
 }
@@ -94,12 +105,23 @@ v1::Device ToProto(const DeviceInfo& d) {
   return device;
 }
 
-GrpcInventoryTransport::GrpcInventoryTransport(
-    std::shared_ptr<grpc::Channel> channel, std::string agent_version,
-    absl::Duration rpc_timeout)
-    : stub_(v1::Inventory::NewStub(std::move(channel))),
+GrpcInventoryTransport::GrpcInventoryTransport(ChannelFactory make_channel,
+                                               std::string agent_version,
+                                               absl::Duration rpc_timeout)
+    : make_channel_(std::move(make_channel)),
       agent_version_(std::move(agent_version)),
       rpc_timeout_(rpc_timeout) {}
+
+std::shared_ptr<v1::Inventory::Stub> GrpcInventoryTransport::Stub() {
+  absl::MutexLock lock(&mu_);
+  if (!stub_) stub_ = v1::Inventory::NewStub(make_channel_());
+  return stub_;
+}
+
+void GrpcInventoryTransport::DropChannel() {
+  absl::MutexLock lock(&mu_);
+  stub_.reset();
+}
 
 absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
     const std::string& node, const std::vector<DeviceInfo>& devices) {
@@ -112,8 +134,11 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
   v1::ReportNodeResponse response;
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
-  grpc::Status s = stub_->ReportNode(&context, request, &response);
-  if (!s.ok()) return FromGrpc("ReportNode", s);
+  grpc::Status s = Stub()->ReportNode(&context, request, &response);
+  if (!s.ok()) {
+    DropChannel();
+    return FromGrpc("ReportNode", s);
+  }
   ReportAnswer answer;
   answer.heartbeat_interval =
       absl::Milliseconds(response.heartbeat_interval_ms());
@@ -123,7 +148,8 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
 }
 
 std::unique_ptr<HeartbeatStream> GrpcInventoryTransport::OpenHeartbeat() {
-  return std::make_unique<GrpcHeartbeatStream>(*stub_);
+  return std::make_unique<GrpcHeartbeatStream>(Stub(),
+                                               [this] { DropChannel(); });
 }
 
 absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {
@@ -133,7 +159,7 @@ absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
   return FromGrpc("Deregister",
-                  stub_->Deregister(&context, request, &response));
+                  Stub()->Deregister(&context, request, &response));
 }
 
 }  // namespace ctxsel::agent

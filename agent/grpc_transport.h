@@ -4,15 +4,18 @@
 // It translates DeviceInfo to ctxsel.v1.Device and gRPC statuses to
 // absl::Status, and nothing else; the decisions live in Reporter.
 //
-//   auto channel = MakeAgentChannel("127.0.0.1:7070", absl::Milliseconds(200));
-//   GrpcInventoryTransport transport(channel, "ctxsel-agent 0.1.0");
+//   GrpcInventoryTransport transport(
+//       [] { return MakeAgentChannel("127.0.0.1:7070", absl::Seconds(1)); },
+//       "ctxsel-agent 0.1.0");
 #ifndef CTXSEL_AGENT_GRPC_TRANSPORT_H_
 #define CTXSEL_AGENT_GRPC_TRANSPORT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/inventory_transport.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -25,14 +28,19 @@ namespace ctxsel::agent {
 std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
                                                 absl::Duration max_reconnect);
 
+using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
+
 // The API message for `device`.
 v1::Device ToProto(const DeviceInfo& device);
 
+// After a failed call the transport drops its channel and makes a fresh one
+// for the next call: a channel that saw its server die keeps failing with the
+// old error until its own backoff expires, while the reporter wants to be
+// back the moment a restarted server listens.
 class GrpcInventoryTransport : public InventoryTransport {
  public:
   // Unary calls give up after `rpc_timeout`.
-  GrpcInventoryTransport(std::shared_ptr<grpc::Channel> channel,
-                         std::string agent_version,
+  GrpcInventoryTransport(ChannelFactory make_channel, std::string agent_version,
                          absl::Duration rpc_timeout = absl::Seconds(5));
 
   absl::StatusOr<ReportAnswer> ReportNode(
@@ -41,7 +49,14 @@ class GrpcInventoryTransport : public InventoryTransport {
   absl::Status Deregister(const std::string& node) override;
 
  private:
-  std::unique_ptr<v1::Inventory::Stub> stub_;
+  // The stub to use now (a fresh channel's after a failure).
+  std::shared_ptr<v1::Inventory::Stub> Stub();
+  // Makes the next Stub() call open a fresh channel.
+  void DropChannel();
+
+  ChannelFactory make_channel_;
+  absl::Mutex mu_;
+  std::shared_ptr<v1::Inventory::Stub> stub_ ABSL_GUARDED_BY(mu_);
   std::string agent_version_;
   absl::Duration rpc_timeout_;
 };

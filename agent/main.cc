@@ -99,7 +99,8 @@ int Serve(ctxsel::agent::Discovery& discovery) {
   absl::Duration heartbeat = absl::GetFlag(FLAGS_heartbeat);
   const std::string server = absl::GetFlag(FLAGS_server);
   ctxsel::agent::GrpcInventoryTransport transport(
-      ctxsel::agent::MakeAgentChannel(server, heartbeat), kAgentVersion);
+      [&] { return ctxsel::agent::MakeAgentChannel(server, heartbeat); },
+      kAgentVersion);
   ctxsel::agent::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();

@@ -38,8 +38,12 @@ absl::Status Reporter::Run() {
     }
     ++stats_.failures;
     absl::Duration wait = backoff_.Next();
-    spdlog::warn("node {}: {}; retrying in {}", options_.node, s.ToString(),
-                 absl::FormatDuration(wait));
+    // The first failure of a streak is news; the retries that follow are not.
+    spdlog::log(
+        s.code() == last_failure_ ? spdlog::level::debug : spdlog::level::warn,
+        "node {}: {}; retrying in {}", options_.node, s.ToString(),
+        absl::FormatDuration(wait));
+    last_failure_ = s.code();
     if (!clock_.SleepFor(wait)) break;
   }
   if (!ever_reported_) return absl::OkStatus();
@@ -91,6 +95,7 @@ absl::Status Reporter::BeatOnce(HeartbeatStream& stream) {
   if (!answer.ok()) return answer.status();
   ++stats_.beats;
   backoff_.Reset();
+  last_failure_ = absl::StatusCode::kOk;
   UseServerInterval(answer->heartbeat_interval);
   if (answer->rereport) {
     spdlog::info("node {}: server asks for a report: {}", options_.node,

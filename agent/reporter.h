@@ -93,6 +93,7 @@ class Reporter {
   absl::Duration interval_;
   std::vector<DeviceInfo> reported_;
   bool ever_reported_ = false;
+  absl::StatusCode last_failure_ = absl::StatusCode::kOk;
   Stats stats_;
 
   absl::Mutex mu_;
