@@ -1,0 +1,179 @@
+#include "selector/pragma/clauses.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace ctxsel::pragma {
+namespace {
+
+constexpr absl::string_view kAdjustOps[] = {"nothing", "need_device_ptr"};
+constexpr absl::string_view kInteropTypes[] = {"target", "targetsync"};
+
+template <size_t N>
+bool OneOf(absl::string_view word, const absl::string_view (&list)[N]) {
+  for (absl::string_view w : list) {
+    if (w == word) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<AdjustArgs> ReadAdjustArgs(const LogicalLine& line,
+                                          const OmpClause& clause) {
+  const size_t colon = FindTopLevel(clause.argument, ':');
+  if (colon == absl::string_view::npos) {
+    return ErrorAt(line, clause.argument_offset,
+                   "adjust_args needs 'op: arguments'");
+  }
+  AdjustArgs adjust;
+  adjust.op =
+      std::string(absl::StripAsciiWhitespace(clause.argument.substr(0, colon)));
+  if (!OneOf(adjust.op, kAdjustOps)) {
+    return ErrorAt(
+        line, clause.argument_offset,
+        absl::StrCat("unknown adjust_args operation '", adjust.op,
+                     "'; expected one of ", absl::StrJoin(kAdjustOps, ", ")));
+  }
+  const absl::string_view rest =
+      absl::string_view(clause.argument).substr(colon + 1);
+  for (const Piece& arg : SplitTopLevel(rest, ',')) {
+    if (arg.text.empty()) {
+      return ErrorAt(line, clause.argument_offset + colon + 1 + arg.offset,
+                     "adjust_args: empty argument name");
+    }
+    adjust.args.push_back(arg.text);
+  }
+  return adjust;
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> ReadAppendArgs(
+    const LogicalLine& line, const OmpClause& clause) {
+  std::vector<std::vector<std::string>> ops;
+  for (const Piece& op : SplitTopLevel(clause.argument, ',')) {
+    const size_t at = clause.argument_offset + op.offset;
+    absl::string_view text = op.text;
+    if (!absl::ConsumePrefix(&text, "interop") ||
+        !absl::ConsumePrefix(&text, "(") || !absl::ConsumeSuffix(&text, ")")) {
+      return ErrorAt(line, at,
+                     "append_args: expected interop(interop-type, ...)");
+    }
+    std::vector<std::string> types;
+    for (const Piece& type : SplitTopLevel(text, ',')) {
+      if (!OneOf(type.text, kInteropTypes)) {
+        return ErrorAt(line, at + 8 + type.offset,
+                       absl::StrCat("append_args: unknown interop type '",
+                                    type.text, "'; expected one of ",
+                                    absl::StrJoin(kInteropTypes, ", ")));
+      }
+      types.push_back(type.text);
+    }
+    ops.push_back(std::move(types));
+  }
+  return ops;
+}
+
+}  // namespace
+
+absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
+                                                  const OmpDirective& directive,
+                                                  absl::string_view what) {
+  VariantClauses out;
+  for (const OmpClause& clause : directive.clauses) {
+    const bool known = clause.name == "match" || clause.name == "adjust_args" ||
+                       clause.name == "append_args";
+    if (!known) {
+      return ErrorAt(
+          line, clause.name_offset,
+          absl::StrCat("unknown clause '", clause.name, "' on ", what));
+    }
+    if (!clause.has_argument) {
+      return ErrorAt(line, clause.name_offset,
+                     absl::StrCat(clause.name, " needs an argument"));
+    }
+    if (clause.name == "match") {
+      if (out.match != nullptr) {
+        return ErrorAt(line, clause.name_offset,
+                       absl::StrCat("more than one match clause on ", what));
+      }
+      out.match = &clause;
+    } else if (clause.name == "adjust_args") {
+      absl::StatusOr<AdjustArgs> adjust = ReadAdjustArgs(line, clause);
+      if (!adjust.ok()) return adjust.status();
+      out.adjust_args.push_back(*std::move(adjust));
+    } else {
+      absl::StatusOr<std::vector<std::vector<std::string>>> append =
+          ReadAppendArgs(line, clause);
+      if (!append.ok()) return append.status();
+      for (auto& op : *append) out.append_args.push_back(std::move(op));
+    }
+  }
+  if (out.match == nullptr) {
+    return ErrorAt(line, directive.offset,
+                   absl::StrCat(what, " has no match clause"));
+  }
+  return out;
+}
+
+absl::StatusOr<selector::Selector> ParseSelectorAt(const LogicalLine& line,
+                                                   absl::string_view text,
+                                                   size_t offset,
+                                                   selector::Directive kind) {
+  absl::StatusOr<selector::Selector> s = selector::Selector::Parse(text, kind);
+  if (s.ok()) return s;
+  // Re-base "1:C: message" (logical lines hold no newlines) to the file.
+  const std::vector<absl::string_view> parts =
+      absl::StrSplit(s.status().message(), absl::MaxSplits(':', 2));
+  int l = 0, c = 0;
+  if (parts.size() == 3 && absl::SimpleAtoi(parts[0], &l) && l == 1 &&
+      absl::SimpleAtoi(parts[1], &c) && c >= 1) {
+    return ErrorAt(line, offset + c - 1,
+                   absl::StripLeadingAsciiWhitespace(parts[2]));
+  }
+  return ErrorAt(line, offset, s.status().message());
+}
+
+absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
+    const LogicalLine& line, const OmpDirective& directive) {
+  MetadirectiveClauses out;
+  for (const OmpClause& clause : directive.clauses) {
+    if (clause.name == "when") {
+      const size_t colon = FindTopLevel(clause.argument, ':');
+      if (colon == absl::string_view::npos) {
+        return ErrorAt(line, clause.argument_offset,
+                       "when needs 'context-selector: directive'");
+      }
+      const std::string text = clause.argument.substr(0, colon);
+      absl::StatusOr<selector::Selector> s =
+          ParseSelectorAt(line, text, clause.argument_offset,
+                          selector::Directive::kMetadirective);
+      if (!s.ok()) return s.status();
+      out.when.push_back(
+          {*std::move(s), std::string(absl::StripAsciiWhitespace(text)),
+           std::string(absl::StripAsciiWhitespace(
+               absl::string_view(clause.argument).substr(colon + 1))),
+           clause.name_offset});
+    } else if (clause.name == "otherwise" || clause.name == "default") {
+      if (out.otherwise.has_value()) {
+        return ErrorAt(
+            line, clause.name_offset,
+            absl::StrCat("'", clause.name, "' after '", out.otherwise_clause,
+                         "': a metadirective has one of them"));
+      }
+      out.otherwise = std::string(absl::StripAsciiWhitespace(clause.argument));
+      out.otherwise_clause = clause.name;
+    } else {
+      return ErrorAt(
+          line, clause.name_offset,
+          absl::StrCat("unknown clause '", clause.name, "' on metadirective"));
+    }
+  }
+  return out;
+}
+
+}  // namespace ctxsel::pragma

@@ -1,0 +1,56 @@
+// clauses.h: the clauses of variant directives, checked and converted.
+//
+// Internal to the importer: turns OmpClause text (directive.h) into selectors
+// and argument metadata, with errors "L:C: message" at the original position
+// (a selector's own error is re-based from the clause to the file).
+#ifndef CTXSEL_SELECTOR_PRAGMA_CLAUSES_H_
+#define CTXSEL_SELECTOR_PRAGMA_CLAUSES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "selector/pragma/directive.h"
+#include "selector/pragma/importer.h"
+#include "selector/selector.h"
+
+namespace ctxsel::pragma {
+
+// The clauses of a declare variant / begin declare variant directive.
+struct VariantClauses {
+  const OmpClause* match = nullptr;
+  std::vector<AdjustArgs> adjust_args;
+  std::vector<std::vector<std::string>> append_args;
+};
+
+// Checks the clause names (match once, required; adjust_args; append_args)
+// and parses adjust_args / append_args. `what` names the directive.
+absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
+                                                  const OmpDirective& directive,
+                                                  absl::string_view what);
+
+// Parses `text`, found at `offset` in `line`, as a selector; errors are
+// re-based to the file position.
+absl::StatusOr<selector::Selector> ParseSelectorAt(const LogicalLine& line,
+                                                   absl::string_view text,
+                                                   size_t offset,
+                                                   selector::Directive kind);
+
+// The when/otherwise/default clauses of a metadirective, in order.
+struct MetadirectiveClauses {
+  struct When {
+    selector::Selector selector;
+    std::string selector_text;
+    std::string directive;
+    size_t offset;
+  };
+  std::vector<When> when;
+  std::optional<std::string> otherwise;
+  std::string otherwise_clause;
+};
+absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
+    const LogicalLine& line, const OmpDirective& directive);
+
+}  // namespace ctxsel::pragma
+
+#endif  // CTXSEL_SELECTOR_PRAGMA_CLAUSES_H_

@@ -1,0 +1,85 @@
+// code_scanner.h: just enough of C, C++ and Fortran to find functions.
+//
+// The importer needs three facts about the code around a directive: the
+// function declared or defined right after a `declare variant`, the function
+// definitions inside a `begin declare variant` region, and the function a
+// metadirective sits in. CodeScanner reads the code lines (not preprocessor
+// lines) of a C/C++ file and reports every function declaration and
+// definition at namespace or class scope; it follows namespaces, classes and
+// `extern "C"` blocks and skips function bodies and initializers.
+// FortranScopes tracks the enclosing subroutine or function.
+//
+// Example:
+//
+//   CodeScanner scanner;
+//   for (size_t i = 0; i < lines.size(); ++i) {
+//     for (const CodeEvent& e : scanner.Feed(lines[i], i)) ...
+//   }
+#ifndef CTXSEL_SELECTOR_PRAGMA_CODE_SCANNER_H_
+#define CTXSEL_SELECTOR_PRAGMA_CODE_SCANNER_H_
+
+#include <string>
+#include <vector>
+
+#include "selector/pragma/source_text.h"
+
+namespace ctxsel::pragma {
+
+// A declaration that ended at namespace or class scope.
+struct CodeEvent {
+  enum Kind {
+    kFunctionDeclaration,  // `void f(int);`
+    kFunctionDefinition,   // `void f(int) {`
+    kOtherDeclaration,     // `int x = 3;`, `struct S {...};`
+  };
+  Kind kind;
+  std::string name;   // function name, `ns::f` when qualified; else empty
+  size_t line = 0;    // index of the logical line given to Feed()
+  size_t offset = 0;  // offset of the name (or of the declaration's end)
+};
+
+class CodeScanner {
+ public:
+  // Reads one code line; returns the declarations that ended on it.
+  std::vector<CodeEvent> Feed(const LogicalLine& line, size_t line_index);
+
+  // The function whose body the scanner is in, or "" at namespace scope.
+  const std::string& current_function() const { return current_function_; }
+  // True when not inside a function body or an initializer.
+  bool at_declaration_scope() const;
+
+ private:
+  struct Token {
+    std::string text;
+    size_t line;
+    size_t offset;
+  };
+  enum class Block { kScope, kBody, kOpaque };
+
+  void OnToken(Token token, std::vector<CodeEvent>& events);
+  void OnOpenBrace(const Token& brace, std::vector<CodeEvent>& events);
+  // The index in head_ of the function name, or -1.
+  int FunctionNameIndex() const;
+  std::string QualifiedName(int index) const;
+
+  std::vector<Token> head_;  // tokens of the declaration being read
+  std::vector<Block> blocks_;
+  int body_depth_ = 0;  // brace depth inside the current body/opaque block
+  std::string current_function_;
+};
+
+// The enclosing Fortran program unit (subroutine/function) of each line.
+class FortranScopes {
+ public:
+  // Reads one logical Fortran line (not a directive line).
+  void Feed(const LogicalLine& line);
+  // Innermost enclosing subroutine or function, or "" outside any.
+  std::string current_procedure() const;
+
+ private:
+  std::vector<std::string> scopes_;  // "" for non-procedure units
+};
+
+}  // namespace ctxsel::pragma
+
+#endif  // CTXSEL_SELECTOR_PRAGMA_CODE_SCANNER_H_
