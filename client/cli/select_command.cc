@@ -1,0 +1,158 @@
+// ctxsel-cli select / explain: ask the server where a job should run.
+//
+//   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for \
+//       --var=N=4096 [--policy=spread] [--format=table|json|env]
+//   eval "$(ctxsel-cli select --kernel=saxpy --format=env)"
+//   ctxsel-cli explain --kernel=saxpy --var=N=16
+//
+// --construct and --var are the flags that `eval` defines (same meaning).
+// Exit codes: 0 placed, 1 no placement (FAILED_PRECONDITION), 2 bad input
+// or unknown kernel, 3 server unreachable.
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "client/cli/common_flags.h"
+#include "client/cli/service_output.h"
+
+ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
+ABSL_DECLARE_FLAG(std::vector<std::string>, var);
+ABSL_FLAG(std::string, kernel, "", "select/explain: the kernel to place.");
+ABSL_FLAG(std::string, policy, "least_loaded",
+          "select/explain: least_loaded, spread or pack.");
+ABSL_FLAG(std::vector<std::string>, nodes, {},
+          "select/explain: only these nodes.");
+ABSL_FLAG(std::string, device_filter, "",
+          "select/explain: only devices matching this context selector.");
+ABSL_FLAG(int, top_k, 0, "select: alternatives to show (0: server default).");
+ABSL_FLAG(std::vector<std::string>, impl_vendor, {},
+          "select/explain: implementation vendor traits, e.g. llvm.");
+ABSL_FLAG(std::vector<std::string>, requires, {},
+          "select/explain: implementation requires traits, e.g. "
+          "unified_shared_memory.");
+ABSL_FLAG(std::string, format, "table", "select: table, json or env.");
+
+namespace ctxsel::cli {
+namespace {
+
+absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
+  if (name == "least_loaded") return v1::LEAST_LOADED;
+  if (name == "spread") return v1::SPREAD;
+  if (name == "pack") return v1::PACK;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--policy: '", name, "' (expected least_loaded, spread or pack)"));
+}
+
+absl::StatusOr<v1::Job> JobFromFlags() {
+  v1::Job job;
+  job.set_kernel(absl::GetFlag(FLAGS_kernel));
+  if (job.kernel().empty())
+    return absl::InvalidArgumentError("--kernel: missing");
+  for (const std::string& name : absl::GetFlag(FLAGS_construct)) {
+    job.add_construct()->set_name(name);
+  }
+  for (const std::string& assignment : absl::GetFlag(FLAGS_var)) {
+    const size_t eq = assignment.find('=');
+    int64_t value = 0;
+    if (eq == std::string::npos ||
+        !absl::SimpleAtoi(assignment.substr(eq + 1), &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--var: '", assignment, "' is not NAME=INTEGER"));
+    }
+    (*job.mutable_variables())[assignment.substr(0, eq)] = value;
+  }
+  auto policy = ParsePolicy(absl::GetFlag(FLAGS_policy));
+  if (!policy.ok()) return policy.status();
+  job.set_policy(*policy);
+  for (const std::string& n : absl::GetFlag(FLAGS_nodes)) job.add_nodes(n);
+  job.set_device_filter(absl::GetFlag(FLAGS_device_filter));
+  job.set_top_k(absl::GetFlag(FLAGS_top_k));
+  for (const std::string& v : absl::GetFlag(FLAGS_impl_vendor)) {
+    job.mutable_implementation()->add_vendor(v);
+  }
+  for (const std::string& r : absl::GetFlag(FLAGS_requires)) {
+    job.mutable_implementation()->add_requirements(r);
+  }
+  return job;
+}
+
+std::string ShellQuote(const std::string& value) {
+  return absl::StrCat("'", absl::StrReplaceAll(value, {{"'", "'\\''"}}), "'");
+}
+
+// The vendor's device-visibility variable for the chosen device.
+std::string VisibilityLine(const v1::Device& device) {
+  const auto& kinds = device.traits().kind();
+  if (std::find(kinds.begin(), kinds.end(), "cpu") != kinds.end()) {
+    const int cpus = std::max(device.compute_units(), 1);
+    return absl::StrCat("CTXSEL_CPU_LIST=",
+                        ShellQuote(absl::StrCat("0-", cpus - 1)));
+  }
+  for (const std::string& vendor : device.traits().vendor()) {
+#define VISIBILITY_ENV(Vendor, Variable) \
+  if (vendor == Vendor) return absl::StrCat(Variable, "=", device.index());
+#include "client/cli/visibility_env.def"
+  }
+  return "";
+}
+
+void PrintEnv(const std::string& kernel, const v1::PlacementChoice& p) {
+  std::printf("CTXSEL_NODE=%s\nCTXSEL_DEVICE=%s\nCTXSEL_DEVICE_INDEX=%d\n",
+              ShellQuote(p.node()).c_str(), ShellQuote(p.device().id()).c_str(),
+              p.device().index());
+  std::printf("CTXSEL_VARIANT=%s\n",
+              ShellQuote(p.base() ? kernel : p.variant()).c_str());
+  const std::string visibility = VisibilityLine(p.device());
+  if (!visibility.empty()) std::printf("%s\n", visibility.c_str());
+}
+
+std::string ChoiceRow(const v1::PlacementChoice& p) {
+  return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
+                      p.device().id(), " [", p.device_class(), "] score ",
+                      p.score(), p.dynamic() ? " (dynamic)" : "");
+}
+
+}  // namespace
+
+int RunSelect(const std::vector<std::string>& /*args*/) {
+  auto job = JobFromFlags();
+  if (!job.ok()) return ReportError("select", job.status());
+  const std::string format =
+      absl::GetFlag(FLAGS_json) ? "json" : absl::GetFlag(FLAGS_format);
+  if (format != "table" && format != "json" && format != "env") {
+    return BadUsage("select", "--format: expected table, json or env");
+  }
+  auto answer = ConnectToServer()->Select(*job);
+  if (!answer.ok()) return ReportError("select", answer.status());
+  if (format == "json") {
+    std::printf("%s", ToJson(*answer).c_str());
+  } else if (format == "env") {
+    PrintEnv(job->kernel(), answer->placement());
+  } else {
+    std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
+    for (const v1::PlacementChoice& alt : answer->alternatives()) {
+      std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
+    }
+    std::printf("\n%s\n", answer->explanation().c_str());
+  }
+  return 0;
+}
+
+int RunExplain(const std::vector<std::string>& /*args*/) {
+  auto job = JobFromFlags();
+  if (!job.ok()) return ReportError("explain", job.status());
+  auto report = ConnectToServer()->Explain(*job);
+  if (!report.ok()) return ReportError("explain", report.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s", ToJson(*report).c_str());
+  } else {
+    std::printf("%s\n", report->text().c_str());
+  }
+  return report->has_placement() ? 0 : 1;
+}
+
+}  // namespace ctxsel::cli

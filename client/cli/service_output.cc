@@ -1,0 +1,76 @@
+#include "client/cli/service_output.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/flags/flag.h"
+#include "client/cli/common_flags.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace ctxsel::cli {
+
+std::string ServerAddress() {
+  const char* env = std::getenv("CTXSEL_SERVER");
+  // An explicit --server wins over the environment.
+  if (env != nullptr && *env != '\0' &&
+      absl::GetFlag(FLAGS_server) == "127.0.0.1:7070") {
+    return env;
+  }
+  return absl::GetFlag(FLAGS_server);
+}
+
+std::unique_ptr<client::CtxselClient> ConnectToServer() {
+  return client::CtxselClient::Connect(ServerAddress());
+}
+
+int ReportError(const std::string& what, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), status.ToString().c_str());
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      return kExitUnreachable;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kOutOfRange:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+int BadUsage(const std::string& what, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), message.c_str());
+  return 2;
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json + "\n";
+}
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size())
+        line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+}  // namespace ctxsel::cli

@@ -1,0 +1,190 @@
+// ctxsel-cli variants register|ls|get|rm: the variant registry.
+//
+//   ctxsel-cli variants register saxpy 'saxpy_nv=device={arch(nvptx)}'
+//   ctxsel-cli variants register saxpy --variants_file=saxpy.json --replace
+//   ctxsel-cli variants ls [KERNEL]
+//   ctxsel-cli variants get KERNEL NAME
+//   ctxsel-cli variants rm KERNEL NAME
+//
+// --variants_file holds {"variants": [{"name", "selector", "adjust_args",
+// "append_args", "source_file", "source_line"}, ...]} (the `variants` of an
+// eval document work as they are) or just the array.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "client/cli/common_flags.h"
+#include "client/cli/service_output.h"
+#include "nlohmann/json.hpp"
+
+ABSL_FLAG(std::string, variants_file, "",
+          "variants register: JSON file with the variants to register.");
+ABSL_FLAG(bool, replace, false,
+          "variants register: replace all of the kernel's variants.");
+
+namespace ctxsel::cli {
+namespace {
+
+using nlohmann::json;
+
+absl::StatusOr<std::vector<v1::Variant>> VariantsFromJson(const json& doc) {
+  const json& list =
+      doc.is_object() && doc.contains("variants") ? doc["variants"] : doc;
+  if (!list.is_array()) {
+    return absl::InvalidArgumentError("expected an array of variants");
+  }
+  std::vector<v1::Variant> variants;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& item = list[i];
+    if (!item.is_object() || !item.value("name", json()).is_string() ||
+        !item.value("selector", json()).is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variants[", i, "]: needs string fields \"name\" and \"selector\""));
+    }
+    v1::Variant v;
+    v.set_name(item["name"].get<std::string>());
+    v.set_selector(item["selector"].get<std::string>());
+    v1::VariantMetadata* m = v.mutable_metadata();
+    for (const json& a : item.value("adjust_args", json::array())) {
+      if (a.is_string()) m->add_adjust_args(a.get<std::string>());
+    }
+    for (const json& a : item.value("append_args", json::array())) {
+      if (a.is_string()) m->add_append_args(a.get<std::string>());
+    }
+    m->set_source_file(item.value("source_file", ""));
+    m->set_source_line(item.value("source_line", 0));
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
+
+absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
+    const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc = json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON"));
+  }
+  auto variants = VariantsFromJson(doc);
+  if (!variants.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", variants.status().message()));
+  }
+  return variants;
+}
+
+void PrintVariants(const std::vector<v1::Variant>& variants) {
+  std::vector<std::vector<std::string>> rows = {
+      {"KERNEL", "VARIANT", "ORDER", "REVISION", "SELECTOR"}};
+  for (const v1::Variant& v : variants) {
+    rows.push_back({v.kernel(), v.name(), std::to_string(v.order()),
+                    std::to_string(v.revision()), v.selector()});
+  }
+  PrintTable(rows);
+}
+
+int Register(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    return BadUsage("variants register",
+                    "usage: variants register KERNEL "
+                    "[NAME=SELECTOR...] [--variants_file=F]");
+  }
+  v1::RegisterVariantsRequest request;
+  request.set_kernel(args[0]);
+  request.set_replace(absl::GetFlag(FLAGS_replace));
+  if (const std::string file = absl::GetFlag(FLAGS_variants_file);
+      !file.empty()) {
+    auto variants = ReadVariantsFile(file);
+    if (!variants.ok())
+      return ReportError("variants register", variants.status());
+    for (v1::Variant& v : *variants) *request.add_variants() = std::move(v);
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const size_t eq = args[i].find('=');
+    if (eq == std::string::npos) {
+      return BadUsage("variants register",
+                      absl::StrCat("'", args[i], "' is not NAME=SELECTOR"));
+    }
+    v1::Variant* v = request.add_variants();
+    v->set_name(args[i].substr(0, eq));
+    v->set_selector(args[i].substr(eq + 1));
+  }
+  auto response = ConnectToServer()->RegisterVariants(request);
+  if (!response.ok())
+    return ReportError("variants register", response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s", ToJson(*response).c_str());
+  } else {
+    std::printf("registered %d variant(s) of %s at revision %lld\n",
+                response->variants_size(), request.kernel().c_str(),
+                static_cast<long long>(response->revision()));
+  }
+  return 0;
+}
+
+int List(const std::vector<std::string>& args) {
+  auto variants = ConnectToServer()->ListVariants(args.empty() ? "" : args[0]);
+  if (!variants.ok()) return ReportError("variants ls", variants.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    v1::ListVariantsResponse all;
+    for (const v1::Variant& v : *variants) *all.add_variants() = v;
+    std::printf("%s", ToJson(all).c_str());
+  } else {
+    PrintVariants(*variants);
+  }
+  return 0;
+}
+
+int Get(const std::vector<std::string>& args) {
+  if (args.size() != 2)
+    return BadUsage("variants get", "usage: variants get KERNEL NAME");
+  auto variant = ConnectToServer()->GetVariant(args[0], args[1]);
+  if (!variant.ok()) return ReportError("variants get", variant.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s", ToJson(*variant).c_str());
+    return 0;
+  }
+  const v1::VariantMetadata& m = variant->metadata();
+  std::printf(
+      "kernel:     %s\nvariant:    %s\nselector:   %s\ncanonical:  %s\n"
+      "order:      %lld\nrevision:   %lld\nadjust_args: %s\nappend_args: %s\n"
+      "source:     %s:%d\n",
+      variant->kernel().c_str(), variant->name().c_str(),
+      variant->selector().c_str(), variant->canonical_selector().c_str(),
+      static_cast<long long>(variant->order()),
+      static_cast<long long>(variant->revision()),
+      JoinList(m.adjust_args()).c_str(), JoinList(m.append_args()).c_str(),
+      m.source_file().empty() ? "-" : m.source_file().c_str(), m.source_line());
+  return 0;
+}
+
+int Remove(const std::vector<std::string>& args) {
+  if (args.size() != 2)
+    return BadUsage("variants rm", "usage: variants rm KERNEL NAME");
+  auto revision = ConnectToServer()->DeleteVariant(args[0], args[1]);
+  if (!revision.ok()) return ReportError("variants rm", revision.status());
+  std::printf("deleted %s/%s (revision %lld)\n", args[0].c_str(),
+              args[1].c_str(), static_cast<long long>(*revision));
+  return 0;
+}
+
+}  // namespace
+
+int RunVariants(const std::vector<std::string>& args) {
+  const std::string sub = args.empty() ? "" : args[0];
+  const std::vector<std::string> rest =
+      args.empty() ? args
+                   : std::vector<std::string>(args.begin() + 1, args.end());
+  if (sub == "register" || sub == "add") return Register(rest);
+  if (sub == "ls" || sub == "list") return List(rest);
+  if (sub == "get") return Get(rest);
+  if (sub == "rm" || sub == "delete") return Remove(rest);
+  return BadUsage("variants", "usage: variants register|ls|get|rm ...");
+}
+
+}  // namespace ctxsel::cli
