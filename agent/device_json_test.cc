@@ -1,5 +1,9 @@
 #include "agent/device_json.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 #include "agent/arch_traits.h"
 #include "gtest/gtest.h"
 
@@ -102,6 +106,20 @@ TEST(ParseDevicesTest, ErrorsNameTheField) {
     EXPECT_NE(devices.status().message().find(c.message),
               absl::string_view::npos)
         << devices.status().message() << "\n  wanted: " << c.message;
+  }
+}
+
+TEST(ParseDevicesTest, TheDemoFleetFilesParse) {
+  const std::string dir =
+      std::string(std::getenv("TEST_SRCDIR")) + "/ctxsel/tools/fixtures/fleet/";
+  for (const char* name : {"dgx-h100.json", "mi250x.json", "pvc.json"}) {
+    std::ifstream in(dir + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(text.str());
+    ASSERT_TRUE(devices.ok()) << name << ": " << devices.status();
+    EXPECT_TRUE((*devices)[0].IsHost()) << name;
+    EXPECT_GE(devices->size(), 2u) << name;
   }
 }
 

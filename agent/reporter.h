@@ -9,10 +9,12 @@
 // deregisters the node when stopped.
 //
 //   RealClock clock;
-//   GrpcInventoryTransport transport(channel);
-//   Reporter reporter({.node = "n7", .heartbeat = absl::Seconds(5)},
-//                     [&] { return discovery.Run().devices; }, transport,
-//                     clock);
+//   GrpcInventoryTransport transport(make_channel, "ctxsel-agent 0.1.0");
+//   Reporter::Options options;
+//   options.node = "n7";
+//   options.heartbeat = absl::Seconds(5);
+//   Reporter reporter(options, [&] { return discovery.Run().devices; },
+//                     transport, clock);
 //   std::thread signals([&] { WaitForSigterm(); reporter.Stop(); });
 //   absl::Status s = reporter.Run();  // returns after Stop()
 #ifndef CTXSEL_AGENT_REPORTER_H_
