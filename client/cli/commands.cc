@@ -11,6 +11,8 @@ int RunDevices(const std::vector<std::string>& args);
 int RunWatch(const std::vector<std::string>& args);
 int RunSelect(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
+int RunImport(const std::vector<std::string>& args);
+int RunArchs(const std::vector<std::string>& args);
 
 namespace {
 
@@ -29,6 +31,9 @@ constexpr Command kCommands[] = {
      "Pick variant, node and device (--format=table|json|env).", RunSelect},
     {"explain", "explain --kernel=K [--construct=..] [--var=..]",
      "Show the per-class, per-variant breakdown.", RunExplain},
+    {"import", "import FILE...",
+     "Variants declared in C/C++/Fortran sources, as JSON.", RunImport},
+    {"archs", "archs [NAME]", "SYCL architecture catalog (--json).", RunArchs},
 };
 
 }  // namespace

@@ -13,6 +13,20 @@
 namespace ctxsel::pragma {
 namespace {
 
+// Directive text with whitespace runs (left by continuation lines) made one
+// space.
+std::string CollapseSpaces(absl::string_view text) {
+  std::string out;
+  for (char c : absl::StripAsciiWhitespace(text)) {
+    if (absl::ascii_isspace(c)) {
+      if (out.back() != ' ') out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 constexpr absl::string_view kAdjustOps[] = {"nothing", "need_device_ptr"};
 constexpr absl::string_view kInteropTypes[] = {"target", "targetsync"};
 
@@ -155,8 +169,7 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
       if (!s.ok()) return s.status();
       out.when.push_back(
           {*std::move(s), std::string(absl::StripAsciiWhitespace(text)),
-           std::string(absl::StripAsciiWhitespace(
-               absl::string_view(clause.argument).substr(colon + 1))),
+           CollapseSpaces(absl::string_view(clause.argument).substr(colon + 1)),
            clause.name_offset});
     } else if (clause.name == "otherwise" || clause.name == "default") {
       if (out.otherwise.has_value()) {
@@ -165,7 +178,7 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
             absl::StrCat("'", clause.name, "' after '", out.otherwise_clause,
                          "': a metadirective has one of them"));
       }
-      out.otherwise = std::string(absl::StripAsciiWhitespace(clause.argument));
+      out.otherwise = CollapseSpaces(clause.argument);
       out.otherwise_clause = clause.name;
     } else {
       return ErrorAt(

@@ -1,0 +1,98 @@
+// ctxsel-cli archs [--json] [NAME]: the SYCL device-architecture catalog.
+// Without NAME lists every architecture; with NAME (canonical name, alias or
+// __SYCL_TARGET_*__ macro) shows that one, or exits 2 listing the nearest
+// valid names.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/common_flags.h"
+#include "nlohmann/json.hpp"
+#include "selector/sycl/arch_catalog.h"
+
+namespace ctxsel::cli {
+namespace {
+
+// The exit codes of command.h, which :commands owns (depending on it here
+// would be a cycle).
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
+using nlohmann::json;
+
+std::vector<std::string> Strings(const std::vector<absl::string_view>& in) {
+  return {in.begin(), in.end()};
+}
+
+std::vector<std::string> Sorted(const selector::NameSet& set) {
+  std::vector<std::string> out(set.begin(), set.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+json ArchJson(const sycl::ArchInfo& arch) {
+  json out = {{"name", std::string(arch.name)},
+              {"aliases", Strings(arch.aliases)},
+              {"macro", std::string(arch.macro)}};
+  const sycl::ArchInfo& device = sycl::GetArch(arch.device);
+  if (arch.device != arch.id) out["runs_on"] = std::string(device.name);
+  absl::StatusOr<selector::DeviceTraits> t = sycl::DeviceTraitsFor(arch.name);
+  if (t.ok()) {
+    out["traits"] = {{"kind", Sorted(t->kind)},
+                     {"arch", Sorted(t->arch)},
+                     {"isa", Sorted(t->isa)},
+                     {"vendor", Sorted(t->vendor)}};
+  }
+  return out;
+}
+
+void PrintText(const sycl::ArchInfo& arch) {
+  absl::StatusOr<selector::DeviceTraits> t = sycl::DeviceTraitsFor(arch.name);
+  std::printf("%-22s %-40s kind(%s) arch(%s) isa(%s) vendor(%s)%s%s\n",
+              std::string(arch.name).c_str(), std::string(arch.macro).c_str(),
+              absl::StrJoin(Sorted(t->kind), ", ").c_str(),
+              absl::StrJoin(Sorted(t->arch), ", ").c_str(),
+              absl::StrJoin(Sorted(t->isa), ", ").c_str(),
+              absl::StrJoin(Sorted(t->vendor), ", ").c_str(),
+              arch.aliases.empty() ? "" : " alias ",
+              absl::StrJoin(arch.aliases, ", ").c_str());
+}
+
+}  // namespace
+
+int RunArchs(const std::vector<std::string>& args) {
+  const bool as_json = absl::GetFlag(FLAGS_json);
+  if (args.size() > 1) {
+    std::fprintf(stderr, "usage: ctxsel-cli [--json] archs [NAME]\n");
+    return kExitBadInput;
+  }
+  if (args.size() == 1) {
+    absl::StatusOr<const sycl::ArchInfo*> arch = sycl::LookupArch(args[0]);
+    if (!arch.ok()) {
+      std::fprintf(stderr, "archs: %s\n",
+                   std::string(arch.status().message()).c_str());
+      return kExitBadInput;
+    }
+    if (as_json) {
+      std::printf("%s\n", ArchJson(**arch).dump(2).c_str());
+    } else {
+      PrintText(**arch);
+    }
+    return kExitOk;
+  }
+  json all = json::array();
+  for (const sycl::ArchInfo& arch : sycl::AllArchs()) {
+    if (as_json) {
+      all.push_back(ArchJson(arch));
+    } else {
+      PrintText(arch);
+    }
+  }
+  if (as_json) std::printf("%s\n", all.dump(2).c_str());
+  return kExitOk;
+}
+
+}  // namespace ctxsel::cli

@@ -1,0 +1,103 @@
+// ctxsel-cli import FILE...: the variants declared in C, C++ and Fortran
+// sources (declare variant, begin/end declare variant, metadirective), as
+// JSON on stdout. Errors go to stderr as file:line:column and are also in the
+// JSON; the exit code is 2 when there is any.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "selector/pragma/importer.h"
+#include "selector/selector.h"
+
+namespace ctxsel::cli {
+namespace {
+
+// The exit codes of command.h, which :commands owns (depending on it here
+// would be a cycle).
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
+using nlohmann::json;
+
+json Location(const pragma::SourceLocation& l) {
+  return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
+}
+
+json VariantJson(const pragma::ImportedVariant& v) {
+  json adjust = json::array();
+  for (const pragma::AdjustArgs& a : v.adjust_args) {
+    adjust.push_back({{"op", a.op}, {"args", a.args}});
+  }
+  json append = json::array();
+  for (const auto& types : v.append_args)
+    append.push_back({{"interop", types}});
+  return {{"base", v.base},
+          {"variant", v.variant},
+          {"directive", std::string(selector::DirectiveName(v.directive))},
+          {"selector", v.selector},
+          {"selector_text", v.selector_text},
+          {"enclosing_selectors", v.enclosing_selector_texts},
+          {"adjust_args", adjust},
+          {"append_args", append},
+          {"location", Location(v.location)}};
+}
+
+json MetadirectiveJson(const pragma::ImportedMetadirective& m) {
+  json when = json::array();
+  for (const pragma::MetadirectiveWhen& w : m.when) {
+    when.push_back({{"selector", w.selector},
+                    {"selector_text", w.selector_text},
+                    {"directive", w.directive},
+                    {"location", Location(w.location)}});
+  }
+  json out = {{"function", m.function},
+              {"begin", m.begin},
+              {"when", when},
+              {"location", Location(m.location)}};
+  out["otherwise"] = m.otherwise ? json(*m.otherwise) : json(nullptr);
+  if (m.otherwise) out["otherwise_clause"] = m.otherwise_clause;
+  return out;
+}
+
+}  // namespace
+
+int RunImport(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::fprintf(stderr, "usage: ctxsel-cli import FILE...\n");
+    return kExitBadInput;
+  }
+  json variants = json::array(), metadirectives = json::array(),
+       errors = json::array();
+  for (const std::string& path : args) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "%s: cannot read the file\n", path.c_str());
+      errors.push_back(
+          {{"location", {{"file", path}, {"line", 0}, {"column", 0}}},
+           {"message", "cannot read the file"}});
+      continue;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    pragma::ImportResult r = pragma::ImportVariants(path, text.str());
+    for (const auto& v : r.variants) variants.push_back(VariantJson(v));
+    for (const auto& m : r.metadirectives) {
+      metadirectives.push_back(MetadirectiveJson(m));
+    }
+    for (const pragma::ImportError& e : r.errors) {
+      std::fprintf(stderr, "%s\n", e.ToString().c_str());
+      errors.push_back(
+          {{"location", Location(e.location)}, {"message", e.message}});
+    }
+  }
+  const json out = {{"variants", variants},
+                    {"metadirectives", metadirectives},
+                    {"errors", errors}};
+  std::printf("%s\n", out.dump(2).c_str());
+  return errors.empty() ? kExitOk : kExitBadInput;
+}
+
+}  // namespace ctxsel::cli
