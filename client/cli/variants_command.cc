@@ -2,25 +2,35 @@
 //
 //   ctxsel-cli variants register saxpy 'saxpy_nv=device={arch(nvptx)}'
 //   ctxsel-cli variants register saxpy --variants_file=saxpy.json --replace
+//   ctxsel-cli variants register --from_source saxpy.c gemm.f90
 //   ctxsel-cli variants ls [KERNEL]
 //   ctxsel-cli variants get KERNEL NAME
 //   ctxsel-cli variants rm KERNEL NAME
 //
 // --variants_file holds {"variants": [{"name", "selector", "adjust_args",
 // "append_args", "source_file", "source_line"}, ...]} (the `variants` of an
-// eval document work as they are) or just the array.
+// eval document work as they are) or just the array. --from_source reads
+// `declare variant` and `begin/end declare variant` directives through the
+// pragma importer (selector/pragma/importer.h) and registers each base
+// function's variants as one atomic batch (effective, canonical selectors).
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 #include "nlohmann/json.hpp"
+#include "selector/pragma/importer.h"
 
 ABSL_FLAG(std::string, variants_file, "",
           "variants register: JSON file with the variants to register.");
+ABSL_FLAG(bool, from_source, false,
+          "variants register: the arguments are C/C++/Fortran sources whose "
+          "declare variant directives are registered.");
 ABSL_FLAG(bool, replace, false,
           "variants register: replace all of the kernel's variants.");
 
@@ -78,6 +88,74 @@ absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
   return variants;
 }
 
+// One kernel's variants from source files, in source order.
+using SourceBatches = std::map<std::string, std::vector<v1::Variant>>;
+
+v1::Variant FromImported(const pragma::ImportedVariant& imported) {
+  v1::Variant v;
+  v.set_name(imported.variant);
+  v.set_selector(imported.selector);
+  v1::VariantMetadata* m = v.mutable_metadata();
+  for (const pragma::AdjustArgs& a : imported.adjust_args) {
+    m->add_adjust_args(absl::StrCat(a.op, ": ", absl::StrJoin(a.args, ", ")));
+  }
+  for (const std::vector<std::string>& types : imported.append_args) {
+    m->add_append_args(
+        absl::StrCat("interop(", absl::StrJoin(types, ", "), ")"));
+  }
+  m->set_source_file(imported.location.file);
+  m->set_source_line(imported.location.line);
+  return v;
+}
+
+// Imports every file; any import error fails the whole command (exit 2)
+// before anything is sent.
+absl::StatusOr<SourceBatches> ImportSources(
+    const std::vector<std::string>& files) {
+  SourceBatches batches;
+  std::vector<std::string> errors;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", file));
+    std::stringstream text;
+    text << in.rdbuf();
+    pragma::ImportResult result = pragma::ImportVariants(file, text.str());
+    for (const pragma::ImportError& e : result.errors) {
+      errors.push_back(e.ToString());
+    }
+    for (const pragma::ImportedVariant& v : result.variants) {
+      batches[v.base].push_back(FromImported(v));
+    }
+  }
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  if (batches.empty()) {
+    return absl::InvalidArgumentError("no declare variant directives found");
+  }
+  return batches;
+}
+
+int RegisterFromSources(const std::vector<std::string>& files) {
+  auto batches = ImportSources(files);
+  if (!batches.ok()) return ReportError("variants register", batches.status());
+  auto client = ConnectToServer();
+  for (auto& [kernel, variants] : *batches) {
+    v1::RegisterVariantsRequest request;
+    request.set_kernel(kernel);
+    request.set_replace(absl::GetFlag(FLAGS_replace));
+    for (v1::Variant& v : variants) *request.add_variants() = std::move(v);
+    auto response = client->RegisterVariants(request);
+    if (!response.ok()) {
+      return ReportError("variants register " + kernel, response.status());
+    }
+    std::printf("registered %d variant(s) of %s at revision %lld\n",
+                response->variants_size(), kernel.c_str(),
+                static_cast<long long>(response->revision()));
+  }
+  return 0;
+}
+
 void PrintVariants(const std::vector<v1::Variant>& variants) {
   std::vector<std::vector<std::string>> rows = {
       {"KERNEL", "VARIANT", "ORDER", "REVISION", "SELECTOR"}};
@@ -89,6 +167,12 @@ void PrintVariants(const std::vector<v1::Variant>& variants) {
 }
 
 int Register(const std::vector<std::string>& args) {
+  if (absl::GetFlag(FLAGS_from_source)) {
+    if (args.empty()) {
+      return BadUsage("variants register", "--from_source needs FILE...");
+    }
+    return RegisterFromSources(args);
+  }
   if (args.empty()) {
     return BadUsage("variants register",
                     "usage: variants register KERNEL "

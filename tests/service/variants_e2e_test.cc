@@ -119,6 +119,33 @@ TEST_F(VariantsE2E, OversizeMessageIsRejectedAndNothingStored) {
   EXPECT_TRUE(listed->empty());
 }
 
+TEST_F(VariantsE2E, RegistersFromSourceFiles) {
+  const std::string source = MakeTempDir("src") + "/saxpy.c";
+  std::ofstream(source) << R"(
+void saxpy_nv(int n, float a, float *x, float *y);
+void saxpy_usm(int n, float a, float *x, float *y);
+#pragma omp declare variant(saxpy_nv) match(device={arch(nvptx)}) \
+    adjust_args(need_device_ptr: x, y)
+#pragma omp declare variant(saxpy_usm) \
+    match(implementation={requires(unified_shared_memory)})
+void saxpy(int n, float a, float *x, float *y);
+)";
+  CommandResult reg = Cli({"variants", "register", "--from_source", source});
+  ASSERT_EQ(reg.exit_code, 0) << reg.stderr_text;
+  EXPECT_THAT(reg.stdout_text, HasSubstr("registered 2 variant(s) of saxpy"));
+  CommandResult get = Cli({"variants", "get", "saxpy", "saxpy_nv"});
+  ASSERT_EQ(get.exit_code, 0) << get.stderr_text;
+  EXPECT_THAT(get.stdout_text, HasSubstr("need_device_ptr: x, y"));
+  EXPECT_THAT(get.stdout_text, HasSubstr("saxpy.c:"));
+
+  const std::string broken = MakeTempDir("src") + "/broken.c";
+  std::ofstream(broken) << "#pragma omp declare variant(v) match(devce={})\n"
+                           "void k(void);\n";
+  CommandResult bad = Cli({"variants", "register", "--from_source", broken});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.stderr_text, HasSubstr("broken.c:1:"));
+}
+
 TEST_F(VariantsE2E, CorruptStoreIsReportedAtStart) {
   server_->process().Signal(SIGTERM);
   ASSERT_EQ(server_->process().Wait(std::chrono::seconds(10)), 0);
