@@ -1,0 +1,108 @@
+#include "bench/bench_fleet.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "selector/selector.h"
+
+namespace ctxsel::bench {
+namespace {
+
+void Check(const absl::Status& s) {
+  if (!s.ok()) {
+    std::cerr << "bench setup failed: " << s << "\n";
+    std::exit(1);
+  }
+}
+
+server::Device Make(const std::string& node, int index, int kind, double u) {
+  server::Device d;
+  d.node = node;
+  d.index = index;
+  d.id = absl::StrCat(node, "/", index);
+  d.properties.utilisation = u;
+  if (kind == 0) {
+    d.traits = {{"cpu", "host"}, {"x86_64"}, {"avx512f"}, {"intel"}, {}};
+  } else if (kind == 1) {
+    d.traits = {{"gpu", "nohost"}, {"nvptx", "sm_90"}, {}, {"nvidia"}, {}};
+  } else {
+    d.traits = {{"gpu", "nohost"}, {"amdgcn"}, {"gfx90a"}, {"amd"}, {}};
+  }
+  return d;
+}
+
+std::string VariantSelector(int v) {
+  switch (v % 6) {
+    case 0:
+      return absl::StrCat(
+          "device={kind(gpu), arch(nvptx)}, "
+          "user={condition(N > ",
+          v * 512, ")}");
+    case 1:
+      return "construct={target, teams, parallel, for}, "
+             "device={arch(nvptx, sm_90)}";
+    case 2:
+      return absl::StrCat(
+          "device={arch(amdgcn), isa(gfx90a)}, "
+          "user={condition(N >= ",
+          v * 256, ")}");
+    case 3:
+      return "construct={parallel, for}, device={kind(gpu), arch(amdgcn)}";
+    case 4:
+      return absl::StrCat(
+          "device={kind(cpu), isa(avx512f)}, implementation={vendor(llvm)}, "
+          "user={condition(score(",
+          v, "): N < 100000)}");
+    default:
+      return absl::StrCat(
+          "construct={for}, device={kind(cpu)}, "
+          "user={condition(N % ",
+          v + 2, " == 0)}");
+  }
+}
+
+}  // namespace
+
+void LoadFleet(server::placement::Placer& placer, int nodes) {
+  std::vector<server::Device> devices;
+  devices.reserve(static_cast<size_t>(nodes) * kDevicesPerNode);
+  for (int n = 0; n < nodes; ++n) {
+    std::string node = absl::StrCat("node", n);
+    devices.push_back(Make(node, -1, 0, (n % 97) / 97.0));
+    for (int i = 0; i < kDevicesPerNode - 1; ++i) {
+      devices.push_back(Make(node, i, 1 + n % 2, ((n * 7 + i) % 101) / 101.0));
+    }
+  }
+  Check(placer.SetDevices(std::move(devices)));
+}
+
+void LoadKernels(server::placement::Placer& placer, int kernels, int variants) {
+  for (int k = 0; k < kernels; ++k) {
+    std::string kernel = absl::StrCat("k", k);
+    std::vector<server::Variant> list;
+    for (int v = 0; v < variants; ++v) {
+      std::string text = VariantSelector(v);
+      absl::StatusOr<selector::Selector> s = selector::Selector::Parse(text);
+      Check(s.status());
+      list.push_back(server::Variant{
+          kernel, absl::StrCat(kernel, "_v", v), text, *s, v, 1, {}});
+    }
+    Check(placer.SetVariants(kernel, std::move(list)));
+  }
+}
+
+server::Job BenchJob(int kernel) {
+  server::Job job;
+  job.kernel = absl::StrCat("k", kernel);
+  for (const char* c : {"target", "teams", "parallel", "for"}) {
+    job.construct.emplace_back();
+    job.construct.back().name = c;
+  }
+  job.variables["N"] = 4096;
+  return job;
+}
+
+}  // namespace ctxsel::bench

@@ -1,0 +1,115 @@
+// placement_bench: the cost of Placer::Select as the fleet grows.
+//
+// The fleet has 3 device classes and 2 node layouts at every size, so a
+// Select should cost the same with 1k, 10k and 100k devices: it works per
+// class and candidate, never per device. Also: each policy, a job
+// restricted to named nodes, and a heartbeat's UpdateUtilisation.
+//
+//   bazel run -c opt //bench:placement_bench
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "bench/bench_fleet.h"
+#include "benchmark/benchmark.h"
+#include "server/placement/placer.h"
+
+namespace ctxsel::bench {
+namespace {
+
+using server::Job;
+using server::Policy;
+using server::placement::Placer;
+
+constexpr int kKernels = 1000;
+constexpr int kVariants = 16;
+
+// One loaded Placer per fleet size, built once and shared by benchmarks;
+// every kernel's resolution is warmed up so that runs measure steady state.
+const Placer& PlacerFor(int devices) {
+  static auto* placers = new std::map<int, std::unique_ptr<Placer>>;
+  std::unique_ptr<Placer>& p = (*placers)[devices];
+  if (p == nullptr) {
+    // Debian's Abseil checks lock order on every Mutex acquisition (a debug
+    // aid); a production server turns that off, and so does the bench.
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    p = std::make_unique<Placer>();
+    LoadFleet(*p, devices / kDevicesPerNode);
+    LoadKernels(*p, kKernels, kVariants);
+    for (int k = 0; k < kKernels; ++k) p->Select(BenchJob(k)).IgnoreError();
+  }
+  return *p;
+}
+
+std::vector<Job> Jobs(Policy policy) {
+  std::vector<Job> jobs;
+  for (int k = 0; k < kKernels; ++k) {
+    jobs.push_back(BenchJob(k));
+    jobs.back().policy = policy;
+  }
+  return jobs;
+}
+
+void RunSelects(benchmark::State& state, const Placer& placer,
+                const std::vector<Job>& jobs) {
+  size_t i = 0;
+  for (auto _ : state) {
+    auto p = placer.Select(jobs[i]);
+    if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
+    benchmark::DoNotOptimize(p);
+    if (++i == jobs.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Select(benchmark::State& state) {
+  const Placer& placer = PlacerFor(static_cast<int>(state.range(0)));
+  RunSelects(state, placer, Jobs(static_cast<Policy>(state.range(1))));
+  state.SetLabel(absl::StrCat(state.range(0), " devices"));
+}
+BENCHMARK(BM_Select)
+    ->ArgNames({"devices", "policy"})
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->Args({100000, 0})
+    ->Args({100000, 1})
+    ->Args({100000, 2});
+
+void BM_SelectOnNamedNodes(benchmark::State& state) {
+  const Placer& placer = PlacerFor(100000);
+  std::vector<Job> jobs = Jobs(Policy::kLeastLoaded);
+  for (Job& job : jobs) job.nodes = {"node17", "node4242"};
+  RunSelects(state, placer, jobs);
+}
+BENCHMARK(BM_SelectOnNamedNodes);
+
+void BM_SelectWithFilter(benchmark::State& state) {
+  const Placer& placer = PlacerFor(100000);
+  std::vector<Job> jobs = Jobs(Policy::kLeastLoaded);
+  for (Job& job : jobs) job.device_filter = "device={kind(gpu)}";
+  RunSelects(state, placer, jobs);
+}
+BENCHMARK(BM_SelectWithFilter);
+
+void BM_UpdateUtilisation(benchmark::State& state) {
+  Placer& placer =
+      const_cast<Placer&>(PlacerFor(static_cast<int>(state.range(0))));
+  int nodes = static_cast<int>(state.range(0)) / kDevicesPerNode;
+  std::vector<std::string> ids;
+  for (int n = 0; n < nodes; n += 13)
+    ids.push_back(absl::StrCat("node", n, "/3"));
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        placer.UpdateUtilisation(ids[i], (i % 100) / 100.0));
+    if (++i == ids.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_UpdateUtilisation)->Arg(1000)->Arg(100000);
+
+}  // namespace
+}  // namespace ctxsel::bench
