@@ -234,16 +234,20 @@ int Get(const std::vector<std::string>& args) {
     return 0;
   }
   const v1::VariantMetadata& m = variant->metadata();
+  const std::string source =
+      m.source_file().empty()
+          ? "-"
+          : absl::StrCat(m.source_file(), ":", m.source_line());
   std::printf(
-      "kernel:     %s\nvariant:    %s\nselector:   %s\ncanonical:  %s\n"
-      "order:      %lld\nrevision:   %lld\nadjust_args: %s\nappend_args: %s\n"
-      "source:     %s:%d\n",
+      "kernel:      %s\nvariant:     %s\nselector:    %s\ncanonical:   %s\n"
+      "order:       %lld\nrevision:    %lld\nadjust_args: %s\n"
+      "append_args: %s\nsource:      %s\n",
       variant->kernel().c_str(), variant->name().c_str(),
       variant->selector().c_str(), variant->canonical_selector().c_str(),
       static_cast<long long>(variant->order()),
       static_cast<long long>(variant->revision()),
       JoinList(m.adjust_args()).c_str(), JoinList(m.append_args()).c_str(),
-      m.source_file().empty() ? "-" : m.source_file().c_str(), m.source_line());
+      source.c_str());
   return 0;
 }
 
