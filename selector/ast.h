@@ -23,6 +23,7 @@ namespace ctxsel::selector::internal {
 struct NameProperty {
   std::string name;
   Pos pos;
+  bool extension = false;  // written `name(args...)`
 };
 
 // The clauses of a construct `simd` selector.

@@ -15,8 +15,7 @@ bool IsIdentifier(absl::string_view s) {
     return false;
   }
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-           c == '(' || c == ')' || c == ',';
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
 }
 
@@ -64,7 +63,8 @@ std::string PropertiesText(const TraitSelector& t) {
     }
     default: {
       std::vector<std::string> names;
-      for (const NameProperty& p : t.names) names.push_back(NameText(p.name));
+      for (const NameProperty& p : t.names)
+        names.push_back(NameText(p.name, p.extension));
       std::sort(names.begin(), names.end());
       return absl::StrJoin(names, ", ");
     }
@@ -73,9 +73,9 @@ std::string PropertiesText(const TraitSelector& t) {
 
 }  // namespace
 
-std::string NameText(absl::string_view name) {
-  return IsIdentifier(name) ? std::string(name)
-                            : absl::StrCat("\"", name, "\"");
+std::string NameText(absl::string_view name, bool extension) {
+  return extension || IsIdentifier(name) ? std::string(name)
+                                         : absl::StrCat("\"", name, "\"");
 }
 
 std::string SelectorText(const TraitSelector& t) {

@@ -21,8 +21,9 @@ namespace ctxsel::selector::internal {
 // Canonical text of one trait selector, e.g. "kind(gpu, nohost)".
 std::string SelectorText(const TraitSelector& t);
 
-// Canonical text of one property of a name-list selector.
-std::string NameText(absl::string_view name);
+// Canonical text of one property of a name-list selector: identifiers and
+// extensions bare, anything else as a string literal.
+std::string NameText(absl::string_view name, bool extension);
 
 // Fills ast.canonical and ast.dynamic.
 void Finalize(SelectorAst& ast);

@@ -115,8 +115,9 @@ bool NamesActive(const TraitSelector& t, const NameSet& have,
     }
     if (!have.contains(p.name)) {
       if (reason) {
-        *reason = absl::StrCat(Qualified(t), ": ", NameText(p.name), " not in ",
-                               SetText(have));
+        *reason =
+            absl::StrCat(Qualified(t), ": ", NameText(p.name, p.extension),
+                         " not in ", SetText(have));
       }
       return false;
     }

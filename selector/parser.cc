@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "selector/canonical.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -214,6 +215,7 @@ class Parser {
   absl::Status ParseName(std::vector<NameProperty>& out) {
     NameProperty p;
     p.pos = Peek().pos;
+    p.extension = Peek().kind == TokenKind::kIdent && Peek(1).Is("(");
     absl::StatusOr<std::string> text = ParseExtension(0);
     if (!text.ok()) return text.status();
     p.name = *std::move(text);
@@ -229,7 +231,9 @@ class Parser {
     std::string text = t.text;
     if (t.kind == TokenKind::kString || t.kind == TokenKind::kInt) {
       Next();
-      return text;
+      // Inside an extension, keep the quotes the canonical text needs.
+      return depth > 0 && t.kind == TokenKind::kString ? NameText(text, false)
+                                                       : text;
     }
     if (t.kind != TokenKind::kIdent) return Expected("a property name");
     Next();

@@ -47,7 +47,7 @@ absl::Status CheckNames(const TraitSelector& t) {
                                   " in ",
                                   sel, " (first at ", At(it->second), ")"));
     }
-    bool extension = p.name.find('(') != std::string::npos;
+    bool extension = p.extension;
     bool clause = t.id == SelectorId::kImplRequires &&
                   absl::StartsWith(p.name, "atomic_default_mem_order(");
     if (extension && !clause &&

@@ -1,0 +1,103 @@
+// Drives the fuzz entry point without libFuzzer: seeds from the spec plus
+// deterministic mutations (token splices, byte flips, truncations). Any
+// crash, sanitizer report or canonical round-trip failure fails the test.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace {
+
+const std::vector<std::string>& Seeds() {
+  static const auto* seeds = new std::vector<std::string>{
+      "construct={teams,parallel,for}, device={arch(nvptx)}, "
+      "user={condition(N>32)}",
+      "device={kind(gpu),isa(sm_70)}",
+      "implementation={requires(unified_shared_memory)}, "
+      "user={condition(score(1): version==2)}",
+      "construct={simd(simdlen(8), aligned(a, b : 64), linear(i), "
+      "uniform(n), notinbranch)}",
+      "target_device={device_num(-1), kind(host)}",
+      "implementation={atomic_default_mem_order(seq_cst), "
+      "extension(f(g, \"x\", 1)), vendor(score(3): llvm)}",
+      "user={condition(N ? B + 1 : 10 / Z % -M)}",
+      "device={isa(\"core-avx512\")} /* c */ // d\n",
+  };
+  return *seeds;
+}
+
+const char* kTokens[] = {"{",
+                         "}",
+                         "(",
+                         ")",
+                         ",",
+                         ":",
+                         "=",
+                         "score(",
+                         "condition(",
+                         "-",
+                         "*",
+                         "/",
+                         "%",
+                         "?",
+                         "&&",
+                         "!",
+                         "9223372036854775807",
+                         "0",
+                         "N",
+                         "kind(any)",
+                         "\"",
+                         "/*",
+                         "construct={",
+                         "simd(",
+                         "device_num(",
+                         " "};
+
+std::string Mutate(std::string s, std::mt19937& rng) {
+  int edits = 1 + rng() % 4;
+  for (int i = 0; i < edits; ++i) {
+    size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
+    switch (rng() % 4) {
+      case 0:
+        s.insert(at, kTokens[rng() % (sizeof(kTokens) / sizeof(*kTokens))]);
+        break;
+      case 1:
+        if (at < s.size()) s.erase(at, 1 + rng() % 4);
+        break;
+      case 2:
+        if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
+        break;
+      default:
+        s = s.substr(0, at);
+    }
+  }
+  return s;
+}
+
+void Feed(const std::string& s) {
+  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+TEST(SelectorFuzzerTest, SeedsAndMutations) {
+  std::mt19937 rng(12345);
+  for (const std::string& seed : Seeds()) Feed(seed);
+  for (int i = 0; i < 20000; ++i) {
+    Feed(Mutate(Seeds()[rng() % Seeds().size()], rng));
+  }
+}
+
+TEST(SelectorFuzzerTest, PathologicalInputs) {
+  Feed(std::string(70000, '('));
+  Feed("user={condition(" + std::string(5000, '!') + "1)}");
+  Feed("user={condition(" + std::string(5000, '-') + "1)}");
+  std::string chain = "user={condition(1";
+  for (int i = 0; i < 3000; ++i) chain += "+1";
+  Feed(chain + ")}");
+  Feed(std::string("\0\xff{", 3));
+}
+
+}  // namespace
