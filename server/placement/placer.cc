@@ -34,7 +34,8 @@ using internal::Snapshot;
 Placer::Placer(PlacerOptions options)
     : options_(options),
       fleet_(std::make_unique<Fleet>()),
-      snapshot_(std::make_shared<const Snapshot>()) {}
+      snapshot_(std::make_shared<const Snapshot>()),
+      filters_(static_cast<size_t>(std::max(0, options.max_cached_filters))) {}
 
 Placer::~Placer() = default;
 
@@ -129,12 +130,8 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
   }
   std::optional<selector::Selector> filter;
   if (!job.device_filter.empty()) {
-    absl::StatusOr<selector::Selector> parsed =
-        selector::Selector::Parse(job.device_filter);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("device_filter: ", parsed.status().message()));
-    }
+    absl::StatusOr<selector::Selector> parsed = filters_.Get(job.device_filter);
+    if (!parsed.ok()) return parsed.status();
     filter = *std::move(parsed);
   }
   JobSignature signature = JobSignature::Of(job);

@@ -53,6 +53,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "server/model.h"
+#include "server/placement/filter_cache.h"
 #include "server/placement/placement.h"
 
 namespace ctxsel::server::placement {
@@ -65,6 +66,8 @@ struct PlacerOptions {
   int default_top_k = 3;
   // Alternatives never exceed this, whatever the job asks.
   int max_top_k = 64;
+  // Parsed device filters kept for later jobs.
+  int max_cached_filters = 1024;
 };
 
 struct DeviceClass;
@@ -148,6 +151,7 @@ class Placer {
   std::unique_ptr<internal::Fleet> fleet_;
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only
   mutable std::atomic<uint64_t> spread_ticket_{0};      // spread's round-robin
+  FilterCache filters_;
 };
 
 }  // namespace ctxsel::server::placement
