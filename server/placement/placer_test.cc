@@ -10,63 +10,15 @@
 namespace ctxsel::server::placement {
 namespace {
 
+using ::ctxsel::server::placement::testing::DeviceOf;
 using ::ctxsel::server::placement::testing::Kind;
 using ::ctxsel::server::placement::testing::MakeDevice;
 using ::ctxsel::server::placement::testing::MakeVariant;
+using ::ctxsel::server::placement::testing::Pick;
+using ::ctxsel::server::placement::testing::PlacerTest;
+using ::ctxsel::server::placement::testing::SaxpyJob;
 using ::ctxsel::server::placement::testing::SaxpyVariants;
 using ::testing::HasSubstr;
-
-Job SaxpyJob() {
-  Job job;
-  job.kernel = "saxpy";
-  return job;
-}
-
-// Variant name of a Select, "base" for the base function; the status text
-// when it fails.
-std::string Pick(const Placer& placer, const Job& job) {
-  absl::StatusOr<Placement> p = placer.Select(job);
-  if (!p.ok()) return std::string(p.status().ToString());
-  return p->choice.base() ? "base" : p->choice.variant->name;
-}
-
-std::string DeviceOf(const Placer& placer, const Job& job) {
-  absl::StatusOr<Placement> p = placer.Select(job);
-  return p.ok() ? p->choice.device.id : std::string(p.status().ToString());
-}
-
-class PlacerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(placer_.SetVariants("saxpy", SaxpyVariants()).ok());
-  }
-  void AddNode(const std::string& node, std::vector<Device> devices) {
-    absl::Status s = placer_.SetNodeDevices(node, std::move(devices));
-    ASSERT_TRUE(s.ok()) << s;
-  }
-  Placer placer_;
-};
-
-TEST_F(PlacerTest, IdenticalTraitsFormOneClass) {
-  AddNode("a",
-          {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kH100),
-           MakeDevice("a", 2, Kind::kMi250)});
-  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
-  absl::StatusOr<std::string> a0 = placer_.DeviceClassOf("a/0");
-  ASSERT_TRUE(a0.ok()) << a0.status();
-  EXPECT_EQ(*a0,
-            "device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}");
-  EXPECT_EQ(*placer_.DeviceClassOf("a/1"), *a0);
-  EXPECT_EQ(*placer_.DeviceClassOf("b/0"), *a0);
-  EXPECT_NE(*placer_.DeviceClassOf("a/2"), *a0);
-  EXPECT_EQ(placer_.DeviceClassOf("c/0").status().code(),
-            absl::StatusCode::kNotFound);
-
-  absl::StatusOr<PlacementReport> r = placer_.Explain(SaxpyJob());
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->classes.size(), 2u);  // H100 and MI250X, not one per device
-  EXPECT_EQ(r->classes[0].device_count + r->classes[1].device_count, 4);
-}
 
 TEST_F(PlacerTest, HighestScoringClassWins) {
   AddNode("a",
@@ -347,78 +299,6 @@ TEST_F(PlacerTest, AlternativesListWinnersThenOtherClasses) {
   p = placer_.Select(job);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->alternatives.size(), 1u);
-}
-
-TEST_F(PlacerTest, RemovedNodesAreNeverSelected) {
-  AddNode("a", {MakeDevice("a", 0, Kind::kMi250)});
-  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
-  EXPECT_TRUE(placer_.RemoveNode("a"));
-  EXPECT_FALSE(placer_.RemoveNode("a"));
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
-  AddNode("b", {});  // an empty report removes the node too
-  EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
-            absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(placer_.UpdateUtilisation("b/0", 0.5).code(),
-            absl::StatusCode::kNotFound);
-}
-
-TEST_F(PlacerTest, SetDevicesReplacesTheFleet) {
-  AddNode("old", {MakeDevice("old", 0, Kind::kMi250)});
-  ASSERT_TRUE(placer_
-                  .SetDevices({MakeDevice("x", 0, Kind::kH100, 0.6),
-                               MakeDevice("y", 0, Kind::kH100, 0.1)})
-                  .ok());
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "y/0");
-  EXPECT_FALSE(placer_.RemoveNode("old"));
-  Device dup = MakeDevice("z", 0, Kind::kH100);
-  dup.id = "x/0";
-  absl::Status s = placer_.SetDevices({MakeDevice("x", 0, Kind::kH100), dup});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "y/0");  // unchanged
-}
-
-TEST_F(PlacerTest, BadReportsChangeNothing) {
-  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
-  Device other = MakeDevice("b", 0, Kind::kH100);
-  other.id = "a/0";
-  absl::Status s = placer_.SetNodeDevices("b", {other});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("already a device of node 'a'"));
-  Device twin = MakeDevice("a", 0, Kind::kH100);
-  twin.id = "a/other";
-  s = placer_.SetNodeDevices("a", {MakeDevice("a", 0, Kind::kH100), twin});
-  EXPECT_THAT(s.message(), HasSubstr("index: 0 used twice"));
-  s = placer_.SetNodeDevices("a", {MakeDevice("elsewhere", 0, Kind::kH100)});
-  EXPECT_THAT(s.message(), HasSubstr("node: 'elsewhere'"));
-  Device nan = MakeDevice("a", 0, Kind::kH100);
-  nan.properties.utilisation = std::nan("");
-  EXPECT_EQ(placer_.SetNodeDevices("a", {nan}).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
-}
-
-TEST_F(PlacerTest, VariantsAreValidatedAndReplaced) {
-  std::vector<Variant> v = SaxpyVariants();
-  v[1].kernel = "other";
-  EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("variant 'saxpy_hip': kernel"));
-  v = SaxpyVariants();
-  v[2].name = "saxpy_cuda";
-  EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("name used twice"));
-  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
-  EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_cuda");  // old set still there
-  ASSERT_TRUE(
-      placer_
-          .SetVariants("saxpy", {MakeVariant("saxpy", "saxpy_sm90",
-                                             "device={arch(sm_90)}", 0)})
-          .ok());
-  EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_sm90");
-  EXPECT_TRUE(placer_.RemoveKernel("saxpy"));
-  EXPECT_FALSE(placer_.RemoveKernel("saxpy"));
-  EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
-            absl::StatusCode::kNotFound);
 }
 
 TEST_F(PlacerTest, ExplainReportsEveryClassAndVariant) {

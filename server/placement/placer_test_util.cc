@@ -55,4 +55,21 @@ std::vector<Variant> SaxpyVariants() {
   };
 }
 
+Job SaxpyJob() {
+  Job job;
+  job.kernel = "saxpy";
+  return job;
+}
+
+std::string Pick(const Placer& placer, const Job& job) {
+  absl::StatusOr<Placement> p = placer.Select(job);
+  if (!p.ok()) return std::string(p.status().ToString());
+  return p->choice.base() ? "base" : p->choice.variant->name;
+}
+
+std::string DeviceOf(const Placer& placer, const Job& job) {
+  absl::StatusOr<Placement> p = placer.Select(job);
+  return p.ok() ? p->choice.device.id : std::string(p.status().ToString());
+}
+
 }  // namespace ctxsel::server::placement::testing
