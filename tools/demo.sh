@@ -1,42 +1,86 @@
 #!/usr/bin/env bash
-# The local demo: installs what is missing, builds, starts a ctxsel server,
-# shows it working, and stops it cleanly.
+# The local demo: a ctxsel server, a real agent for this machine beside three
+# simulated nodes, kernel variants registered straight from a C source file,
+# and selections for a few job contexts. Everything stops cleanly at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/setup.sh
-bazel build //server:ctxsel-server //client/cli:ctxsel-cli
+bazel build //server:ctxsel-server //client/cli:ctxsel-cli //agent:ctxsel-agent
 bin=$(bazel info bazel-bin 2>/dev/null)
-server="$bin/server/ctxsel-server"
-cli="$bin/client/cli/ctxsel-cli"
 
 work=$(mktemp -d)
-server_pid=""
+pids=()
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid"
-    wait "$server_pid" || true
-  fi
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 step() { printf '\n== %s\n' "$*"; }
+cli() { echo "\$ ctxsel-cli $*"; "$bin/client/cli/ctxsel-cli" --server="$address" "$@"; }
 
-step "starting ctxsel-server on a free loopback port"
-"$server" --listen=127.0.0.1:0 --port_file="$work/port" 2>"$work/server.log" &
+step "starting ctxsel-server on a free loopback port (state in $work/data)"
+"$bin/server/ctxsel-server" --listen=127.0.0.1:0 --port_file="$work/port" \
+  --data_dir="$work/data" 2>"$work/server.log" &
 server_pid=$!
+pids+=("$server_pid")
 for _ in $(seq 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
 [[ -s "$work/port" ]] || { cat "$work/server.log"; exit 1; }
 address="127.0.0.1:$(cat "$work/port")"
 echo "server at $address"
 
-step "ctxsel-cli ping"
-"$cli" --server="$address" ping
+step "starting agents: this machine (real discovery) and three simulated nodes"
+"$bin/agent/ctxsel-agent" --server="$address" --heartbeat=1s 2>"$work/agent-local.log" &
+pids+=("$!")
+for fleet_file in tools/fixtures/fleet/*.json; do
+  node=$(basename "$fleet_file" .json)
+  "$bin/agent/ctxsel-agent" --server="$address" --node_id="$node" --backends= \
+    --devices_file="$fleet_file" --heartbeat=1s 2>"$work/agent-$node.log" &
+  pids+=("$!")
+done
+expected_nodes=$(( $(ls tools/fixtures/fleet/*.json | wc -l) + 1 ))
+for _ in $(seq 100); do
+  nodes=$("$bin/client/cli/ctxsel-cli" --server="$address" --json nodes ls 2>/dev/null |
+          grep -c '"id"' || true)
+  [[ "$nodes" -ge "$expected_nodes" ]] && break
+  sleep 0.1
+done
 
-step "stopping the server (SIGTERM)"
+step "the fleet"
+cli nodes ls
+cli devices ls --match='device={arch(nvptx)}'
+
+step "registering the variants declared in tools/demo/saxpy.c"
+cli variants register --from_source tools/demo/saxpy.c
+cli variants ls saxpy
+
+step "a large offloaded job: the GPU variants whose condition(N >= 4096) holds win"
+cli select --kernel=saxpy --construct=target,teams,parallel,for --var=N=1000000
+
+step "the same job with N = 100: the dynamic GPU candidates fail; the AVX-512 CPU
+   variant now scores highest (its isa trait outweighs kind(gpu))"
+cli select --kernel=saxpy --construct=target,teams,parallel,for --var=N=100
+
+step "N = 100 again, constrained to GPUs: the any-GPU variant"
+cli select --kernel=saxpy --construct=target,teams,parallel,for --var=N=100 \
+  --device_filter='device={kind(gpu)}'
+
+step "a host job (parallel for): the AVX-512 CPU variant"
+cli select --kernel=saxpy --construct=parallel,for
+
+step "why: the per-class, per-variant breakdown"
+cli explain --kernel=saxpy --construct=target,teams,parallel,for --var=N=100 \
+  >"$work/explain.txt"
+head -n 30 "$work/explain.txt"
+echo "[... $(wc -l <"$work/explain.txt") lines in all]"
+
+step "stopping agents (SIGTERM deregisters them) and the server"
+for pid in "${pids[@]:1}"; do kill -TERM "$pid"; wait "$pid" || true; done
+cli nodes ls
 kill -TERM "$server_pid"
-wait "$server_pid"
-server_pid=""
+wait "$server_pid" || true
+pids=()
 tail -n 2 "$work/server.log"
 echo "demo done"
