@@ -21,6 +21,10 @@ trap cleanup EXIT
 step() { printf '\n== %s\n' "$*"; }
 cli() { echo "\$ ctxsel-cli $*"; "$bin/client/cli/ctxsel-cli" --server="$address" "$@"; }
 
+step "offline: the OpenMP Examples' scoring example (fx1=2, fx2=27, fx3=321, fx4=385)"
+echo "\$ ctxsel-cli eval tools/demo/spec_scoring.json"
+"$bin/client/cli/ctxsel-cli" eval tools/demo/spec_scoring.json
+
 step "starting ctxsel-server on a free loopback port (state in $work/data)"
 "$bin/server/ctxsel-server" --listen=127.0.0.1:0 --port_file="$work/port" \
   --data_dir="$work/data" 2>"$work/server.log" &
