@@ -65,6 +65,7 @@ struct SelectorAst {
   Directive directive = Directive::kDeclareVariant;
   std::vector<TraitSet> sets;
   bool dynamic = false;
+  bool has_target_device = false;
   std::string canonical;
 
   const TraitSet* FindSet(SetId id) const {

@@ -92,6 +92,7 @@ void Finalize(SelectorAst& ast) {
       [](const TraitSet& a, const TraitSet& b) { return a.id < b.id; });
   std::vector<std::string> sets;
   ast.dynamic = false;
+  ast.has_target_device = ast.FindSet(SetId::kTargetDevice) != nullptr;
   for (TraitSet& set : ast.sets) {
     if (set.id != SetId::kConstruct) {
       std::stable_sort(set.selectors.begin(), set.selectors.end(),

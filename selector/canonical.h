@@ -8,7 +8,7 @@
 // parses back to itself.
 //
 // Example:
-//   Finalize(ast);  // fills ast.canonical and ast.dynamic
+//   Finalize(ast);  // fills ast.canonical, ast.dynamic, ...
 #ifndef CTXSEL_SELECTOR_CANONICAL_H_
 #define CTXSEL_SELECTOR_CANONICAL_H_
 
@@ -25,7 +25,7 @@ std::string SelectorText(const TraitSelector& t);
 // extensions bare, anything else as a string literal.
 std::string NameText(absl::string_view name, bool extension);
 
-// Fills ast.canonical and ast.dynamic.
+// Fills ast.canonical, ast.dynamic and ast.has_target_device.
 void Finalize(SelectorAst& ast);
 
 }  // namespace ctxsel::selector::internal

@@ -54,6 +54,7 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text,
 }
 
 bool Selector::is_dynamic() const { return ast_->dynamic; }
+bool Selector::has_target_device() const { return ast_->has_target_device; }
 std::string Selector::ToString() const { return ast_->canonical; }
 Directive Selector::directive() const { return ast_->directive; }
 

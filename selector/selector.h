@@ -91,6 +91,11 @@ class Selector {
   // not a constant expression: its compatibility depends on the request.
   bool is_dynamic() const;
 
+  // True when the selector has a `target_device` trait set (after merging,
+  // for an effective selector): its verdict depends on which devices a node
+  // has, not only on the device a variant runs on.
+  bool has_target_device() const;
+
   // Canonical text: sets in vocabulary order, unordered lists sorted,
   // constant expressions folded, construct order kept. Two selectors are
   // equivalent iff their canonical texts are equal.

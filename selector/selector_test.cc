@@ -249,6 +249,28 @@ TEST(EffectiveSelectorTest, RevalidatesTheResult) {
   EXPECT_THAT(e.status().message(), HasSubstr("kind(any) excludes"));
 }
 
+TEST(SelectorTest, HasTargetDeviceIsTheSetNotTheText) {
+  EXPECT_TRUE(
+      Selector::Parse("target_device={kind(gpu)}")->has_target_device());
+  EXPECT_TRUE(Selector::Parse("device={kind(gpu)}, target_device={"
+                              "device_num(-1), kind(host)}")
+                  ->has_target_device());
+  EXPECT_FALSE(Selector::Parse("device={kind(gpu)}")->has_target_device());
+  // A string property that spells the set's name is not the set.
+  absl::StatusOr<Selector> text =
+      Selector::Parse("implementation={extension(\"target_device={x}\")}");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(text->ToString(), HasSubstr("target_device="));
+  EXPECT_FALSE(text->has_target_device());
+  // An effective selector has it when the outer one does.
+  absl::StatusOr<Selector> e =
+      EffectiveSelector(*Selector::Parse("device={kind(gpu)}"),
+                        *Selector::Parse("target_device={arch(nvptx)}",
+                                         Directive::kBeginDeclareVariant));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->has_target_device());
+}
+
 TEST(DirectiveTest, NamesRoundTrip) {
   for (Directive d :
        {Directive::kDeclareVariant, Directive::kBeginDeclareVariant,

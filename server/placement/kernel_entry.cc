@@ -8,7 +8,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -76,9 +75,7 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
       return absl::InvalidArgumentError(
           absl::StrCat("variant '", v.name, "': name used twice"));
     }
-    if (absl::StrContains(v.selector.ToString(), "target_device=")) {
-      entry->layout_dependent_ = true;
-    }
+    if (v.selector.has_target_device()) entry->layout_dependent_ = true;
     entry->candidates_.push_back({v.name, v.selector});
     entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
   }

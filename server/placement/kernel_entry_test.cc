@@ -47,6 +47,12 @@ TEST(KernelEntryTest, OrdersVariantsAndDetectsTargetDevice) {
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ((*e)->variants()[0]->name, "saxpy_cuda");
   EXPECT_FALSE((*e)->layout_dependent());
+  // The set's name inside a string property does not make it dependent.
+  v.push_back(MakeVariant("saxpy", "saxpy_ext",
+                          "implementation={extension(\"target_device=\")}", 8));
+  e = KernelEntry::Make("saxpy", v, 4);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE((*e)->layout_dependent());
   v.push_back(MakeVariant("saxpy", "saxpy_td", "target_device={kind(gpu)}", 9));
   e = KernelEntry::Make("saxpy", v, 4);
   ASSERT_TRUE(e.ok());
