@@ -67,6 +67,9 @@ struct SelectorAst {
   bool dynamic = false;
   bool has_target_device = false;
   std::string canonical;
+  // How many selector texts its positions refer to: 1 for a parsed
+  // selector, more for an effective one (TextPosition::text).
+  int text_count = 1;
 
   const TraitSet* FindSet(SetId id) const {
     for (const TraitSet& s : sets) {

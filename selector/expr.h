@@ -76,6 +76,9 @@ class Expression {
   // Canonical text with minimal parentheses.
   const std::string& text() const { return text_; }
   Pos pos() const { return pos_; }
+  // Renumbers the selector text its position refers to (effective
+  // selectors, TextPosition::text).
+  void ShiftText(int by) { pos_.text += by; }
 
   // Evaluates with `variables`; does not allocate.
   EvalResult Evaluate(const Variables& variables) const;

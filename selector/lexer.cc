@@ -126,8 +126,11 @@ class Lexer {
 }  // namespace
 
 absl::Status ErrorAt(Pos pos, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(pos.line, ":", pos.column, ": ", message));
+  return MakeSelectorError({pos, std::string(message), std::nullopt, ""});
+}
+
+absl::Status ErrorAt(Pos pos, absl::string_view message, Pos first) {
+  return MakeSelectorError({pos, std::string(message), first, ""});
 }
 
 absl::StatusOr<std::vector<Token>> Lex(absl::string_view text) {

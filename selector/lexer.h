@@ -13,13 +13,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "selector/selector_error.h"
 
 namespace ctxsel::selector::internal {
 
-struct Pos {
-  int line = 1;
-  int column = 1;
-};
+// 1-based line and column (and, in an effective selector, which text).
+using Pos = TextPosition;
 
 enum class TokenKind { kIdent, kInt, kString, kPunct, kEnd };
 
@@ -32,8 +31,11 @@ struct Token {
   }
 };
 
-// Formats "L:C: message" as an InvalidArgumentError.
+// Formats "L:C: message" as an InvalidArgumentError carrying its
+// SelectorError (selector_error.h).
 absl::Status ErrorAt(Pos pos, absl::string_view message);
+// The same for a thing given twice: "L:C: message (first at L:C)".
+absl::Status ErrorAt(Pos pos, absl::string_view message, Pos first);
 
 // Tokenizes `text`; the last token is always kEnd. Fails on characters that
 // cannot start a token, unterminated strings and comments.

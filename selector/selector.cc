@@ -1,6 +1,7 @@
 // The Selector front door: parse = syntax + validation + canonical form.
 #include "selector/selector.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -8,6 +9,7 @@
 #include "selector/ast.h"
 #include "selector/canonical.h"
 #include "selector/parser.h"
+#include "selector/selector_error.h"
 #include "selector/validator.h"
 
 namespace ctxsel::selector {
@@ -25,6 +27,16 @@ absl::StatusOr<Selector> Build(SelectorAst ast) {
   if (absl::Status s = internal::Validate(ast); !s.ok()) return s;
   internal::Finalize(ast);
   return Selector(std::make_shared<const SelectorAst>(std::move(ast)));
+}
+
+// Renumbers every position in `t` by `by` texts (TextPosition::text).
+void ShiftText(internal::TraitSelector& t, int by) {
+  t.pos.text += by;
+  t.score_pos.text += by;
+  if (t.score_expr) t.score_expr->ShiftText(by);
+  for (internal::NameProperty& p : t.names) p.pos.text += by;
+  for (internal::Expression& e : t.expressions) e.ShiftText(by);
+  for (internal::NameProperty& c : t.simd.clauses) c.pos.text += by;
 }
 
 }  // namespace
@@ -61,35 +73,42 @@ Directive Selector::directive() const { return ast_->directive; }
 absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
                                            const Selector& outer) {
   SelectorAst merged = inner.ast();
-  for (const internal::TraitSet& outer_set : outer.ast().sets) {
+  // The outer selector's positions refer to its own texts, numbered after
+  // the inner selector's.
+  const int shift = merged.text_count;
+  merged.text_count += outer.ast().text_count;
+  for (internal::TraitSet outer_set : outer.ast().sets) {
+    outer_set.pos.text += shift;
+    for (internal::TraitSelector& t : outer_set.selectors) ShiftText(t, shift);
     internal::TraitSet* target = nullptr;
     for (internal::TraitSet& s : merged.sets) {
       if (s.id == outer_set.id) target = &s;
     }
     if (target == nullptr) {
-      merged.sets.push_back(outer_set);
+      merged.sets.push_back(std::move(outer_set));
       continue;
     }
     std::vector<internal::TraitSelector> appended;
-    for (const internal::TraitSelector& t : outer_set.selectors) {
+    for (internal::TraitSelector& t : outer_set.selectors) {
       bool equivalent = false;
       for (const internal::TraitSelector& mine : target->selectors) {
         if (internal::SelectorText(mine) == internal::SelectorText(t)) {
           equivalent = true;
         }
       }
-      if (!equivalent) appended.push_back(t);
+      if (!equivalent) appended.push_back(std::move(t));
     }
     target->selectors.insert(target->selectors.end(), appended.begin(),
                              appended.end());
   }
   absl::StatusOr<Selector> result = Build(std::move(merged));
-  if (!result.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        result.status().message(), " (in the effective selector of '",
-        inner.ToString(), "' nested in '", outer.ToString(), "')"));
-  }
-  return result;
+  if (result.ok()) return result;
+  std::optional<SelectorError> error = GetSelectorError(result.status());
+  if (!error) return result;
+  error->context =
+      absl::StrCat("in the effective selector of '", inner.ToString(),
+                   "' nested in '", outer.ToString(), "'");
+  return MakeSelectorError(*error);
 }
 
 void AddConstruct(Context& context, absl::string_view name) {

@@ -52,6 +52,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "selector/selector_error.h"
 
 namespace ctxsel::selector {
 
@@ -83,7 +84,8 @@ class Selector {
  public:
   // Parses and validates `text`. On error returns InvalidArgumentError with a
   // message "L:C: what is wrong" (1-based line and column of the offending
-  // text), e.g. "1:27: score() is not allowed in the device trait set".
+  // text), e.g. "1:27: score() is not allowed in the device trait set";
+  // GetSelectorError() (selector_error.h) gives its positions as data.
   static absl::StatusOr<Selector> Parse(
       absl::string_view text, Directive directive = Directive::kDeclareVariant);
 
@@ -123,7 +125,9 @@ class Selector {
 // `begin declare variant` (OpenMP 5.1 §2.3.5): the outer selector's trait
 // selectors are appended to the inner one's, set by set, after removing those
 // equivalent to one already in the inner set. The result is validated again,
-// so e.g. two different `kind` selectors in one set is an error.
+// so e.g. two different `kind` selectors in one set is an error; its
+// positions say which selector text they are in (TextPosition::text: 0 the
+// inner's texts, then the outer's) and its context names both selectors.
 absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
                                            const Selector& outer);
 

@@ -10,8 +10,6 @@
 namespace ctxsel::selector::internal {
 namespace {
 
-std::string At(Pos p) { return absl::StrCat(p.line, ":", p.column); }
-
 absl::string_view SetName(SetId id) { return GetSetInfo(id).name; }
 absl::string_view SelName(SelectorId id) { return GetSelectorInfo(id).name; }
 
@@ -41,11 +39,9 @@ absl::Status CheckNames(const TraitSelector& t) {
   absl::flat_hash_map<std::string, Pos> seen;
   for (const NameProperty& p : t.names) {
     if (auto [it, fresh] = seen.emplace(p.name, p.pos); !fresh) {
-      return ErrorAt(p.pos,
-                     absl::StrCat("property '", p.name,
-                                  "' given twice"
-                                  " in ",
-                                  sel, " (first at ", At(it->second), ")"));
+      return ErrorAt(
+          p.pos, absl::StrCat("property '", p.name, "' given twice in ", sel),
+          it->second);
     }
     bool extension = p.extension;
     bool clause = t.id == SelectorId::kImplRequires &&
@@ -133,9 +129,9 @@ absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
     bool list =
         c.name == "aligned" || c.name == "linear" || c.name == "uniform";
     if (auto [it, fresh] = seen.emplace(c.name, c.pos); !fresh && !list) {
-      return ErrorAt(
-          c.pos, absl::StrCat("simd clause '", c.name,
-                              "' given twice (first at ", At(it->second), ")"));
+      return ErrorAt(c.pos,
+                     absl::StrCat("simd clause '", c.name, "' given twice"),
+                     it->second);
     }
   }
   absl::flat_hash_map<std::string, int> vars;
@@ -191,12 +187,11 @@ absl::Status CheckSet(Directive directive, TraitSet& set) {
   absl::flat_hash_map<SelectorId, Pos> seen;
   for (TraitSelector& t : set.selectors) {
     if (auto [it, fresh] = seen.emplace(t.id, t.pos); !fresh) {
-      return ErrorAt(t.pos,
-                     absl::StrCat("trait selector '", SelName(t.id),
-                                  "' given twice in the ", SetName(set.id),
-                                  " trait set (first "
-                                  "at ",
-                                  At(it->second), ")"));
+      return ErrorAt(
+          t.pos,
+          absl::StrCat("trait selector '", SelName(t.id),
+                       "' given twice in the ", SetName(set.id), " trait set"),
+          it->second);
     }
   }
   for (TraitSelector& t : set.selectors) {
@@ -211,9 +206,10 @@ absl::Status Validate(SelectorAst& ast) {
   absl::flat_hash_map<SetId, Pos> seen;
   for (TraitSet& set : ast.sets) {
     if (auto [it, fresh] = seen.emplace(set.id, set.pos); !fresh) {
-      return ErrorAt(set.pos, absl::StrCat("trait set '", SetName(set.id),
-                                           "' given twice (first at ",
-                                           At(it->second), ")"));
+      return ErrorAt(
+          set.pos,
+          absl::StrCat("trait set '", SetName(set.id), "' given twice"),
+          it->second);
     }
   }
   for (TraitSet& set : ast.sets) {

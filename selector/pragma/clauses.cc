@@ -1,14 +1,15 @@
 #include "selector/pragma/clauses.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "selector/selector_error.h"
 
 namespace ctxsel::pragma {
 namespace {
@@ -134,22 +135,40 @@ absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
   return out;
 }
 
+absl::Status RebaseSelectorError(const absl::Status& status,
+                                 const std::vector<SelectorOrigin>& origins) {
+  const SelectorOrigin& start = origins.front();
+  std::optional<selector::SelectorError> e = selector::GetSelectorError(status);
+  if (!e) return ErrorAt(*start.line, start.offset, status.message());
+  // Logical lines hold no newlines: a selector taken from one is one line,
+  // and its column - 1 is the offset from the text's start.
+  auto rebase = [&](const selector::TextPosition& p) -> Position {
+    if (p.line != 1 || p.text < 0 ||
+        static_cast<size_t>(p.text) >= origins.size()) {
+      return start.line->PositionOf(start.offset);
+    }
+    const SelectorOrigin& o = origins[p.text];
+    return o.line->PositionOf(o.offset + p.column - 1);
+  };
+  std::string message = e->message;
+  if (e->first) {
+    const Position first = rebase(*e->first);
+    absl::StrAppend(&message, " (first at ", first.line, ":", first.column,
+                    ")");
+  }
+  if (!e->context.empty()) absl::StrAppend(&message, " (", e->context, ")");
+  const Position at = rebase(e->position);
+  return absl::InvalidArgumentError(
+      absl::StrCat(at.line, ":", at.column, ": ", message));
+}
+
 absl::StatusOr<selector::Selector> ParseSelectorAt(const LogicalLine& line,
                                                    absl::string_view text,
                                                    size_t offset,
                                                    selector::Directive kind) {
   absl::StatusOr<selector::Selector> s = selector::Selector::Parse(text, kind);
   if (s.ok()) return s;
-  // Re-base "1:C: message" (logical lines hold no newlines) to the file.
-  const std::vector<absl::string_view> parts =
-      absl::StrSplit(s.status().message(), absl::MaxSplits(':', 2));
-  int l = 0, c = 0;
-  if (parts.size() == 3 && absl::SimpleAtoi(parts[0], &l) && l == 1 &&
-      absl::SimpleAtoi(parts[1], &c) && c >= 1) {
-    return ErrorAt(line, offset + c - 1,
-                   absl::StripLeadingAsciiWhitespace(parts[2]));
-  }
-  return ErrorAt(line, offset, s.status().message());
+  return RebaseSelectorError(s.status(), {{&line, offset}});
 }
 
 absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(

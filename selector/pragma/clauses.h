@@ -29,6 +29,19 @@ absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
                                                   const OmpDirective& directive,
                                                   absl::string_view what);
 
+// Where one selector text lies in the file.
+struct SelectorOrigin {
+  const LogicalLine* line;
+  size_t offset;  // of the text's first character in line->text
+};
+
+// Re-bases a selector error (selector_error.h) to the file: every position
+// it names, each in the text it refers to, `origins[position.text]`. The
+// result is "L:C: message (first at L:C) (context)" with file lines and
+// columns. A status that is no selector error is reported at origins[0].
+absl::Status RebaseSelectorError(const absl::Status& status,
+                                 const std::vector<SelectorOrigin>& origins);
+
 // Parses `text`, found at `offset` in `line`, as a selector; errors are
 // re-based to the file position.
 absl::StatusOr<selector::Selector> ParseSelectorAt(const LogicalLine& line,

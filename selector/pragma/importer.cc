@@ -26,6 +26,10 @@ struct Region {
   std::optional<Selector> effective;  // nullopt when its selector was invalid
   std::vector<std::string> texts;     // match texts, outermost first
   SourceLocation location;
+  // Where its own match text is, to re-base errors of effective selectors
+  // nested in it.
+  LogicalLine line;
+  size_t match_offset = 0;
 };
 
 // A `declare variant` waiting for its base function (C/C++).
@@ -122,8 +126,13 @@ class Importer {
     }
     absl::StatusOr<Selector> s =
         EffectiveSelector(own, *regions_.back().effective);
-    if (!s.ok()) return ErrorAt(line, offset, s.status().message());
-    return s;
+    if (s.ok()) return s;
+    // Text 0 is `own`; text k the k-th enclosing region's (selector_error.h).
+    std::vector<SelectorOrigin> origins = {{&line, offset}};
+    for (auto r = regions_.rbegin(); r != regions_.rend(); ++r) {
+      origins.push_back({&r->line, r->match_offset});
+    }
+    return RebaseSelectorError(s.status(), origins);
   }
 
   std::vector<std::string> EnclosingTexts() const {
@@ -205,6 +214,8 @@ class Importer {
       const OmpClause& match = *clauses->match;
       region.texts.push_back(
           std::string(absl::StripAsciiWhitespace(match.argument)));
+      region.line = line;
+      region.match_offset = match.argument_offset;
       absl::StatusOr<Selector> own =
           ParseSelectorAt(line, match.argument, match.argument_offset,
                           Directive::kBeginDeclareVariant);

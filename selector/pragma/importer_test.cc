@@ -272,6 +272,45 @@ TEST(ImporterTest, ErrorsNameFileLineAndColumn) {
   }
 }
 
+TEST(ImporterTest, EverySelectorErrorPositionIsRebasedToTheFile) {
+  // Both positions of a duplicate, on a selector that starts at column 44.
+  ImportResult r = ImportVariants(
+      "errors.c",
+      "int x;\n\n\n\n\n\n"
+      "    #pragma omp declare variant(g_cpu) match(device={kind(gpu), "
+      "arch(nvptx), kind(cpu)})\n"
+      "void g(void);\n");
+  EXPECT_THAT(Errors(r), ElementsAre("errors.c:7:78: trait selector 'kind' "
+                                     "given twice in the device trait set "
+                                     "(first at 7:54)"));
+  // The two positions on different physical lines of one logical line.
+  r = ImportVariants("c.c",
+                     "#pragma omp declare variant(g) match(device={kind(gpu), "
+                     "\\\n    kind(cpu)})\nvoid g(void);\n");
+  EXPECT_THAT(Errors(r), ElementsAre("c.c:2:5: trait selector 'kind' given "
+                                     "twice in the device trait set (first at "
+                                     "1:46)"));
+}
+
+TEST(ImporterTest, EffectiveSelectorErrorsPointIntoEachRegion) {
+  // The outer region's kind is appended after the inner's: it is the one
+  // given twice, in the outer directive's text.
+  ImportResult r = ImportVariants(
+      "n.c",
+      "#pragma omp begin declare variant match(device={kind(gpu)})\n"
+      "  #pragma omp begin declare variant match(implementation={vendor(llvm)}"
+      ", device={kind(cpu)})\n"
+      "void f(void) {}\n"
+      "  #pragma omp end declare variant\n"
+      "#pragma omp end declare variant\n");
+  EXPECT_THAT(
+      Errors(r),
+      ElementsAre("n.c:1:49: trait selector 'kind' given twice in the device "
+                  "trait set (first at 2:82) (in the effective selector of "
+                  "'device={kind(cpu)}, implementation={vendor(llvm)}' nested "
+                  "in 'device={kind(gpu)}')"));
+}
+
 TEST(ImporterTest, ErrorsDoNotHideOtherVariants) {
   ImportResult r = ImportVariants(
       "e.c",

@@ -42,8 +42,8 @@ class Scanner {
     size_t start = pos_;
     while (pos_ < text_.size() &&
            (absl::ascii_isalnum(text_[pos_]) || text_[pos_] == '_' ||
-            text_[pos_] == ':' && pos_ + 1 < text_.size() &&
-                text_[pos_ + 1] == ':')) {
+            (text_[pos_] == ':' && pos_ + 1 < text_.size() &&
+             text_[pos_ + 1] == ':'))) {
       if (text_[pos_] == ':') Advance();
       Advance();
     }
