@@ -1,5 +1,6 @@
 #include "server/inventory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -47,7 +48,34 @@ Inventory::Inventory(InventoryOptions options, InventoryObserver* observer)
 
 absl::Status Inventory::Report(NodeState node) {
   if (absl::Status s = NormalizeReport(node); !s.ok()) return s;
-  absl::MutexLock lock(&mu_);
+  Wakes wakes;
+  {
+    absl::MutexLock apply(&apply_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      // Owners change only under apply_mu_, so this check stays true until
+      // the commit below.
+      if (absl::Status s = CheckOwnersLocked(node); !s.ok()) return s;
+      ReportInFlight flight{node.id, {}, {}};
+      for (const Device& d : node.devices) flight.device_ids.push_back(d.id);
+      in_flight_ = std::move(flight);
+    }
+    const absl::Status applied =
+        observer_ == nullptr
+            ? absl::OkStatus()
+            : observer_->NodeDevicesChanged(node.id, node.devices);
+    absl::MutexLock lock(&mu_);
+    ReportInFlight flight = *std::move(in_flight_);
+    in_flight_.reset();
+    if (!applied.ok()) return applied;
+    CommitLocked(std::move(node), std::move(flight));
+    wakes = TakeWakesLocked();
+  }
+  Wake(std::move(wakes));
+  return absl::OkStatus();
+}
+
+absl::Status Inventory::CheckOwnersLocked(const NodeState& node) const {
   for (size_t i = 0; i < node.devices.size(); ++i) {
     const auto owner = device_nodes_.find(node.devices[i].id);
     if (owner != device_nodes_.end() && owner->second != node.id) {
@@ -56,12 +84,10 @@ absl::Status Inventory::Report(NodeState node) {
                        "' belongs to node '", owner->second, "'"));
     }
   }
-  if (observer_ != nullptr) {
-    if (absl::Status s = observer_->NodeDevicesChanged(node.id, node.devices);
-        !s.ok()) {
-      return s;
-    }
-  }
+  return absl::OkStatus();
+}
+
+void Inventory::CommitLocked(NodeState node, ReportInFlight flight) {
   const absl::Time now = options_.now();
   node.reported = node.last_heartbeat = now;
   auto [it, added] = nodes_.try_emplace(node.id);
@@ -71,12 +97,18 @@ absl::Status Inventory::Report(NodeState node) {
   }
   for (const Device& d : node.devices) device_nodes_[d.id] = node.id;
   it->second = std::move(node);
+  // Beats that came while the observer took the report are newer than it.
+  for (const auto& [device_id, u] : flight.beats) {
+    for (Device& d : it->second.devices) {
+      if (d.id == device_id) d.properties.utilisation = u;
+    }
+    if (observer_ != nullptr) observer_->UtilisationChanged(device_id, u);
+  }
   if (changed) {
     RecordEvent(
         added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
         it->second, "reported");
   }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
@@ -91,6 +123,9 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
     }
   }
   absl::MutexLock lock(&mu_);
+  if (in_flight_.has_value() && in_flight_->node == node) {
+    return BeatInFlightLocked(node, utilisation);
+  }
   const auto it = nodes_.find(node);
   if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
   for (const auto& [device_id, u] : utilisation) {
@@ -109,35 +144,75 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
   return BeatAnswer::kRecorded;
 }
 
-absl::Status Inventory::Deregister(const std::string& node) {
-  absl::MutexLock lock(&mu_);
-  if (nodes_.find(node) == nodes_.end()) {
-    return absl::NotFoundError(absl::StrCat("node: '", node, "' is not known"));
+absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
+    const std::string& node,
+    const std::vector<std::pair<std::string, double>>& utilisation) {
+  // The agent beats for the devices it is reporting now.
+  const std::vector<std::string>& ids = in_flight_->device_ids;
+  for (const auto& [device_id, u] : utilisation) {
+    if (std::find(ids.begin(), ids.end(), device_id) == ids.end()) {
+      return BeatAnswer::kUnknownDevice;
+    }
   }
-  RemoveLocked(node, "deregistered");
+  const auto it = nodes_.find(node);
+  if (it != nodes_.end()) it->second.last_heartbeat = options_.now();
+  in_flight_->beats.insert(in_flight_->beats.end(), utilisation.begin(),
+                           utilisation.end());
+  return BeatAnswer::kRecorded;
+}
+
+absl::Status Inventory::Deregister(const std::string& node) {
+  Wakes wakes;
+  {
+    absl::MutexLock apply(&apply_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (nodes_.find(node) == nodes_.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("node: '", node, "' is not known"));
+      }
+      RemoveLocked(node, "deregistered");
+      wakes = TakeWakesLocked();
+    }
+    TellRemoved({node});
+  }
+  Wake(std::move(wakes));
   return absl::OkStatus();
 }
 
 std::vector<std::string> Inventory::ExpireStale() {
-  absl::MutexLock lock(&mu_);
-  const absl::Time now = options_.now();
   std::vector<std::string> expired;
-  for (const auto& [id, node] : nodes_) {
-    if (now - node.last_heartbeat > options_.ttl) expired.push_back(id);
+  Wakes wakes;
+  {
+    absl::MutexLock apply(&apply_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = options_.now();
+      for (const auto& [id, node] : nodes_) {
+        if (now - node.last_heartbeat > options_.ttl) expired.push_back(id);
+      }
+      for (const std::string& id : expired) {
+        RemoveLocked(id, absl::StrCat("expired (no heartbeat for ",
+                                      absl::FormatDuration(options_.ttl), ")"));
+      }
+      wakes = TakeWakesLocked();
+    }
+    TellRemoved(expired);
   }
-  for (const std::string& id : expired) {
-    RemoveLocked(id, absl::StrCat("expired (no heartbeat for ",
-                                  absl::FormatDuration(options_.ttl), ")"));
-  }
+  Wake(std::move(wakes));
   return expired;
 }
 
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   auto it = nodes_.find(node);
   for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
-  if (observer_ != nullptr) observer_->NodeRemoved(node);
   RecordEvent(InventoryEvent::Kind::kRemoved, it->second, std::move(reason));
   nodes_.erase(it);
+}
+
+void Inventory::TellRemoved(const std::vector<std::string>& nodes) {
+  if (observer_ == nullptr) return;
+  for (const std::string& node : nodes) observer_->NodeRemoved(node);
 }
 
 void Inventory::RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
@@ -145,6 +220,37 @@ void Inventory::RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
   events_.push_back(
       {kind, node, std::move(reason), ++sequence_, options_.now()});
   while (events_.size() > options_.event_history) events_.pop_front();
+}
+
+Inventory::Wakes Inventory::TakeWakesLocked() {
+  Wakes due;
+  for (auto it = wakes_.begin(); it != wakes_.end();) {
+    if (sequence_ > it->second.first) {
+      due.push_back(std::move(it->second.second));
+      it = wakes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return due;
+}
+
+void Inventory::Wake(Wakes wakes) {
+  for (std::function<void()>& wake : wakes) wake();
+}
+
+std::optional<int64_t> Inventory::NotifyAfter(
+    int64_t after, std::function<void()> wake) const {
+  absl::MutexLock lock(&mu_);
+  if (sequence_ > after) return std::nullopt;
+  const int64_t id = ++next_wake_id_;
+  wakes_.emplace(id, std::make_pair(after, std::move(wake)));
+  return id;
+}
+
+void Inventory::CancelNotify(int64_t id) const {
+  absl::MutexLock lock(&mu_);
+  wakes_.erase(id);
 }
 
 absl::StatusOr<Page<NodeState>> Inventory::ListNodes(

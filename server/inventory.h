@@ -8,14 +8,22 @@
 // the agent to report again.
 //
 // Every change is also told to an InventoryObserver (placement) and recorded
-// as an InventoryEvent for watchers.
+// as an InventoryEvent for watchers, who either poll (EventsAfter) or ask to
+// be woken (NotifyAfter) — the latter needs no thread per watcher.
 //
 //   Inventory inventory({.ttl = absl::Seconds(3)}, &placer_observer);
 //   NodeState node{.id = "n1", .devices = {...}};
 //   absl::Status s = inventory.Report(std::move(node));
 //   inventory.Heartbeat("n1", {{"n1/0", 0.4}});  // kRecorded
 //
-// Thread safety: every method may be called from any thread.
+// Thread safety: every method may be called from any thread. Lock order:
+// changes to the set of devices (Report, Deregister, ExpireStale) are
+// sequenced by `apply_mu_`, which they hold while they call the observer;
+// the state lock `mu_` that heartbeats, listings and watchers take is held
+// only to check and to commit, never across the observer's NodeDevicesChanged
+// or NodeRemoved. So the observer sees device-set changes in the order the
+// inventory applies them, while a slow placement rebuild does not stall
+// heartbeats. Wake callbacks run with no inventory lock held.
 #ifndef CTXSEL_SERVER_INVENTORY_H_
 #define CTXSEL_SERVER_INVENTORY_H_
 
@@ -23,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,7 +47,11 @@
 
 namespace ctxsel::server {
 
-// Told about every change, in order, under the inventory's lock.
+// Told about every change, one call at a time and in the order the
+// inventory applies them. NodeDevicesChanged and NodeRemoved run under the
+// inventory's sequencing lock only (they may be slow); UtilisationChanged
+// runs under its state lock (it must be cheap). A heartbeat that arrives
+// while its node's report is being applied is told after that report.
 class InventoryObserver {
  public:
   virtual ~InventoryObserver() = default;
@@ -117,17 +130,61 @@ class Inventory {
   absl::StatusOr<std::vector<InventoryEvent>> EventsAfter(
       int64_t after, absl::Duration timeout) const;
 
+  // Asks for `wake` to be called once, by the thread that records the next
+  // event, if no event after `after` exists yet; returns an id for
+  // CancelNotify. Returns nullopt and never calls `wake` when such events
+  // exist already (read them with EventsAfter). `wake` runs with no
+  // inventory lock held and must not block; it may still run after
+  // CancelNotify if the event was being recorded at that moment.
+  std::optional<int64_t> NotifyAfter(int64_t after,
+                                     std::function<void()> wake) const;
+
+  // Forgets a wake that has not been called (no-op otherwise).
+  void CancelNotify(int64_t id) const;
+
   const InventoryOptions& options() const { return options_; }
 
  private:
-  void RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
-                   std::string reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  using Wakes = std::vector<std::function<void()>>;
+  // The report being applied (at most one: reports hold `apply_mu_`) and the
+  // beats for its node that arrived meanwhile, applied after it.
+  struct ReportInFlight {
+    std::string node;
+    std::vector<std::string> device_ids;
+    std::vector<std::pair<std::string, double>> beats;
+  };
+
+  absl::Status CheckOwnersLocked(const NodeState& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CommitLocked(NodeState node, ReportInFlight flight)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<BeatAnswer> BeatInFlightLocked(
+      const std::string& node,
+      const std::vector<std::pair<std::string, double>>& utilisation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `node` from the inventory (not the observer) with an event.
   void RemoveLocked(const std::string& node, std::string reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells the observer about removed nodes, in order.
+  void TellRemoved(const std::vector<std::string>& nodes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
+  void RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
+                   std::string reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The wakes due after the events just recorded; call them unlocked.
+  Wakes TakeWakesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Wake(Wakes wakes);
 
   const InventoryOptions options_;
   InventoryObserver* const observer_;
+  // Sequences changes to the device set (see the file comment); taken
+  // before `mu_`, never while holding it.
+  absl::Mutex apply_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
+  std::optional<ReportInFlight> in_flight_ ABSL_GUARDED_BY(mu_);
+  // Wake id -> (the sequence it waits to see exceeded, the callback).
+  mutable std::map<int64_t, std::pair<int64_t, std::function<void()>>> wakes_
+      ABSL_GUARDED_BY(mu_);
+  mutable int64_t next_wake_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
   // device id -> node id, for fleet-wide uniqueness and heartbeats.
   absl::flat_hash_map<std::string, std::string> device_nodes_

@@ -1,7 +1,9 @@
 #include "server/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/heartbeat_reactor.h"
 #include "server/proto_convert.h"
+#include "server/watch_reactor.h"
 
 namespace ctxsel::server {
 
@@ -18,49 +20,9 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-v1::HeartbeatResponse InventoryService::Answer(
-    const std::string& node, Inventory::BeatAnswer answer) const {
-  v1::HeartbeatResponse response;
-  response.set_heartbeat_interval_ms(
-      absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  if (answer == Inventory::BeatAnswer::kUnknownNode) {
-    response.set_action(v1::HeartbeatResponse::REREPORT);
-    response.set_message(absl::StrCat("unknown node '", node, "': re-report"));
-  } else if (answer == Inventory::BeatAnswer::kUnknownDevice) {
-    response.set_action(v1::HeartbeatResponse::REREPORT);
-    response.set_message(absl::StrCat("node '", node,
-                                      "' names a device it did not report: "
-                                      "re-report"));
-  }
-  return response;
-}
-
-grpc::Status InventoryService::Heartbeat(
-    grpc::ServerContext* /*context*/,
-    grpc::ServerReaderWriter<v1::HeartbeatResponse, v1::HeartbeatRequest>*
-        stream) {
-  v1::HeartbeatRequest beat;
-  std::string node;
-  while (stream->Read(&beat)) {
-    if (node.empty()) node = beat.node();
-    if (beat.node().empty() || beat.node() != node) {
-      return grpc::Status(
-          grpc::StatusCode::INVALID_ARGUMENT,
-          absl::StrCat("node: '", beat.node(),
-                       "' (a heartbeat stream carries one non-empty node, "
-                       "first '",
-                       node, "')"));
-    }
-    std::vector<std::pair<std::string, double>> utilisation;
-    for (const v1::DeviceUtilisation& u : beat.utilisation()) {
-      utilisation.emplace_back(u.device_id(), u.utilisation());
-    }
-    absl::StatusOr<Inventory::BeatAnswer> answer =
-        inventory_->Heartbeat(node, utilisation);
-    if (!answer.ok()) return ToGrpcStatus(answer.status());
-    if (!stream->Write(Answer(node, *answer))) break;
-  }
-  return grpc::Status::OK;
+grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
+InventoryService::Heartbeat(grpc::CallbackServerContext* /*context*/) {
+  return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
 }
 
 grpc::Status InventoryService::Deregister(
@@ -102,32 +64,10 @@ grpc::Status InventoryService::ListDevices(
   return grpc::Status::OK;
 }
 
-grpc::Status InventoryService::WatchInventory(
-    grpc::ServerContext* context, const v1::WatchInventoryRequest* request,
-    grpc::ServerWriter<v1::InventoryEvent>* writer) {
-  int64_t cursor = 0;
-  std::vector<NodeState> nodes = inventory_->Nodes(&cursor);
-  if (request->initial()) {
-    for (const NodeState& node : nodes) {
-      InventoryEvent event{InventoryEvent::Kind::kAdded, node, "initial",
-                           cursor, absl::Now()};
-      v1::InventoryEvent out;
-      EventToProto(event, &out);
-      if (!writer->Write(out)) return grpc::Status::OK;
-    }
-  }
-  while (!context->IsCancelled()) {
-    absl::StatusOr<std::vector<InventoryEvent>> events =
-        inventory_->EventsAfter(cursor, options_.watch_poll);
-    if (!events.ok()) return ToGrpcStatus(events.status());
-    for (const InventoryEvent& event : *events) {
-      v1::InventoryEvent out;
-      EventToProto(event, &out);
-      if (!writer->Write(out)) return grpc::Status::OK;
-      cursor = event.sequence;
-    }
-  }
-  return grpc::Status::OK;
+grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
+    grpc::CallbackServerContext* /*context*/,
+    const v1::WatchInventoryRequest* request) {
+  return new WatchReactor(inventory_, request->initial());
 }
 
 }  // namespace ctxsel::server

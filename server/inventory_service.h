@@ -1,6 +1,11 @@
 // inventory_service.h: the gRPC edge of ctxsel.v1.Inventory. Translates
 // requests and delegates to the Inventory; device classes in listings come
 // from the Placer.
+//
+// The long-lived streams (Heartbeat, one per node agent, and WatchInventory)
+// use gRPC's callback API (heartbeat_reactor.h, watch_reactor.h) so that
+// thousands of them hold no server thread each; the unary calls stay on the
+// synchronous server's thread pool.
 #ifndef CTXSEL_SERVER_INVENTORY_SERVICE_H_
 #define CTXSEL_SERVER_INVENTORY_SERVICE_H_
 
@@ -17,11 +22,13 @@ struct InventoryServiceOptions {
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Changes at every server start; agents may log it.
   std::string server_instance;
-  // How often a watch stream checks whether its client went away.
-  absl::Duration watch_poll = absl::Milliseconds(250);
 };
 
-class InventoryService final : public v1::Inventory::Service {
+// The streaming RPCs on the callback API, the rest synchronous.
+using InventoryServiceBase = v1::Inventory::WithCallbackMethod_Heartbeat<
+    v1::Inventory::WithCallbackMethod_WatchInventory<v1::Inventory::Service>>;
+
+class InventoryService final : public InventoryServiceBase {
  public:
   InventoryService(Inventory* inventory, const placement::Placer* placer,
                    InventoryServiceOptions options)
@@ -30,10 +37,8 @@ class InventoryService final : public v1::Inventory::Service {
   grpc::Status ReportNode(grpc::ServerContext* context,
                           const v1::ReportNodeRequest* request,
                           v1::ReportNodeResponse* response) override;
-  grpc::Status Heartbeat(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::HeartbeatResponse, v1::HeartbeatRequest>*
-          stream) override;
+  grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
+  Heartbeat(grpc::CallbackServerContext* context) override;
   grpc::Status Deregister(grpc::ServerContext* context,
                           const v1::DeregisterRequest* request,
                           v1::DeregisterResponse* response) override;
@@ -43,15 +48,11 @@ class InventoryService final : public v1::Inventory::Service {
   grpc::Status ListDevices(grpc::ServerContext* context,
                            const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override;
-  grpc::Status WatchInventory(
-      grpc::ServerContext* context, const v1::WatchInventoryRequest* request,
-      grpc::ServerWriter<v1::InventoryEvent>* writer) override;
+  grpc::ServerWriteReactor<v1::InventoryEvent>* WatchInventory(
+      grpc::CallbackServerContext* context,
+      const v1::WatchInventoryRequest* request) override;
 
  private:
-  // The answer to one beat.
-  v1::HeartbeatResponse Answer(const std::string& node,
-                               Inventory::BeatAnswer answer) const;
-
   Inventory* const inventory_;
   const placement::Placer* const placer_;
   const InventoryServiceOptions options_;

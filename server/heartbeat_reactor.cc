@@ -1,0 +1,71 @@
+#include "server/heartbeat_reactor.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/proto_convert.h"
+
+namespace ctxsel::server {
+
+v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
+                                      Inventory::BeatAnswer answer,
+                                      absl::Duration interval) {
+  v1::HeartbeatResponse response;
+  response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(interval));
+  if (answer == Inventory::BeatAnswer::kUnknownNode) {
+    response.set_action(v1::HeartbeatResponse::REREPORT);
+    response.set_message(absl::StrCat("unknown node '", node, "': re-report"));
+  } else if (answer == Inventory::BeatAnswer::kUnknownDevice) {
+    response.set_action(v1::HeartbeatResponse::REREPORT);
+    response.set_message(absl::StrCat("node '", node,
+                                      "' names a device it did not report: "
+                                      "re-report"));
+  }
+  return response;
+}
+
+HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
+                                   absl::Duration interval)
+    : inventory_(inventory), interval_(interval) {
+  StartRead(&beat_);
+}
+
+void HeartbeatReactor::OnReadDone(bool ok) {
+  if (!ok) {  // the agent closed the stream or went away
+    Finish(grpc::Status::OK);
+    return;
+  }
+  if (node_.empty()) node_ = beat_.node();
+  if (beat_.node().empty() || beat_.node() != node_) {
+    Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("node: '", beat_.node(),
+                                     "' (a heartbeat stream carries one "
+                                     "non-empty node, first '",
+                                     node_, "')")));
+    return;
+  }
+  std::vector<std::pair<std::string, double>> utilisation;
+  utilisation.reserve(beat_.utilisation_size());
+  for (const v1::DeviceUtilisation& u : beat_.utilisation()) {
+    utilisation.emplace_back(u.device_id(), u.utilisation());
+  }
+  absl::StatusOr<Inventory::BeatAnswer> answer =
+      inventory_->Heartbeat(node_, utilisation);
+  if (!answer.ok()) {
+    Finish(ToGrpcStatus(answer.status()));
+    return;
+  }
+  answer_ = HeartbeatAnswer(node_, *answer, interval_);
+  StartWrite(&answer_);
+}
+
+void HeartbeatReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Finish(grpc::Status::OK);
+    return;
+  }
+  StartRead(&beat_);
+}
+
+}  // namespace ctxsel::server

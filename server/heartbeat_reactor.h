@@ -1,0 +1,54 @@
+// heartbeat_reactor.h: one agent's Heartbeat stream on gRPC's callback API.
+//
+// A stream holds no server thread: each beat is read, recorded in the
+// Inventory and answered from gRPC's callback threads, one beat at a time.
+// The answer is REREPORT when the inventory does not know the node (it
+// expired, or the server restarted) or a device the beat names; a stream
+// whose beats name no node, or another node than its first beat, ends with
+// INVALID_ARGUMENT.
+//
+//   grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
+//   InventoryService::Heartbeat(grpc::CallbackServerContext*) {
+//     return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
+//   }
+#ifndef CTXSEL_SERVER_HEARTBEAT_REACTOR_H_
+#define CTXSEL_SERVER_HEARTBEAT_REACTOR_H_
+
+#include <grpcpp/support/server_callback.h>
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "ctxsel/v1/ctxsel.pb.h"
+#include "server/inventory.h"
+
+namespace ctxsel::server {
+
+// The answer to one beat: carry on, or re-report (with the reason).
+v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
+                                      Inventory::BeatAnswer answer,
+                                      absl::Duration interval);
+
+class HeartbeatReactor final
+    : public grpc::ServerBidiReactor<v1::HeartbeatRequest,
+                                     v1::HeartbeatResponse> {
+ public:
+  // Starts reading; the reactor deletes itself when the stream is done.
+  HeartbeatReactor(Inventory* inventory, absl::Duration interval);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override { delete this; }
+
+ private:
+  Inventory* const inventory_;
+  const absl::Duration interval_;
+  std::string node_;  // the node of the first beat
+  // One read or one write is in flight at a time, so these need no lock.
+  v1::HeartbeatRequest beat_;
+  v1::HeartbeatResponse answer_;
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_HEARTBEAT_REACTOR_H_

@@ -1,0 +1,188 @@
+// Lock order and change ordering of the Inventory: a slow observer (the
+// placer rebuilding) must not stall heartbeats or listings, and must see
+// every node's changes in the order the inventory applies them.
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/inventory.h"
+
+namespace ctxsel::server {
+namespace {
+
+using ::testing::ElementsAre;
+
+// Thread-safe; can hold NodeDevicesChanged until released, as a slow
+// placement rebuild would.
+class GateObserver : public InventoryObserver {
+ public:
+  absl::Status NodeDevicesChanged(const std::string& node,
+                                  const std::vector<Device>& devices) override {
+    if (hold_.load()) {
+      entered_.Notify();
+      release_.WaitForNotification();
+    }
+    absl::MutexLock lock(&mu_);
+    log_.push_back("report " + node);
+    devices_[node] = devices.size();
+    return absl::OkStatus();
+  }
+  void NodeRemoved(const std::string& node) override {
+    absl::MutexLock lock(&mu_);
+    log_.push_back("remove " + node);
+    devices_.erase(node);
+  }
+  void UtilisationChanged(const std::string& device_id, double u) override {
+    absl::MutexLock lock(&mu_);
+    log_.push_back("beat " + device_id + " " + std::to_string(u));
+  }
+
+  std::atomic<bool> hold_{false};
+  absl::Notification entered_;
+  absl::Notification release_;
+
+  std::vector<std::string> log() {
+    absl::MutexLock lock(&mu_);
+    return log_;
+  }
+  std::map<std::string, size_t> devices() {
+    absl::MutexLock lock(&mu_);
+    return devices_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> log_;
+  std::map<std::string, size_t> devices_;
+};
+
+NodeState GpuNode(const std::string& id, int gpus) {
+  NodeState node;
+  node.id = id;
+  for (int i = 0; i < gpus; ++i) {
+    Device d;
+    d.index = i;
+    d.traits.kind = {"gpu", "nohost"};
+    d.traits.arch = {"nvptx"};
+    node.devices.push_back(d);
+  }
+  return node;
+}
+
+// Runs `call` on another thread; false if it has not returned in 10 s (it
+// is blocked on a lock it should not need).
+template <typename F>
+bool ReturnsPromptly(F call) {
+  auto done = std::async(std::launch::async, call);
+  return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+}
+
+TEST(InventoryConcurrencyTest, SlowObserverDoesNotStallBeatsOrListings) {
+  GateObserver observer;
+  Inventory inventory({}, &observer);
+  ASSERT_TRUE(inventory.Report(GpuNode("a", 1)).ok());
+  observer.hold_ = true;
+  std::thread reporter(
+      [&] { EXPECT_TRUE(inventory.Report(GpuNode("b", 2)).ok()); });
+  observer.entered_.WaitForNotification();
+
+  EXPECT_TRUE(ReturnsPromptly([&] {
+    EXPECT_EQ(*inventory.Heartbeat("a", {{"a/0", 0.5}}),
+              Inventory::BeatAnswer::kRecorded);
+    EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 1u);
+    EXPECT_EQ(inventory.ListDevices("", "", 0, "")->items.size(), 1u);
+  }));
+  observer.release_.Notify();
+  reporter.join();
+  EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 2u);
+}
+
+TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
+  GateObserver observer;
+  Inventory inventory({}, &observer);
+  ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
+  observer.hold_ = true;
+  std::thread reporter(
+      [&] { EXPECT_TRUE(inventory.Report(GpuNode("n", 2)).ok()); });
+  observer.entered_.WaitForNotification();
+  // The agent already beats for the devices it is reporting.
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/1", 0.25}}),
+            Inventory::BeatAnswer::kRecorded);
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/7", 0.25}}),
+            Inventory::BeatAnswer::kUnknownDevice);
+  observer.release_.Notify();
+  reporter.join();
+  EXPECT_THAT(observer.log(),
+              ElementsAre("report n", "report n", "beat n/1 0.250000"));
+  auto devices = inventory.ListDevices("", "n", 0, "");
+  ASSERT_TRUE(devices.ok());
+  ASSERT_EQ(devices->items.size(), 2u);
+  EXPECT_EQ(devices->items[1].properties.utilisation, 0.25);
+}
+
+TEST(InventoryConcurrencyTest, ObserverEndsInTheInventorysState) {
+  GateObserver observer;
+  Inventory inventory({}, &observer);
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&inventory, t] {
+      std::mt19937 random(t);
+      for (int i = 0; i < 300; ++i) {
+        const std::string node = "n" + std::to_string(random() % 3);
+        if (random() % 4 == 0) {
+          inventory.Deregister(node).IgnoreError();  // may be gone already
+        } else {
+          EXPECT_TRUE(inventory.Report(GpuNode(node, 1 + random() % 4)).ok());
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::map<std::string, size_t> expected;
+  for (const NodeState& node : inventory.ListNodes(0, "")->items) {
+    expected[node.id] = node.devices.size();
+  }
+  EXPECT_EQ(observer.devices(), expected);
+}
+
+TEST(InventoryConcurrencyTest, NotifyAfterWakesOnceOnTheNextChange) {
+  Inventory inventory({}, nullptr);
+  int64_t cursor = -1;
+  inventory.Nodes(&cursor);
+  int wakes = 0;
+  const std::optional<int64_t> id =
+      inventory.NotifyAfter(cursor, [&wakes] { ++wakes; });
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
+  EXPECT_EQ(wakes, 1);
+  // A report that changes nothing records no event and wakes nobody.
+  const std::optional<int64_t> again =
+      inventory.NotifyAfter(cursor + 1, [&wakes] { ++wakes; });
+  ASSERT_TRUE(again.has_value());
+  ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
+  EXPECT_EQ(wakes, 1);
+  ASSERT_TRUE(inventory.Deregister("n").ok());
+  EXPECT_EQ(wakes, 2);
+  // Behind the latest event: read, do not wait.
+  EXPECT_FALSE(inventory.NotifyAfter(cursor, [&wakes] { ++wakes; }));
+  // A cancelled wake is never called.
+  const std::optional<int64_t> cancelled =
+      inventory.NotifyAfter(cursor + 2, [&wakes] { ++wakes; });
+  ASSERT_TRUE(cancelled.has_value());
+  inventory.CancelNotify(*cancelled);
+  ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
+  EXPECT_EQ(wakes, 2);
+}
+
+}  // namespace
+}  // namespace ctxsel::server

@@ -1,0 +1,100 @@
+#include "server/watch_reactor.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "server/proto_convert.h"
+
+namespace ctxsel::server {
+
+WatchReactor::WatchReactor(const Inventory* inventory, bool initial)
+    : inventory_(inventory), link_(std::make_shared<Link>()) {
+  absl::MutexLock lock(&link_->mu);
+  link_->reactor = this;
+  std::vector<NodeState> nodes = inventory_->Nodes(&cursor_);
+  if (initial) {
+    const absl::Time now = absl::Now();
+    for (const NodeState& node : nodes) {
+      InventoryEvent event{InventoryEvent::Kind::kAdded, node, "initial",
+                           cursor_, now};
+      EventToProto(event, &queue_.emplace_back());
+    }
+  }
+  Pump();
+}
+
+void WatchReactor::Pump() {
+  if (finished_ || write_in_flight_) return;
+  if (cancelled_) {
+    FinishOnce(grpc::Status::OK);
+    return;
+  }
+  while (queue_.empty()) {
+    if (!Refill()) return;
+    if (!queue_.empty()) break;
+    // Nothing new: sleep without a thread until the next change. nullopt
+    // means a change slipped in since Refill; read it.
+    wake_id_ = inventory_->NotifyAfter(cursor_, [link = link_] {
+      absl::MutexLock lock(&link->mu);
+      if (link->reactor == nullptr) return;
+      link->reactor->wake_id_.reset();
+      link->reactor->Pump();
+    });
+    if (wake_id_.has_value()) return;
+  }
+  writing_ = std::move(queue_.front());
+  queue_.pop_front();
+  write_in_flight_ = true;
+  StartWrite(&writing_);
+}
+
+bool WatchReactor::Refill() {
+  absl::StatusOr<std::vector<InventoryEvent>> events =
+      inventory_->EventsAfter(cursor_, absl::ZeroDuration());
+  if (!events.ok()) {
+    FinishOnce(ToGrpcStatus(events.status()));
+    return false;
+  }
+  for (const InventoryEvent& event : *events) {
+    EventToProto(event, &queue_.emplace_back());
+    cursor_ = event.sequence;
+  }
+  return true;
+}
+
+void WatchReactor::FinishOnce(grpc::Status status) {
+  if (finished_) return;
+  finished_ = true;
+  if (wake_id_.has_value()) inventory_->CancelNotify(*wake_id_);
+  wake_id_.reset();
+  Finish(std::move(status));
+}
+
+void WatchReactor::OnWriteDone(bool ok) {
+  absl::MutexLock lock(&link_->mu);
+  write_in_flight_ = false;
+  if (!ok) {  // the watcher went away
+    FinishOnce(grpc::Status::OK);
+    return;
+  }
+  Pump();
+}
+
+void WatchReactor::OnCancel() {
+  absl::MutexLock lock(&link_->mu);
+  cancelled_ = true;
+  // With a write in flight, its failed completion finishes the stream.
+  Pump();
+}
+
+void WatchReactor::OnDone() {
+  {
+    absl::MutexLock lock(&link_->mu);
+    link_->reactor = nullptr;
+    if (wake_id_.has_value()) inventory_->CancelNotify(*wake_id_);
+  }
+  delete this;
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,71 @@
+// watch_reactor.h: one WatchInventory stream on gRPC's callback API.
+//
+// A watcher holds no server thread while it waits: when it has sent every
+// event it asks the Inventory to wake it (Inventory::NotifyAfter), and the
+// thread that records the next change starts the next write. Events are
+// sent in sequence order; a watcher that falls further behind than the
+// inventory's event history ends with OUT_OF_RANGE ("watch again").
+//
+//   grpc::ServerWriteReactor<v1::InventoryEvent>*
+//   InventoryService::WatchInventory(grpc::CallbackServerContext*,
+//                                    const v1::WatchInventoryRequest* request)
+//                                    {
+//     return new WatchReactor(inventory_, request->initial());
+//   }
+#ifndef CTXSEL_SERVER_WATCH_REACTOR_H_
+#define CTXSEL_SERVER_WATCH_REACTOR_H_
+
+#include <grpcpp/support/server_callback.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "ctxsel/v1/ctxsel.pb.h"
+#include "server/inventory.h"
+
+namespace ctxsel::server {
+
+class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
+ public:
+  // Starts the stream, with the current nodes as ADDED events first when
+  // `initial`; the reactor deletes itself when the stream is done.
+  WatchReactor(const Inventory* inventory, bool initial);
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  // What the inventory's wake callback holds: it may run on another thread
+  // until OnDone has cut the link, so it never touches a deleted reactor.
+  struct Link {
+    absl::Mutex mu;  // guards the reactor's state too; before Inventory's
+    WatchReactor* reactor ABSL_GUARDED_BY(mu);
+  };
+
+  // Starts the next write, or asks to be woken when there is nothing to
+  // send, or finishes a cancelled stream. Caller holds link_->mu.
+  void Pump();
+  // Queues the events after cursor_; false (after finishing) on error.
+  bool Refill();
+  void FinishOnce(grpc::Status status);
+
+  const Inventory* const inventory_;
+  const std::shared_ptr<Link> link_;
+  // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
+  int64_t cursor_ = 0;
+  std::deque<v1::InventoryEvent> queue_;
+  v1::InventoryEvent writing_;
+  bool write_in_flight_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+  std::optional<int64_t> wake_id_;
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_WATCH_REACTOR_H_
