@@ -9,17 +9,13 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "nlohmann/json.hpp"
 #include "selector/sycl/arch_catalog.h"
 
 namespace ctxsel::cli {
 namespace {
-
-// The exit codes of command.h, which :commands owns (depending on it here
-// would be a cycle).
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
 
 using nlohmann::json;
 
@@ -61,14 +57,9 @@ void PrintText(const sycl::ArchInfo& arch) {
               absl::StrJoin(arch.aliases, ", ").c_str());
 }
 
-}  // namespace
-
 int RunArchs(const std::vector<std::string>& args) {
   const bool as_json = absl::GetFlag(FLAGS_json);
-  if (args.size() > 1) {
-    std::fprintf(stderr, "usage: ctxsel-cli [--json] archs [NAME]\n");
-    return kExitBadInput;
-  }
+  if (args.size() > 1) return UsageError(kArchsCommand);
   if (args.size() == 1) {
     absl::StatusOr<const sycl::ArchInfo*> arch = sycl::LookupArch(args[0]);
     if (!arch.ok()) {
@@ -94,5 +85,11 @@ int RunArchs(const std::vector<std::string>& args) {
   if (as_json) std::printf("%s\n", all.dump(2).c_str());
   return kExitOk;
 }
+
+}  // namespace
+
+const Command kArchsCommand = {
+    "archs", "archs [--json] [NAME]",
+    "The SYCL device-architecture catalog, or one architecture.", RunArchs};
 
 }  // namespace ctxsel::cli

@@ -1,33 +1,50 @@
-// The subcommands of ctxsel-cli. Each lives in its own <name>_command.cc and
-// is listed once in commands.cc.
+// command.h: what a ctxsel-cli subcommand is, and the exit codes they share.
 //
-//   ctxsel-cli [--server=host:port] <command> [args...]
+// Each subcommand lives in its own <name>_command.cc, which defines one
+// `Command` (declared here through commands.def) and uses these exit codes:
+//
+//   int RunNodes(const std::vector<std::string>& args) {
+//     if (args.empty()) return UsageError(kNodesCommand);
+//     ...
+//     return kExitOk;
+//   }
+//   const Command kNodesCommand = {"nodes", "nodes ls [--json]",
+//                                  "List the live nodes.", RunNodes};
 #ifndef CTXSEL_CLIENT_CLI_COMMAND_H_
 #define CTXSEL_CLIENT_CLI_COMMAND_H_
 
 #include <string>
 #include <vector>
 
-#include "absl/types/span.h"
-
 namespace ctxsel::cli {
 
-// Exit codes shared by every command.
+// Exit codes of every command (docs/service.md lists them for users).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;     // The server or the operation failed.
-inline constexpr int kExitBadInput = 2;    // Invalid arguments or input files.
+inline constexpr int kExitFailure = 1;      // The operation failed (e.g. no
+                                            // placement).
+inline constexpr int kExitBadInput = 2;     // Invalid arguments or input.
+inline constexpr int kExitUnreachable = 3;  // No answer from the server.
 
 struct Command {
   const char* name;
-  const char* usage;    // e.g. "ping" or "eval --variants=FILE ..."
+  // One line per form, '\n'-separated, with every flag the command reads,
+  // e.g. "archs [--json] [NAME]".
+  const char* usage;
   const char* summary;  // One line for `ctxsel-cli help`.
   // `args` are the positional arguments after the command name; flags are
   // already parsed into absl flags. Returns the process exit code.
   int (*run)(const std::vector<std::string>& args);
 };
 
-// All commands, in the order `help` lists them.
-absl::Span<const Command> AllCommands();
+// The command objects, one per line of commands.def (kPingCommand, ...).
+#define CTXSEL_CLI_COMMAND(Name) extern const Command k##Name##Command;
+#include "client/cli/commands.def"
+
+// "usage: <usage lines>" for `command`, ready to print.
+std::string UsageText(const Command& command);
+
+// Prints UsageText(command) to stderr; returns kExitBadInput.
+int UsageError(const Command& command);
 
 }  // namespace ctxsel::cli
 

@@ -1,43 +1,54 @@
-// The command table: one line per subcommand.
-#include "client/cli/command.h"
+#include "client/cli/commands.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/common_flags.h"
 
 namespace ctxsel::cli {
-
-int RunPing(const std::vector<std::string>& args);
-int RunEval(const std::vector<std::string>& args);
-int RunVariants(const std::vector<std::string>& args);
-int RunNodes(const std::vector<std::string>& args);
-int RunDevices(const std::vector<std::string>& args);
-int RunWatch(const std::vector<std::string>& args);
-int RunSelect(const std::vector<std::string>& args);
-int RunExplain(const std::vector<std::string>& args);
-int RunImport(const std::vector<std::string>& args);
-int RunArchs(const std::vector<std::string>& args);
-
 namespace {
 
-constexpr Command kCommands[] = {
-    {"ping", "ping", "Check that the server answers.", RunPing},
-    {"eval", "eval [FILE|-] [NAME=SELECTOR...]",
-     "Evaluate selectors offline (no server).", RunEval},
-    {"variants", "variants register|ls|get|rm KERNEL [NAME=SELECTOR...]",
-     "Manage registered variants (--variants_file, --replace).", RunVariants},
-    {"nodes", "nodes ls", "List the live nodes.", RunNodes},
-    {"devices", "devices ls [--match=SELECTOR] [--node=N]",
-     "List live devices, optionally matching a selector.", RunDevices},
-    {"watch", "watch [--initial] [--max_events=N]", "Stream inventory changes.",
-     RunWatch},
-    {"select", "select --kernel=K [--construct=..] [--var=N=4096]",
-     "Pick variant, node and device (--format=table|json|env).", RunSelect},
-    {"explain", "explain --kernel=K [--construct=..] [--var=..]",
-     "Show the per-class, per-variant breakdown.", RunExplain},
-    {"import", "import FILE...",
-     "Variants declared in C/C++/Fortran sources, as JSON.", RunImport},
-    {"archs", "archs [NAME]", "SYCL architecture catalog (--json).", RunArchs},
+constexpr const Command* kCommands[] = {
+#define CTXSEL_CLI_COMMAND(Name) &k##Name##Command,
+#include "client/cli/commands.def"
 };
+
+// `line` indented by two, broken at spaces before column 80; continuation
+// lines are indented by six.
+std::string Wrapped(absl::string_view line) {
+  constexpr size_t kWidth = 79;
+  std::string out = "  ";
+  size_t column = out.size();
+  for (absl::string_view word : absl::StrSplit(line, ' ')) {
+    if (column > 2 && column + 1 + word.size() > kWidth) {
+      out += "\n     ";
+      column = 5;
+    }
+    if (column > 2) {
+      out += ' ';
+      ++column;
+    }
+    absl::StrAppend(&out, word);
+    column += word.size();
+  }
+  return out + "\n";
+}
 
 }  // namespace
 
-absl::Span<const Command> AllCommands() { return kCommands; }
+absl::Span<const Command* const> AllCommands() { return kCommands; }
+
+std::string HelpText() {
+  std::string out = absl::StrCat(
+      "usage: ctxsel-cli [--server=host:port] [--json] <command> [args...]\n"
+      "--server defaults to $CTXSEL_SERVER, else ",
+      kDefaultServer, "\n\ncommands:\n");
+  for (const Command* command : kCommands) {
+    for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
+      absl::StrAppend(&out, Wrapped(line));
+    }
+    absl::StrAppend(&out, "    ", command->summary, "\n");
+  }
+  return out;
+}
 
 }  // namespace ctxsel::cli

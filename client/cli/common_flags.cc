@@ -1,7 +1,36 @@
 #include "client/cli/common_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:7070",
-          "Address of the ctxsel server, host:port.");
+ABSL_FLAG(std::string, server, "",
+          "Address of the ctxsel server, host:port (default: $CTXSEL_SERVER, "
+          "else the address `ctxsel-cli help` shows).");
 ABSL_FLAG(bool, json, false, "Print machine-readable JSON.");
+ABSL_FLAG(std::string, kernel, "",
+          "The kernel (base function) whose variants are selected.");
+ABSL_FLAG(std::vector<std::string>, construct, {},
+          "Construct trait set of the call site, outermost first, e.g. "
+          "target,teams,parallel,for.");
+ABSL_FLAG(std::vector<std::string>, var, {},
+          "Job variables as NAME=INTEGER, e.g. N=4096,tasking=1.");
+
+namespace ctxsel::cli {
+
+absl::StatusOr<JobVariables> JobVariablesFromFlags() {
+  JobVariables out;
+  for (const std::string& assignment : absl::GetFlag(FLAGS_var)) {
+    const size_t eq = assignment.find('=');
+    int64_t value = 0;
+    if (eq == std::string::npos || eq == 0 ||
+        !absl::SimpleAtoi(assignment.substr(eq + 1), &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--var: '", assignment, "' is not NAME=INTEGER"));
+    }
+    out.emplace_back(assignment.substr(0, eq), value);
+  }
+  return out;
+}
+
+}  // namespace ctxsel::cli

@@ -1,12 +1,41 @@
-// Flags that every ctxsel-cli command shares.
+// common_flags.h: the flags that more than one ctxsel-cli command reads.
+//
+// A flag that one command alone reads is defined in that command's file;
+// one shared by several is defined here, with help text that names no
+// command. Job variables (--var) are parsed here too, so every command
+// accepts and rejects the same spellings:
+//
+//   absl::StatusOr<JobVariables> vars = JobVariablesFromFlags();
+//   if (!vars.ok()) return BadUsage("select", vars.status().message());
 #ifndef CTXSEL_CLIENT_CLI_COMMON_FLAGS_H_
 #define CTXSEL_CLIENT_CLI_COMMON_FLAGS_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, kernel);
+ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
+ABSL_DECLARE_FLAG(std::vector<std::string>, var);
+
+namespace ctxsel::cli {
+
+// The server address when neither --server nor $CTXSEL_SERVER is set.
+inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
+
+// Job variables in the order given, as (name, value).
+using JobVariables = std::vector<std::pair<std::string, int64_t>>;
+
+// The --var flag's NAME=INTEGER assignments; INVALID_ARGUMENT naming the
+// first one that is not of that form.
+absl::StatusOr<JobVariables> JobVariablesFromFlags();
+
+}  // namespace ctxsel::cli
 
 #endif  // CTXSEL_CLIENT_CLI_COMMON_FLAGS_H_

@@ -3,37 +3,29 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/eval_kernel.h"
+#include "client/cli/input_file.h"
 #include "selector/selector.h"
 
 ABSL_FLAG(std::string, directive, "",
           "eval: declare_variant, begin_declare_variant or metadirective "
           "(overrides the document's)");
-ABSL_FLAG(std::vector<std::string>, construct, {},
-          "eval: construct trait set, outermost first (appended)");
 ABSL_FLAG(std::vector<std::string>, device_kind, {}, "eval: device kinds");
 ABSL_FLAG(std::vector<std::string>, device_arch, {}, "eval: device arches");
 ABSL_FLAG(std::vector<std::string>, device_isa, {}, "eval: device ISAs");
-ABSL_FLAG(std::vector<std::string>, var, {},
-          "eval: job variables as NAME=VALUE (integers)");
 
 namespace ctxsel::cli {
 namespace {
 
 namespace sel = ::ctxsel::selector;
 using nlohmann::json;
-
-// kExitBadInput of command.h, which :commands owns (depending on it here
-// would be a cycle).
-constexpr int kExitBadInput = 2;
 
 // Input errors: where (variant, line, column) and what.
 struct InputError {
@@ -211,10 +203,16 @@ InputError SelectorError(const std::string& variant, absl::string_view status) {
   return e;
 }
 
-std::vector<sel::Candidate> Variants(const json& j, sel::Directive directive) {
+std::string String(const json& j, absl::string_view what) {
+  if (!j.is_string())
+    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be a string")};
+  return j.get<std::string>();
+}
+
+std::vector<KernelVariant> Variants(const json& j, sel::Directive directive) {
   if (!j.is_array())
     throw InputError{nullptr, 0, 0, "variants must be an array"};
-  std::vector<sel::Candidate> out;
+  std::vector<KernelVariant> out;
   for (const json& v : j) {
     CheckKeys(v, "a variant", {"name", "selector", "kernel"});
     if (!v.contains("name") || !v["name"].is_string() ||
@@ -226,7 +224,9 @@ std::vector<sel::Candidate> Variants(const json& j, sel::Directive directive) {
     absl::StatusOr<sel::Selector> s =
         sel::Selector::Parse(v["selector"].get<std::string>(), directive);
     if (!s.ok()) throw SelectorError(name, s.status().message());
-    out.push_back({name, *std::move(s)});
+    out.push_back(
+        {v.contains("kernel") ? String(v["kernel"], "a variant's kernel") : "",
+         {name, *std::move(s)}});
   }
   return out;
 }
@@ -255,9 +255,16 @@ EvalOutcome Evaluate(const json& input) {
     directive = *d;
   }
   sel::Context ctx = Context(input.value("context", json()));
-  std::vector<sel::Candidate> candidates =
+  std::vector<KernelVariant> variants =
       Variants(input.value("variants", json::array()), directive);
-  absl::StatusOr<sel::Resolution> r = sel::Resolve(std::move(candidates), ctx);
+  absl::StatusOr<std::string> kernel = ChooseKernel(
+      input.contains("kernel") ? String(input["kernel"], "kernel") : "",
+      variants);
+  if (!kernel.ok()) {
+    throw InputError{nullptr, 0, 0, std::string(kernel.status().message())};
+  }
+  absl::StatusOr<sel::Resolution> r =
+      sel::Resolve(CandidatesOf(*kernel, std::move(variants)), ctx);
   if (!r.ok())
     throw InputError{nullptr, 0, 0, std::string(r.status().message())};
   sel::Explanation e = sel::Explain(*r, ctx.variables, ctx.target_devices);
@@ -265,12 +272,14 @@ EvalOutcome Evaluate(const json& input) {
   json list = json::array();
   for (const sel::CandidateReport& c : e.candidates)
     list.push_back(CandidateJson(c));
-  out.output = {{"selected", e.selection.base()
+  out.output = {{"kernel", kernel->empty() ? json(nullptr) : json(*kernel)},
+                {"selected", e.selection.base()
                                  ? json(nullptr)
                                  : json(e.candidates[e.selection.index].name)},
                 {"score", e.selection.score},
                 {"candidates", list}};
-  out.text = e.ToText();
+  out.text = absl::StrCat(kernel->empty() ? "" : "kernel: ", *kernel,
+                          kernel->empty() ? "" : "\n", e.ToText());
   return out;
 }
 
@@ -278,6 +287,8 @@ EvalOutcome Evaluate(const json& input) {
 void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
   if (!absl::GetFlag(FLAGS_directive).empty())
     doc["directive"] = absl::GetFlag(FLAGS_directive);
+  if (!absl::GetFlag(FLAGS_kernel).empty())
+    doc["kernel"] = absl::GetFlag(FLAGS_kernel);
   json& ctx = doc["context"];
   if (ctx.is_null()) ctx = json::object();
   for (const std::string& c : absl::GetFlag(FLAGS_construct))
@@ -288,33 +299,16 @@ void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
     for (const std::string& name : absl::GetFlag(*flag))
       ctx["device"][field].push_back(name);
   }
-  for (const std::string& v : absl::GetFlag(FLAGS_var)) {
-    std::pair<std::string, std::string> kv =
-        absl::StrSplit(v, absl::MaxSplits('=', 1));
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(kv.second, &value)) {
-      throw InputError{nullptr, 0, 0,
-                       absl::StrCat("--var ", v, ": expected NAME=INTEGER")};
-    }
-    ctx["variables"][kv.first] = value;
+  absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
+  if (!variables.ok()) {
+    throw InputError{nullptr, 0, 0, std::string(variables.status().message())};
   }
+  for (const auto& [name, value] : *variables) ctx["variables"][name] = value;
   for (const std::string& v : variants) {
     std::pair<std::string, std::string> kv =
         absl::StrSplit(v, absl::MaxSplits('=', 1));
     doc["variants"].push_back({{"name", kv.first}, {"selector", kv.second}});
   }
-}
-
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  std::stringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-    return buffer.str();
-  }
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 // Line and column of byte `offset` (1-based) in `text`.
@@ -351,6 +345,8 @@ EvalOutcome EvaluateDocument(absl::string_view input) {
   }
 }
 
+namespace {
+
 int RunEval(const std::vector<std::string>& args) {
   std::vector<std::string> variants;
   std::string path;
@@ -362,7 +358,7 @@ int RunEval(const std::vector<std::string>& args) {
   try {
     json doc = json::object();
     if (!path.empty()) {
-      absl::StatusOr<std::string> read = ReadInput(path);
+      absl::StatusOr<std::string> read = ReadInputFile(path);
       if (!read.ok())
         throw InputError{nullptr, 0, 0, std::string(read.status().message())};
       text = *std::move(read);
@@ -380,10 +376,21 @@ int RunEval(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_json)) {
     std::printf("%s\n", out.output.dump(2).c_str());
   } else {
-    std::fprintf(out.exit_code == 0 ? stdout : stderr, "%s%s", out.text.c_str(),
-                 out.exit_code == 0 ? "" : "\n");
+    const bool ok = out.exit_code == kExitOk;
+    std::fprintf(ok ? stdout : stderr, "%s%s", out.text.c_str(),
+                 ok ? "" : "\n");
   }
   return out.exit_code;
 }
+
+}  // namespace
+
+const Command kEvalCommand = {
+    "eval",
+    "eval [FILE|-] [NAME=SELECTOR...] [--kernel=K] "
+    "[--directive=declare_variant|begin_declare_variant|metadirective] "
+    "[--construct=C,...] [--device_kind=K,...] [--device_arch=A,...] "
+    "[--device_isa=I,...] [--var=NAME=INTEGER,...] [--json]",
+    "Evaluate selectors offline (no server).", RunEval};
 
 }  // namespace ctxsel::cli

@@ -2,8 +2,10 @@
 //
 // Reads one JSON document (a directive, an OpenMP context and variants with
 // their selectors), runs the selector engine's Resolve/Select/Explain and
-// produces one JSON document; the format is in docs/selectors.md. Used by
-// the CLI and by the conformance suite (tests/conformance/).
+// produces one JSON document; the format is in docs/selectors.md. Only the
+// variants of one kernel compete: the document's "kernel", or the one kernel
+// its variants name. Used by `ctxsel-cli eval` (kEvalCommand) and by the
+// conformance suite (tests/conformance/).
 //
 // Example:
 //   EvalOutcome out = EvaluateDocument(R"({"variants": [
@@ -14,7 +16,6 @@
 #define CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
 
 #include <string>
-#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
@@ -22,8 +23,9 @@
 namespace ctxsel::cli {
 
 struct EvalOutcome {
-  int exit_code = 0;      // 0, or kExitBadInput with an "error" document
-  nlohmann::json output;  // {"selected", "score", "candidates"} or {"error"}
+  int exit_code = 0;      // kExitOk, or kExitBadInput with an "error" document
+  nlohmann::json output;  // {"kernel", "selected", "score", "candidates"} or
+                          // {"error"}
   std::string text;       // readable rendering (explanation or error)
 };
 
@@ -32,9 +34,6 @@ EvalOutcome EvaluateDocument(absl::string_view input);
 
 // Same, for an already parsed document.
 EvalOutcome EvaluateJson(const nlohmann::json& input);
-
-// `ctxsel-cli eval [FILE|-] [NAME=SELECTOR ...]`.
-int RunEval(const std::vector<std::string>& args);
 
 }  // namespace ctxsel::cli
 

@@ -13,6 +13,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 TEST(EvalTest, IssueExampleDocument) {
   EvalOutcome out = EvaluateDocument(R"({
@@ -93,6 +94,85 @@ TEST(EvalTest, MalformedInput) {
   EXPECT_EQ(out.exit_code, 2);
 }
 
+// Two kernels' variants: saxpy_gpu would win over every gemm variant.
+constexpr char kTwoKernels[] = R"({
+    "context": {"device": {"kind": ["gpu"]},
+                "implementation": {"vendor": ["llvm"]}},
+    "variants": [
+      {"name": "saxpy_gpu", "kernel": "saxpy",
+       "selector": "device={kind(gpu)}, implementation={vendor(score(100): llvm)}"},
+      {"name": "gemm_gpu", "kernel": "gemm", "selector": "device={kind(gpu)}"},
+      {"name": "gemm_cpu", "kernel": "gemm", "selector": "device={kind(cpu)}"},
+      {"name": "any_gpu", "selector": "device={kind(gpu)}, user={condition(1)}"}]})";
+
+json WithKernel(const char* document, const json& kernel) {
+  json doc = json::parse(document);
+  doc["kernel"] = kernel;
+  return doc;
+}
+
+TEST(EvalKernelTest, SeveralKernelsNeedAChoice) {
+  EvalOutcome out = EvaluateDocument(kTwoKernels);
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.output["error"]["message"],
+            "the variants belong to several kernels (gemm, saxpy): choose one "
+            "with --kernel or \"kernel\"");
+}
+
+TEST(EvalKernelTest, OnlyTheChosenKernelsVariantsCompete) {
+  EvalOutcome out = EvaluateJson(WithKernel(kTwoKernels, "gemm"));
+  ASSERT_EQ(out.exit_code, 0) << out.output.dump();
+  EXPECT_EQ(out.output["kernel"], "gemm");
+  // A variant without "kernel" belongs to the kernel evaluated.
+  ASSERT_EQ(out.output["candidates"].size(), 3u);
+  EXPECT_EQ(out.output["candidates"][0]["name"], "gemm_gpu");
+  EXPECT_EQ(out.output["candidates"][1]["name"], "gemm_cpu");
+  EXPECT_EQ(out.output["candidates"][2]["name"], "any_gpu");
+  // any_gpu has one more trait than gemm_gpu, which is a strict subset.
+  EXPECT_EQ(out.output["selected"], "any_gpu");
+  EXPECT_THAT(out.text, HasSubstr("kernel: gemm\nselected: any_gpu"));
+
+  out = EvaluateJson(WithKernel(kTwoKernels, "saxpy"));
+  ASSERT_EQ(out.exit_code, 0) << out.output.dump();
+  EXPECT_EQ(out.output["selected"], "saxpy_gpu");
+  EXPECT_EQ(out.output["candidates"].size(), 2u);
+}
+
+TEST(EvalKernelTest, OneNamedKernelIsTheOneEvaluated) {
+  EvalOutcome out = EvaluateDocument(R"({"variants": [
+      {"name": "a", "kernel": "saxpy", "selector": "device={kind(cpu)}"},
+      {"name": "b", "selector": "device={kind(gpu)}"}]})");
+  ASSERT_EQ(out.exit_code, 0) << out.output.dump();
+  EXPECT_EQ(out.output["kernel"], "saxpy");
+  EXPECT_EQ(out.output["candidates"].size(), 2u);
+  out = EvaluateDocument(
+      R"({"variants": [{"name": "a", "selector": "device={kind(cpu)}"}]})");
+  EXPECT_TRUE(out.output["kernel"].is_null());
+  EXPECT_THAT(out.text, StartsWith("selected: base function"));
+}
+
+TEST(EvalKernelTest, BadKernelChoices) {
+  EvalOutcome out = EvaluateJson(WithKernel(kTwoKernels, "axpy"));
+  // any_gpu would belong to axpy; without it, axpy has no variants.
+  EXPECT_EQ(out.exit_code, 0);
+  json doc = WithKernel(kTwoKernels, "axpy");
+  doc["variants"].erase(3);
+  out = EvaluateJson(doc);
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.output["error"]["message"],
+            "kernel 'axpy' has no variants (the variants are for gemm, saxpy)");
+  out = EvaluateJson(WithKernel(kTwoKernels, 7));
+  EXPECT_EQ(out.output["error"]["message"], "kernel must be a string");
+  out = EvaluateDocument(
+      R"({"variants": [{"name": "a", "kernel": [], "selector": "device={kind(cpu)}"}]})");
+  EXPECT_EQ(out.output["error"]["message"],
+            "a variant's kernel must be a string");
+  // Another kernel's variant is still validated.
+  doc = WithKernel(kTwoKernels, "gemm");
+  doc["variants"][0]["selector"] = "device={kind(gpu)";
+  EXPECT_EQ(EvaluateJson(doc).output["error"]["variant"], "saxpy_gpu");
+}
+
 // The real binary: exit codes and the --json document.
 std::string Cli() {
   return std::string(std::getenv("TEST_SRCDIR")) +
@@ -126,6 +206,22 @@ TEST(EvalBinaryTest, JsonOutputAndExitCodes) {
   EXPECT_THAT(output, HasSubstr("selected: q (score 3)"));
   std::ofstream(dir + "/bad.json") << "{";
   EXPECT_EQ(RunCli("--json eval " + dir + "/bad.json", &output), 2);
+  EXPECT_EQ(RunCli("--json eval --var=N=x 'p=construct={target}'", &output), 2);
+  EXPECT_EQ(json::parse(output)["error"]["message"],
+            "--var: 'N=x' is not NAME=INTEGER");
+}
+
+TEST(EvalBinaryTest, KernelFlagChoosesTheKernel) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/k.json";
+  std::ofstream(path) << kTwoKernels;
+  std::string output;
+  EXPECT_EQ(RunCli("--json eval " + path, &output), 2);
+  ASSERT_EQ(RunCli("--json eval --kernel=gemm " + path, &output), 0);
+  EXPECT_EQ(json::parse(output)["selected"], "any_gpu");
+  // --kernel overrides the document's "kernel".
+  std::ofstream(path) << WithKernel(kTwoKernels, "gemm").dump();
+  ASSERT_EQ(RunCli("--json eval --kernel=saxpy " + path, &output), 0);
+  EXPECT_EQ(json::parse(output)["selected"], "saxpy_gpu");
 }
 
 }  // namespace

@@ -3,22 +3,17 @@
 // JSON on stdout. Errors go to stderr as file:line:column and are also in the
 // JSON; the exit code is 2 when there is any.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "client/cli/command.h"
+#include "client/cli/input_file.h"
 #include "nlohmann/json.hpp"
 #include "selector/pragma/importer.h"
 #include "selector/selector.h"
 
 namespace ctxsel::cli {
 namespace {
-
-// The exit codes of command.h, which :commands owns (depending on it here
-// would be a cycle).
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
 
 using nlohmann::json;
 
@@ -62,27 +57,20 @@ json MetadirectiveJson(const pragma::ImportedMetadirective& m) {
   return out;
 }
 
-}  // namespace
-
 int RunImport(const std::vector<std::string>& args) {
-  if (args.empty()) {
-    std::fprintf(stderr, "usage: ctxsel-cli import FILE...\n");
-    return kExitBadInput;
-  }
+  if (args.empty()) return UsageError(kImportCommand);
   json variants = json::array(), metadirectives = json::array(),
        errors = json::array();
   for (const std::string& path : args) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    absl::StatusOr<std::string> text = ReadInputFile(path);
+    if (!text.ok()) {
       std::fprintf(stderr, "%s: cannot read the file\n", path.c_str());
       errors.push_back(
           {{"location", {{"file", path}, {"line", 0}, {"column", 0}}},
            {"message", "cannot read the file"}});
       continue;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    pragma::ImportResult r = pragma::ImportVariants(path, text.str());
+    pragma::ImportResult r = pragma::ImportVariants(path, *text);
     for (const auto& v : r.variants) variants.push_back(VariantJson(v));
     for (const auto& m : r.metadirectives) {
       metadirectives.push_back(MetadirectiveJson(m));
@@ -99,5 +87,11 @@ int RunImport(const std::vector<std::string>& args) {
   std::printf("%s\n", out.dump(2).c_str());
   return errors.empty() ? kExitOk : kExitBadInput;
 }
+
+}  // namespace
+
+const Command kImportCommand = {
+    "import", "import FILE...",
+    "Variants declared in C/C++/Fortran sources, as JSON.", RunImport};
 
 }  // namespace ctxsel::cli

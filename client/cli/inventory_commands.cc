@@ -4,9 +4,12 @@
 //   ctxsel-cli devices ls [--match='device={arch(nvptx)}'] [--node=N]
 //   ctxsel-cli watch [--initial] [--max_events=N]
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 
@@ -28,18 +31,15 @@ std::string Memory(uint64_t bytes) {
   return bytes == 0 ? "-" : absl::StrCat(bytes >> 30, " GiB");
 }
 
-}  // namespace
-
 int RunNodes(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "ls")
-    return BadUsage("nodes", "usage: nodes ls");
+  if (args.size() != 1 || args[0] != "ls") return UsageError(kNodesCommand);
   auto nodes = ConnectToServer()->ListNodes(/*include_devices=*/false);
   if (!nodes.ok()) return ReportError("nodes ls", nodes.status());
   if (absl::GetFlag(FLAGS_json)) {
     v1::ListNodesResponse all;
     for (const v1::NodeSummary& n : *nodes) *all.add_nodes() = n;
     std::printf("%s", ToJson(all).c_str());
-    return 0;
+    return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {{"NODE", "DEVICES", "AGENT"}};
   for (const v1::NodeSummary& n : *nodes) {
@@ -48,14 +48,11 @@ int RunNodes(const std::vector<std::string>& args) {
          n.node().agent_version().empty() ? "-" : n.node().agent_version()});
   }
   PrintTable(rows);
-  return 0;
+  return kExitOk;
 }
 
 int RunDevices(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "ls") {
-    return BadUsage("devices",
-                    "usage: devices ls [--match=SELECTOR] [--node=N]");
-  }
+  if (args.size() != 1 || args[0] != "ls") return UsageError(kDevicesCommand);
   auto devices = ConnectToServer()->ListDevices(absl::GetFlag(FLAGS_match),
                                                 absl::GetFlag(FLAGS_node));
   if (!devices.ok()) return ReportError("devices ls", devices.status());
@@ -63,7 +60,7 @@ int RunDevices(const std::vector<std::string>& args) {
     v1::ListDevicesResponse all;
     for (const v1::Device& d : *devices) *all.add_devices() = d;
     std::printf("%s", ToJson(all).c_str());
-    return 0;
+    return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {
       {"DEVICE", "NODE", "INDEX", "KIND", "ARCH", "VENDOR", "SYCL", "MEMORY",
@@ -77,10 +74,11 @@ int RunDevices(const std::vector<std::string>& args) {
                     d.device_class().empty() ? "-" : d.device_class()});
   }
   PrintTable(rows);
-  return 0;
+  return kExitOk;
 }
 
-int RunWatch(const std::vector<std::string>& /*args*/) {
+int RunWatch(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kWatchCommand);
   const int max_events = absl::GetFlag(FLAGS_max_events);
   int seen = 0;
   const bool json = absl::GetFlag(FLAGS_json);
@@ -99,7 +97,18 @@ int RunWatch(const std::vector<std::string>& /*args*/) {
         return max_events <= 0 || ++seen < max_events;
       });
   if (!status.ok()) return ReportError("watch", status);
-  return 0;
+  return kExitOk;
 }
+
+}  // namespace
+
+const Command kNodesCommand = {"nodes", "nodes ls [--json]",
+                               "List the live nodes.", RunNodes};
+const Command kDevicesCommand = {
+    "devices", "devices ls [--match=SELECTOR] [--node=NODE] [--json]",
+    "List live devices, optionally matching a selector.", RunDevices};
+const Command kWatchCommand = {"watch",
+                               "watch [--initial] [--max_events=N] [--json]",
+                               "Stream inventory changes.", RunWatch};
 
 }  // namespace ctxsel::cli

@@ -1,23 +1,28 @@
-// ctxsel-cli ping: round-trips the no-op Ping call.
+// ctxsel-cli ping: round-trips the no-op Ping call to ServerAddress().
 #include <cstdio>
+#include <string>
+#include <vector>
 
-#include "absl/flags/flag.h"
-#include "client/cli/common_flags.h"
-#include "client/ctxsel_client.h"
+#include "client/cli/command.h"
+#include "client/cli/service_output.h"
 
 namespace ctxsel::cli {
+namespace {
 
 int RunPing(const std::vector<std::string>& args) {
-  auto client = client::CtxselClient::Connect(absl::GetFlag(FLAGS_server));
-  absl::StatusOr<std::string> version = client->Ping();
-  if (!version.ok()) {
-    std::fprintf(stderr, "ping %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
-                 version.status().ToString().c_str());
-    return 1;
-  }
-  std::printf("pong from %s (ctxsel-server %s)\n",
-              absl::GetFlag(FLAGS_server).c_str(), version->c_str());
-  return 0;
+  if (!args.empty()) return UsageError(kPingCommand);
+  const std::string address = ServerAddress();
+  absl::StatusOr<std::string> version =
+      client::CtxselClient::Connect(address)->Ping();
+  if (!version.ok()) return ReportError("ping " + address, version.status());
+  std::printf("pong from %s (ctxsel-server %s)\n", address.c_str(),
+              version->c_str());
+  return kExitOk;
 }
+
+}  // namespace
+
+const Command kPingCommand = {"ping", "ping", "Check that the server answers.",
+                              RunPing};
 
 }  // namespace ctxsel::cli

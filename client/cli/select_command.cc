@@ -1,34 +1,34 @@
 // ctxsel-cli select / explain: ask the server where a job should run.
 //
-//   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for \
+//   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
 //       --var=N=4096 [--policy=spread] [--format=table|json|env]
 //   eval "$(ctxsel-cli select --kernel=saxpy --format=env)"
 //   ctxsel-cli explain --kernel=saxpy --var=N=16
 //
-// --construct and --var are the flags that `eval` defines (same meaning).
-// Exit codes: 0 placed, 1 no placement (FAILED_PRECONDITION), 2 bad input
-// or unknown kernel, 3 server unreachable.
+// --kernel, --construct and --var are common flags (common_flags.h), read
+// the same way by `eval`. Exit codes: kExitOk placed, kExitFailure no
+// placement (FAILED_PRECONDITION), kExitBadInput bad input or unknown kernel,
+// kExitUnreachable server unreachable.
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
-#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 
-ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
-ABSL_DECLARE_FLAG(std::vector<std::string>, var);
-ABSL_FLAG(std::string, kernel, "", "select/explain: the kernel to place.");
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
 ABSL_FLAG(std::vector<std::string>, nodes, {},
           "select/explain: only these nodes.");
 ABSL_FLAG(std::string, device_filter, "",
           "select/explain: only devices matching this context selector.");
-ABSL_FLAG(int, top_k, 0, "select: alternatives to show (0: server default).");
+ABSL_FLAG(int, top_k, 0,
+          "select/explain: alternatives to show (0: server default).");
 ABSL_FLAG(std::vector<std::string>, impl_vendor, {},
           "select/explain: implementation vendor traits, e.g. llvm.");
 ABSL_FLAG(std::vector<std::string>, requires, {},
@@ -55,15 +55,10 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   for (const std::string& name : absl::GetFlag(FLAGS_construct)) {
     job.add_construct()->set_name(name);
   }
-  for (const std::string& assignment : absl::GetFlag(FLAGS_var)) {
-    const size_t eq = assignment.find('=');
-    int64_t value = 0;
-    if (eq == std::string::npos ||
-        !absl::SimpleAtoi(assignment.substr(eq + 1), &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--var: '", assignment, "' is not NAME=INTEGER"));
-    }
-    (*job.mutable_variables())[assignment.substr(0, eq)] = value;
+  absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
+  if (!variables.ok()) return variables.status();
+  for (const auto& [name, value] : *variables) {
+    (*job.mutable_variables())[name] = value;
   }
   auto policy = ParsePolicy(absl::GetFlag(FLAGS_policy));
   if (!policy.ok()) return policy.status();
@@ -116,9 +111,8 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
                       p.score(), p.dynamic() ? " (dynamic)" : "");
 }
 
-}  // namespace
-
-int RunSelect(const std::vector<std::string>& /*args*/) {
+int RunSelect(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kSelectCommand);
   auto job = JobFromFlags();
   if (!job.ok()) return ReportError("select", job.status());
   const std::string format =
@@ -139,10 +133,11 @@ int RunSelect(const std::vector<std::string>& /*args*/) {
     }
     std::printf("\n%s\n", answer->explanation().c_str());
   }
-  return 0;
+  return kExitOk;
 }
 
-int RunExplain(const std::vector<std::string>& /*args*/) {
+int RunExplain(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kExplainCommand);
   auto job = JobFromFlags();
   if (!job.ok()) return ReportError("explain", job.status());
   auto report = ConnectToServer()->Explain(*job);
@@ -152,7 +147,26 @@ int RunExplain(const std::vector<std::string>& /*args*/) {
   } else {
     std::printf("%s\n", report->text().c_str());
   }
-  return report->has_placement() ? 0 : 1;
+  return report->has_placement() ? kExitOk : kExitFailure;
 }
+
+}  // namespace
+
+// The job flags (JobFromFlags) that select and explain share.
+#define CTXSEL_CLI_JOB_FLAGS                                             \
+  "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
+  "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
+  "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
+  "[--top_k=N]"
+
+const Command kSelectCommand = {
+    "select",
+    "select " CTXSEL_CLI_JOB_FLAGS " [--format=table|json|env] [--json]",
+    "Pick variant, node and device for a job.", RunSelect};
+const Command kExplainCommand = {
+    "explain", "explain " CTXSEL_CLI_JOB_FLAGS " [--json]",
+    "Show the per-class, per-variant breakdown of a selection.", RunExplain};
+
+#undef CTXSEL_CLI_JOB_FLAGS
 
 }  // namespace ctxsel::cli

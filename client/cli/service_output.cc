@@ -5,19 +5,18 @@
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ctxsel::cli {
 
 std::string ServerAddress() {
-  const char* env = std::getenv("CTXSEL_SERVER");
-  // An explicit --server wins over the environment.
-  if (env != nullptr && *env != '\0' &&
-      absl::GetFlag(FLAGS_server) == "127.0.0.1:7070") {
-    return env;
+  if (std::string flag = absl::GetFlag(FLAGS_server); !flag.empty()) {
+    return flag;
   }
-  return absl::GetFlag(FLAGS_server);
+  const char* env = std::getenv("CTXSEL_SERVER");
+  return env != nullptr && *env != '\0' ? env : kDefaultServer;
 }
 
 std::unique_ptr<client::CtxselClient> ConnectToServer() {
@@ -34,15 +33,16 @@ int ReportError(const std::string& what, const absl::Status& status) {
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kOutOfRange:
-      return 2;
+      return kExitBadInput;
     default:
-      return 1;
+      return kExitFailure;
   }
 }
 
-int BadUsage(const std::string& what, const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n", what.c_str(), message.c_str());
-  return 2;
+int BadUsage(const std::string& what, absl::string_view message) {
+  std::fprintf(stderr, "%s: %.*s\n", what.c_str(),
+               static_cast<int>(message.size()), message.data());
+  return kExitBadInput;
 }
 
 std::string ToJson(const google::protobuf::Message& message) {

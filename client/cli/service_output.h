@@ -13,25 +13,28 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "client/ctxsel_client.h"
 #include "google/protobuf/message.h"
 
 namespace ctxsel::cli {
 
-// Exit code when the server cannot be reached (UNAVAILABLE, deadline).
-inline constexpr int kExitUnreachable = 3;
-
-// A client for --server, or $CTXSEL_SERVER when --server is not given.
-std::unique_ptr<client::CtxselClient> ConnectToServer();
+// The server to talk to: --server when given, else $CTXSEL_SERVER when set,
+// else kDefaultServer.
 std::string ServerAddress();
 
-// Prints "<what>: <status>" to stderr and returns the exit code for it:
-// 3 unreachable, 2 bad input (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
-// OUT_OF_RANGE), 1 otherwise (e.g. FAILED_PRECONDITION: no placement).
+// A client for ServerAddress().
+std::unique_ptr<client::CtxselClient> ConnectToServer();
+
+// Prints "<what>: <status>" to stderr and returns the exit code for it
+// (command.h): kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
+// kExitBadInput for INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS and
+// OUT_OF_RANGE, kExitFailure otherwise (e.g. FAILED_PRECONDITION: no
+// placement).
 int ReportError(const std::string& what, const absl::Status& status);
 
-// Prints "<what>: <message>" to stderr; returns 2.
-int BadUsage(const std::string& what, const std::string& message);
+// Prints "<what>: <message>" to stderr; returns kExitBadInput.
+int BadUsage(const std::string& what, absl::string_view message);
 
 // One message as JSON (proto field names), followed by a newline.
 std::string ToJson(const google::protobuf::Message& message);

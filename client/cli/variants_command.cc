@@ -14,14 +14,14 @@
 // pragma importer (selector/pragma/importer.h) and registers each base
 // function's variants as one atomic batch (effective, canonical selectors).
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/input_file.h"
 #include "client/cli/service_output.h"
 #include "nlohmann/json.hpp"
 #include "selector/pragma/importer.h"
@@ -72,11 +72,9 @@ absl::StatusOr<std::vector<v1::Variant>> VariantsFromJson(const json& doc) {
 
 absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
     const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, false);
+  absl::StatusOr<std::string> text = ReadInputFile(path);
+  if (!text.ok()) return text.status();
+  json doc = json::parse(*text, nullptr, false);
   if (doc.is_discarded()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON"));
   }
@@ -115,11 +113,9 @@ absl::StatusOr<SourceBatches> ImportSources(
   SourceBatches batches;
   std::vector<std::string> errors;
   for (const std::string& file : files) {
-    std::ifstream in(file);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", file));
-    std::stringstream text;
-    text << in.rdbuf();
-    pragma::ImportResult result = pragma::ImportVariants(file, text.str());
+    absl::StatusOr<std::string> text = ReadInputFile(file);
+    if (!text.ok()) return text.status();
+    pragma::ImportResult result = pragma::ImportVariants(file, *text);
     for (const pragma::ImportError& e : result.errors) {
       errors.push_back(e.ToString());
     }
@@ -136,6 +132,13 @@ absl::StatusOr<SourceBatches> ImportSources(
   return batches;
 }
 
+void PrintRegistered(const std::string& kernel,
+                     const v1::RegisterVariantsResponse& response) {
+  std::printf("registered %d variant(s) of %s at revision %lld\n",
+              response.variants_size(), kernel.c_str(),
+              static_cast<long long>(response.revision()));
+}
+
 int RegisterFromSources(const std::vector<std::string>& files) {
   auto batches = ImportSources(files);
   if (!batches.ok()) return ReportError("variants register", batches.status());
@@ -149,11 +152,9 @@ int RegisterFromSources(const std::vector<std::string>& files) {
     if (!response.ok()) {
       return ReportError("variants register " + kernel, response.status());
     }
-    std::printf("registered %d variant(s) of %s at revision %lld\n",
-                response->variants_size(), kernel.c_str(),
-                static_cast<long long>(response->revision()));
+    PrintRegistered(kernel, *response);
   }
-  return 0;
+  return kExitOk;
 }
 
 void PrintVariants(const std::vector<v1::Variant>& variants) {
@@ -173,11 +174,7 @@ int Register(const std::vector<std::string>& args) {
     }
     return RegisterFromSources(args);
   }
-  if (args.empty()) {
-    return BadUsage("variants register",
-                    "usage: variants register KERNEL "
-                    "[NAME=SELECTOR...] [--variants_file=F]");
-  }
+  if (args.empty()) return UsageError(kVariantsCommand);
   v1::RegisterVariantsRequest request;
   request.set_kernel(args[0]);
   request.set_replace(absl::GetFlag(FLAGS_replace));
@@ -204,11 +201,9 @@ int Register(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_json)) {
     std::printf("%s", ToJson(*response).c_str());
   } else {
-    std::printf("registered %d variant(s) of %s at revision %lld\n",
-                response->variants_size(), request.kernel().c_str(),
-                static_cast<long long>(response->revision()));
+    PrintRegistered(request.kernel(), *response);
   }
-  return 0;
+  return kExitOk;
 }
 
 int List(const std::vector<std::string>& args) {
@@ -221,17 +216,16 @@ int List(const std::vector<std::string>& args) {
   } else {
     PrintVariants(*variants);
   }
-  return 0;
+  return kExitOk;
 }
 
 int Get(const std::vector<std::string>& args) {
-  if (args.size() != 2)
-    return BadUsage("variants get", "usage: variants get KERNEL NAME");
+  if (args.size() != 2) return UsageError(kVariantsCommand);
   auto variant = ConnectToServer()->GetVariant(args[0], args[1]);
   if (!variant.ok()) return ReportError("variants get", variant.status());
   if (absl::GetFlag(FLAGS_json)) {
     std::printf("%s", ToJson(*variant).c_str());
-    return 0;
+    return kExitOk;
   }
   const v1::VariantMetadata& m = variant->metadata();
   const std::string source =
@@ -248,20 +242,17 @@ int Get(const std::vector<std::string>& args) {
       static_cast<long long>(variant->revision()),
       JoinList(m.adjust_args()).c_str(), JoinList(m.append_args()).c_str(),
       source.c_str());
-  return 0;
+  return kExitOk;
 }
 
 int Remove(const std::vector<std::string>& args) {
-  if (args.size() != 2)
-    return BadUsage("variants rm", "usage: variants rm KERNEL NAME");
+  if (args.size() != 2) return UsageError(kVariantsCommand);
   auto revision = ConnectToServer()->DeleteVariant(args[0], args[1]);
   if (!revision.ok()) return ReportError("variants rm", revision.status());
   std::printf("deleted %s/%s (revision %lld)\n", args[0].c_str(),
               args[1].c_str(), static_cast<long long>(*revision));
-  return 0;
+  return kExitOk;
 }
-
-}  // namespace
 
 int RunVariants(const std::vector<std::string>& args) {
   const std::string sub = args.empty() ? "" : args[0];
@@ -272,7 +263,19 @@ int RunVariants(const std::vector<std::string>& args) {
   if (sub == "ls" || sub == "list") return List(rest);
   if (sub == "get") return Get(rest);
   if (sub == "rm" || sub == "delete") return Remove(rest);
-  return BadUsage("variants", "usage: variants register|ls|get|rm ...");
+  return UsageError(kVariantsCommand);
 }
+
+}  // namespace
+
+const Command kVariantsCommand = {
+    "variants",
+    "variants register KERNEL [NAME=SELECTOR...] [--variants_file=FILE] "
+    "[--replace] [--json]\n"
+    "variants register --from_source [--replace] FILE...\n"
+    "variants ls [KERNEL] [--json]\n"
+    "variants get KERNEL NAME [--json]\n"
+    "variants rm KERNEL NAME",
+    "Manage the registered variants of kernels.", RunVariants};
 
 }  // namespace ctxsel::cli

@@ -1,0 +1,87 @@
+#include "client/cli/commands.h"
+
+#include <set>
+#include <string>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The names of the --flags that `text` mentions.
+std::set<std::string> FlagsIn(absl::string_view text) {
+  std::set<std::string> out;
+  for (size_t at = text.find("--"); at != absl::string_view::npos;
+       at = text.find("--", at + 2)) {
+    size_t end = at + 2;
+    while (end < text.size() &&
+           (absl::ascii_isalnum(text[end]) || text[end] == '_')) {
+      ++end;
+    }
+    out.insert(std::string(text.substr(at + 2, end - at - 2)));
+  }
+  return out;
+}
+
+TEST(CommandsTest, NamesAreUniqueAndEveryUsageLineStartsWithTheName) {
+  std::set<std::string> names;
+  for (const Command* command : AllCommands()) {
+    EXPECT_TRUE(names.insert(command->name).second) << command->name;
+    EXPECT_NE(std::string(command->summary), "") << command->name;
+    for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
+      EXPECT_THAT(std::string(line), StartsWith(std::string(command->name)));
+    }
+  }
+  EXPECT_EQ(names.size(), 10u);
+}
+
+TEST(CommandsTest, UsageLinesNameOnlyRealFlags) {
+  for (const Command* command : AllCommands()) {
+    for (const std::string& flag : FlagsIn(command->usage)) {
+      EXPECT_NE(absl::FindCommandLineFlag(flag), nullptr)
+          << command->name << " shows --" << flag << ", which is not a flag";
+    }
+  }
+}
+
+TEST(CommandsTest, HelpShowsEveryFlagTheCliDefines) {
+  const std::set<std::string> shown = FlagsIn(HelpText());
+  int cli_flags = 0;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!absl::StrContains(flag->Filename(), "client/cli/")) continue;
+    ++cli_flags;
+    EXPECT_EQ(shown.count(std::string(name)), 1u)
+        << "--" << name << " (" << flag->Filename() << ") is not in help";
+  }
+  EXPECT_GT(cli_flags, 20);
+}
+
+TEST(CommandsTest, HelpListsUsageLinesAndSummaries) {
+  const std::string help = HelpText();
+  EXPECT_THAT(help, StartsWith("usage: ctxsel-cli [--server=host:port]"));
+  EXPECT_THAT(help, HasSubstr("$CTXSEL_SERVER, else 127.0.0.1:7070"));
+  EXPECT_THAT(help, HasSubstr("\n  archs [--json] [NAME]\n    The SYCL"));
+  EXPECT_THAT(help, HasSubstr("\n  variants get KERNEL NAME [--json]\n"));
+  EXPECT_THAT(help, HasSubstr("\n  select --kernel=K [--construct=C,...]"));
+  for (absl::string_view line : absl::StrSplit(help, '\n')) {
+    EXPECT_LE(line.size(), 79u) << line;
+  }
+}
+
+TEST(CommandsTest, UsageTextPrefixesEveryForm) {
+  EXPECT_EQ(UsageText(kArchsCommand),
+            "usage: ctxsel-cli archs [--json] [NAME]\n");
+  EXPECT_THAT(UsageText(kVariantsCommand),
+              HasSubstr("\n       ctxsel-cli variants ls [KERNEL] [--json]\n"));
+}
+
+}  // namespace
+}  // namespace ctxsel::cli
