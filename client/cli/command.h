@@ -20,10 +20,12 @@ namespace ctxsel::cli {
 
 // Exit codes of every command (docs/service.md lists them for users).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      // The operation failed (e.g. no
-                                            // placement).
-inline constexpr int kExitBadInput = 2;     // Invalid arguments or input.
-inline constexpr int kExitUnreachable = 3;  // No answer from the server.
+// The operation failed, e.g. no placement (FAILED_PRECONDITION).
+inline constexpr int kExitFailure = 1;
+// Invalid arguments or input: bad usage, invalid selector, unknown kernel.
+inline constexpr int kExitBadInput = 2;
+// The server did not answer (UNAVAILABLE, DEADLINE_EXCEEDED).
+inline constexpr int kExitUnreachable = 3;
 
 struct Command {
   const char* name;

@@ -11,19 +11,21 @@
 //   EvalOutcome out = EvaluateDocument(R"({"variants": [
 //       {"name": "fx1", "selector": "construct={target}"}],
 //       "context": {"construct": ["target"]}})");
-//   // out.output["selected"] == "fx1", out.exit_code == 0
+//   // out.output["selected"] == "fx1", out.exit_code == kExitOk
 #ifndef CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
 #define CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
 
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "client/cli/command.h"
 #include "nlohmann/json.hpp"
 
 namespace ctxsel::cli {
 
 struct EvalOutcome {
-  int exit_code = 0;      // kExitOk, or kExitBadInput with an "error" document
+  // kExitOk, or kExitBadInput with an "error" document.
+  int exit_code = kExitOk;
   nlohmann::json output;  // {"kernel", "selected", "score", "candidates"} or
                           // {"error"}
   std::string text;       // readable rendering (explanation or error)
