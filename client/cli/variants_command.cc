@@ -7,12 +7,11 @@
 //   ctxsel-cli variants get KERNEL NAME
 //   ctxsel-cli variants rm KERNEL NAME
 //
-// --variants_file holds {"variants": [{"name", "selector", "adjust_args",
-// "append_args", "source_file", "source_line"}, ...]} (the `variants` of an
-// eval document work as they are) or just the array. --from_source reads
-// `declare variant` and `begin/end declare variant` directives through the
-// pragma importer (selector/pragma/importer.h) and registers each base
-// function's variants as one atomic batch (effective, canonical selectors).
+// --variants_file: see variants_file.h (an eval document works as it is).
+// --from_source reads `declare variant` and `begin/end declare variant`
+// directives through the pragma importer (selector/pragma/importer.h) and
+// registers each base function's variants as one atomic batch (effective,
+// canonical selectors).
 #include <cstdio>
 #include <map>
 
@@ -23,7 +22,7 @@
 #include "client/cli/common_flags.h"
 #include "client/cli/input_file.h"
 #include "client/cli/service_output.h"
-#include "nlohmann/json.hpp"
+#include "client/cli/variants_file.h"
 #include "selector/pragma/importer.h"
 
 ABSL_FLAG(std::string, variants_file, "",
@@ -37,48 +36,11 @@ ABSL_FLAG(bool, replace, false,
 namespace ctxsel::cli {
 namespace {
 
-using nlohmann::json;
-
-absl::StatusOr<std::vector<v1::Variant>> VariantsFromJson(const json& doc) {
-  const json& list =
-      doc.is_object() && doc.contains("variants") ? doc["variants"] : doc;
-  if (!list.is_array()) {
-    return absl::InvalidArgumentError("expected an array of variants");
-  }
-  std::vector<v1::Variant> variants;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json& item = list[i];
-    if (!item.is_object() || !item.value("name", json()).is_string() ||
-        !item.value("selector", json()).is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variants[", i, "]: needs string fields \"name\" and \"selector\""));
-    }
-    v1::Variant v;
-    v.set_name(item["name"].get<std::string>());
-    v.set_selector(item["selector"].get<std::string>());
-    v1::VariantMetadata* m = v.mutable_metadata();
-    for (const json& a : item.value("adjust_args", json::array())) {
-      if (a.is_string()) m->add_adjust_args(a.get<std::string>());
-    }
-    for (const json& a : item.value("append_args", json::array())) {
-      if (a.is_string()) m->add_append_args(a.get<std::string>());
-    }
-    m->set_source_file(item.value("source_file", ""));
-    m->set_source_line(item.value("source_line", 0));
-    variants.push_back(std::move(v));
-  }
-  return variants;
-}
-
 absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
-    const std::string& path) {
+    const std::string& path, const std::string& kernel) {
   absl::StatusOr<std::string> text = ReadInputFile(path);
   if (!text.ok()) return text.status();
-  json doc = json::parse(*text, nullptr, false);
-  if (doc.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON"));
-  }
-  auto variants = VariantsFromJson(doc);
+  auto variants = ParseVariantsFile(*text, kernel);
   if (!variants.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", variants.status().message()));
@@ -180,7 +142,7 @@ int Register(const std::vector<std::string>& args) {
   request.set_replace(absl::GetFlag(FLAGS_replace));
   if (const std::string file = absl::GetFlag(FLAGS_variants_file);
       !file.empty()) {
-    auto variants = ReadVariantsFile(file);
+    auto variants = ReadVariantsFile(file, args[0]);
     if (!variants.ok())
       return ReportError("variants register", variants.status());
     for (v1::Variant& v : *variants) *request.add_variants() = std::move(v);

@@ -1,0 +1,103 @@
+#include "client/cli/variants_file.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace ctxsel::cli {
+namespace {
+
+using nlohmann::json;
+
+absl::Status CheckKernel(const json& holder, const std::string& field,
+                         const std::string& kernel) {
+  if (!holder.contains("kernel")) return absl::OkStatus();
+  const json& value = holder["kernel"];
+  if (!value.is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": not a string"));
+  }
+  if (value.get<std::string>() != kernel) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", value.get<std::string>(),
+                     "' is not the kernel being registered ('", kernel, "')"));
+  }
+  return absl::OkStatus();
+}
+
+// Appends every element of item[field], which must be an array of strings.
+absl::Status AddStrings(const json& item, const std::string& field,
+                        const std::string& where,
+                        google::protobuf::RepeatedPtrField<std::string>* out) {
+  if (!item.contains(field)) return absl::OkStatus();
+  const json& list = item[field];
+  if (!list.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".", field, ": not an array of strings"));
+  }
+  for (const json& value : list) {
+    if (!value.is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".", field, ": not an array of strings"));
+    }
+    out->Add(value.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ctxsel::v1::Variant> ParseVariant(const json& item, size_t i,
+                                                 const std::string& kernel) {
+  const std::string where = absl::StrCat("variants[", i, "]");
+  if (!item.is_object() || !item.value("name", json()).is_string() ||
+      !item.value("selector", json()).is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": needs string fields \"name\" and \"selector\""));
+  }
+  if (absl::Status s = CheckKernel(item, where + ".kernel", kernel); !s.ok()) {
+    return s;
+  }
+  ctxsel::v1::Variant variant;
+  variant.set_name(item["name"].get<std::string>());
+  variant.set_selector(item["selector"].get<std::string>());
+  ctxsel::v1::VariantMetadata* metadata = variant.mutable_metadata();
+  for (const char* field : {"adjust_args", "append_args"}) {
+    auto* out = std::string(field) == "adjust_args"
+                    ? metadata->mutable_adjust_args()
+                    : metadata->mutable_append_args();
+    if (absl::Status s = AddStrings(item, field, where, out); !s.ok()) return s;
+  }
+  const json file = item.value("source_file", json(""));
+  const json line = item.value("source_line", json(0));
+  if (!file.is_string() || !line.is_number_integer()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": source_file must be a string and source_line an integer"));
+  }
+  metadata->set_source_file(file.get<std::string>());
+  metadata->set_source_line(line.get<int>());
+  return variant;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ctxsel::v1::Variant>> ParseVariantsFile(
+    const std::string& text, const std::string& kernel) {
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
+  if (doc.is_object()) {
+    if (absl::Status s = CheckKernel(doc, "kernel", kernel); !s.ok()) return s;
+  }
+  const json& list =
+      doc.is_object() && doc.contains("variants") ? doc["variants"] : doc;
+  if (!list.is_array()) {
+    return absl::InvalidArgumentError("expected an array of variants");
+  }
+  std::vector<ctxsel::v1::Variant> variants;
+  for (size_t i = 0; i < list.size(); ++i) {
+    absl::StatusOr<ctxsel::v1::Variant> variant =
+        ParseVariant(list[i], i, kernel);
+    if (!variant.ok()) return variant.status();
+    variants.push_back(*std::move(variant));
+  }
+  return variants;
+}
+
+}  // namespace ctxsel::cli
