@@ -1,0 +1,150 @@
+#include "bench/load/agent_fleet.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bench/load/agent.h"
+#include "bench/load/load_fleet.h"
+
+namespace ctxsel::load {
+namespace {
+
+constexpr absl::Duration kTick = absl::Milliseconds(10);
+constexpr absl::Duration kCloseTimeout = absl::Seconds(10);
+
+absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat(what, ": ", s.error_message()));
+}
+
+}  // namespace
+
+AgentFleet::AgentFleet(AgentFleetOptions options)
+    : options_(std::move(options)) {
+  for (int c = 0; c < std::max(1, options_.channels); ++c) {
+    grpc::ChannelArguments args;
+    // A distinct argument gives each channel its own connection.
+    args.SetInt("ctxsel.load.channel", c);
+    stubs_.push_back(v1::Inventory::NewStub(grpc::CreateCustomChannel(
+        options_.server, grpc::InsecureChannelCredentials(), args)));
+  }
+}
+
+AgentFleet::~AgentFleet() { Stop().IgnoreError(); }
+
+absl::StatusOr<std::unique_ptr<AgentFleet>> AgentFleet::Start(
+    AgentFleetOptions options) {
+  std::unique_ptr<AgentFleet> fleet(new AgentFleet(std::move(options)));
+  if (absl::Status s = fleet->ReportAll(); !s.ok()) {
+    fleet->stopped_ = true;  // nothing is beating yet; leave the nodes
+    return s;
+  }
+  for (size_t i = 0; i < fleet->agents_.size(); ++i) {
+    fleet->agents_[i]->Open(fleet->StubFor(i));
+  }
+  fleet->started_ = absl::Now();
+  fleet->beater_ = std::thread([f = fleet.get()] { f->BeatLoop(); });
+  return fleet;
+}
+
+v1::Inventory::Stub* AgentFleet::StubFor(size_t agent) const {
+  return stubs_[agent % stubs_.size()].get();
+}
+
+absl::Status AgentFleet::Report(const v1::Node& node,
+                                absl::Duration* interval) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  v1::ReportNodeRequest request;
+  *request.mutable_node() = node;
+  v1::ReportNodeResponse response;
+  const size_t stub = std::hash<std::string>()(node.id());
+  grpc::Status s = StubFor(stub)->ReportNode(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, absl::StrCat("ReportNode ", node.id()));
+  if (interval != nullptr) {
+    *interval = absl::Milliseconds(response.heartbeat_interval_ms());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AgentFleet::ReportAll() {
+  for (int n = 0; n < options_.nodes; ++n) {
+    agents_.push_back(std::make_unique<Agent>(LoadNode(
+        absl::StrCat(options_.node_prefix, n), n, options_.devices_per_node)));
+    absl::Duration interval;
+    if (absl::Status s = Report(agents_.back()->node(), &interval); !s.ok()) {
+      return s;
+    }
+    interval_ms_.store(absl::ToInt64Milliseconds(interval));
+  }
+  return absl::OkStatus();
+}
+
+void AgentFleet::BeatLoop() {
+  // Agent i beats at phase i/N of the interval, so the load is even.
+  const size_t n = agents_.size();
+  std::vector<absl::Time> due(n);
+  const absl::Time start = absl::Now();
+  const absl::Duration interval = absl::Milliseconds(interval_ms_.load());
+  for (size_t i = 0; i < n; ++i) due[i] = start + interval * i / n;
+  int64_t round = 0;
+  while (!stop_beating_.WaitForNotificationWithTimeout(kTick)) {
+    const absl::Time now = absl::Now();
+    for (size_t i = 0; i < n; ++i) {
+      Agent& agent = *agents_[i];
+      if (agent.TakeRereport() && Report(agent.node(), nullptr).ok()) {
+        rereports_.fetch_add(1);
+      }
+      if (due[i] > now) continue;
+      const int64_t ms =
+          agent.interval_ms() > 0 ? agent.interval_ms() : interval_ms_.load();
+      due[i] = now + absl::Milliseconds(ms);
+      agent.Beat(((i * 7 + round++) % 101) / 101.0);
+    }
+  }
+}
+
+AgentStats AgentFleet::Stats() const {
+  AgentStats stats;
+  LatencyRecorder latencies;
+  for (const auto& agent : agents_) {
+    stats.beats_sent += agent->beats_sent();
+    stats.beats_answered += agent->beats_answered();
+    stats.streams_failed += agent->failed() ? 1 : 0;
+    agent->AddLatencies(latencies);
+  }
+  stats.rereports = rereports_.load();
+  stats.beat_latency = Summarize({&latencies}, absl::Now() - started_);
+  return stats;
+}
+
+absl::Status AgentFleet::Stop() {
+  if (stopped_) return absl::OkStatus();
+  stopped_ = true;
+  stop_beating_.Notify();
+  if (beater_.joinable()) beater_.join();
+  for (auto& agent : agents_) {
+    if (!agent->Close(kCloseTimeout)) {
+      // Its reactions may still run: keep it alive rather than crash.
+      agent.release();
+    }
+  }
+  absl::Status first;
+  for (int n = 0; n < static_cast<int>(agents_.size()); ++n) {
+    grpc::ClientContext context;
+    context.set_deadline(
+        absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+    v1::DeregisterRequest request;
+    request.set_node(absl::StrCat(options_.node_prefix, n));
+    v1::DeregisterResponse response;
+    grpc::Status s = StubFor(0)->Deregister(&context, request, &response);
+    if (!s.ok() && first.ok()) {
+      first = FromGrpc(s, absl::StrCat("Deregister ", request.node()));
+    }
+  }
+  return first;
+}
+
+}  // namespace ctxsel::load

@@ -1,0 +1,88 @@
+#include "bench/load/agent_fleet.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "bench/load/proc_status.h"
+#include "gtest/gtest.h"
+#include "tests/testing/server_process.h"
+
+namespace ctxsel::load {
+namespace {
+
+constexpr int kNodes = 300;
+
+// Reads a WatchInventory stream until it has seen `removed` REMOVED events
+// or the stream ends; counts ADDED and REMOVED.
+struct Watcher {
+  explicit Watcher(const std::string& address)
+      : stub(v1::Inventory::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+    reader = stub->WatchInventory(&context, v1::WatchInventoryRequest());
+    thread = std::thread([this] {
+      v1::InventoryEvent event;
+      while (removed < kNodes && reader->Read(&event)) {
+        if (event.kind() == v1::InventoryEvent::ADDED) ++added;
+        if (event.kind() == v1::InventoryEvent::REMOVED) ++removed;
+      }
+    });
+  }
+  ~Watcher() {
+    context.TryCancel();
+    thread.join();
+  }
+  std::unique_ptr<v1::Inventory::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<v1::InventoryEvent>> reader;
+  std::atomic<int> added{0}, removed{0};
+  std::thread thread;
+};
+
+TEST(AgentFleetTest, ManyStreamsAreServedWithoutAThreadEach) {
+  auto server = testing::ServerProcess::Start({"--heartbeat_interval=200ms"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const pid_t pid = (*server)->process().pid();
+  auto before = ReadProcStatus(pid);
+  ASSERT_TRUE(before.ok()) << before.status();
+  Watcher watcher((*server)->address());
+
+  AgentFleetOptions options;
+  options.server = (*server)->address();
+  options.nodes = kNodes;
+  options.devices_per_node = 2;
+  options.channels = 4;
+  auto fleet = AgentFleet::Start(options);
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  // Every agent beats a few times.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while ((*fleet)->Stats().beats_answered < 3 * kNodes &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const AgentStats stats = (*fleet)->Stats();
+  EXPECT_GE(stats.beats_answered, 3 * kNodes);
+  EXPECT_EQ(stats.rereports, 0);
+  EXPECT_EQ(stats.streams_failed, 0);
+  EXPECT_GT(stats.beat_latency.p50, absl::ZeroDuration());
+
+  // A synchronous server would hold one thread per open stream.
+  auto during = ReadProcStatus(pid);
+  ASSERT_TRUE(during.ok()) << during.status();
+  EXPECT_LT(during->threads - before->threads, kNodes / 4)
+      << "threads before " << before->threads << ", with " << kNodes
+      << " streams " << during->threads;
+
+  ASSERT_TRUE((*fleet)->Stop().ok());
+  const absl::Time watch_deadline = absl::Now() + absl::Seconds(20);
+  while (watcher.removed < kNodes && absl::Now() < watch_deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(watcher.added, kNodes);
+  EXPECT_EQ(watcher.removed, kNodes);
+}
+
+}  // namespace
+}  // namespace ctxsel::load
