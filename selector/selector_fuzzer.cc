@@ -1,7 +1,8 @@
 // libFuzzer entry point for the parser, validator, canonical form,
 // expression evaluator, matcher and resolver. Properties checked beyond "no
 // crash, no sanitizer report": a parsed selector's canonical text parses
-// back to the same canonical text.
+// back to the same canonical text, and every error carries its parts
+// (selector_error.h) with 1-based positions.
 //
 // With libFuzzer (clang): compile this file and the engine's .cc files with
 // -fsanitize=fuzzer,address,undefined (see docs/selectors.md).
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 
 #include "selector/selector.h"
 
@@ -42,6 +44,13 @@ void Check(bool condition) {
   if (!condition) std::abort();
 }
 
+void CheckError(const absl::Status& status) {
+  std::optional<sel::SelectorError> e = sel::GetSelectorError(status);
+  Check(e.has_value() && e->ToString() == status.message());
+  Check(e->position.line >= 1 && e->position.column >= 1);
+  Check(!e->first || (e->first->line >= 1 && e->first->column >= 1));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -50,13 +59,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
        {sel::Directive::kDeclareVariant, sel::Directive::kBeginDeclareVariant,
         sel::Directive::kMetadirective}) {
     absl::StatusOr<sel::Selector> s = sel::Selector::Parse(text, d);
-    if (!s.ok()) continue;
+    if (!s.ok()) {
+      CheckError(s.status());
+      continue;
+    }
     std::string canonical = s->ToString();
     absl::StatusOr<sel::Selector> again = sel::Selector::Parse(canonical, d);
     Check(again.ok() && again->ToString() == canonical);
     const sel::Context& ctx = FuzzContext();
     (void)sel::MatchSelector(*s, ctx);
-    (void)sel::EffectiveSelector(*s, *s);
+    absl::StatusOr<sel::Selector> effective = sel::EffectiveSelector(*s, *s);
+    if (!effective.ok()) CheckError(effective.status());
     absl::StatusOr<sel::Resolution> r =
         sel::Resolve({{"a", *s}, {"b", *again}}, ctx);
     if (r.ok()) {
