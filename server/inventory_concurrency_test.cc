@@ -149,7 +149,9 @@ TEST(InventoryConcurrencyTest, ObserverEndsInTheInventorysState) {
   }
   for (std::thread& t : threads) t.join();
   std::map<std::string, size_t> expected;
-  for (const NodeState& node : inventory.ListNodes(0, "")->items) {
+  const absl::StatusOr<Page<NodeState>> nodes = inventory.ListNodes(0, "");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  for (const NodeState& node : nodes->items) {
     expected[node.id] = node.devices.size();
   }
   EXPECT_EQ(observer.devices(), expected);
