@@ -4,7 +4,7 @@
 #
 #   tools/fuzz.sh [SECONDS] [selector|importer ...]
 #
-# Installs clang-14, lld-14 and libclang-rt-14-dev when missing, builds
+# Installs clang-14, lld-14, libclang-rt-14-dev and jq when missing, builds
 # //selector:selector_fuzzer and //selector/pragma:importer_fuzzer with
 # --config=fuzz in an output base of its own (the clang toolchain must not
 # replace the gcc one of everyone else's builds), seeds each corpus from the
@@ -26,6 +26,7 @@ install_missing() {
   local need=()
   command -v clang-14 >/dev/null || need+=(clang-14)
   command -v ld.lld-14 >/dev/null || need+=(lld-14)
+  command -v jq >/dev/null || need+=(jq)
   compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" \
     >/dev/null || need+=(libclang-rt-14-dev)
   ((${#need[@]})) || return 0
