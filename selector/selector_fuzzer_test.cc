@@ -2,11 +2,11 @@
 // deterministic mutations (token splices, byte flips, truncations). Any
 // crash, sanitizer report or canonical round-trip failure fails the test.
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "selector/fuzz_driver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -57,37 +57,14 @@ const char* kTokens[] = {"{",
                          "device_num(",
                          " "};
 
-std::string Mutate(std::string s, std::mt19937& rng) {
-  int edits = 1 + rng() % 4;
-  for (int i = 0; i < edits; ++i) {
-    size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
-    switch (rng() % 4) {
-      case 0:
-        s.insert(at, kTokens[rng() % (sizeof(kTokens) / sizeof(*kTokens))]);
-        break;
-      case 1:
-        if (at < s.size()) s.erase(at, 1 + rng() % 4);
-        break;
-      case 2:
-        if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
-        break;
-      default:
-        s = s.substr(0, at);
-    }
-  }
-  return s;
-}
-
 void Feed(const std::string& s) {
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  ctxsel::fuzzing::Feed(LLVMFuzzerTestOneInput, s);
 }
 
 TEST(SelectorFuzzerTest, SeedsAndMutations) {
-  std::mt19937 rng(12345);
-  for (const std::string& seed : Seeds()) Feed(seed);
-  for (int i = 0; i < 20000; ++i) {
-    Feed(Mutate(Seeds()[rng() % Seeds().size()], rng));
-  }
+  ctxsel::fuzzing::FeedSeedsAndMutations(LLVMFuzzerTestOneInput, Seeds(),
+                                         {kTokens, /*max_erase=*/4},
+                                         /*count=*/20000, /*rng_seed=*/12345);
 }
 
 TEST(SelectorFuzzerTest, PathologicalInputs) {

@@ -3,11 +3,11 @@
 // byte flips, truncations). A crash, sanitizer report or broken invariant
 // (see importer_fuzzer.cc) fails the test.
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "selector/fuzz_driver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -71,37 +71,14 @@ const char* kTokens[] = {"#pragma omp ",
                          "int g() {",
                          " "};
 
-std::string Mutate(std::string s, std::mt19937& rng) {
-  int edits = 1 + rng() % 4;
-  for (int i = 0; i < edits; ++i) {
-    size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
-    switch (rng() % 4) {
-      case 0:
-        s.insert(at, kTokens[rng() % (sizeof(kTokens) / sizeof(*kTokens))]);
-        break;
-      case 1:
-        if (at < s.size()) s.erase(at, 1 + rng() % 8);
-        break;
-      case 2:
-        if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
-        break;
-      default:
-        s = s.substr(0, at);
-    }
-  }
-  return s;
-}
-
 void Feed(const std::string& s) {
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  ctxsel::fuzzing::Feed(LLVMFuzzerTestOneInput, s);
 }
 
 TEST(ImporterFuzzerTest, SeedsAndMutations) {
-  std::mt19937 rng(2024);
-  for (const std::string& seed : Seeds()) Feed(seed);
-  for (int i = 0; i < 5000; ++i) {
-    Feed(Mutate(Seeds()[rng() % Seeds().size()], rng));
-  }
+  ctxsel::fuzzing::FeedSeedsAndMutations(LLVMFuzzerTestOneInput, Seeds(),
+                                         {kTokens, /*max_erase=*/8},
+                                         /*count=*/5000, /*rng_seed=*/2024);
 }
 
 TEST(ImporterFuzzerTest, PathologicalInputs) {
