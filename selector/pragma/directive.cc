@@ -57,11 +57,16 @@ class Cursor {
   size_t pos_;
 };
 
-// The offset just past the bracket that closes the one at `open`, or npos.
-size_t MatchingClose(absl::string_view text, size_t open) {
+bool IsCloseBracket(char c) { return c == ')' || c == ']' || c == '}'; }
+
+// The offset of the first character from `from` on, outside string and
+// character literals, for which `stop(c, depth)` holds; `depth` counts the
+// brackets open after `c`. npos if there is none.
+template <typename Stop>
+size_t ScanOutsideLiterals(absl::string_view text, size_t from, Stop stop) {
   int depth = 0;
   char quote = 0;
-  for (size_t i = open; i < text.size(); ++i) {
+  for (size_t i = from; i < text.size(); ++i) {
     const char c = text[i];
     if (quote != 0) {
       if (c == '\\') {
@@ -69,15 +74,28 @@ size_t MatchingClose(absl::string_view text, size_t open) {
       } else if (c == quote) {
         quote = 0;
       }
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return i + 1;
+      continue;
     }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (IsCloseBracket(c)) {
+      --depth;
+    }
+    if (stop(c, depth)) return i;
   }
   return absl::string_view::npos;
+}
+
+// The offset just past the bracket that closes the one at `open`, or npos.
+size_t MatchingClose(absl::string_view text, size_t open) {
+  const size_t close = ScanOutsideLiterals(text, open, [](char c, int depth) {
+    return depth == 0 && IsCloseBracket(c);
+  });
+  return close == absl::string_view::npos ? close : close + 1;
 }
 
 // Lower-cases Fortran text outside string literals.
@@ -215,27 +233,9 @@ std::vector<Piece> SplitTopLevel(absl::string_view text, char separator) {
 }
 
 size_t FindTopLevel(absl::string_view text, char separator) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote != 0) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
-      }
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    } else if (c == separator && depth == 0) {
-      return i;
-    }
-  }
-  return absl::string_view::npos;
+  return ScanOutsideLiterals(text, 0, [separator](char c, int depth) {
+    return depth == 0 && c == separator;
+  });
 }
 
 }  // namespace ctxsel::pragma
