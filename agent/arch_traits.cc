@@ -27,7 +27,7 @@ void AddAll(std::vector<std::string>& list, const selector::NameSet& values) {
 
 absl::Status ApplyArchTraits(DeviceInfo& device) {
   absl::StatusOr<selector::DeviceTraits> traits =
-      sycl::DeviceTraitsFor(device.sycl_arch);
+      sycl::DeviceTraitsFor(device.sycl_architecture);
   if (!traits.ok()) {
     return absl::NotFoundError(
         absl::StrCat("sycl_architecture: ", traits.status().message()));
@@ -42,7 +42,7 @@ absl::Status ApplyArchTraits(DeviceInfo& device) {
 
 void ApplyUnknownGpuTraits(DeviceInfo& device, const std::string& vendor,
                            const std::string& isa) {
-  device.sycl_arch.clear();
+  device.sycl_architecture.clear();
   AddUnique(device.kind, "gpu");
   AddUnique(device.kind, "nohost");
   AddUnique(device.vendor, vendor);

@@ -8,7 +8,7 @@
 // whichever backend found it.
 //
 //   DeviceInfo d;
-//   d.sycl_arch = "amd_gpu_gfx90a";
+//   d.sycl_architecture = "amd_gpu_gfx90a";
 //   absl::Status s = ApplyArchTraits(d);
 //   // d.kind == {"gpu", "nohost"}, d.arch == {"amdgcn"},
 //   // d.isa == {"gfx90a"}, d.vendor == "amd"
@@ -22,16 +22,16 @@
 
 namespace ctxsel::agent {
 
-// Adds the traits the catalog gives for `device.sycl_arch` (canonical name or
-// alias) to `device`; lists keep their entries and gain no duplicates, and
-// catalog sets are added in sorted order. Returns the catalog's NotFoundError
-// (naming the architecture and the nearest known names) for an unknown name;
-// `device` is then unchanged.
+// Adds the traits the catalog gives for `device.sycl_architecture` (canonical
+// name or alias) to `device`; lists keep their entries and gain no duplicates,
+// and catalog sets are added in sorted order. Returns the catalog's
+// NotFoundError (naming the architecture and the nearest known names) for an
+// unknown name; `device` is then unchanged.
 absl::Status ApplyArchTraits(DeviceInfo& device);
 
 // For a GPU whose architecture the catalog does not know (a newer NVIDIA
-// compute capability, an unlisted Intel PCI id): clears `sycl_arch` and adds
-// kind {gpu, nohost}, `vendor` and, if not empty, `isa` ("sm_100").
+// compute capability, an unlisted Intel PCI id): clears `sycl_architecture` and
+// adds kind {gpu, nohost}, `vendor` and, if not empty, `isa` ("sm_100").
 void ApplyUnknownGpuTraits(DeviceInfo& device, const std::string& vendor,
                            const std::string& isa);
 

@@ -11,7 +11,7 @@ namespace {
 using Names = std::vector<std::string>;
 
 struct Case {
-  std::string sycl_arch;
+  std::string sycl_architecture;
   Names kind, arch, isa, vendor;
 };
 
@@ -43,18 +43,18 @@ TEST(ApplyArchTraitsTest, DerivesTraitsFromTheName) {
   };
   for (const Case& c : cases) {
     DeviceInfo d;
-    d.sycl_arch = c.sycl_arch;
-    ASSERT_TRUE(ApplyArchTraits(d).ok()) << c.sycl_arch;
-    EXPECT_EQ(d.kind, c.kind) << c.sycl_arch;
-    EXPECT_EQ(d.arch, c.arch) << c.sycl_arch;
-    EXPECT_EQ(d.isa, c.isa) << c.sycl_arch;
-    EXPECT_EQ(d.vendor, c.vendor) << c.sycl_arch;
+    d.sycl_architecture = c.sycl_architecture;
+    ASSERT_TRUE(ApplyArchTraits(d).ok()) << c.sycl_architecture;
+    EXPECT_EQ(d.kind, c.kind) << c.sycl_architecture;
+    EXPECT_EQ(d.arch, c.arch) << c.sycl_architecture;
+    EXPECT_EQ(d.isa, c.isa) << c.sycl_architecture;
+    EXPECT_EQ(d.vendor, c.vendor) << c.sycl_architecture;
   }
 }
 
 TEST(ApplyArchTraitsTest, KeepsExistingTraitsAndAddsNoDuplicates) {
   DeviceInfo d;
-  d.sycl_arch = "amd_gpu_gfx942";
+  d.sycl_architecture = "amd_gpu_gfx942";
   d.isa = {"gfx942", "mfma"};
   d.vendor = {"amd"};
   ASSERT_TRUE(ApplyArchTraits(d).ok());
@@ -66,9 +66,9 @@ TEST(ApplyArchTraitsTest, KeepsExistingTraitsAndAddsNoDuplicates) {
 
 TEST(ApplyUnknownGpuTraitsTest, DescribesAnUnnamedGpu) {
   DeviceInfo d;
-  d.sycl_arch = "nvidia_gpu_sm_100";
+  d.sycl_architecture = "nvidia_gpu_sm_100";
   ApplyUnknownGpuTraits(d, "nvidia", "sm_100");
-  EXPECT_EQ(d.sycl_arch, "");
+  EXPECT_EQ(d.sycl_architecture, "");
   EXPECT_EQ(d.kind, (Names{"gpu", "nohost"}));
   EXPECT_EQ(d.vendor, (Names{"nvidia"}));
   EXPECT_EQ(d.isa, (Names{"sm_100"}));
@@ -80,7 +80,7 @@ TEST(ApplyArchTraitsTest, RejectsUnknownNamesWithoutChangingTheDevice) {
        {"", "nvidia_gpu_", "nvidia_gpu_sm_9000x", "amd_gpu_gfx", "intel_gpu_",
         "arm64", "intel_cpu_spr"}) {
     DeviceInfo d;
-    d.sycl_arch = name;
+    d.sycl_architecture = name;
     absl::Status s = ApplyArchTraits(d);
     EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << name;
     EXPECT_NE(s.message().find("sycl_architecture: unknown SYCL architecture"),

@@ -68,7 +68,7 @@ class CpuBackend : public DiscoveryBackend {
   std::string name() const override { return "cpu"; }
 
   absl::StatusOr<std::vector<DeviceInfo>> Discover() override {
-    if (device_.sycl_arch.empty()) return std::vector<DeviceInfo>();
+    if (device_.sycl_architecture.empty()) return std::vector<DeviceInfo>();
     std::string sample = FirstLine(proc_stat_);
     device_.utilisation = CpuBusyFraction(last_sample_, sample);
     last_sample_ = std::move(sample);
@@ -87,7 +87,7 @@ DeviceInfo DescribeCpu(const CpuInfo& cpu, const CpuTopology& topology) {
   DeviceInfo d;
   if (cpu.level == 0) return d;  // not an x86-64 processor
   d.backend = "cpu";
-  d.sycl_arch = "x86_64";
+  d.sycl_architecture = "x86_64";
   (void)ApplyArchTraits(d);  // x86_64 is always in the catalog
   d.vendor = {cpu.vendor};
   d.name = cpu.brand.empty() ? cpu.vendor_id : cpu.brand;

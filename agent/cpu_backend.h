@@ -4,7 +4,7 @@
 //
 //   auto cpu = MakeCpuBackend("/proc/stat");
 //   absl::StatusOr<std::vector<DeviceInfo>> devices = cpu->Discover();
-//   // one device: kind {cpu, host}, sycl_arch "x86_64",
+//   // one device: kind {cpu, host}, sycl_architecture "x86_64",
 //   // isa {"sse2", ..., "avx512f", "x86_64_v2", "x86_64_v3", "x86_64_v4"}
 #ifndef CTXSEL_AGENT_CPU_BACKEND_H_
 #define CTXSEL_AGENT_CPU_BACKEND_H_

@@ -16,7 +16,7 @@ TEST(DescribeCpuTest, AddsLevelsAndTopology) {
   cpu.isas = {"sse2", "avx2", "avx512f"};
   cpu.level = 4;
   DeviceInfo d = DescribeCpu(cpu, {2, 192, 384, 8, int64_t{1} << 40});
-  EXPECT_EQ(d.sycl_arch, "x86_64");
+  EXPECT_EQ(d.sycl_architecture, "x86_64");
   EXPECT_TRUE(d.IsHost());
   EXPECT_EQ(d.vendor, std::vector<std::string>{"amd"});
   EXPECT_EQ(d.isa,
@@ -31,7 +31,7 @@ TEST(DescribeCpuTest, AddsLevelsAndTopology) {
 }
 
 TEST(DescribeCpuTest, NotX86MeansNoDevice) {
-  EXPECT_TRUE(DescribeCpu(CpuInfo(), {}).sycl_arch.empty());
+  EXPECT_TRUE(DescribeCpu(CpuInfo(), {}).sycl_architecture.empty());
 }
 
 TEST(CpuBusyFractionTest, FromProcStatLines) {
@@ -49,7 +49,7 @@ TEST(CpuBackendTest, FindsThisMachinesCpu) {
 #if defined(__x86_64__)
   ASSERT_EQ(devices->size(), 1u);
   const DeviceInfo& cpu = (*devices)[0];
-  EXPECT_EQ(cpu.sycl_arch, "x86_64");
+  EXPECT_EQ(cpu.sycl_architecture, "x86_64");
   EXPECT_GE(cpu.compute_units, 1);
   EXPECT_GE(cpu.threads, static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_GE(cpu.numa_nodes, 1);

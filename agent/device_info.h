@@ -7,7 +7,7 @@
 // selector engine can match against them directly.
 //
 //   DeviceInfo gpu;
-//   gpu.sycl_arch = "nvidia_gpu_sm_90";
+//   gpu.sycl_architecture = "nvidia_gpu_sm_90";
 //   ApplyArchTraits(gpu);       // kind {gpu, nohost}, arch {nvptx, ...}
 //   gpu.memory_bytes = 80ull << 30;
 #ifndef CTXSEL_AGENT_DEVICE_INFO_H_
@@ -35,7 +35,8 @@ struct DeviceInfo {
   std::vector<std::string> isa;        // "avx512f", "x86_64_v4", "sm_90", ...
   std::vector<std::string> vendor;     // "intel", "amd", "nvidia"
   std::vector<std::string> extension;  // "cuda", "rocm", "level_zero"
-  std::string sycl_arch;  // SYCL architecture name: "x86_64", "amd_gpu_gfx90a"
+  // SYCL architecture name: "x86_64", "amd_gpu_gfx90a".
+  std::string sycl_architecture;
 
   std::string name;     // the product name, for people
   std::string backend;  // who found it: "cpuid", "nvml", "kfd", "drm", "file"

@@ -137,7 +137,7 @@ const std::map<std::string, Reader>& DeviceFields() {
          }},
         {"sycl_architecture",
          [](const json& v, DeviceInfo& d) {
-           return ReadString(v, d.sycl_arch);
+           return ReadString(v, d.sycl_architecture);
          }},
         {"memory_bytes",
          [](const json& v, DeviceInfo& d) {
@@ -186,7 +186,7 @@ json DeviceToJson(const DeviceInfo& d) {
             {"isa", d.isa},
             {"vendor", d.vendor},
             {"extension", d.extension}}},
-          {"sycl_architecture", d.sycl_arch},
+          {"sycl_architecture", d.sycl_architecture},
           {"memory_bytes", d.memory_bytes},
           {"compute_units", d.compute_units},
           {"utilisation", d.utilisation},
@@ -200,7 +200,7 @@ absl::StatusOr<DeviceInfo> DeviceFromJson(const json& object,
     std::string separator = object.is_object() ? "." : ": ";
     return Invalid(absl::StrCat(where, separator, s.message()));
   }
-  if (!d.sycl_arch.empty()) {
+  if (!d.sycl_architecture.empty()) {
     if (absl::Status s = ApplyArchTraits(d); !s.ok()) {
       return Invalid(absl::StrCat(where, ".", s.message()));
     }

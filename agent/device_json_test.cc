@@ -53,7 +53,7 @@ TEST(ParseDevicesTest, AcceptsABareArray) {
 TEST(ParseDevicesTest, RoundTripsThroughJson) {
   DeviceInfo d;
   d.id = "n1/gpu0";
-  d.sycl_arch = "amd_gpu_gfx90a";
+  d.sycl_architecture = "amd_gpu_gfx90a";
   ASSERT_TRUE(ApplyArchTraits(d).ok());
   d.isa.push_back("mfma");
   d.extension = {"rocm"};

@@ -26,9 +26,10 @@ std::string DevicesToText(const std::string& node,
   for (const DeviceInfo& d : devices) {
     absl::StrAppend(&out, d.id, " (device ", d.index,
                     "): ", d.name.empty() ? "(unnamed)" : d.name, "\n");
-    absl::StrAppend(&out, "  sycl_architecture: ",
-                    d.sycl_arch.empty() ? "(unknown)" : d.sycl_arch,
-                    "   backend: ", d.backend, "\n");
+    absl::StrAppend(
+        &out, "  sycl_architecture: ",
+        d.sycl_architecture.empty() ? "(unknown)" : d.sycl_architecture,
+        "   backend: ", d.backend, "\n");
     AppendList(out, "kind", d.kind);
     AppendList(out, "arch", d.arch);
     AppendList(out, "isa", d.isa);

@@ -10,7 +10,7 @@ TEST(DevicesToTextTest, OneBlockPerDevice) {
   d.id = "n7/gpu0";
   d.index = 0;
   d.name = "NVIDIA H100";
-  d.sycl_arch = "nvidia_gpu_sm_90";
+  d.sycl_architecture = "nvidia_gpu_sm_90";
   d.backend = "nvml";
   d.kind = {"gpu", "nohost"};
   d.isa = {"sm_90"};

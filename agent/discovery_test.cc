@@ -31,7 +31,7 @@ TEST(DiscoveryTest, CombinesBackendsInOrderWithIds) {
   EXPECT_TRUE(found.errors.empty());
   std::vector<std::string> ids;
   for (const DeviceInfo& d : found.devices)
-    ids.push_back(d.id + "=" + d.sycl_arch);
+    ids.push_back(d.id + "=" + d.sycl_architecture);
 #if defined(__x86_64__)
   EXPECT_EQ(ids, (std::vector<std::string>{
                      "n7/cpu0=x86_64", "n7/gpu0=amd_gpu_gfx90a",

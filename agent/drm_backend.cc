@@ -17,12 +17,13 @@ constexpr uint32_t kIntelVendor = 0x8086;
 
 struct IdRow {
   uint32_t pci_id;
-  const char* sycl_arch;
+  const char* sycl_architecture;
   const char* product;
 };
 
 constexpr IdRow kIntelGpus[] = {
-#define INTEL_GPU(pci_id, sycl_arch, product) {pci_id, sycl_arch, product},
+#define INTEL_GPU(pci_id, sycl_architecture, product) \
+  {pci_id, sycl_architecture, product},
 #include "agent/intel_gpu_ids.def"
 #undef INTEL_GPU
 };
@@ -64,7 +65,7 @@ class DrmBackend : public DiscoveryBackend {
     DeviceInfo d;
     d.backend = name();
     IntelGpuId id = LookupIntelGpu(pci_id);
-    d.sycl_arch = id.sycl_arch;
+    d.sycl_architecture = id.sycl_architecture;
     if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "intel", "");
     d.name = id.product.empty() ? absl::StrFormat("Intel GPU 0x%04x", pci_id)
                                 : "Intel " + id.product;
@@ -85,7 +86,7 @@ class DrmBackend : public DiscoveryBackend {
 
 IntelGpuId LookupIntelGpu(uint32_t pci_id) {
   for (const IdRow& row : kIntelGpus) {
-    if (row.pci_id == pci_id) return {row.sycl_arch, row.product};
+    if (row.pci_id == pci_id) return {row.sycl_architecture, row.product};
   }
   return {};
 }

@@ -25,7 +25,7 @@ std::unique_ptr<DiscoveryBackend> MakeDrmBackend(Sysfs sysfs);
 // The SYCL architecture of the Intel GPU with PCI device id `pci_id`, and its
 // product name; empty strings if the id is not in intel_gpu_ids.def.
 struct IntelGpuId {
-  std::string sycl_arch;
+  std::string sycl_architecture;
   std::string product;
 };
 IntelGpuId LookupIntelGpu(uint32_t pci_id);

@@ -12,11 +12,11 @@ namespace {
 using Names = std::vector<std::string>;
 
 TEST(LookupIntelGpuTest, KnownAndUnknownIds) {
-  EXPECT_EQ(LookupIntelGpu(0x0BD5).sycl_arch, "intel_gpu_pvc");
-  EXPECT_EQ(LookupIntelGpu(0x56A0).sycl_arch, "intel_gpu_acm_g10");
-  EXPECT_EQ(LookupIntelGpu(0x9A49).sycl_arch, "intel_gpu_tgllp");
-  EXPECT_EQ(LookupIntelGpu(0x4905).sycl_arch, "intel_gpu_dg1");
-  EXPECT_EQ(LookupIntelGpu(0x9999).sycl_arch, "");
+  EXPECT_EQ(LookupIntelGpu(0x0BD5).sycl_architecture, "intel_gpu_pvc");
+  EXPECT_EQ(LookupIntelGpu(0x56A0).sycl_architecture, "intel_gpu_acm_g10");
+  EXPECT_EQ(LookupIntelGpu(0x9A49).sycl_architecture, "intel_gpu_tgllp");
+  EXPECT_EQ(LookupIntelGpu(0x4905).sycl_architecture, "intel_gpu_dg1");
+  EXPECT_EQ(LookupIntelGpu(0x9999).sycl_architecture, "");
 }
 
 TEST(LookupIntelGpuTest, EveryTableRowIsACatalogArchitecture) {
@@ -24,8 +24,8 @@ TEST(LookupIntelGpuTest, EveryTableRowIsACatalogArchitecture) {
   for (uint32_t id : KnownIntelGpuPciIds()) {
     EXPECT_TRUE(seen.insert(id).second) << "duplicate PCI id " << id;
     DeviceInfo d;
-    d.sycl_arch = LookupIntelGpu(id).sycl_arch;
-    EXPECT_TRUE(ApplyArchTraits(d).ok()) << d.sycl_arch;
+    d.sycl_architecture = LookupIntelGpu(id).sycl_architecture;
+    EXPECT_TRUE(ApplyArchTraits(d).ok()) << d.sycl_architecture;
   }
 }
 
@@ -37,7 +37,7 @@ TEST(DrmBackendTest, FindsTheFixtureIntelGpus) {
   // card2, the connector card0-DP-1 or the render node renderD128.
   ASSERT_EQ(gpus->size(), 3u);
   const DeviceInfo& pvc = (*gpus)[0];
-  EXPECT_EQ(pvc.sycl_arch, "intel_gpu_pvc");
+  EXPECT_EQ(pvc.sycl_architecture, "intel_gpu_pvc");
   EXPECT_EQ(pvc.kind, (Names{"gpu", "nohost"}));
   EXPECT_EQ(pvc.isa, (Names{"pvc"}));
   EXPECT_EQ(pvc.vendor, (Names{"intel"}));
@@ -45,8 +45,8 @@ TEST(DrmBackendTest, FindsTheFixtureIntelGpus) {
   EXPECT_EQ(pvc.attributes.at("pci_device_id"), "0x0bd5");
   EXPECT_EQ(pvc.memory_bytes, 68719476736);
   EXPECT_EQ(pvc.name, "Intel Data Center GPU Max 1550");
-  EXPECT_EQ((*gpus)[1].sycl_arch, "intel_gpu_acm_g10");
-  EXPECT_EQ((*gpus)[2].sycl_arch, "");
+  EXPECT_EQ((*gpus)[1].sycl_architecture, "intel_gpu_acm_g10");
+  EXPECT_EQ((*gpus)[2].sycl_architecture, "");
   EXPECT_EQ((*gpus)[2].vendor, (Names{"intel"}));
   EXPECT_EQ((*gpus)[2].attributes.at("drm_card"), "card10");
 }

@@ -98,7 +98,7 @@ v1::Device ToProto(const DeviceInfo& d) {
   for (const std::string& v : d.isa) traits->add_isa(v);
   for (const std::string& v : d.vendor) traits->add_vendor(v);
   for (const std::string& v : d.extension) traits->add_extension(v);
-  device.set_sycl_architecture(d.sycl_arch);
+  device.set_sycl_architecture(d.sycl_architecture);
   device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
   device.set_compute_units(d.compute_units);
   device.set_utilisation(d.utilisation);

@@ -47,7 +47,7 @@ class KfdBackend : public DiscoveryBackend {
                       const std::map<std::string, int64_t>& props) const {
     DeviceInfo d;
     d.backend = name();
-    d.sycl_arch = "amd_gpu_" + gfx;
+    d.sycl_architecture = "amd_gpu_" + gfx;
     if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "amd", gfx);
     d.name = sysfs_.Read(dir + "/name").value_or(gfx);
     int64_t simd_per_cu = Get(props, "simd_per_cu");

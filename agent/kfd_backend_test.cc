@@ -28,7 +28,7 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_EQ(gpus->size(), 3u);  // node 0 is the CPU
   const DeviceInfo& mi250 = (*gpus)[0];
-  EXPECT_EQ(mi250.sycl_arch, "amd_gpu_gfx90a");
+  EXPECT_EQ(mi250.sycl_architecture, "amd_gpu_gfx90a");
   EXPECT_EQ(mi250.kind, (Names{"gpu", "nohost"}));
   EXPECT_EQ(mi250.arch, (Names{"amd_gpu_gfx90a", "amdgcn"}));
   EXPECT_EQ(mi250.isa, (Names{"gfx90a"}));
@@ -38,9 +38,9 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   EXPECT_DOUBLE_EQ(mi250.utilisation, 0.37);
   EXPECT_EQ(mi250.attributes.at("pci_location"), "c1:00.0");
   EXPECT_EQ(mi250.backend, "kfd");
-  EXPECT_EQ((*gpus)[1].sycl_arch, "amd_gpu_gfx942");
+  EXPECT_EQ((*gpus)[1].sycl_architecture, "amd_gpu_gfx942");
   EXPECT_EQ((*gpus)[1].compute_units, 304);
-  EXPECT_EQ((*gpus)[2].sycl_arch, "amd_gpu_gfx1100");
+  EXPECT_EQ((*gpus)[2].sycl_architecture, "amd_gpu_gfx1100");
   EXPECT_EQ((*gpus)[2].compute_units, 96);
 }
 

@@ -124,7 +124,7 @@ class NvmlBackend : public DiscoveryBackend {
       return Error("nvmlDeviceGetCudaComputeCapability", rc);
     }
     std::string sm = absl::StrCat("sm_", major, minor);
-    d.sycl_arch = "nvidia_gpu_" + sm;
+    d.sycl_architecture = "nvidia_gpu_" + sm;
     if (!ApplyArchTraits(d).ok()) ApplyUnknownGpuTraits(d, "nvidia", sm);
     d.attributes["compute_capability"] = absl::StrCat(major, ".", minor);
     char text[96] = {};

@@ -24,7 +24,7 @@ TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_EQ(gpus->size(), 3u);
   const DeviceInfo& h100 = (*gpus)[0];
-  EXPECT_EQ(h100.sycl_arch, "nvidia_gpu_sm_90");
+  EXPECT_EQ(h100.sycl_architecture, "nvidia_gpu_sm_90");
   EXPECT_EQ(h100.kind, (Names{"gpu", "nohost"}));
   EXPECT_EQ(h100.arch, (Names{"nvidia_gpu_sm_90", "nvidia_gpu_sm_90a", "nvptx",
                               "nvptx64"}));
@@ -35,10 +35,10 @@ TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
   EXPECT_DOUBLE_EQ(h100.utilisation, 0.75);
   EXPECT_EQ(h100.attributes.at("uuid"), "GPU-0000");
   EXPECT_EQ(h100.compute_units, 0);  // the fake has no nvmlDeviceGetAttributes
-  EXPECT_EQ((*gpus)[1].sycl_arch, "nvidia_gpu_sm_80");
+  EXPECT_EQ((*gpus)[1].sycl_architecture, "nvidia_gpu_sm_80");
   // Compute capability 10.0 is not in the SYCL catalog: still a GPU.
   const DeviceInfo& b200 = (*gpus)[2];
-  EXPECT_EQ(b200.sycl_arch, "");
+  EXPECT_EQ(b200.sycl_architecture, "");
   EXPECT_EQ(b200.kind, (Names{"gpu", "nohost"}));
   EXPECT_EQ(b200.isa, (Names{"sm_100"}));
   EXPECT_EQ(b200.vendor, (Names{"nvidia"}));
