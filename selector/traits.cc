@@ -87,13 +87,6 @@ std::vector<SetId> SetsWithSelector(absl::string_view name) {
   return sets;
 }
 
-bool HasClosedProperties(SelectorId id) {
-  for (const PropertyEntry& p : Properties()) {
-    if (p.selector == id) return true;
-  }
-  return false;
-}
-
 bool IsKnownProperty(SelectorId id, absl::string_view name) {
   bool closed = false;
   for (const PropertyEntry& p : Properties()) {

@@ -66,9 +66,8 @@ std::optional<SelectorId> FindSelector(SetId set, absl::string_view name);
 // Sets (other than `set`) that have a selector named `name`, for messages.
 std::vector<SetId> SetsWithSelector(absl::string_view name);
 
-// True when the selector's properties come from a closed list.
-bool HasClosedProperties(SelectorId id);
-// True when `name` is in that closed list (always true for open lists).
+// True when `name` is in the selector's closed list of properties (always
+// true for a selector whose properties are an open list).
 bool IsKnownProperty(SelectorId id, absl::string_view name);
 // The closed list, for messages ("one of a, b, c").
 std::vector<absl::string_view> KnownProperties(SelectorId id);
