@@ -98,12 +98,7 @@ void Inventory::CommitLocked(NodeState node, ReportInFlight flight) {
   for (const Device& d : node.devices) device_nodes_[d.id] = node.id;
   it->second = std::move(node);
   // Beats that came while the observer took the report are newer than it.
-  for (const auto& [device_id, u] : flight.beats) {
-    for (Device& d : it->second.devices) {
-      if (d.id == device_id) d.properties.utilisation = u;
-    }
-    if (observer_ != nullptr) observer_->UtilisationChanged(device_id, u);
-  }
+  if (!flight.beats.empty()) RecordBeatLocked(it->second, flight.beats);
   if (changed) {
     RecordEvent(
         added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
@@ -135,13 +130,20 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
     }
   }
   it->second.last_heartbeat = options_.now();
+  RecordBeatLocked(it->second, utilisation);
+  return BeatAnswer::kRecorded;
+}
+
+void Inventory::RecordBeatLocked(
+    NodeState& node,
+    absl::Span<const std::pair<std::string, double>> utilisation) {
   for (const auto& [device_id, u] : utilisation) {
-    for (Device& d : it->second.devices) {
+    for (Device& d : node.devices) {
       if (d.id == device_id) d.properties.utilisation = u;
     }
-    if (observer_ != nullptr) observer_->UtilisationChanged(device_id, u);
   }
-  return BeatAnswer::kRecorded;
+  if (observer_ != nullptr)
+    observer_->UtilisationsChanged(node.id, utilisation);
 }
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(

@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "server/model.h"
 #include "server/node_report.h"
 
@@ -49,9 +50,10 @@ namespace ctxsel::server {
 
 // Told about every change, one call at a time and in the order the
 // inventory applies them. NodeDevicesChanged and NodeRemoved run under the
-// inventory's sequencing lock only (they may be slow); UtilisationChanged
-// runs under its state lock (it must be cheap). A heartbeat that arrives
-// while its node's report is being applied is told after that report.
+// inventory's sequencing lock only (they may be slow); UtilisationsChanged
+// runs under its state lock (it must be cheap), once per heartbeat. A
+// heartbeat that arrives while its node's report is being applied is told
+// after that report.
 class InventoryObserver {
  public:
   virtual ~InventoryObserver() = default;
@@ -60,8 +62,12 @@ class InventoryObserver {
   virtual absl::Status NodeDevicesChanged(
       const std::string& node, const std::vector<Device>& devices) = 0;
   virtual void NodeRemoved(const std::string& node) = 0;
-  virtual void UtilisationChanged(const std::string& device_id,
-                                  double utilisation) = 0;
+  // A heartbeat of `node`: (device id, utilisation in [0, 1]) for devices
+  // of `node`, in the order they were beaten; a later pair for the same
+  // device wins.
+  virtual void UtilisationsChanged(
+      const std::string& node,
+      absl::Span<const std::pair<std::string, double>> utilisation) = 0;
 };
 
 struct InventoryEvent {
@@ -161,6 +167,11 @@ class Inventory {
   absl::StatusOr<BeatAnswer> BeatInFlightLocked(
       const std::string& node,
       const std::vector<std::pair<std::string, double>>& utilisation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the utilisations of `node`'s devices and tells the observer, once.
+  void RecordBeatLocked(
+      NodeState& node,
+      absl::Span<const std::pair<std::string, double>> utilisation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `node` from the inventory (not the observer) with an event.
   void RemoveLocked(const std::string& node, std::string reason)

@@ -41,9 +41,15 @@ class GateObserver : public InventoryObserver {
     log_.push_back("remove " + node);
     devices_.erase(node);
   }
-  void UtilisationChanged(const std::string& device_id, double u) override {
+  void UtilisationsChanged(
+      const std::string& node,
+      absl::Span<const std::pair<std::string, double>> utilisation) override {
+    std::string line = "beat " + node + ":";
+    for (const auto& [id, u] : utilisation) {
+      line += " " + id + "=" + std::to_string(u);
+    }
     absl::MutexLock lock(&mu_);
-    log_.push_back("beat " + device_id + " " + std::to_string(u));
+    log_.push_back(line);
   }
 
   std::atomic<bool> hold_{false};
@@ -119,10 +125,13 @@ TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
             Inventory::BeatAnswer::kRecorded);
   EXPECT_EQ(*inventory.Heartbeat("n", {{"n/7", 0.25}}),
             Inventory::BeatAnswer::kUnknownDevice);
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/0", 0.5}}),
+            Inventory::BeatAnswer::kRecorded);
   observer.release_.Notify();
   reporter.join();
-  EXPECT_THAT(observer.log(),
-              ElementsAre("report n", "report n", "beat n/1 0.250000"));
+  // The beats that waited for the report reach placement in one batch.
+  EXPECT_THAT(observer.log(), ElementsAre("report n", "report n",
+                                          "beat n: n/1=0.250000 n/0=0.500000"));
   auto devices = inventory.ListDevices("", "n", 0, "");
   ASSERT_TRUE(devices.ok());
   ASSERT_EQ(devices->items.size(), 2u);

@@ -21,10 +21,14 @@ class RecordingObserver : public InventoryObserver {
     return absl::OkStatus();
   }
   void NodeRemoved(const std::string& node) override { nodes.erase(node); }
-  void UtilisationChanged(const std::string& device_id, double u) override {
-    utilisation[device_id] = u;
+  void UtilisationsChanged(
+      const std::string& node,
+      absl::Span<const std::pair<std::string, double>> beat) override {
+    ++beats[node];
+    for (const auto& [device_id, u] : beat) utilisation[device_id] = u;
   }
   bool reject = false;
+  std::map<std::string, int> beats;  // observer calls per node
   std::map<std::string, size_t> nodes;
   std::map<std::string, double> utilisation;
 };
@@ -155,6 +159,21 @@ TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
   EXPECT_EQ(observer_.nodes.count("n2"), 0u);
   auto page = inventory_.ListDevices("", "", 0, "");
   EXPECT_EQ(page->items[0].properties.utilisation, 0.75);
+}
+
+TEST_F(InventoryTest, ObserverHearsEachBeatOnce) {
+  ASSERT_TRUE(
+      inventory_.Report(Node("n1", {Gpu(0, "nvptx"), Gpu(1, "nvptx")})).ok());
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/0", 0.25}, {"n1/1", 0.5}}),
+            Inventory::BeatAnswer::kRecorded);
+  EXPECT_EQ(observer_.beats["n1"], 1);
+  EXPECT_EQ(observer_.utilisation["n1/0"], 0.25);
+  EXPECT_EQ(observer_.utilisation["n1/1"], 0.5);
+  // A beat naming a device the node does not have tells nothing.
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/0", 0.75}, {"n1/9", 0.1}}),
+            Inventory::BeatAnswer::kUnknownDevice);
+  EXPECT_EQ(observer_.beats["n1"], 1);
+  EXPECT_EQ(observer_.utilisation["n1/0"], 0.25);
 }
 
 TEST_F(InventoryTest, UnknownNodeOrDeviceAsksForReport) {

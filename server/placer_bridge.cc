@@ -24,11 +24,12 @@ void PlacerBridge::NodeRemoved(const std::string& node) {
   placer_->RemoveNode(node);
 }
 
-void PlacerBridge::UtilisationChanged(const std::string& device_id,
-                                      double utilisation) {
-  absl::Status s = placer_->UpdateUtilisation(device_id, utilisation);
+void PlacerBridge::UtilisationsChanged(
+    const std::string& node,
+    absl::Span<const std::pair<std::string, double>> utilisation) {
+  absl::Status s = placer_->UpdateUtilisations(node, utilisation);
   if (!s.ok()) {
-    spdlog::warn("placement: utilisation of {}: {}", device_id, s.ToString());
+    spdlog::warn("placement: heartbeat of {}: {}", node, s.ToString());
   }
 }
 

@@ -25,8 +25,9 @@ class PlacerBridge final : public VariantObserver, public InventoryObserver {
   absl::Status NodeDevicesChanged(const std::string& node,
                                   const std::vector<Device>& devices) override;
   void NodeRemoved(const std::string& node) override;
-  void UtilisationChanged(const std::string& device_id,
-                          double utilisation) override;
+  void UtilisationsChanged(
+      const std::string& node,
+      absl::Span<const std::pair<std::string, double>> utilisation) override;
 
  private:
   placement::Placer* const placer_;

@@ -1,5 +1,6 @@
 #include "server/placement/fleet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -185,21 +187,44 @@ DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout) {
   return group.get();
 }
 
-absl::Status Fleet::UpdateUtilisation(absl::string_view device_id,
-                                      double utilisation) {
-  if (std::isnan(utilisation)) {
-    return absl::InvalidArgumentError("utilisation: not a number");
+absl::Status Fleet::UpdateUtilisations(
+    absl::string_view node,
+    absl::Span<const std::pair<std::string, double>> updates) {
+  for (size_t i = 0; i < updates.size(); ++i) {
+    if (std::isnan(updates[i].second)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("updates[", i, "] (device '", updates[i].first,
+                       "'): utilisation: not a number"));
+    }
   }
-  utilisation = std::min(1.0, std::max(0.0, utilisation));
   absl::MutexLock lock(&mu_);
+  // Look every device up before changing any: all or nothing.
+  absl::InlinedVector<DeviceSlot*, 16> slots;
+  slots.reserve(updates.size());
+  for (size_t i = 0; i < updates.size(); ++i) {
+    auto it = devices_.find(updates[i].first);
+    if (it == devices_.end() || it->second->node != node) {
+      return absl::NotFoundError(
+          absl::StrCat("updates[", i, "]: device '", updates[i].first,
+                       "' is not a device of node '", node, "'"));
+    }
+    slots.push_back(it->second.get());
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const double u = std::min(1.0, std::max(0.0, updates[i].second));
+    slots[i]->group->SetUtilisation(slots[i], u);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Fleet::NodeOf(absl::string_view device_id) const {
+  absl::ReaderMutexLock lock(&mu_);
   auto it = devices_.find(device_id);
   if (it == devices_.end()) {
     return absl::NotFoundError(
         absl::StrCat("device '", device_id, "' is not in the fleet"));
   }
-  DeviceSlot* slot = it->second.get();
-  slot->group->SetUtilisation(slot, utilisation);
-  return absl::OkStatus();
+  return it->second->node;
 }
 
 absl::StatusOr<std::string> Fleet::ClassOf(absl::string_view device_id) const {

@@ -1,7 +1,7 @@
 // fleet.h: the live devices, grouped by device class and node layout.
 //
 // Internal to the Placer. The Fleet applies inventory changes (a node's
-// full report, its removal, a heartbeat's utilisation) incrementally: a
+// full report, its removal, a heartbeat's utilisations) incrementally: a
 // node report touches only that node's devices, and the groups stay ordered
 // for the policies. Classes and layouts, once seen, keep their ids for the
 // Fleet's lifetime (resolution caches are keyed by class id).
@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -32,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "server/model.h"
 #include "server/placement/device_class.h"
 #include "server/placement/device_group.h"
@@ -59,8 +61,18 @@ class Fleet {
   // False if `node` was not known.
   bool RemoveNode(absl::string_view node) ABSL_LOCKS_EXCLUDED(mu_);
 
-  absl::Status UpdateUtilisation(absl::string_view device_id,
-                                 double utilisation) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sets the utilisation of devices of `node` (device id, value; clamped
+  // to 0..1) under one exclusive hold of the lock. All or nothing:
+  // InvalidArgumentError for NaN, NotFoundError for a device that is not
+  // one of `node`'s.
+  absl::Status UpdateUtilisations(
+      absl::string_view node,
+      absl::Span<const std::pair<std::string, double>> updates)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The node of a live device; NotFoundError for an unknown device.
+  absl::StatusOr<std::string> NodeOf(absl::string_view device_id) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<std::string> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -110,9 +110,18 @@ absl::Status Placer::SetDevices(std::vector<Device> devices) {
   return s;
 }
 
+absl::Status Placer::UpdateUtilisations(
+    absl::string_view node,
+    absl::Span<const std::pair<std::string, double>> updates) {
+  return fleet_->UpdateUtilisations(node, updates);
+}
+
 absl::Status Placer::UpdateUtilisation(absl::string_view device_id,
                                        double utilisation) {
-  return fleet_->UpdateUtilisation(device_id, utilisation);
+  absl::StatusOr<std::string> node = fleet_->NodeOf(device_id);
+  if (!node.ok()) return node.status();
+  const std::pair<std::string, double> update(device_id, utilisation);
+  return fleet_->UpdateUtilisations(*node, absl::MakeConstSpan(&update, 1));
 }
 
 absl::StatusOr<std::string> Placer::DeviceClassOf(

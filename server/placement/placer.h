@@ -25,16 +25,17 @@
 // pointer swap; writers are serialised among themselves and never hold a
 // lock a reader needs while they resolve. Device-level state (devices,
 // utilisation, the per-class ordered load structures) sits behind one
-// reader/writer lock that inventory writers and UpdateUtilisation hold only
-// for O(log n) per device, and Select holds shared while it picks — the
-// place where a future reservation would be taken atomically.
+// reader/writer lock that inventory writers and UpdateUtilisations hold
+// only for O(log n) per device (once per node report or heartbeat), and
+// Select holds shared while it picks — the place where a future reservation
+// would be taken atomically.
 //
 // Example:
 //
 //   Placer placer;
 //   CTXSEL_RETURN_IF_ERROR(placer.SetVariants("saxpy", variants));
 //   CTXSEL_RETURN_IF_ERROR(placer.SetNodeDevices("node7", devices));
-//   placer.UpdateUtilisation("node7/gpu0", 0.4).IgnoreError();
+//   placer.UpdateUtilisations("node7", {{"node7/gpu0", 0.4}}).IgnoreError();
 //   Job job;
 //   job.kernel = "saxpy";
 //   absl::StatusOr<Placement> p = placer.Select(job);
@@ -45,6 +46,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -52,6 +54,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "server/model.h"
 #include "server/placement/filter_cache.h"
 #include "server/placement/placement.h"
@@ -112,9 +115,17 @@ class Placer {
   // same checks as SetNodeDevices, all or nothing.
   absl::Status SetDevices(std::vector<Device> devices);
 
-  // Records a heartbeat's utilisation (clamped to 0..1). Cheap: no
-  // snapshot is rebuilt. NotFoundError for an unknown device,
-  // InvalidArgumentError for NaN.
+  // Records one heartbeat of `node`: each (device id, utilisation) pair,
+  // clamped to 0..1, under a single hold of the fleet lock (one exclusive
+  // lock per beat, not per device). Cheap: no snapshot is rebuilt. All or
+  // nothing: InvalidArgumentError for NaN, NotFoundError for a device that
+  // is not a live device of `node`.
+  absl::Status UpdateUtilisations(
+      absl::string_view node,
+      absl::Span<const std::pair<std::string, double>> updates);
+
+  // UpdateUtilisations for one device found by id, for callers without its
+  // node at hand (bench/placement_bench); heartbeats use the batch.
   absl::Status UpdateUtilisation(absl::string_view device_id,
                                  double utilisation);
 

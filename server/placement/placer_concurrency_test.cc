@@ -61,8 +61,10 @@ TEST(PlacerConcurrencyTest, SelectsStayConsistentUnderWriters) {
   }
   threads.emplace_back([&] {  // heartbeats
     for (int i = 0; !stop.load(); ++i) {
-      std::string id = absl::StrCat("n", i % 8, "/", i % 2);
-      absl::Status s = placer.UpdateUtilisation(id, (i % 10) / 10.0);
+      const std::string node = absl::StrCat("n", i % 8);
+      const double u = (i % 10) / 10.0;
+      absl::Status s = placer.UpdateUtilisations(
+          node, {{absl::StrCat(node, "/0"), u}, {absl::StrCat(node, "/1"), u}});
       if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
         failures.fetch_add(1);
       }

@@ -62,16 +62,16 @@ TEST_F(PlacerTest, LeastLoadedFollowsHeartbeatsAndBreaksTiesById) {
   AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.5)});
   AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5)});
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");  // tie: lower id
-  ASSERT_TRUE(placer_.UpdateUtilisation("b/0", 0.1).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("b", {{"b/0", 0.1}}).ok());
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
-  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 0.05).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("a", {{"a/0", 0.05}}).ok());
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
-  EXPECT_EQ(placer_.UpdateUtilisation("z/9", 0.1).code(),
+  EXPECT_EQ(placer_.UpdateUtilisations("z", {{"z/9", 0.1}}).code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(placer_.UpdateUtilisation("a/0", std::nan("")).code(),
+  EXPECT_EQ(placer_.UpdateUtilisations("a", {{"a/0", std::nan("")}}).code(),
             absl::StatusCode::kInvalidArgument);
   // Clamped to 0..1.
-  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 7.0).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("a", {{"a/0", 7.0}}).ok());
   absl::StatusOr<Placement> p = placer_.Select(SaxpyJob());
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->choice.device.id, "b/0");
@@ -87,11 +87,11 @@ TEST_F(PlacerTest, PackPicksBusiestDeviceThatIsNotFull) {
   Job job = SaxpyJob();
   job.policy = Policy::kPack;
   EXPECT_EQ(DeviceOf(placer_, job), "b/0");  // 0.7, tie by id
-  ASSERT_TRUE(placer_.UpdateUtilisation("b/0", 1.0).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("b", {{"b/0", 1.0}}).ok());
   EXPECT_EQ(DeviceOf(placer_, job), "b/1");
-  ASSERT_TRUE(placer_.UpdateUtilisation("b/1", 1.0).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("b", {{"b/1", 1.0}}).ok());
   EXPECT_EQ(DeviceOf(placer_, job), "a/0");
-  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 1.0).ok());
+  ASSERT_TRUE(placer_.UpdateUtilisations("a", {{"a/0", 1.0}}).ok());
   EXPECT_EQ(DeviceOf(placer_, job), "a/0");  // all full: least loaded, by id
 }
 

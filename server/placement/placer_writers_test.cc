@@ -1,5 +1,6 @@
-// Placer writers: classes from reports, node removal, validation of
-// reports and variant sets.
+// Placer writers: classes from reports, node removal, heartbeats,
+// validation of reports and variant sets.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ TEST_F(PlacerTest, RemovedNodesAreNeverSelected) {
   AddNode("b", {});  // an empty report removes the node too
   EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(placer_.UpdateUtilisation("b/0", 0.5).code(),
+  EXPECT_EQ(placer_.UpdateUtilisations("b", {{"b/0", 0.5}}).code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -112,6 +113,46 @@ TEST_F(PlacerTest, VariantsAreValidatedAndReplaced) {
   EXPECT_FALSE(placer_.RemoveKernel("saxpy"));
   EXPECT_EQ(placer_.Select(SaxpyJob()).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST_F(PlacerTest, HeartbeatBatchSetsEveryDeviceOfTheNode) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5),
+                MakeDevice("a", 1, Kind::kH100, 0.5)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.3)});
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
+  ASSERT_TRUE(
+      placer_.UpdateUtilisations("a", {{"a/0", 0.9}, {"a/1", 0.2}}).ok());
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/1");
+  ASSERT_TRUE(placer_.UpdateUtilisations("a", {}).ok());  // an empty beat
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/1");
+}
+
+TEST_F(PlacerTest, BadHeartbeatBatchChangesNothing) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5),
+                MakeDevice("a", 1, Kind::kH100, 0.5)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.4)});
+  // b/0 is live, but not a device of node a.
+  absl::Status s = placer_.UpdateUtilisations("a", {{"a/0", 0.0}, {"b/0", 1}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("updates[1]: device 'b/0'"));
+  s = placer_.UpdateUtilisations("a", {{"a/1", 0.0}, {"a/0", std::nan("")}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("updates[1] (device 'a/0')"));
+  EXPECT_EQ(placer_.UpdateUtilisations("z", {{"z/0", 0.1}}).code(),
+            absl::StatusCode::kNotFound);
+  // Neither a/0 nor a/1 moved, nor b/0.
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
+}
+
+TEST_F(PlacerTest, OneDeviceUpdateFindsItsNode) {
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5)});
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.4)});
+  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 0.1).ok());
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
+  EXPECT_EQ(placer_.UpdateUtilisation("c/0", 0.1).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(placer_.UpdateUtilisation("b/0", std::nan("")).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
