@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
@@ -39,12 +41,23 @@ ABSL_FLAG(std::string, format, "table", "select: table, json or env.");
 namespace ctxsel::cli {
 namespace {
 
+// A policy by its proto enum name in lower case ("least_loaded"): the
+// spellings come from ctxsel.proto, so a new policy needs no CLI change.
 absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
-  if (name == "least_loaded") return v1::LEAST_LOADED;
-  if (name == "spread") return v1::SPREAD;
-  if (name == "pack") return v1::PACK;
+  v1::Policy policy = v1::POLICY_UNSPECIFIED;
+  if (name == absl::AsciiStrToLower(name) &&
+      v1::Policy_Parse(absl::AsciiStrToUpper(name), &policy) &&
+      policy != v1::POLICY_UNSPECIFIED) {
+    return policy;
+  }
+  std::vector<std::string> names;
+  const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
+  for (int i = 0; i < policies->value_count(); ++i) {
+    if (policies->value(i)->number() == v1::POLICY_UNSPECIFIED) continue;
+    names.push_back(absl::AsciiStrToLower(policies->value(i)->name()));
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--policy: '", name, "' (expected least_loaded, spread or pack)"));
+      "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
 }
 
 absl::StatusOr<v1::Job> JobFromFlags() {
