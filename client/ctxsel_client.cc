@@ -12,6 +12,23 @@ absl::StatusOr<Response> Unary(Call call) {
   return response;
 }
 
+// Every item of a paged listing: calls `call(request, &page)` until the
+// server returns no next_page_token, appending `items(page)` each time.
+template <typename Response, typename Item, typename Request, typename Call,
+          typename Items>
+absl::StatusOr<std::vector<Item>> AllPages(Request request, Call call,
+                                           Items items) {
+  std::vector<Item> out;
+  do {
+    auto page = Unary<Response>(
+        [&](Response* response) { return call(request, response); });
+    if (!page.ok()) return page.status();
+    out.insert(out.end(), items(*page).begin(), items(*page).end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return out;
+}
+
 }  // namespace
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
@@ -87,20 +104,16 @@ absl::StatusOr<v1::RegisterVariantsResponse> CtxselClient::RegisterVariants(
 
 absl::StatusOr<std::vector<v1::Variant>> CtxselClient::ListVariants(
     const std::string& kernel) {
-  std::vector<v1::Variant> variants;
   v1::ListVariantsRequest request;
   request.set_kernel(kernel);
-  do {
-    auto page =
-        Unary<v1::ListVariantsResponse>([&](v1::ListVariantsResponse* out) {
-          return variants_->ListVariants(NewContext().get(), request, out);
-        });
-    if (!page.ok()) return page.status();
-    variants.insert(variants.end(), page->variants().begin(),
-                    page->variants().end());
-    request.set_page_token(page->next_page_token());
-  } while (!request.page_token().empty());
-  return variants;
+  return AllPages<v1::ListVariantsResponse, v1::Variant>(
+      request,
+      [&](const v1::ListVariantsRequest& r, v1::ListVariantsResponse* out) {
+        return variants_->ListVariants(NewContext().get(), r, out);
+      },
+      [](const v1::ListVariantsResponse& page) -> const auto& {
+        return page.variants();
+      });
 }
 
 absl::StatusOr<v1::Variant> CtxselClient::GetVariant(const std::string& kernel,
@@ -149,37 +162,31 @@ absl::Status CtxselClient::Deregister(const std::string& node) {
 
 absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
     bool include_devices) {
-  std::vector<v1::NodeSummary> nodes;
   v1::ListNodesRequest request;
   request.set_include_devices(include_devices);
-  do {
-    auto page = Unary<v1::ListNodesResponse>([&](v1::ListNodesResponse* out) {
-      return inventory_->ListNodes(NewContext().get(), request, out);
-    });
-    if (!page.ok()) return page.status();
-    nodes.insert(nodes.end(), page->nodes().begin(), page->nodes().end());
-    request.set_page_token(page->next_page_token());
-  } while (!request.page_token().empty());
-  return nodes;
+  return AllPages<v1::ListNodesResponse, v1::NodeSummary>(
+      request,
+      [&](const v1::ListNodesRequest& r, v1::ListNodesResponse* out) {
+        return inventory_->ListNodes(NewContext().get(), r, out);
+      },
+      [](const v1::ListNodesResponse& page) -> const auto& {
+        return page.nodes();
+      });
 }
 
 absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
     const std::string& match, const std::string& node) {
-  std::vector<v1::Device> devices;
   v1::ListDevicesRequest request;
   request.set_match(match);
   request.set_node(node);
-  do {
-    auto page =
-        Unary<v1::ListDevicesResponse>([&](v1::ListDevicesResponse* out) {
-          return inventory_->ListDevices(NewContext().get(), request, out);
-        });
-    if (!page.ok()) return page.status();
-    devices.insert(devices.end(), page->devices().begin(),
-                   page->devices().end());
-    request.set_page_token(page->next_page_token());
-  } while (!request.page_token().empty());
-  return devices;
+  return AllPages<v1::ListDevicesResponse, v1::Device>(
+      request,
+      [&](const v1::ListDevicesRequest& r, v1::ListDevicesResponse* out) {
+        return inventory_->ListDevices(NewContext().get(), r, out);
+      },
+      [](const v1::ListDevicesResponse& page) -> const auto& {
+        return page.devices();
+      });
 }
 
 std::unique_ptr<HeartbeatStream> CtxselClient::OpenHeartbeat() {
