@@ -3,7 +3,7 @@
 // The fleet has 3 device classes and 2 node layouts at every size, so a
 // Select should cost the same with 1k, 10k and 100k devices: it works per
 // class and candidate, never per device. Also: each policy, a job
-// restricted to named nodes, and a heartbeat's UpdateUtilisation.
+// restricted to named nodes, and one heartbeat (UpdateUtilisations).
 //
 //   bazel run -c opt //bench:placement_bench
 #include <map>
@@ -94,22 +94,33 @@ void BM_SelectWithFilter(benchmark::State& state) {
 }
 BENCHMARK(BM_SelectWithFilter);
 
-void BM_UpdateUtilisation(benchmark::State& state) {
+// One heartbeat: every device of one node, as the inventory hands it over.
+void BM_Heartbeat(benchmark::State& state) {
   Placer& placer =
       const_cast<Placer&>(PlacerFor(static_cast<int>(state.range(0))));
-  int nodes = static_cast<int>(state.range(0)) / kDevicesPerNode;
-  std::vector<std::string> ids;
-  for (int n = 0; n < nodes; n += 13)
-    ids.push_back(absl::StrCat("node", n, "/3"));
+  const int nodes = static_cast<int>(state.range(0)) / kDevicesPerNode;
+  struct Beat {
+    std::string node;
+    std::vector<std::pair<std::string, double>> updates;
+  };
+  std::vector<Beat> beats;
+  for (int n = 0; n < nodes; n += 13) {
+    Beat beat{absl::StrCat("node", n), {}};
+    for (int d = 0; d < kDevicesPerNode; ++d) {
+      beat.updates.emplace_back(absl::StrCat(beat.node, "/", d),
+                                (n + d) % 100 / 100.0);
+    }
+    beats.push_back(std::move(beat));
+  }
   size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        placer.UpdateUtilisation(ids[i], (i % 100) / 100.0));
-    if (++i == ids.size()) i = 0;
+        placer.UpdateUtilisations(beats[i].node, beats[i].updates));
+    if (++i == beats.size()) i = 0;
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_UpdateUtilisation)->Arg(1000)->Arg(100000);
+BENCHMARK(BM_Heartbeat)->Arg(1000)->Arg(100000);
 
 }  // namespace
 }  // namespace ctxsel::bench

@@ -217,16 +217,6 @@ absl::Status Fleet::UpdateUtilisations(
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Fleet::NodeOf(absl::string_view device_id) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = devices_.find(device_id);
-  if (it == devices_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("device '", device_id, "' is not in the fleet"));
-  }
-  return it->second->node;
-}
-
 absl::StatusOr<std::string> Fleet::ClassOf(absl::string_view device_id) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = devices_.find(device_id);

@@ -70,10 +70,7 @@ class Fleet {
       absl::Span<const std::pair<std::string, double>> updates)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The node of a live device; NotFoundError for an unknown device.
-  absl::StatusOr<std::string> NodeOf(absl::string_view device_id) const
-      ABSL_LOCKS_EXCLUDED(mu_);
-
+  // The device class of a live device; NotFoundError for an unknown one.
   absl::StatusOr<std::string> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -116,14 +116,6 @@ absl::Status Placer::UpdateUtilisations(
   return fleet_->UpdateUtilisations(node, updates);
 }
 
-absl::Status Placer::UpdateUtilisation(absl::string_view device_id,
-                                       double utilisation) {
-  absl::StatusOr<std::string> node = fleet_->NodeOf(device_id);
-  if (!node.ok()) return node.status();
-  const std::pair<std::string, double> update(device_id, utilisation);
-  return fleet_->UpdateUtilisations(*node, absl::MakeConstSpan(&update, 1));
-}
-
 absl::StatusOr<std::string> Placer::DeviceClassOf(
     absl::string_view device_id) const {
   return fleet_->ClassOf(device_id);

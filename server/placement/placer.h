@@ -124,11 +124,6 @@ class Placer {
       absl::string_view node,
       absl::Span<const std::pair<std::string, double>> updates);
 
-  // UpdateUtilisations for one device found by id, for callers without its
-  // node at hand (bench/placement_bench); heartbeats use the batch.
-  absl::Status UpdateUtilisation(absl::string_view device_id,
-                                 double utilisation);
-
   // The device class of a live device (for inventory listings);
   // NotFoundError for an unknown device.
   absl::StatusOr<std::string> DeviceClassOf(absl::string_view device_id) const;

@@ -144,16 +144,5 @@ TEST_F(PlacerTest, BadHeartbeatBatchChangesNothing) {
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "b/0");
 }
 
-TEST_F(PlacerTest, OneDeviceUpdateFindsItsNode) {
-  AddNode("a", {MakeDevice("a", 0, Kind::kH100, 0.5)});
-  AddNode("b", {MakeDevice("b", 0, Kind::kH100, 0.4)});
-  ASSERT_TRUE(placer_.UpdateUtilisation("a/0", 0.1).ok());
-  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
-  EXPECT_EQ(placer_.UpdateUtilisation("c/0", 0.1).code(),
-            absl::StatusCode::kNotFound);
-  EXPECT_EQ(placer_.UpdateUtilisation("b/0", std::nan("")).code(),
-            absl::StatusCode::kInvalidArgument);
-}
-
 }  // namespace
 }  // namespace ctxsel::server::placement
