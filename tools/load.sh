@@ -11,6 +11,7 @@
 #
 #   tools/load.sh                       # 200 and 2,000 nodes x 8 devices
 #   SMALL=100 LARGE=1000 DURATION=3s CLIENTS=2 tools/load.sh
+#   INTERVAL=10s tools/load.sh          # slower heartbeats, less beat traffic
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ LARGE=${LARGE:-2000}
 DURATION=${DURATION:-5s}
 CLIENTS=${CLIENTS:-2}
 DEVICES=${DEVICES:-8}
+INTERVAL=${INTERVAL:-1s}
 
 bazel build -c opt //server:ctxsel-server //bench/load:ctxsel-load
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
@@ -35,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$bin/server/ctxsel-server" --listen=127.0.0.1:0 --port_file="$work/port" \
-  --data_dir="$work/data" --heartbeat_interval=1s 2>"$work/server.log" &
+  --data_dir="$work/data" --heartbeat_interval="$INTERVAL" 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 300); do
   [[ -s $work/port ]] && break

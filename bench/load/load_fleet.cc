@@ -1,6 +1,7 @@
 #include "bench/load/load_fleet.h"
 
 #include "absl/strings/str_cat.h"
+#include "bench/synthetic_variants.h"
 
 namespace ctxsel::load {
 namespace {
@@ -12,31 +13,6 @@ void SetTraits(v1::Device* d, std::initializer_list<const char*> kind,
   for (const char* a : arch) d->mutable_traits()->add_arch(a);
   for (const char* i : isa) d->mutable_traits()->add_isa(i);
   d->mutable_traits()->add_vendor(vendor);
-}
-
-std::string VariantSelector(int v) {
-  switch (v % 6) {
-    case 0:
-      return absl::StrCat(
-          "device={kind(gpu), arch(nvptx)}, "
-          "user={condition(N > ",
-          v * 512, ")}");
-    case 1:
-      return "construct={target, teams, parallel, for}, "
-             "device={arch(nvptx, sm_90)}";
-    case 2:
-      return absl::StrCat(
-          "device={arch(amdgcn), isa(gfx90a)}, "
-          "user={condition(N >= ",
-          v * 256, ")}");
-    case 3:
-      return "construct={parallel, for}, device={kind(gpu), arch(amdgcn)}";
-    case 4:
-      return absl::StrCat("device={kind(cpu), isa(avx512f)}, ",
-                          "user={condition(N < ", 100000 + v, ")}");
-    default:
-      return "construct={for}, device={kind(cpu)}";
-  }
 }
 
 }  // namespace
@@ -76,7 +52,7 @@ v1::RegisterVariantsRequest LoadKernel(int k, int variants) {
     v1::Variant* variant = request.add_variants();
     variant->set_kernel(request.kernel());
     variant->set_name(absl::StrCat(request.kernel(), "_v", v));
-    variant->set_selector(VariantSelector(v));
+    variant->set_selector(bench::VariantSelector(v));
   }
   return request;
 }
