@@ -1,5 +1,6 @@
 // placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
-// job, asks the Placer, translates its answer.
+// job, asks the Placer, translates its answer (both conversions live in
+// server/proto_convert.h).
 #ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 
@@ -23,13 +24,6 @@ class PlacementService final : public v1::Placement::Service {
  private:
   const placement::Placer* const placer_;
 };
-
-// The Placer's answers as ctxsel.v1 messages.
-void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);
-void PlacementToProto(const placement::Placement& placement,
-                      v1::SelectResponse* out);
-void ReportToProto(const placement::PlacementReport& report,
-                   v1::ExplainResponse* out);
 
 }  // namespace ctxsel::server
 

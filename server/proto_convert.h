@@ -1,6 +1,7 @@
-// proto_convert.h: ctxsel.v1 messages <-> the domain types of model.h, and
-// absl::Status -> grpc::Status. The RPC handlers translate with these and
-// delegate; nothing here decides anything.
+// proto_convert.h: ctxsel.v1 messages <-> the domain types of model.h and
+// the Placer's answers (placement/placement.h), and absl::Status ->
+// grpc::Status. The RPC handlers translate with these and delegate; nothing
+// here decides anything.
 //
 //   absl::StatusOr<Job> job = JobFromProto(request->job());
 //   if (!job.ok()) return ToGrpcStatus(job.status());
@@ -14,6 +15,7 @@
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/inventory.h"
 #include "server/model.h"
+#include "server/placement/placement.h"
 #include "server/variant_registry.h"
 
 namespace ctxsel::server {
@@ -39,6 +41,16 @@ void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out);
 // InvalidArgumentError naming the field ("job.construct[2].name: empty",
 // "job.policy: unknown value 7", "job.top_k: negative").
 absl::StatusOr<Job> JobFromProto(const v1::Job& job);
+
+// The Placer's answers (server/placement/placement.h). The choice's device
+// carries its device class, as in ListDevices.
+void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);
+void PlacementToProto(const placement::Placement& placement,
+                      v1::SelectResponse* out);
+// The choice only when `report.status` is OK; one DeviceClassReport per
+// class (or class and node layout), and the whole text.
+void ReportToProto(const placement::PlacementReport& report,
+                   v1::ExplainResponse* out);
 
 }  // namespace ctxsel::server
 

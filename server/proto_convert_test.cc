@@ -1,5 +1,8 @@
 #include "server/proto_convert.h"
 
+#include <memory>
+#include <string>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -70,6 +73,156 @@ TEST(ProtoConvertTest, BadJobFieldsAreNamed) {
   in.set_policy(v1::SPREAD);
   in.set_top_k(-1);
   EXPECT_THAT(JobFromProto(in).status().message(), HasSubstr("job.top_k"));
+}
+
+placement::Choice TestChoice(const std::string& variant, const std::string& id,
+                             uint64_t score) {
+  placement::Choice choice;
+  if (!variant.empty()) {
+    absl::StatusOr<selector::Selector> parsed =
+        selector::Selector::Parse("device={kind(gpu)}");
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    choice.variant = std::make_shared<Variant>(
+        Variant{"saxpy", variant, "device={kind(gpu)}", *parsed, 0, 1, {}});
+  }
+  choice.device.id = id;
+  choice.device.node = id.substr(0, id.find('/'));
+  choice.device.index = 1;
+  choice.device.traits.kind = {"gpu"};
+  choice.device.properties.utilisation = 0.5;
+  choice.device_class = "gpu-nvptx";
+  choice.score = score;
+  choice.dynamic = score > 0;
+  return choice;
+}
+
+TEST(ProtoConvertTest, ChoiceCarriesDeviceAndClass) {
+  v1::PlacementChoice out;
+  ChoiceToProto(TestChoice("saxpy_cuda", "n1/gpu1", 7), &out);
+  EXPECT_EQ(out.variant(), "saxpy_cuda");
+  EXPECT_FALSE(out.base());
+  EXPECT_EQ(out.node(), "n1");
+  EXPECT_EQ(out.device().id(), "n1/gpu1");
+  EXPECT_EQ(out.device().index(), 1);
+  EXPECT_THAT(out.device().traits().kind(), ElementsAre("gpu"));
+  EXPECT_EQ(out.device().utilisation(), 0.5);
+  EXPECT_EQ(out.device().device_class(), "gpu-nvptx");
+  EXPECT_EQ(out.device_class(), "gpu-nvptx");
+  EXPECT_EQ(out.score(), 7u);
+  EXPECT_TRUE(out.dynamic());
+
+  v1::PlacementChoice base;
+  ChoiceToProto(TestChoice("", "n2/gpu0", 0), &base);
+  EXPECT_TRUE(base.base());
+  EXPECT_EQ(base.variant(), "");
+  EXPECT_EQ(base.node(), "n2");
+  EXPECT_FALSE(base.dynamic());
+}
+
+TEST(ProtoConvertTest, PlacementKeepsAlternativesInOrder) {
+  placement::Placement placement;
+  placement.choice = TestChoice("a", "n1/gpu0", 9);
+  placement.explanation = "class gpu-nvptx won";
+  placement.alternatives = {TestChoice("a", "n2/gpu0", 9),
+                            TestChoice("", "n3/cpu", 0)};
+  v1::SelectResponse out;
+  PlacementToProto(placement, &out);
+  EXPECT_EQ(out.placement().device().id(), "n1/gpu0");
+  EXPECT_EQ(out.explanation(), "class gpu-nvptx won");
+  ASSERT_EQ(out.alternatives_size(), 2);
+  EXPECT_EQ(out.alternatives(0).device().id(), "n2/gpu0");
+  EXPECT_TRUE(out.alternatives(1).base());
+}
+
+placement::ClassReport TestClass() {
+  placement::ClassReport report;
+  report.device_class = "gpu-nvptx";
+  report.traits.arch = {"sm_90", "nvptx"};
+  report.sycl_architecture = "nvidia_gpu_sm_90";
+  report.node_layout = "0:gpu-nvptx,-1:cpu-x86_64";
+  report.device_count = 4;
+  report.eligible_device_count = 3;
+  report.eligible = true;
+  report.winner = true;
+  report.explanation.selection.index = 1;
+  report.explanation.selection.score = 12;
+  selector::CandidateReport skipped;
+  skipped.name = "v0";
+  skipped.selector = "device={kind(fpga)}";
+  skipped.reason = "device.kind: fpga";
+  selector::CandidateReport chosen;
+  chosen.name = "v1";
+  chosen.selector = "device={arch(nvptx)}";
+  chosen.dynamic = true;
+  chosen.compatible = true;
+  chosen.score = 12;
+  chosen.terms = {{"device.arch", 12}};
+  chosen.subset_of = "v2";
+  chosen.rank = 0;
+  chosen.in_dynamic_prefix = true;
+  chosen.evaluated = true;
+  chosen.selected = true;
+  report.explanation.candidates = {skipped, chosen};
+  return report;
+}
+
+TEST(ProtoConvertTest, ReportCarriesClassesAndCandidates) {
+  placement::PlacementReport report;
+  report.placement.choice = TestChoice("v1", "n1/gpu0", 12);
+  report.classes = {TestClass()};
+  v1::ExplainResponse out;
+  ReportToProto(report, &out);
+  EXPECT_EQ(out.placement().variant(), "v1");
+  EXPECT_EQ(out.text(), report.ToText());
+  ASSERT_EQ(out.classes_size(), 1);
+  const v1::DeviceClassReport& c = out.classes(0);
+  EXPECT_EQ(c.device_class(), "gpu-nvptx");
+  EXPECT_THAT(c.traits().arch(), ElementsAre("nvptx", "sm_90"));
+  EXPECT_EQ(c.sycl_architecture(), "nvidia_gpu_sm_90");
+  EXPECT_EQ(c.node_layout(), "0:gpu-nvptx,-1:cpu-x86_64");
+  EXPECT_EQ(c.device_count(), 4);
+  EXPECT_EQ(c.eligible_device_count(), 3);
+  EXPECT_TRUE(c.eligible());
+  EXPECT_TRUE(c.winner());
+  EXPECT_FALSE(c.base());
+  EXPECT_EQ(c.score(), 12u);
+  EXPECT_EQ(c.selected_variant(), "v1");
+  ASSERT_EQ(c.candidates_size(), 2);
+  EXPECT_EQ(c.candidates(0).variant(), "v0");
+  EXPECT_EQ(c.candidates(0).reason(), "device.kind: fpga");
+  EXPECT_FALSE(c.candidates(0).compatible());
+  EXPECT_EQ(c.candidates(0).rank(), -1);
+  const v1::CandidateReport& chosen = c.candidates(1);
+  EXPECT_EQ(chosen.selector(), "device={arch(nvptx)}");
+  EXPECT_TRUE(chosen.dynamic());
+  EXPECT_TRUE(chosen.compatible());
+  EXPECT_EQ(chosen.score(), 12u);
+  ASSERT_EQ(chosen.terms_size(), 1);
+  EXPECT_EQ(chosen.terms(0).trait(), "device.arch");
+  EXPECT_EQ(chosen.terms(0).value(), 12u);
+  EXPECT_EQ(chosen.subset_of(), "v2");
+  EXPECT_EQ(chosen.rank(), 0);
+  EXPECT_TRUE(chosen.in_dynamic_prefix());
+  EXPECT_TRUE(chosen.evaluated());
+  EXPECT_TRUE(chosen.selected());
+}
+
+TEST(ProtoConvertTest, FailedReportHasNoPlacement) {
+  placement::PlacementReport report;
+  report.status = absl::FailedPreconditionError("no compatible device");
+  placement::ClassReport rejected;
+  rejected.device_class = "cpu-x86_64";
+  rejected.reason = "excluded by device_filter";
+  report.classes = {rejected};
+  v1::ExplainResponse out;
+  ReportToProto(report, &out);
+  EXPECT_FALSE(out.has_placement());
+  ASSERT_EQ(out.classes_size(), 1);
+  EXPECT_FALSE(out.classes(0).eligible());
+  EXPECT_EQ(out.classes(0).reason(), "excluded by device_filter");
+  EXPECT_TRUE(out.classes(0).base());
+  EXPECT_EQ(out.classes(0).candidates_size(), 0);
+  EXPECT_THAT(out.text(), HasSubstr("no compatible device"));
 }
 
 TEST(ProtoConvertTest, StatusKeepsCodeAndMessage) {
