@@ -1,35 +1,42 @@
 #include "client/ctxsel_client.h"
 
-namespace ctxsel::client {
-namespace {
+#include "absl/strings/str_cat.h"
 
-// Calls a unary RPC and converts the status.
+namespace ctxsel::client {
+
 template <typename Response, typename Call>
-absl::StatusOr<Response> Unary(Call call) {
+absl::StatusOr<Response> CtxselClient::Unary(Call call) const {
   Response response;
-  grpc::Status status = call(&response);
+  grpc::Status status = call(NewContext().get(), &response);
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("no answer within ", timeout_.count(), "ms (",
+                     status.error_message(), ")"));
+  }
   if (!status.ok()) return FromGrpcStatus(status);
   return response;
 }
 
-// Every item of a paged listing: calls `call(request, &page)` until the
-// server returns no next_page_token, appending `items(page)` each time.
+// Calls `call(context, request, &page)` until the server returns no
+// next_page_token, appending `items(page)` each time; each page has its own
+// deadline.
 template <typename Response, typename Item, typename Request, typename Call,
           typename Items>
-absl::StatusOr<std::vector<Item>> AllPages(Request request, Call call,
-                                           Items items) {
+absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
+                                                         Call call,
+                                                         Items items) const {
   std::vector<Item> out;
   do {
-    auto page = Unary<Response>(
-        [&](Response* response) { return call(request, response); });
+    auto page =
+        Unary<Response>([&](grpc::ClientContext* context, Response* response) {
+          return call(context, request, response);
+        });
     if (!page.ok()) return page.status();
     out.insert(out.end(), items(*page).begin(), items(*page).end());
     request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   return out;
 }
-
-}  // namespace
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   // gRPC and Abseil share the canonical code numbering.
@@ -75,9 +82,10 @@ CtxselClient::CtxselClient(std::shared_ptr<grpc::Channel> channel,
       timeout_(timeout) {}
 
 std::unique_ptr<CtxselClient> CtxselClient::Connect(
-    const std::string& address) {
+    const std::string& address, std::chrono::milliseconds timeout) {
   return std::make_unique<CtxselClient>(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()),
+      timeout);
 }
 
 std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext() const {
@@ -87,9 +95,10 @@ std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext() const {
 }
 
 absl::StatusOr<std::string> CtxselClient::Ping() {
-  auto response = Unary<v1::PingResponse>([&](v1::PingResponse* out) {
-    return ctxsel_->Ping(NewContext().get(), v1::PingRequest(), out);
-  });
+  auto response = Unary<v1::PingResponse>(
+      [&](grpc::ClientContext* context, v1::PingResponse* out) {
+        return ctxsel_->Ping(context, v1::PingRequest(), out);
+      });
   if (!response.ok()) return response.status();
   return response->server_version();
 }
@@ -97,8 +106,8 @@ absl::StatusOr<std::string> CtxselClient::Ping() {
 absl::StatusOr<v1::RegisterVariantsResponse> CtxselClient::RegisterVariants(
     const v1::RegisterVariantsRequest& request) {
   return Unary<v1::RegisterVariantsResponse>(
-      [&](v1::RegisterVariantsResponse* out) {
-        return variants_->RegisterVariants(NewContext().get(), request, out);
+      [&](grpc::ClientContext* context, v1::RegisterVariantsResponse* out) {
+        return variants_->RegisterVariants(context, request, out);
       });
 }
 
@@ -108,8 +117,9 @@ absl::StatusOr<std::vector<v1::Variant>> CtxselClient::ListVariants(
   request.set_kernel(kernel);
   return AllPages<v1::ListVariantsResponse, v1::Variant>(
       request,
-      [&](const v1::ListVariantsRequest& r, v1::ListVariantsResponse* out) {
-        return variants_->ListVariants(NewContext().get(), r, out);
+      [&](grpc::ClientContext* context, const v1::ListVariantsRequest& r,
+          v1::ListVariantsResponse* out) {
+        return variants_->ListVariants(context, r, out);
       },
       [](const v1::ListVariantsResponse& page) -> const auto& {
         return page.variants();
@@ -121,9 +131,9 @@ absl::StatusOr<v1::Variant> CtxselClient::GetVariant(const std::string& kernel,
   v1::GetVariantRequest request;
   request.set_kernel(kernel);
   request.set_name(name);
-  auto response =
-      Unary<v1::GetVariantResponse>([&](v1::GetVariantResponse* out) {
-        return variants_->GetVariant(NewContext().get(), request, out);
+  auto response = Unary<v1::GetVariantResponse>(
+      [&](grpc::ClientContext* context, v1::GetVariantResponse* out) {
+        return variants_->GetVariant(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->variant();
@@ -134,9 +144,9 @@ absl::StatusOr<int64_t> CtxselClient::DeleteVariant(const std::string& kernel,
   v1::DeleteVariantRequest request;
   request.set_kernel(kernel);
   request.set_name(name);
-  auto response =
-      Unary<v1::DeleteVariantResponse>([&](v1::DeleteVariantResponse* out) {
-        return variants_->DeleteVariant(NewContext().get(), request, out);
+  auto response = Unary<v1::DeleteVariantResponse>(
+      [&](grpc::ClientContext* context, v1::DeleteVariantResponse* out) {
+        return variants_->DeleteVariant(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->revision();
@@ -146,17 +156,19 @@ absl::StatusOr<v1::ReportNodeResponse> CtxselClient::ReportNode(
     const v1::Node& node) {
   v1::ReportNodeRequest request;
   *request.mutable_node() = node;
-  return Unary<v1::ReportNodeResponse>([&](v1::ReportNodeResponse* out) {
-    return inventory_->ReportNode(NewContext().get(), request, out);
-  });
+  return Unary<v1::ReportNodeResponse>(
+      [&](grpc::ClientContext* context, v1::ReportNodeResponse* out) {
+        return inventory_->ReportNode(context, request, out);
+      });
 }
 
 absl::Status CtxselClient::Deregister(const std::string& node) {
   v1::DeregisterRequest request;
   request.set_node(node);
-  return Unary<v1::DeregisterResponse>([&](v1::DeregisterResponse* out) {
-           return inventory_->Deregister(NewContext().get(), request, out);
-         })
+  return Unary<v1::DeregisterResponse>(
+             [&](grpc::ClientContext* context, v1::DeregisterResponse* out) {
+               return inventory_->Deregister(context, request, out);
+             })
       .status();
 }
 
@@ -166,8 +178,9 @@ absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
   request.set_include_devices(include_devices);
   return AllPages<v1::ListNodesResponse, v1::NodeSummary>(
       request,
-      [&](const v1::ListNodesRequest& r, v1::ListNodesResponse* out) {
-        return inventory_->ListNodes(NewContext().get(), r, out);
+      [&](grpc::ClientContext* context, const v1::ListNodesRequest& r,
+          v1::ListNodesResponse* out) {
+        return inventory_->ListNodes(context, r, out);
       },
       [](const v1::ListNodesResponse& page) -> const auto& {
         return page.nodes();
@@ -181,8 +194,9 @@ absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
   request.set_node(node);
   return AllPages<v1::ListDevicesResponse, v1::Device>(
       request,
-      [&](const v1::ListDevicesRequest& r, v1::ListDevicesResponse* out) {
-        return inventory_->ListDevices(NewContext().get(), r, out);
+      [&](grpc::ClientContext* context, const v1::ListDevicesRequest& r,
+          v1::ListDevicesResponse* out) {
+        return inventory_->ListDevices(context, r, out);
       },
       [](const v1::ListDevicesResponse& page) -> const auto& {
         return page.devices();
@@ -224,17 +238,19 @@ absl::Status CtxselClient::WatchInventory(
 absl::StatusOr<v1::SelectResponse> CtxselClient::Select(const v1::Job& job) {
   v1::SelectRequest request;
   *request.mutable_job() = job;
-  return Unary<v1::SelectResponse>([&](v1::SelectResponse* out) {
-    return placement_->Select(NewContext().get(), request, out);
-  });
+  return Unary<v1::SelectResponse>(
+      [&](grpc::ClientContext* context, v1::SelectResponse* out) {
+        return placement_->Select(context, request, out);
+      });
 }
 
 absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
   v1::ExplainRequest request;
   *request.mutable_job() = job;
-  return Unary<v1::ExplainResponse>([&](v1::ExplainResponse* out) {
-    return placement_->Explain(NewContext().get(), request, out);
-  });
+  return Unary<v1::ExplainResponse>(
+      [&](grpc::ClientContext* context, v1::ExplainResponse* out) {
+        return placement_->Explain(context, request, out);
+      });
 }
 
 }  // namespace ctxsel::client

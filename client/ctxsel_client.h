@@ -10,8 +10,10 @@
 //   absl::StatusOr<ctxsel::v1::SelectResponse> answer = client->Select(job);
 //   // answer->placement().device().id() == "node7/0"
 //
-// Every unary call has a deadline (the constructor's `timeout`) and returns
-// the server's error as an absl::Status with the same code and message.
+// Every unary call (each page of a listing too) has a deadline, the
+// constructor's `timeout`, and returns the server's error as an absl::Status
+// with the same code and message; a call that passes its deadline returns
+// DEADLINE_EXCEEDED naming the deadline ("no answer within 300ms").
 #ifndef CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 #define CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 
@@ -61,8 +63,11 @@ class CtxselClient {
       std::shared_ptr<grpc::Channel> channel,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
-  // An insecure channel to `address` (host:port).
-  static std::unique_ptr<CtxselClient> Connect(const std::string& address);
+  // An insecure channel to `address` (host:port); every unary call gets
+  // `timeout`.
+  static std::unique_ptr<CtxselClient> Connect(
+      const std::string& address,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
   // Round-trips a no-op call; returns the server's version.
   absl::StatusOr<std::string> Ping();
@@ -102,10 +107,20 @@ class CtxselClient {
   absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  // The deadline of each unary call, counted from its start.
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
   // A context whose deadline is now + timeout_.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
+  // Calls a unary RPC with a NewContext() and converts its status.
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> Unary(Call call) const;
+  // Every item of a paged listing (see the .cc).
+  template <typename Response, typename Item, typename Request, typename Call,
+            typename Items>
+  absl::StatusOr<std::vector<Item>> AllPages(Request request, Call call,
+                                             Items items) const;
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ctxsel::Stub> ctxsel_;

@@ -39,9 +39,12 @@ absl::Span<const Command* const> AllCommands() { return kCommands; }
 
 std::string HelpText() {
   std::string out = absl::StrCat(
-      "usage: ctxsel-cli [--server=host:port] [--json] <command> [args...]\n"
+      "usage: ctxsel-cli [--server=host:port] [--timeout=5s] [--json]\n"
+      "                  <command> [args...]\n"
       "--server defaults to $CTXSEL_SERVER, else ",
-      kDefaultServer, "\n\ncommands:\n");
+      kDefaultServer,
+      ";\n--timeout is the deadline of each call to the server (exit 3 when "
+      "passed)\n\ncommands:\n");
   for (const Command* command : kCommands) {
     for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
       absl::StrAppend(&out, Wrapped(line));

@@ -68,6 +68,7 @@ TEST(CommandsTest, HelpListsUsageLinesAndSummaries) {
   const std::string help = HelpText();
   EXPECT_THAT(help, StartsWith("usage: ctxsel-cli [--server=host:port]"));
   EXPECT_THAT(help, HasSubstr("$CTXSEL_SERVER, else 127.0.0.1:7070"));
+  EXPECT_THAT(help, HasSubstr("[--timeout=5s]"));
   EXPECT_THAT(help, HasSubstr("\n  archs [--json] [NAME]\n    The SYCL"));
   EXPECT_THAT(help, HasSubstr("\n  variants get KERNEL NAME [--json]\n"));
   EXPECT_THAT(help, HasSubstr("\n  select --kernel=K [--construct=C,...]"));

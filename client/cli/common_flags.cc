@@ -8,6 +8,9 @@ ABSL_FLAG(std::string, server, "",
           "Address of the ctxsel server, host:port (default: $CTXSEL_SERVER, "
           "else the address `ctxsel-cli help` shows).");
 ABSL_FLAG(bool, json, false, "Print machine-readable JSON.");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5),
+          "Deadline of each call to the server, e.g. 300ms or 1m; a call "
+          "that passes it exits 3.");
 ABSL_FLAG(std::string, kernel, "",
           "The kernel (base function) whose variants are selected.");
 ABSL_FLAG(std::vector<std::string>, construct, {},
@@ -31,6 +34,16 @@ absl::StatusOr<JobVariables> JobVariablesFromFlags() {
     out.emplace_back(assignment.substr(0, eq), value);
   }
   return out;
+}
+
+absl::StatusOr<std::chrono::milliseconds> CallTimeoutFromFlags() {
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout <= absl::ZeroDuration() || timeout == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--timeout: must be a positive, finite duration, got ",
+                     absl::FormatDuration(timeout)));
+  }
+  return absl::ToChronoMilliseconds(absl::Ceil(timeout, absl::Milliseconds(1)));
 }
 
 }  // namespace ctxsel::cli

@@ -7,9 +7,15 @@
 //
 //   absl::StatusOr<JobVariables> vars = JobVariablesFromFlags();
 //   if (!vars.ok()) return BadUsage("select", vars.status().message());
+//
+// --timeout is the deadline of every call a service command makes through
+// the client library (each page of a listing has its own):
+//
+//   absl::StatusOr<std::chrono::milliseconds> t = CallTimeoutFromFlags();
 #ifndef CTXSEL_CLIENT_CLI_COMMON_FLAGS_H_
 #define CTXSEL_CLIENT_CLI_COMMON_FLAGS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -17,9 +23,11 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(std::string, kernel);
 ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
 ABSL_DECLARE_FLAG(std::vector<std::string>, var);
@@ -35,6 +43,11 @@ using JobVariables = std::vector<std::pair<std::string, int64_t>>;
 // The --var flag's NAME=INTEGER assignments; INVALID_ARGUMENT naming the
 // first one that is not of that form.
 absl::StatusOr<JobVariables> JobVariablesFromFlags();
+
+// The --timeout flag as a per-call deadline, rounded up to whole
+// milliseconds; INVALID_ARGUMENT naming the flag when it is not positive or
+// is infinite.
+absl::StatusOr<std::chrono::milliseconds> CallTimeoutFromFlags();
 
 }  // namespace ctxsel::cli
 

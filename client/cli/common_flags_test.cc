@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::cli {
@@ -31,6 +32,29 @@ TEST(JobVariablesFromFlagsTest, RejectsOtherSpellingsNamingTheAssignment) {
     EXPECT_EQ(vars.status().message(),
               "--var: '" + bad + "' is not NAME=INTEGER");
   }
+}
+
+TEST(CallTimeoutFromFlagsTest, RoundsUpToWholeMilliseconds) {
+  absl::SetFlag(&FLAGS_timeout, absl::Milliseconds(300));
+  EXPECT_EQ(CallTimeoutFromFlags().value(), std::chrono::milliseconds(300));
+  absl::SetFlag(&FLAGS_timeout, absl::Microseconds(1500));
+  EXPECT_EQ(CallTimeoutFromFlags().value(), std::chrono::milliseconds(2));
+  absl::SetFlag(&FLAGS_timeout, absl::Minutes(2));
+  EXPECT_EQ(CallTimeoutFromFlags().value(), std::chrono::minutes(2));
+}
+
+TEST(CallTimeoutFromFlagsTest, RejectsNonPositiveAndInfiniteNamingTheFlag) {
+  for (absl::Duration bad :
+       {absl::ZeroDuration(), absl::Seconds(-1), absl::InfiniteDuration()}) {
+    absl::SetFlag(&FLAGS_timeout, bad);
+    absl::StatusOr<std::chrono::milliseconds> timeout = CallTimeoutFromFlags();
+    ASSERT_FALSE(timeout.ok()) << bad;
+    EXPECT_EQ(timeout.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(timeout.status().message(),
+              "--timeout: must be a positive, finite duration, got " +
+                  absl::FormatDuration(bad));
+  }
+  absl::SetFlag(&FLAGS_timeout, absl::Seconds(5));
 }
 
 }  // namespace

@@ -82,7 +82,13 @@ int RunWatch(const std::vector<std::string>& args) {
   const int max_events = absl::GetFlag(FLAGS_max_events);
   int seen = 0;
   const bool json = absl::GetFlag(FLAGS_json);
-  absl::Status status = ConnectToServer()->WatchInventory(
+  auto client = ConnectToServer();
+  // The stream has no deadline (it runs until --max_events or ^C); a Ping
+  // first makes an unresponsive server exit 3 within --timeout.
+  if (absl::StatusOr<std::string> pong = client->Ping(); !pong.ok()) {
+    return ReportError("watch", pong.status());
+  }
+  absl::Status status = client->WatchInventory(
       absl::GetFlag(FLAGS_initial), [&](const v1::InventoryEvent& event) {
         if (json) {
           std::printf("%s", ToJson(event).c_str());

@@ -7,6 +7,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "client/cli/commands.h"
+#include "client/cli/common_flags.h"
 
 int main(int argc, char** argv) {
   namespace cli = ::ctxsel::cli;
@@ -18,6 +19,12 @@ int main(int argc, char** argv) {
   }
   if (positional.size() < 2) {
     std::fputs(cli::HelpText().c_str(), stderr);
+    return cli::kExitBadInput;
+  }
+  if (absl::Status timeout = cli::CallTimeoutFromFlags().status();
+      !timeout.ok()) {
+    std::fprintf(stderr, "ctxsel-cli: %s\n",
+                 std::string(timeout.message()).c_str());
     return cli::kExitBadInput;
   }
   const std::string name = positional[1];

@@ -12,8 +12,7 @@ namespace {
 int RunPing(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kPingCommand);
   const std::string address = ServerAddress();
-  absl::StatusOr<std::string> version =
-      client::CtxselClient::Connect(address)->Ping();
+  absl::StatusOr<std::string> version = ConnectToServer()->Ping();
   if (!version.ok()) return ReportError("ping " + address, version.status());
   std::printf("pong from %s (ctxsel-server %s)\n", address.c_str(),
               version->c_str());

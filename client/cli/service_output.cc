@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "google/protobuf/util/json_util.h"
@@ -20,11 +22,21 @@ std::string ServerAddress() {
 }
 
 std::unique_ptr<client::CtxselClient> ConnectToServer() {
-  return client::CtxselClient::Connect(ServerAddress());
+  // main() has rejected a bad --timeout before any command runs.
+  return client::CtxselClient::Connect(
+      ServerAddress(),
+      CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000)));
 }
 
 int ReportError(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "%s: %s\n", what.c_str(), status.ToString().c_str());
+  std::string deadline;
+  if (status.code() == absl::StatusCode::kDeadlineExceeded) {
+    deadline = absl::StrCat(
+        " [--timeout=", absl::FormatDuration(absl::GetFlag(FLAGS_timeout)),
+        "]");
+  }
+  std::fprintf(stderr, "%s: %s%s\n", what.c_str(), status.ToString().c_str(),
+               deadline.c_str());
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:

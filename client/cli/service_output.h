@@ -23,10 +23,11 @@ namespace ctxsel::cli {
 // else kDefaultServer.
 std::string ServerAddress();
 
-// A client for ServerAddress().
+// A client for ServerAddress() whose calls have the --timeout deadline.
 std::unique_ptr<client::CtxselClient> ConnectToServer();
 
-// Prints "<what>: <status>" to stderr and returns the exit code for it
+// Prints "<what>: <status>" to stderr (a passed deadline also names the
+// --timeout flag: "[--timeout=300ms]") and returns the exit code for it
 // (command.h): kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
 // kExitBadInput for INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS and
 // OUT_OF_RANGE, kExitFailure otherwise (e.g. FAILED_PRECONDITION: no
