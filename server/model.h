@@ -44,8 +44,16 @@ struct Device {
   DeviceProperties properties;
 };
 
-// How to choose among the live devices of the winning device classes.
-enum class Policy { kLeastLoaded, kSpread, kPack };
+// How to choose among the live devices of the winning device classes. One
+// enumerator per line of server/placement/policy.def, which also gives each
+// its name, meaning and ctxsel.v1 value.
+enum class Policy {
+#define POLICY(Enumerator, Name, ProtoValue, Meaning) Enumerator,
+#include "server/placement/policy.def"
+};
+
+// The policy of a job that names none.
+inline constexpr Policy kDefaultPolicy = Policy::kLeastLoaded;
 
 // A job launcher's question: which variant of `kernel`, on which device?
 struct Job {
@@ -57,7 +65,7 @@ struct Job {
   // device selector filter (empty text: any).
   std::vector<std::string> nodes;
   std::string device_filter;
-  Policy policy = Policy::kLeastLoaded;
+  Policy policy = kDefaultPolicy;
   int top_k = 3;  // alternatives to return besides the choice
 };
 

@@ -46,12 +46,11 @@ absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
 absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
   switch (policy) {
     case v1::POLICY_UNSPECIFIED:
-    case v1::LEAST_LOADED:
-      return Policy::kLeastLoaded;
-    case v1::SPREAD:
-      return Policy::kSpread;
-    case v1::PACK:
-      return Policy::kPack;
+      return kDefaultPolicy;
+#define POLICY(Enumerator, Name, ProtoValue, Meaning) \
+  case v1::ProtoValue:                                \
+    return Policy::Enumerator;
+#include "server/placement/policy.def"
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("job.policy: unknown value ", policy));

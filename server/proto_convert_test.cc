@@ -3,8 +3,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/placement/policy.h"
 
 namespace ctxsel::server {
 namespace {
@@ -223,6 +226,31 @@ TEST(ProtoConvertTest, FailedReportHasNoPlacement) {
   EXPECT_TRUE(out.classes(0).base());
   EXPECT_EQ(out.classes(0).candidates_size(), 0);
   EXPECT_THAT(out.text(), HasSubstr("no compatible device"));
+}
+
+// The proto enum and policy.def list the same policies: every ctxsel.v1
+// value maps to the policy of the same name (the CLI spells --policy as the
+// lower-case proto name), and every policy has a value.
+TEST(ProtoConvertTest, ProtoPoliciesAreThePolicyTable) {
+  const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
+  absl::flat_hash_set<Policy> reached;
+  for (int i = 0; i < policies->value_count(); ++i) {
+    const google::protobuf::EnumValueDescriptor* value = policies->value(i);
+    v1::Job in;
+    in.set_kernel("k");
+    in.set_policy(static_cast<v1::Policy>(value->number()));
+    absl::StatusOr<Job> job = JobFromProto(in);
+    ASSERT_TRUE(job.ok()) << value->name() << ": " << job.status();
+    if (value->number() == v1::POLICY_UNSPECIFIED) {
+      EXPECT_EQ(job->policy, kDefaultPolicy);
+      continue;
+    }
+    EXPECT_EQ(placement::PolicyName(job->policy),
+              absl::AsciiStrToLower(value->name()));
+    EXPECT_TRUE(reached.insert(job->policy).second)
+        << value->name() << " maps to a policy already reached";
+  }
+  EXPECT_EQ(reached.size(), placement::AllPolicies().size());
 }
 
 TEST(ProtoConvertTest, StatusKeepsCodeAndMessage) {

@@ -16,7 +16,8 @@ struct PolicyInfo {
 };
 
 constexpr PolicyInfo kPolicies[] = {
-#define POLICY(Enumerator, Name, Meaning) {Policy::Enumerator, Name, Meaning},
+#define POLICY(Enumerator, Name, ProtoValue, Meaning) \
+  {Policy::Enumerator, Name, Meaning},
 #include "server/placement/policy.def"
 };
 
