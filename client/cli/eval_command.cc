@@ -1,7 +1,6 @@
 // ctxsel-cli eval: offline evaluation of context selectors (no server).
 #include "client/cli/eval_command.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "absl/flags/flag.h"
@@ -10,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/eval_context.h"
 #include "client/cli/eval_kernel.h"
 #include "client/cli/input_file.h"
 #include "selector/selector.h"
@@ -53,142 +53,11 @@ EvalOutcome Fail(InputError e) {
   return out;
 }
 
-void RequireObject(const json& j, absl::string_view what) {
-  if (!j.is_object()) {
-    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an object")};
+// Throws InputError with the message of a failed `status`.
+void Check(const absl::Status& status) {
+  if (!status.ok()) {
+    throw InputError{nullptr, 0, 0, std::string(status.message())};
   }
-}
-
-// Throws InputError unless `j` is an object with keys from `allowed` only.
-void CheckKeys(const json& j, absl::string_view what,
-               std::initializer_list<absl::string_view> allowed) {
-  if (!j.is_object())
-    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an object")};
-  for (const auto& [key, value] : j.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw InputError{nullptr, 0, 0,
-                       absl::StrCat("unknown field '", key, "' in ", what)};
-    }
-  }
-}
-
-sel::NameSet Names(const json& j, absl::string_view what) {
-  if (!j.is_array())
-    throw InputError{nullptr, 0, 0,
-                     absl::StrCat(what, " must be an array of strings")};
-  sel::NameSet out;
-  for (const json& name : j) {
-    if (!name.is_string())
-      throw InputError{nullptr, 0, 0,
-                       absl::StrCat(what, " must be an array of strings")};
-    out.insert(name.get<std::string>());
-  }
-  return out;
-}
-
-int64_t Int(const json& j, absl::string_view what) {
-  if (j.is_boolean()) return j.get<bool>() ? 1 : 0;
-  if (!j.is_number_integer())
-    throw InputError{nullptr, 0, 0, absl::StrCat(what, " must be an integer")};
-  return j.get<int64_t>();
-}
-
-sel::ConstructTrait Construct(const json& j) {
-  sel::ConstructTrait c;
-  if (j.is_string()) {
-    c.name = j.get<std::string>();
-    return c;
-  }
-  CheckKeys(j, "a construct entry",
-            {"name", "simdlen", "aligned", "linear", "uniform", "inbranch",
-             "notinbranch"});
-  if (!j.contains("name") || !j["name"].is_string()) {
-    throw InputError{nullptr, 0, 0, "a construct entry needs a \"name\""};
-  }
-  c.name = j["name"].get<std::string>();
-  if (j.contains("simdlen")) c.simdlen = Int(j["simdlen"], "simdlen");
-  if (j.contains("aligned")) {
-    RequireObject(j["aligned"], "aligned");
-    for (const auto& [var, n] : j["aligned"].items())
-      c.aligned[var] = Int(n, "aligned");
-  }
-  if (j.contains("linear")) c.linear = Names(j["linear"], "linear");
-  if (j.contains("uniform")) c.uniform = Names(j["uniform"], "uniform");
-  c.inbranch = j.value("inbranch", false);
-  c.notinbranch = j.value("notinbranch", false);
-  return c;
-}
-
-sel::DeviceTraits Device(const json& j, absl::string_view what) {
-  CheckKeys(j, what, {"kind", "arch", "isa", "vendor", "extension"});
-  sel::DeviceTraits d;
-  if (j.contains("kind")) d.kind = Names(j["kind"], "kind");
-  if (j.contains("arch")) d.arch = Names(j["arch"], "arch");
-  if (j.contains("isa")) d.isa = Names(j["isa"], "isa");
-  if (j.contains("vendor")) d.vendor = Names(j["vendor"], "vendor");
-  if (j.contains("extension")) d.extension = Names(j["extension"], "extension");
-  return d;
-}
-
-sel::TargetDevices TargetDevices(const json& j) {
-  CheckKeys(j, "target_devices", {"default", "devices"});
-  sel::TargetDevices t;
-  if (j.contains("default")) t.default_device = Int(j["default"], "default");
-  if (!j.contains("devices")) return t;
-  RequireObject(j["devices"], "devices");
-  for (const auto& [key, device] : j["devices"].items()) {
-    int64_t number = 0;
-    if (!absl::SimpleAtoi(key, &number)) {
-      throw InputError{
-          nullptr, 0, 0,
-          absl::StrCat("device number '", key, "' is not an integer")};
-    }
-    t.devices[number] = Device(device, absl::StrCat("device ", key));
-  }
-  return t;
-}
-
-sel::ImplementationTraits Implementation(const json& j) {
-  CheckKeys(j, "implementation",
-            {"vendor", "extension", "requires", "atomic_default_mem_order"});
-  sel::ImplementationTraits impl;
-  if (j.contains("vendor")) impl.vendor = Names(j["vendor"], "vendor");
-  if (j.contains("extension"))
-    impl.extension = Names(j["extension"], "extension");
-  if (j.contains("requires")) impl.requires_ = Names(j["requires"], "requires");
-  if (j.contains("atomic_default_mem_order")) {
-    const json& order = j["atomic_default_mem_order"];
-    if (!order.is_string())
-      throw InputError{nullptr, 0, 0,
-                       "atomic_default_mem_order must be a string"};
-    impl.atomic_default_mem_order = order.get<std::string>();
-  }
-  return impl;
-}
-
-sel::Context Context(const json& j) {
-  sel::Context ctx;
-  if (j.is_null()) return ctx;
-  CheckKeys(
-      j, "context",
-      {"construct", "device", "target_devices", "implementation", "variables"});
-  if (j.contains("construct")) {
-    if (!j["construct"].is_array())
-      throw InputError{nullptr, 0, 0, "construct must be an array"};
-    for (const json& c : j["construct"]) ctx.construct.push_back(Construct(c));
-  }
-  if (j.contains("device")) ctx.device = Device(j["device"], "device");
-  if (j.contains("target_devices"))
-    ctx.target_devices = TargetDevices(j["target_devices"]);
-  if (j.contains("implementation"))
-    ctx.implementation = Implementation(j["implementation"]);
-  if (j.contains("variables")) {
-    RequireObject(j["variables"], "variables");
-    for (const auto& [name, value] : j["variables"].items()) {
-      ctx.variables[name] = Int(value, absl::StrCat("variable ", name));
-    }
-  }
-  return ctx;
 }
 
 // "L:C: message" from the engine -> line, column, message.
@@ -214,7 +83,7 @@ std::vector<KernelVariant> Variants(const json& j, sel::Directive directive) {
     throw InputError{nullptr, 0, 0, "variants must be an array"};
   std::vector<KernelVariant> out;
   for (const json& v : j) {
-    CheckKeys(v, "a variant", {"name", "selector", "kernel"});
+    Check(CheckFields(v, "a variant", {"name", "selector", "kernel"}));
     if (!v.contains("name") || !v["name"].is_string() ||
         !v.contains("selector") || !v["selector"].is_string()) {
       throw InputError{nullptr, 0, 0,
@@ -243,8 +112,8 @@ json CandidateJson(const sel::CandidateReport& c) {
 }
 
 EvalOutcome Evaluate(const json& input) {
-  CheckKeys(input, "the document",
-            {"directive", "context", "variants", "kernel"});
+  Check(CheckFields(input, "the document",
+                    {"directive", "context", "variants", "kernel"}));
   sel::Directive directive = sel::Directive::kDeclareVariant;
   if (input.contains("directive")) {
     absl::StatusOr<sel::Directive> d = sel::ParseDirective(
@@ -254,7 +123,10 @@ EvalOutcome Evaluate(const json& input) {
       throw InputError{nullptr, 0, 0, std::string(d.status().message())};
     directive = *d;
   }
-  sel::Context ctx = Context(input.value("context", json()));
+  absl::StatusOr<sel::Context> read =
+      ReadEvalContext(input.value("context", json()));
+  Check(read.status());
+  sel::Context ctx = *std::move(read);
   std::vector<KernelVariant> variants =
       Variants(input.value("variants", json::array()), directive);
   absl::StatusOr<std::string> kernel = ChooseKernel(
