@@ -5,35 +5,19 @@
 //
 // Variants are durable in --data_dir (SQLite, see server/sqlite_store.h);
 // the inventory is soft state rebuilt from agent reports. SIGTERM or SIGINT
-// stops it gracefully: in-flight calls get a grace period.
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
+// stops it gracefully: in-flight calls get a grace period. The wiring is in
+// server/server_setup.h; this file is flags, start, signal, stop.
 #include <signal.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/ctxsel_service.h"
-#include "server/housekeeping.h"
-#include "server/inventory.h"
-#include "server/inventory_service.h"
-#include "server/placement/placer.h"
-#include "server/placement_service.h"
-#include "server/placer_bridge.h"
-#include "server/sqlite_store.h"
-#include "server/variant_registry.h"
-#include "server/variants_service.h"
+#include "server/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -69,34 +53,15 @@ sigset_t BlockStopSignals() {
   return signals;
 }
 
-bool WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out.flush()) return false;
-  }
-  // Rename so a reader never sees a half-written file.
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-std::string DataDir() {
-  std::string dir = absl::GetFlag(FLAGS_data_dir);
-  if (!dir.empty()) return dir;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr ? tmp : "/tmp") + "/ctxsel-server-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return "";
-  spdlog::warn("no --data_dir: variants are kept in {} for this run only",
-               pattern);
-  return pattern;
-}
-
-absl::Duration NodeTtl() {
-  const absl::Duration ttl = absl::GetFlag(FLAGS_node_ttl);
-  return ttl > absl::ZeroDuration()
-             ? ttl
-             : 3 * absl::GetFlag(FLAGS_heartbeat_interval);
+ctxsel::server::ServerOptions OptionsFromFlags() {
+  ctxsel::server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  return options;
 }
 
 }  // namespace
@@ -111,79 +76,28 @@ int main(int argc, char** argv) {
   // Logs go to stderr; stdout stays free for anything a wrapper may parse.
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-server"));
   const sigset_t stop_signals = BlockStopSignals();
-  using namespace ctxsel::server;
 
-  auto store = SqliteStore::Open(DataDir());
-  if (!store.ok()) {
-    spdlog::error("cannot open the variant store: {}",
-                  store.status().ToString());
+  auto server = ctxsel::server::BuildServer(OptionsFromFlags());
+  if (!server.ok()) {
+    spdlog::error("{}", std::string(server.status().message()));
     return 1;
   }
-  placement::Placer placer;
-  PlacerBridge bridge(&placer);
-  RegistryLimits limits;
-  limits.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
-  auto registry = VariantRegistry::Open(store->get(), &bridge, limits);
-  if (!registry.ok()) {
-    spdlog::error("cannot load the variant store: {}",
-                  registry.status().ToString());
-    return 1;
-  }
-  spdlog::info("loaded {} kernel(s) at revision {} from {}",
-               (*registry)->kernel_count(), (*registry)->revision(),
-               (*store)->Describe());
-  InventoryOptions inventory_options;
-  inventory_options.ttl = NodeTtl();
-  Inventory inventory(inventory_options, &bridge);
-
-  InventoryServiceOptions service_options;
-  service_options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
-  service_options.server_instance =
-      absl::StrFormat("%x-%d", absl::ToUnixNanos(absl::Now()), getpid());
-  CtxselService ctxsel_service;
-  VariantsService variants_service(registry->get());
-  InventoryService inventory_service(&inventory, &placer, service_options);
-  PlacementService placement_service(&placer);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  // gRPC defaults to SO_REUSEPORT, which lets a second server bind a busy
-  // port silently; a taken port must be an error.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
-  builder.SetMaxSendMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
-  int port = 0;
-  const std::string listen = absl::GetFlag(FLAGS_listen);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&ctxsel_service);
-  builder.RegisterService(&variants_service);
-  builder.RegisterService(&inventory_service);
-  builder.RegisterService(&placement_service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    spdlog::error("cannot listen on {} (address in use or invalid)", listen);
-    return 1;
-  }
-  spdlog::info("ctxsel-server {} listening on {} (port {}), node TTL {}",
-               kServerVersion, listen, port,
-               absl::FormatDuration(inventory_options.ttl));
   const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty() && !WritePortFile(port_file, port)) {
-    spdlog::error("cannot write --port_file {}", port_file);
-    server->Shutdown();
-    return 1;
+  if (!port_file.empty()) {
+    absl::Status written =
+        ctxsel::server::WritePortFile(port_file, (*server)->port());
+    if (!written.ok()) {
+      spdlog::error("cannot write --port_file: {}",
+                    std::string(written.message()));
+      return 1;  // destroying the server stops it
+    }
   }
-  Housekeeping housekeeping(&inventory);
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   spdlog::info("received signal {}, shutting down", signal_number);
-  server->GetHealthCheckService()->SetServingStatus(false);
-  server->Shutdown(
-      std::chrono::system_clock::now() +
-      std::chrono::milliseconds(absl::GetFlag(FLAGS_shutdown_grace_ms)));
-  server->Wait();
+  (*server)->Shutdown(
+      absl::Milliseconds(absl::GetFlag(FLAGS_shutdown_grace_ms)));
   spdlog::info("stopped");
   return 0;
 }

@@ -1,0 +1,118 @@
+// server_setup.h: wires a ctxsel server together — the variant store and
+// registry, the inventory, the Placer between them, the four ctxsel.v1
+// services, health checking and reflection — and starts it listening.
+// ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown(); tests
+// can start the same server in-process.
+//
+//   ServerOptions options;
+//   options.listen = "127.0.0.1:0";
+//   options.data_dir = "/var/lib/ctxsel";
+//   absl::StatusOr<std::unique_ptr<RunningServer>> server =
+//       BuildServer(options);
+//   if (!server.ok()) return Fail(server.status());
+//   Connect(absl::StrCat("127.0.0.1:", (*server)->port()));
+//   ...
+//   (*server)->Shutdown(absl::Seconds(2));
+#ifndef CTXSEL_SERVER_SERVER_SETUP_H_
+#define CTXSEL_SERVER_SERVER_SETUP_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/ctxsel_service.h"
+#include "server/housekeeping.h"
+#include "server/inventory.h"
+#include "server/inventory_service.h"
+#include "server/placement/placer.h"
+#include "server/placement_service.h"
+#include "server/placer_bridge.h"
+#include "server/store.h"
+#include "server/variant_registry.h"
+#include "server/variants_service.h"
+
+namespace ctxsel::server {
+
+// What ctxsel-server's flags set (see server_main.cc for their help).
+struct ServerOptions {
+  // host:port; port 0 picks a free port (RunningServer::port() tells which).
+  std::string listen = "127.0.0.1:7070";
+  // The durable variant store's directory, created if missing. Empty: a
+  // fresh temporary directory, for this run only.
+  std::string data_dir;
+  absl::Duration heartbeat_interval = absl::Seconds(1);
+  // Zero: 3 x heartbeat_interval.
+  absl::Duration node_ttl = absl::ZeroDuration();
+  int max_message_bytes = 4 << 20;  // requests and responses
+  int max_batch_size = 1000;        // variants per RegisterVariants call
+};
+
+// A serving ctxsel server and the parts it serves from. Destroying it stops
+// the server (no grace period) and the housekeeping thread.
+class RunningServer {
+ public:
+  RunningServer(const RunningServer&) = delete;
+  RunningServer& operator=(const RunningServer&) = delete;
+  ~RunningServer();
+
+  // The bound port (the chosen one when ServerOptions::listen had port 0).
+  int port() const { return port_; }
+  // The node TTL in effect (ServerOptions::node_ttl or its default).
+  absl::Duration node_ttl() const { return node_ttl_; }
+  VariantRegistry& registry() { return *registry_; }
+  Inventory& inventory() { return *inventory_; }
+  const placement::Placer& placer() const { return placer_; }
+
+  // Reports NOT_SERVING to health checks, refuses new calls, lets in-flight
+  // calls run for up to `grace`, then cancels the rest and returns.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
+      const ServerOptions& options);
+  RunningServer() = default;
+
+  absl::Status OpenVariants(const ServerOptions& options);
+  void MakeServices(const ServerOptions& options);
+  absl::Status Listen(const ServerOptions& options);
+
+  // Declaration order is construction order; destruction runs backwards,
+  // so the server stops before the services and state it calls into.
+  std::unique_ptr<Store> store_;
+  placement::Placer placer_;
+  PlacerBridge bridge_{&placer_};
+  std::unique_ptr<VariantRegistry> registry_;
+  absl::Duration node_ttl_;
+  std::unique_ptr<Inventory> inventory_;
+  CtxselService ctxsel_service_;
+  std::unique_ptr<VariantsService> variants_service_;
+  std::unique_ptr<InventoryService> inventory_service_;
+  PlacementService placement_service_{&placer_};
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+  std::unique_ptr<Housekeeping> housekeeping_;
+};
+
+// Opens the variant store, builds every part and starts listening on
+// options.listen with health checking, reflection, the message size limits
+// and SO_REUSEPORT off (a port already taken is an error, not a second
+// listener); the housekeeping thread then runs until the server is
+// destroyed. Errors: the store's own (a corrupt or unreadable store keeps
+// its code; the message starts "cannot open the variant store" or "cannot
+// load the variant store"), UnavailableError when the address cannot be
+// bound. Logs one line for the loaded store and one for the address.
+absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
+    const ServerOptions& options);
+
+// Writes "<port>\n" to `path` through a temporary file and a rename, so a
+// reader polling for it never sees a half-written file.
+absl::Status WritePortFile(const std::string& path, int port);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_SERVER_SETUP_H_
