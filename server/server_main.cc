@@ -27,9 +27,10 @@ ABSL_FLAG(std::string, port_file, "",
           "If set, the bound port is written to this file once serving.");
 ABSL_FLAG(int, shutdown_grace_ms, 2000,
           "How long in-flight calls may run after SIGTERM/SIGINT.");
-ABSL_FLAG(std::string, data_dir, "",
-          "Directory of the durable variant store (created if missing). "
-          "Empty: a fresh temporary directory, lost at exit.");
+ABSL_FLAG(
+    std::string, data_dir, "",
+    "Directory of the durable variant store (created if missing). "
+    "Empty: a fresh temporary directory, for this run only (not reused).");
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(1),
           "How often agents are told to send a heartbeat.");
 ABSL_FLAG(absl::Duration, node_ttl, absl::ZeroDuration(),
