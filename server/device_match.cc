@@ -1,6 +1,7 @@
 #include "server/device_match.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/fleet_context.h"
 
 namespace ctxsel::server {
 
@@ -21,17 +22,6 @@ bool DeviceMatcher::Matches(const Device& device,
   absl::StatusOr<selector::Match> match =
       selector::MatchSelector(*selector_, DeviceContext(device, node_devices));
   return match.ok() && match->compatible;
-}
-
-selector::Context DeviceContext(const Device& device,
-                                const std::vector<Device>& node_devices) {
-  selector::Context context;
-  context.device = device.traits;
-  context.target_devices.default_device = device.index;
-  for (const Device& d : node_devices) {
-    context.target_devices.devices[d.index] = d.traits;
-  }
-  return context;
 }
 
 }  // namespace ctxsel::server

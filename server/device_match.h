@@ -1,10 +1,9 @@
 // device_match.h: "does this device match this context selector?" for
 // inventory listings (`ctxsel-cli devices ls --match 'device={arch(nvptx)}'`).
 //
-// The device is the OpenMP `device` trait set; the devices of its node are
-// the `target_device` sets (device_num = index on the node, the default is
-// the device itself, -1 the host CPU). No construct or implementation traits
-// and no variables: a `condition` on a variable does not match.
+// The context is DeviceContext() (fleet_context.h): no construct or
+// implementation traits and no variables, so a `condition` on a variable
+// does not match.
 //
 //   absl::StatusOr<DeviceMatcher> m =
 //   DeviceMatcher::Parse("device={kind(gpu)}"); bool gpu = m->Matches(device,
@@ -37,11 +36,6 @@ class DeviceMatcher {
       : selector_(std::move(selector)) {}
   std::optional<selector::Selector> selector_;
 };
-
-// The OpenMP context in which a variant would run on `device`: its traits as
-// the device set, its node's devices as target devices.
-selector::Context DeviceContext(const Device& device,
-                                const std::vector<Device>& node_devices);
 
 }  // namespace ctxsel::server
 

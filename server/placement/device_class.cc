@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/fleet_context.h"
 
 namespace ctxsel::server::placement {
 namespace {
@@ -96,12 +97,13 @@ NodeLayout MakeNodeLayout(
   NodeLayout layout;
   layout.id = id;
   layout.key = NodeLayoutKey(slots);
-  selector::TargetDevices all;
-  for (const auto& [index, c] : slots) all.devices[index] = c->traits;
+  std::vector<NodeSlot> traits;
+  for (const auto& [index, c] : slots) traits.emplace_back(index, &c->traits);
+  // Devices of one class have the same traits, so the first of each class
+  // stands for all of them as the default device.
   for (const auto& [index, c] : slots) {
     if (layout.TargetDevicesFor(c->id) != nullptr) continue;
-    layout.by_class.emplace_back(c->id, all);
-    layout.by_class.back().second.default_device = index;
+    layout.by_class.emplace_back(c->id, NodeTargetDevices(traits, index));
   }
   layout.slots = std::move(slots);
   return layout;
