@@ -18,7 +18,7 @@ void AddHostCpu(v1::Node& node) {
 }  // namespace
 
 v1::Node GpuNode(const std::string& id, const std::string& vendor,
-                 const std::string& arch, const std::string& sycl_arch,
+                 const std::string& arch, const std::string& sycl_architecture,
                  int gpus) {
   v1::Node node;
   node.set_id(id);
@@ -31,7 +31,7 @@ v1::Node GpuNode(const std::string& id, const std::string& vendor,
     gpu->mutable_traits()->add_kind("nohost");
     gpu->mutable_traits()->add_arch(arch);
     gpu->mutable_traits()->add_vendor(vendor);
-    gpu->set_sycl_architecture(sycl_arch);
+    gpu->set_sycl_architecture(sycl_architecture);
     gpu->set_memory_bytes(80ull << 30);
     gpu->set_compute_units(132);
   }

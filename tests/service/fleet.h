@@ -14,7 +14,7 @@ namespace ctxsel::testing {
 
 // A node with a host CPU (index -1, x86_64) and `gpus` GPUs of one kind.
 v1::Node GpuNode(const std::string& id, const std::string& vendor,
-                 const std::string& arch, const std::string& sycl_arch,
+                 const std::string& arch, const std::string& sycl_architecture,
                  int gpus);
 
 // A node with only its host CPU.
