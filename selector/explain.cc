@@ -66,7 +66,7 @@ std::string CandidateText(const CandidateReport& c) {
 }  // namespace
 
 Explanation Explain(const Resolution& resolution, const Variables& variables,
-                    const TargetDevices& target_devices) {
+                    TargetDevicesView target_devices) {
   const internal::ResolutionData& data = resolution.data();
   Explanation out;
   out.selection = Select(resolution, variables, target_devices);

@@ -202,7 +202,7 @@ bool ConditionsHold(const TraitSet& set, const Variables& vars,
 }
 
 bool TargetDeviceActive(const TraitSet& set, const Variables& vars,
-                        const TargetDevices& devices, std::string* reason) {
+                        TargetDevicesView devices, std::string* reason) {
   int64_t number = devices.default_device;
   for (const TraitSelector& t : set.selectors) {
     if (t.id != SelectorId::kTargetDeviceNum) continue;
@@ -217,8 +217,8 @@ bool TargetDeviceActive(const TraitSet& set, const Variables& vars,
     }
     number = r.value;
   }
-  auto it = devices.devices.find(number);
-  if (it == devices.devices.end()) {
+  auto it = devices.devices->find(number);
+  if (it == devices.devices->end()) {
     if (reason) {
       *reason =
           absl::StrCat("target_device: no device ", number, " in the context");
@@ -264,7 +264,7 @@ StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
 }
 
 bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
-                  const TargetDevices& devices, std::string* reason) {
+                  TargetDevicesView devices, std::string* reason) {
   for (const TraitSet& set : ast.sets) {
     if (set.id == SetId::kUser &&
         !ConditionsHold(set, variables, false, reason)) {

@@ -35,7 +35,7 @@ StaticMatch MatchStatic(const SelectorAst& ast, const Context& context);
 // Matches the dynamic part (non-constant conditions, target_device). When
 // it does not hold and `reason` is not null, stores why.
 bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
-                  const TargetDevices& devices, std::string* reason);
+                  TargetDevicesView devices, std::string* reason);
 
 // "{a, b}" with sorted names, for reasons.
 std::string SetText(const NameSet& names);

@@ -112,8 +112,14 @@ absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
   return Resolution(std::move(data));
 }
 
+TargetDevicesView::TargetDevicesView() : default_device(0) {
+  static const auto* const kNone =
+      new absl::flat_hash_map<int64_t, DeviceTraits>();
+  devices = kNone;
+}
+
 Selection Select(const Resolution& resolution, const Variables& variables,
-                 const TargetDevices& target_devices) {
+                 TargetDevicesView target_devices) {
   const ResolutionData& data = resolution.data();
   Selection out;
   for (size_t r = 0; r < data.prefix; ++r) {
@@ -133,6 +139,12 @@ Selection Select(const Resolution& resolution, const Variables& variables,
 
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context) {
+  return MatchSelector(selector, context, context.target_devices);
+}
+
+absl::StatusOr<Match> MatchSelector(const Selector& selector,
+                                    const Context& context,
+                                    TargetDevicesView target_devices) {
   if (absl::Status s = internal::CheckContextSize(context); !s.ok()) return s;
   Match out;
   internal::StaticMatch m = internal::MatchStatic(selector.ast(), context);
@@ -140,8 +152,8 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
     out.reason = std::move(m.reason);
     return out;
   }
-  if (!internal::MatchDynamic(selector.ast(), context.variables,
-                              context.target_devices, &out.reason)) {
+  if (!internal::MatchDynamic(selector.ast(), context.variables, target_devices,
+                              &out.reason)) {
     return out;
   }
   absl::StatusOr<internal::ScoreSum> sum =

@@ -168,6 +168,22 @@ struct TargetDevices {
   absl::flat_hash_map<int64_t, DeviceTraits> devices;
 };
 
+// Target devices as Select(), Explain() and MatchSelector() read them,
+// without a copy: every device of a node can share one TargetDevices and
+// differ only in which of them is the default device. Converts implicitly
+// from a TargetDevices (keeping its default); `devices` must outlive it.
+struct TargetDevicesView {
+  TargetDevicesView();                                    // no target devices
+  TargetDevicesView(const TargetDevices& target_devices)  // NOLINT
+      : devices(&target_devices.devices),
+        default_device(target_devices.default_device) {}
+  TargetDevicesView(const TargetDevices& target_devices, int64_t default_device)
+      : devices(&target_devices.devices), default_device(default_device) {}
+
+  const absl::flat_hash_map<int64_t, DeviceTraits>* devices;
+  int64_t default_device;
+};
+
 // The implementation trait set. `requires_` holds requirement names such as
 // `unified_shared_memory`; `atomic_default_mem_order` is empty when unset.
 struct ImplementationTraits {
@@ -214,6 +230,10 @@ struct Match {
 // on contexts over kMaxConstructTraits and on a score over 64 bits.
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context);
+// The same with `target_devices` in place of context.target_devices.
+absl::StatusOr<Match> MatchSelector(const Selector& selector,
+                                    const Context& context,
+                                    TargetDevicesView target_devices);
 
 // ---------------------------------------------------------------------------
 // Static resolution and per-request selection.
@@ -277,7 +297,7 @@ struct Selection {
 // division by zero) or names an unknown device is not compatible.
 // Does not parse, score or allocate.
 Selection Select(const Resolution& resolution, const Variables& variables,
-                 const TargetDevices& target_devices);
+                 TargetDevicesView target_devices);
 
 // ---------------------------------------------------------------------------
 // Explain.
@@ -310,7 +330,7 @@ struct Explanation {
 // strict-subset demotion, rank, and for the dynamic prefix entries that were
 // evaluated, the dynamic failure reason. Allocates; meant for humans.
 Explanation Explain(const Resolution& resolution, const Variables& variables,
-                    const TargetDevices& target_devices);
+                    TargetDevicesView target_devices);
 
 }  // namespace ctxsel::selector
 

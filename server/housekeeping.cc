@@ -22,6 +22,7 @@ void Housekeeping::Run() {
   inventory_->Nodes(&cursor);
   while (!stop_.HasBeenNotified()) {
     inventory_->ExpireStale();
+    inventory_->MarkSuspects();
     absl::StatusOr<std::vector<InventoryEvent>> events =
         inventory_->EventsAfter(cursor, tick);
     if (!events.ok()) {
@@ -41,8 +42,8 @@ std::string DescribeEvent(const InventoryEvent& event) {
   const char* what = event.kind == InventoryEvent::Kind::kAdded     ? "added"
                      : event.kind == InventoryEvent::Kind::kChanged ? "changed"
                                                                     : "removed";
-  return absl::StrCat("node ", event.node.id, " ", what, ": ",
-                      event.node.devices.size(), " device(s) (", event.reason,
+  return absl::StrCat("node ", event.node->id, " ", what, ": ",
+                      event.node->devices.size(), " device(s) (", event.reason,
                       ")");
 }
 

@@ -1,5 +1,6 @@
-// housekeeping.h: the server's background thread. It expires nodes whose
-// heartbeats stopped and logs one line per inventory change (requests are
+// housekeeping.h: the server's background thread. It marks nodes whose
+// heartbeats are overdue as suspect, expires those whose heartbeats
+// stopped, and logs one line per inventory change (requests are
 // not logged).
 //
 //   Housekeeping housekeeping(&inventory);  // runs until destroyed
@@ -15,7 +16,7 @@ namespace ctxsel::server {
 
 class Housekeeping {
  public:
-  // Starts the thread; it checks for expired nodes every TTL / 4 (at least
+  // Starts the thread; it checks for suspect and expired nodes every TTL / 4 (at least
   // every 50 ms, at most every second).
   explicit Housekeeping(Inventory* inventory);
   // Stops and joins the thread.

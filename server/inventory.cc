@@ -41,13 +41,58 @@ absl::StatusOr<std::pair<std::string, int>> DecodeDeviceToken(
   return std::make_pair(raw->substr(0, split), index);
 }
 
+// An estimate of the memory a node snapshot holds, for the event history's
+// byte bound.
+size_t ApproxBytes(const NodeState& node) {
+  size_t bytes = sizeof(NodeState) + node.id.size() + node.agent_version.size();
+  for (const Device& d : node.devices) {
+    bytes += sizeof(Device) + d.id.size() + d.node.size() +
+             d.sycl_architecture.size();
+    for (const selector::NameSet* set :
+         {&d.traits.kind, &d.traits.arch, &d.traits.isa, &d.traits.vendor,
+          &d.traits.extension}) {
+      for (const std::string& name : *set) bytes += 32 + name.size();
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 Inventory::Inventory(InventoryOptions options, InventoryObserver* observer)
-    : options_(std::move(options)), observer_(observer) {}
+    : options_(std::move(options)),
+      observer_(observer),
+      notifier_([this] { RunNotifier(); }) {}
+
+Inventory::~Inventory() {
+  {
+    absl::MutexLock lock(&notify_mu_);
+    stopping_ = true;
+  }
+  notifier_.join();
+}
+
+void Inventory::RunNotifier() {
+  while (true) {
+    Wakes wakes;
+    {
+      absl::MutexLock lock(&notify_mu_);
+      notify_mu_.Await(absl::Condition(
+          +[](Inventory* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->notify_mu_) {
+            return self->stopping_ || !self->pending_wakes_.empty();
+          },
+          this));
+      if (pending_wakes_.empty()) return;  // stopping, nothing left to run
+      wakes.swap(pending_wakes_);
+    }
+    for (std::function<void()>& wake : wakes) wake();
+  }
+}
 
 absl::Status Inventory::Report(NodeState node) {
-  if (absl::Status s = NormalizeReport(node); !s.ok()) return s;
+  if (absl::Status s = NormalizeReport(node, options_.report_limits); !s.ok()) {
+    return s;
+  }
   Wakes wakes;
   {
     absl::MutexLock apply(&apply_mu_);
@@ -57,7 +102,7 @@ absl::Status Inventory::Report(NodeState node) {
       // the commit below.
       if (absl::Status s = CheckOwnersLocked(node); !s.ok()) return s;
       ReportInFlight flight{node.id, {}, {}};
-      for (const Device& d : node.devices) flight.device_ids.push_back(d.id);
+      for (const Device& d : node.devices) flight.device_ids.insert(d.id);
       in_flight_ = std::move(flight);
     }
     const absl::Status applied =
@@ -78,10 +123,10 @@ absl::Status Inventory::Report(NodeState node) {
 absl::Status Inventory::CheckOwnersLocked(const NodeState& node) const {
   for (size_t i = 0; i < node.devices.size(); ++i) {
     const auto owner = device_nodes_.find(node.devices[i].id);
-    if (owner != device_nodes_.end() && owner->second != node.id) {
+    if (owner != device_nodes_.end() && owner->second.node != node.id) {
       return absl::AlreadyExistsError(
           absl::StrCat("node.devices[", i, "].id: '", node.devices[i].id,
-                       "' belongs to node '", owner->second, "'"));
+                       "' belongs to node '", owner->second.node, "'"));
     }
   }
   return absl::OkStatus();
@@ -95,14 +140,21 @@ void Inventory::CommitLocked(NodeState node, ReportInFlight flight) {
   if (!added) {
     for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
   }
-  for (const Device& d : node.devices) device_nodes_[d.id] = node.id;
+  for (size_t i = 0; i < node.devices.size(); ++i) {
+    device_nodes_[node.devices[i].id] = DeviceOwner{node.id, i};
+  }
+  const bool was_suspect = !added && it->second.suspect;
   it->second = std::move(node);
+  it->second.suspect = was_suspect;
+  SetSuspectLocked(it->second, false);
+  std::shared_ptr<const NodeState>& published = published_[it->first];
   // Beats that came while the observer took the report are newer than it.
   if (!flight.beats.empty()) RecordBeatLocked(it->second, flight.beats);
   if (changed) {
+    published = std::make_shared<const NodeState>(it->second);
     RecordEvent(
         added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
-        it->second, "reported");
+        published, "reported");
   }
 }
 
@@ -125,11 +177,12 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
   if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
   for (const auto& [device_id, u] : utilisation) {
     const auto owner = device_nodes_.find(device_id);
-    if (owner == device_nodes_.end() || owner->second != node) {
+    if (owner == device_nodes_.end() || owner->second.node != node) {
       return BeatAnswer::kUnknownDevice;
     }
   }
   it->second.last_heartbeat = options_.now();
+  SetSuspectLocked(it->second, false);
   RecordBeatLocked(it->second, utilisation);
   return BeatAnswer::kRecorded;
 }
@@ -138,21 +191,37 @@ void Inventory::RecordBeatLocked(
     NodeState& node,
     absl::Span<const std::pair<std::string, double>> utilisation) {
   for (const auto& [device_id, u] : utilisation) {
-    for (Device& d : node.devices) {
-      if (d.id == device_id) d.properties.utilisation = u;
-    }
+    // Every id was checked to be one of `node`'s.
+    node.devices[device_nodes_.at(device_id).position].properties.utilisation =
+        u;
   }
   if (observer_ != nullptr)
     observer_->UtilisationsChanged(node.id, utilisation);
+}
+
+void Inventory::SetSuspectLocked(NodeState& node, bool suspect) {
+  if (node.suspect == suspect) return;
+  node.suspect = suspect;
+  if (observer_ != nullptr) observer_->NodeSuspectChanged(node.id, suspect);
+}
+
+void Inventory::MarkSuspects() {
+  if (options_.suspect_after == absl::InfiniteDuration()) return;
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  for (auto& [id, node] : nodes_) {
+    if (now - node.last_heartbeat > options_.suspect_after) {
+      SetSuspectLocked(node, true);
+    }
+  }
 }
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
     const std::string& node,
     const std::vector<std::pair<std::string, double>>& utilisation) {
   // The agent beats for the devices it is reporting now.
-  const std::vector<std::string>& ids = in_flight_->device_ids;
   for (const auto& [device_id, u] : utilisation) {
-    if (std::find(ids.begin(), ids.end(), device_id) == ids.end()) {
+    if (!in_flight_->device_ids.contains(device_id)) {
       return BeatAnswer::kUnknownDevice;
     }
   }
@@ -208,7 +277,14 @@ std::vector<std::string> Inventory::ExpireStale() {
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   auto it = nodes_.find(node);
   for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
-  RecordEvent(InventoryEvent::Kind::kRemoved, it->second, std::move(reason));
+  std::shared_ptr<const NodeState> last;
+  if (auto published = published_.find(node); published != published_.end()) {
+    last = std::move(published->second);
+    published_.erase(published);
+  }
+  if (last == nullptr) last = std::make_shared<const NodeState>(it->second);
+  RecordEvent(InventoryEvent::Kind::kRemoved, std::move(last),
+              std::move(reason));
   nodes_.erase(it);
 }
 
@@ -217,11 +293,24 @@ void Inventory::TellRemoved(const std::vector<std::string>& nodes) {
   for (const std::string& node : nodes) observer_->NodeRemoved(node);
 }
 
-void Inventory::RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
+void Inventory::RecordEvent(InventoryEvent::Kind kind,
+                            std::shared_ptr<const NodeState> node,
                             std::string reason) {
-  events_.push_back(
-      {kind, node, std::move(reason), ++sequence_, options_.now()});
-  while (events_.size() > options_.event_history) events_.pop_front();
+  // A snapshot is counted once, by the event that made it (a removal
+  // shares its node's last report's).
+  const size_t bytes =
+      (kind == InventoryEvent::Kind::kRemoved ? 0 : ApproxBytes(*node)) +
+      sizeof(InventoryEvent) + reason.size();
+  events_.push_back({InventoryEvent{kind, std::move(node), std::move(reason),
+                                    ++sequence_, options_.now()},
+                     bytes});
+  event_bytes_ += bytes;
+  // The newest event always stays, whatever its size.
+  while (events_.size() > 1 && (events_.size() > options_.event_history ||
+                                event_bytes_ > options_.event_history_bytes)) {
+    event_bytes_ -= events_.front().second;
+    events_.pop_front();
+  }
 }
 
 Inventory::Wakes Inventory::TakeWakesLocked() {
@@ -238,7 +327,11 @@ Inventory::Wakes Inventory::TakeWakesLocked() {
 }
 
 void Inventory::Wake(Wakes wakes) {
-  for (std::function<void()>& wake : wakes) wake();
+  if (wakes.empty()) return;
+  absl::MutexLock lock(&notify_mu_);
+  for (std::function<void()>& wake : wakes) {
+    pending_wakes_.push_back(std::move(wake));
+  }
 }
 
 std::optional<int64_t> Inventory::NotifyAfter(
@@ -327,13 +420,16 @@ absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
   mu_.AwaitWithTimeout(absl::Condition(&newer), timeout);
   std::vector<InventoryEvent> events;
   if (sequence_ <= after) return events;
-  if (events_.empty() || events_.front().sequence > after + 1) {
+  if (events_.empty() || events_.front().first.sequence > after + 1) {
     return absl::OutOfRangeError(
         absl::StrCat("watch fell behind: events after ", after,
                      " are no longer kept; watch again"));
   }
-  for (const InventoryEvent& event : events_) {
-    if (event.sequence > after) events.push_back(event);
+  // Sequences are consecutive: skip straight to the first one wanted.
+  const size_t first =
+      static_cast<size_t>(after + 1 - events_.front().first.sequence);
+  for (size_t i = first; i < events_.size(); ++i) {
+    events.push_back(events_[i].first);
   }
   return events;
 }

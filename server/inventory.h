@@ -23,7 +23,8 @@
 // only to check and to commit, never across the observer's NodeDevicesChanged
 // or NodeRemoved. So the observer sees device-set changes in the order the
 // inventory applies them, while a slow placement rebuild does not stall
-// heartbeats. Wake callbacks run with no inventory lock held.
+// heartbeats. Wake callbacks run on the inventory's own notifier thread
+// with no inventory lock held.
 #ifndef CTXSEL_SERVER_INVENTORY_H_
 #define CTXSEL_SERVER_INVENTORY_H_
 
@@ -31,13 +32,16 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -68,12 +72,18 @@ class InventoryObserver {
   virtual void UtilisationsChanged(
       const std::string& node,
       absl::Span<const std::pair<std::string, double>> utilisation) = 0;
+  // `node` became suspect (its heartbeat is overdue) or healthy again.
+  // Runs under the state lock, like UtilisationsChanged.
+  virtual void NodeSuspectChanged(const std::string& node, bool suspect) = 0;
 };
 
 struct InventoryEvent {
   enum class Kind { kAdded, kChanged, kRemoved };
   Kind kind = Kind::kAdded;
-  NodeState node;
+  // The node as of the event (for kRemoved: as it was last reported).
+  // Shared, never copied: a removal and every watcher reading the event
+  // point at the snapshot its report made.
+  std::shared_ptr<const NodeState> node;
   std::string reason;    // "reported", "deregistered", "expired ..."
   int64_t sequence = 0;  // 1, 2, ... since the inventory was created
   absl::Time time;
@@ -81,8 +91,14 @@ struct InventoryEvent {
 
 struct InventoryOptions {
   absl::Duration ttl = absl::Seconds(3);
-  // Events kept for watchers that are behind.
+  // A node with no beat for this long is suspect (placement avoids it while
+  // healthy devices can serve; listings and Explain say so). Infinite: never.
+  absl::Duration suspect_after = absl::InfiniteDuration();
+  // Events kept for watchers that are behind: at most this many, holding
+  // node snapshots of at most this many bytes (estimated) together.
   size_t event_history = 4096;
+  size_t event_history_bytes = 64 << 20;
+  ReportLimits report_limits;
   int default_page_size = 500;
   int max_page_size = 5000;
   std::function<absl::Time()> now = [] { return absl::Now(); };
@@ -98,12 +114,17 @@ class Inventory {
  public:
   Inventory(InventoryOptions options, InventoryObserver* observer);
 
+  ~Inventory();
+
   // Takes a full report (NormalizeReport first). InvalidArgumentError for a
-  // bad report, AlreadyExistsError when a device id belongs to another node.
+  // bad report, ResourceExhaustedError over options().report_limits,
+  // AlreadyExistsError when a device id belongs to another node. O(devices
+  // x log n).
   absl::Status Report(NodeState node);
 
   enum class BeatAnswer { kRecorded, kUnknownNode, kUnknownDevice };
-  // Records a beat. InvalidArgumentError for utilisation outside [0, 1].
+  // Records a beat in O(beats), whatever the node's size. InvalidArgumentError
+  // for utilisation outside [0, 1].
   absl::StatusOr<BeatAnswer> Heartbeat(
       const std::string& node,
       const std::vector<std::pair<std::string, double>>& utilisation);
@@ -113,6 +134,10 @@ class Inventory {
 
   // Removes every node with no beat for the TTL; returns their ids.
   std::vector<std::string> ExpireStale();
+
+  // Marks nodes whose beat is overdue (options().suspect_after) as suspect
+  // and tells the observer; a node's next beat or report makes it healthy.
+  void MarkSuspects();
 
   // Live nodes in id order, from `page_token` on.
   absl::StatusOr<Page<NodeState>> ListNodes(
@@ -136,10 +161,12 @@ class Inventory {
   absl::StatusOr<std::vector<InventoryEvent>> EventsAfter(
       int64_t after, absl::Duration timeout) const;
 
-  // Asks for `wake` to be called once, by the thread that records the next
-  // event, if no event after `after` exists yet; returns an id for
-  // CancelNotify. Returns nullopt and never calls `wake` when such events
-  // exist already (read them with EventsAfter). `wake` runs with no
+  // Asks for `wake` to be called once, on the inventory's notifier thread,
+  // after the next event is recorded, if no event after `after` exists yet;
+  // returns an id for CancelNotify. Returns nullopt and never calls `wake`
+  // when such events exist already (read them with EventsAfter). The
+  // thread that records an event only hands the wakes over, so a change
+  // costs its writer the same with 0 or 1,000 watchers. `wake` runs with no
   // inventory lock held and must not block; it may still run after
   // CancelNotify if the event was being recorded at that moment.
   std::optional<int64_t> NotifyAfter(int64_t after,
@@ -152,11 +179,17 @@ class Inventory {
 
  private:
   using Wakes = std::vector<std::function<void()>>;
+  // Where a device sits: its node and its position in the node's devices.
+  struct DeviceOwner {
+    std::string node;
+    size_t position = 0;
+  };
+
   // The report being applied (at most one: reports hold `apply_mu_`) and the
   // beats for its node that arrived meanwhile, applied after it.
   struct ReportInFlight {
     std::string node;
-    std::vector<std::string> device_ids;
+    absl::flat_hash_set<std::string> device_ids;
     std::vector<std::pair<std::string, double>> beats;
   };
 
@@ -179,11 +212,16 @@ class Inventory {
   // Tells the observer about removed nodes, in order.
   void TellRemoved(const std::vector<std::string>& nodes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
-  void RecordEvent(InventoryEvent::Kind kind, const NodeState& node,
-                   std::string reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The wakes due after the events just recorded; call them unlocked.
+  void RecordEvent(InventoryEvent::Kind kind,
+                   std::shared_ptr<const NodeState> node, std::string reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetSuspectLocked(NodeState& node, bool suspect)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The wakes due after the events just recorded; hand them to Wake().
   Wakes TakeWakesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static void Wake(Wakes wakes);
+  // Queues `wakes` for the notifier thread.
+  void Wake(Wakes wakes) ABSL_LOCKS_EXCLUDED(mu_);
+  void RunNotifier();
 
   const InventoryOptions options_;
   InventoryObserver* const observer_;
@@ -197,11 +235,23 @@ class Inventory {
       ABSL_GUARDED_BY(mu_);
   mutable int64_t next_wake_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
-  // device id -> node id, for fleet-wide uniqueness and heartbeats.
-  absl::flat_hash_map<std::string, std::string> device_nodes_
+  // Each node as of its last event, shared with that event.
+  absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>> published_
       ABSL_GUARDED_BY(mu_);
-  std::deque<InventoryEvent> events_ ABSL_GUARDED_BY(mu_);
+  // device id -> owner, for fleet-wide uniqueness and O(1) beats.
+  absl::flat_hash_map<std::string, DeviceOwner> device_nodes_
+      ABSL_GUARDED_BY(mu_);
+  // With the estimated bytes of the snapshot each event made (0 when it
+  // shares an earlier event's).
+  std::deque<std::pair<InventoryEvent, size_t>> events_ ABSL_GUARDED_BY(mu_);
+  size_t event_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // The notifier thread and the wakes it has to run.
+  absl::Mutex notify_mu_;
+  Wakes pending_wakes_ ABSL_GUARDED_BY(notify_mu_);
+  bool stopping_ ABSL_GUARDED_BY(notify_mu_) = false;
+  std::thread notifier_;
 };
 
 }  // namespace ctxsel::server

@@ -51,6 +51,7 @@ class GateObserver : public InventoryObserver {
     absl::MutexLock lock(&mu_);
     log_.push_back(line);
   }
+  void NodeSuspectChanged(const std::string& node, bool suspect) override {}
 
   std::atomic<bool> hold_{false};
   absl::Notification entered_;
@@ -166,33 +167,60 @@ TEST(InventoryConcurrencyTest, ObserverEndsInTheInventorysState) {
   EXPECT_EQ(observer.devices(), expected);
 }
 
+// Counts wakes, which run on the inventory's notifier thread.
+class WakeCounter {
+ public:
+  std::function<void()> Wake() {
+    return [this] {
+      absl::MutexLock lock(&mu_);
+      ++count_;
+    };
+  }
+  // Waits until `n` wakes have run, then a little longer to see that no
+  // more come; returns the count.
+  int AfterAtLeast(int n) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return count_ >= n;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(30));
+    auto over = [this, n]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return count_ > n; };
+    mu_.AwaitWithTimeout(absl::Condition(&over), absl::Milliseconds(50));
+    return count_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 TEST(InventoryConcurrencyTest, NotifyAfterWakesOnceOnTheNextChange) {
   Inventory inventory({}, nullptr);
   int64_t cursor = -1;
   inventory.Nodes(&cursor);
-  int wakes = 0;
-  const std::optional<int64_t> id =
-      inventory.NotifyAfter(cursor, [&wakes] { ++wakes; });
+  WakeCounter wakes;
+  const std::optional<int64_t> id = inventory.NotifyAfter(cursor, wakes.Wake());
   ASSERT_TRUE(id.has_value());
   ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
-  EXPECT_EQ(wakes, 1);
+  EXPECT_EQ(wakes.AfterAtLeast(1), 1);
   // A report that changes nothing records no event and wakes nobody.
   const std::optional<int64_t> again =
-      inventory.NotifyAfter(cursor + 1, [&wakes] { ++wakes; });
+      inventory.NotifyAfter(cursor + 1, wakes.Wake());
   ASSERT_TRUE(again.has_value());
   ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
-  EXPECT_EQ(wakes, 1);
+  EXPECT_EQ(wakes.AfterAtLeast(1), 1);
   ASSERT_TRUE(inventory.Deregister("n").ok());
-  EXPECT_EQ(wakes, 2);
+  EXPECT_EQ(wakes.AfterAtLeast(2), 2);
   // Behind the latest event: read, do not wait.
-  EXPECT_FALSE(inventory.NotifyAfter(cursor, [&wakes] { ++wakes; }));
+  EXPECT_FALSE(inventory.NotifyAfter(cursor, wakes.Wake()));
   // A cancelled wake is never called.
   const std::optional<int64_t> cancelled =
-      inventory.NotifyAfter(cursor + 2, [&wakes] { ++wakes; });
+      inventory.NotifyAfter(cursor + 2, wakes.Wake());
   ASSERT_TRUE(cancelled.has_value());
   inventory.CancelNotify(*cancelled);
   ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
-  EXPECT_EQ(wakes, 2);
+  EXPECT_EQ(wakes.AfterAtLeast(2), 2);
 }
 
 }  // namespace

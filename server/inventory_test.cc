@@ -1,7 +1,9 @@
 #include "server/inventory.h"
 
 #include <map>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,7 +29,11 @@ class RecordingObserver : public InventoryObserver {
     ++beats[node];
     for (const auto& [device_id, u] : beat) utilisation[device_id] = u;
   }
+  void NodeSuspectChanged(const std::string& node, bool is_suspect) override {
+    suspect[node] = is_suspect;
+  }
   bool reject = false;
+  std::map<std::string, bool> suspect;
   std::map<std::string, int> beats;  // observer calls per node
   std::map<std::string, size_t> nodes;
   std::map<std::string, double> utilisation;
@@ -59,11 +65,15 @@ NodeState Node(const std::string& id, std::vector<Device> devices) {
 
 class InventoryTest : public ::testing::Test {
  protected:
-  InventoryTest()
-      : inventory_({.ttl = absl::Seconds(3),
-                    .event_history = 8,
-                    .now = [this] { return now_; }},
-                   &observer_) {}
+  InventoryTest() : inventory_(TestOptions(), &observer_) {}
+
+  InventoryOptions TestOptions() {
+    InventoryOptions options;
+    options.ttl = absl::Seconds(3);
+    options.event_history = 8;
+    options.now = [this] { return now_; };
+    return options;
+  }
 
   std::vector<std::string> DeviceIds(const std::string& match,
                                      const std::string& node = "") {
@@ -203,7 +213,7 @@ TEST_F(InventoryTest, EventsTellAddedChangedRemoved) {
                                  InventoryEvent::Kind::kChanged,
                                  InventoryEvent::Kind::kRemoved));
   EXPECT_EQ(events->back().reason, "deregistered");
-  EXPECT_EQ(events->back().node.devices.size(), 1u);
+  EXPECT_EQ(events->back().node->devices.size(), 1u);
   EXPECT_THAT(
       *inventory_.EventsAfter(events->back().sequence, absl::Milliseconds(1)),
       IsEmpty());
@@ -245,6 +255,111 @@ TEST_F(InventoryTest, PagesNodesAndDevices) {
   } while (!token.empty());
   EXPECT_THAT(ids,
               ElementsAre("a/host", "a/0", "b/host", "b/0", "c/host", "c/0"));
+}
+
+TEST_F(InventoryTest, ReportsOverTheLimitsAreRefused) {
+  InventoryOptions options;
+  options.report_limits.max_devices_per_node = 2;
+  options.report_limits.max_traits_per_device = 3;
+  Inventory small(options, &observer_);
+  absl::Status s =
+      small.Report(Node("n1", {HostCpu(), Gpu(0, "a"), Gpu(1, "b")}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("at most 2 (--max_devices_per_node)"));
+  Device many = Gpu(0, "nvptx");  // kind {gpu, nohost} + arch + 2 isa = 5
+  many.traits.isa = {"sm_80", "sm_90"};
+  s = small.Report(Node("n1", {many}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("node.devices[0].traits: more than 3"));
+  Device huge = Gpu(0, std::string(1 << 20, 'x'));  // a megabyte of arch
+  s = inventory_.Report(Node("n1", {huge}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node.devices[0].traits.arch"));
+  EXPECT_TRUE(small.Report(Node("n1", {HostCpu(), Gpu(0, "a")})).ok());
+}
+
+TEST_F(InventoryTest, BeatsFindDevicesAfterReReports) {
+  ASSERT_TRUE(
+      inventory_.Report(Node("n1", {HostCpu(), Gpu(0, "a"), Gpu(1, "b")}))
+          .ok());
+  // The same ids at other positions: the beat must land on each device.
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(1, "b"), Gpu(0, "a")})).ok());
+  ASSERT_EQ(*inventory_.Heartbeat("n1", {{"n1/1", 0.75}, {"n1/0", 0.25}}),
+            Inventory::BeatAnswer::kRecorded);
+  auto page = inventory_.ListDevices("", "n1", 0, "");
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(page->items[0].id, "n1/0");
+  EXPECT_EQ(page->items[0].properties.utilisation, 0.25);
+  EXPECT_EQ(page->items[1].properties.utilisation, 0.75);
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/host", 0.5}}),
+            Inventory::BeatAnswer::kUnknownDevice);
+}
+
+TEST_F(InventoryTest, EventHistoryIsBoundedByBytesAndSharesSnapshots) {
+  InventoryOptions options;
+  options.event_history_bytes = 256 << 10;  // ~3 snapshots of 200 devices
+  Inventory inventory(options, &observer_);
+  std::vector<Device> devices;
+  for (int i = 0; i < 200; ++i)
+    devices.push_back(Gpu(i, "arch" + std::to_string(i)));
+  for (int n = 0; n < 20; ++n) {
+    ASSERT_TRUE(inventory.Report(Node("n" + std::to_string(n), devices)).ok());
+  }
+  int64_t latest = 0;
+  inventory.Nodes(&latest);
+  // 20 snapshots of 200 devices do not fit in 256 KiB: the oldest are gone.
+  EXPECT_EQ(inventory.EventsAfter(0, absl::ZeroDuration()).status().code(),
+            absl::StatusCode::kOutOfRange);
+  auto last = inventory.EventsAfter(latest - 1, absl::ZeroDuration());
+  ASSERT_TRUE(last.ok()) << last.status();
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ(last->front().node->devices.size(), 200u);
+
+  ASSERT_TRUE(inventory.Deregister("n19").ok());
+  auto removal = inventory.EventsAfter(latest - 1, absl::ZeroDuration());
+  ASSERT_TRUE(removal.ok()) << removal.status();
+  ASSERT_EQ(removal->size(), 2u);
+  EXPECT_EQ((*removal)[1].kind, InventoryEvent::Kind::kRemoved);
+  // The removal points at the report's snapshot instead of a copy.
+  EXPECT_EQ((*removal)[1].node.get(), (*removal)[0].node.get());
+}
+
+TEST_F(InventoryTest, OverdueNodesAreSuspectUntilTheyBeat) {
+  InventoryOptions options;
+  options.ttl = absl::Seconds(3);
+  options.suspect_after = absl::Seconds(2);
+  options.now = [this] { return now_; };
+  Inventory inventory(options, &observer_);
+  ASSERT_TRUE(inventory.Report(Node("n1", {Gpu(0, "a")})).ok());
+  now_ += absl::Milliseconds(1500);
+  inventory.MarkSuspects();
+  EXPECT_EQ(observer_.suspect.count("n1"), 0u);
+  now_ += absl::Milliseconds(1000);
+  inventory.MarkSuspects();
+  EXPECT_TRUE(observer_.suspect["n1"]);
+  auto nodes = inventory.ListNodes(0, "");
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_TRUE(nodes->items[0].suspect);
+  ASSERT_EQ(*inventory.Heartbeat("n1", {}), Inventory::BeatAnswer::kRecorded);
+  EXPECT_FALSE(observer_.suspect["n1"]);
+  nodes = inventory.ListNodes(0, "");
+  EXPECT_FALSE(nodes->items[0].suspect);
+}
+
+TEST_F(InventoryTest, WatchersAreWokenOffTheWritersThread) {
+  absl::Notification woken;
+  std::thread::id waker;
+  auto id = inventory_.NotifyAfter(0, [&] {
+    waker = std::this_thread::get_id();
+    woken.Notify();
+  });
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "a")})).ok());
+  ASSERT_TRUE(woken.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  // The reporting thread only queued the wake; a watcher's work (reading
+  // and encoding events) never lengthens the report.
+  EXPECT_NE(waker, std::this_thread::get_id());
 }
 
 }  // namespace

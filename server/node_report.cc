@@ -48,6 +48,35 @@ absl::Status NormalizeDevice(const std::string& node_id,
   return absl::OkStatus();
 }
 
+// Each trait name follows the rule for names; `limits` bounds how many.
+absl::Status CheckTraits(const std::string& field,
+                         const selector::DeviceTraits& traits,
+                         const ReportLimits& limits) {
+  const std::pair<const char*, const selector::NameSet*> sets[] = {
+      {"kind", &traits.kind},
+      {"arch", &traits.arch},
+      {"isa", &traits.isa},
+      {"vendor", &traits.vendor},
+      {"extension", &traits.extension}};
+  size_t count = 0;
+  for (const auto& [set, names] : sets) {
+    count += names->size();
+    if (count > static_cast<size_t>(limits.max_traits_per_device)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          field, ".traits: more than ", limits.max_traits_per_device,
+          " trait names (--max_traits_per_device)"));
+    }
+    for (const std::string& name : *names) {
+      if (absl::Status s =
+              ValidateName(name, absl::StrCat(field, ".traits.", set));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool SameTraits(const selector::DeviceTraits& a,
                 const selector::DeviceTraits& b) {
   return a.kind == b.kind && a.arch == b.arch && a.isa == b.isa &&
@@ -61,13 +90,26 @@ std::string DefaultDeviceId(const std::string& node, int index) {
                    : absl::StrCat(node, "/", index);
 }
 
-absl::Status NormalizeReport(NodeState& node) {
+absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
   if (absl::Status s = ValidateName(node.id, "node.id"); !s.ok()) return s;
+  if (node.devices.size() > static_cast<size_t>(limits.max_devices_per_node)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("node.devices: ", node.devices.size(),
+                     " devices; a node may report at most ",
+                     limits.max_devices_per_node, " (--max_devices_per_node)"));
+  }
+  if (node.agent_version.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node.agent_version: longer than ", kMaxNameBytes, " bytes"));
+  }
   absl::flat_hash_set<std::string> ids;
   absl::flat_hash_set<int> indices;
   for (size_t i = 0; i < node.devices.size(); ++i) {
     const std::string field = absl::StrCat("node.devices[", i, "]");
     Device& device = node.devices[i];
+    if (absl::Status s = CheckTraits(field, device.traits, limits); !s.ok()) {
+      return s;
+    }
     if (absl::Status s = NormalizeDevice(node.id, field, device); !s.ok()) {
       return s;
     }

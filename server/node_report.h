@@ -25,14 +25,28 @@ struct NodeState {
   std::vector<Device> devices;  // by index, the host CPU (-1) first
   absl::Time reported = absl::InfinitePast();
   absl::Time last_heartbeat = absl::InfinitePast();
+  // Its heartbeat is overdue (InventoryOptions::suspect_after): placement
+  // avoids its devices while healthy ones can serve.
+  bool suspect = false;
+};
+
+// Bounds on one report, so that no node can make the server's work or
+// memory per report (and every listing and Explain that shows the node)
+// unbounded.
+struct ReportLimits {
+  int max_devices_per_node = 1024;
+  // Names in all five trait sets of one device together; each name is also
+  // held to the rule for names (server/names.h: at most 256 bytes).
+  int max_traits_per_device = 256;
 };
 
 // Validates `node` (ids, indices, utilisation in 0..1, known SYCL
-// architecture) and completes it: empty device ids become "<node>/<index>"
-// ("<node>/host" for -1), empty device nodes the node id, `arch` gains the
-// catalog's names for the SYCL architecture, devices are sorted by index.
-// Errors are InvalidArgumentError naming the field.
-absl::Status NormalizeReport(NodeState& node);
+// architecture, trait names, `limits`) and completes it: empty device ids
+// become "<node>/<index>" ("<node>/host" for -1), empty device nodes the
+// node id, `arch` gains the catalog's names for the SYCL architecture,
+// devices are sorted by index. Errors name the field: InvalidArgumentError,
+// or ResourceExhaustedError naming the limit and its flag.
+absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits = {});
 
 // True when two reports describe the same devices (utilisation and times
 // aside): a re-report that changes nothing.

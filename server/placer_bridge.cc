@@ -33,4 +33,8 @@ void PlacerBridge::UtilisationsChanged(
   }
 }
 
+void PlacerBridge::NodeSuspectChanged(const std::string& node, bool suspect) {
+  placer_->SetNodeSuspect(node, suspect);
+}
+
 }  // namespace ctxsel::server

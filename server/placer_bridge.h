@@ -28,6 +28,7 @@ class PlacerBridge final : public VariantObserver, public InventoryObserver {
   void UtilisationsChanged(
       const std::string& node,
       absl::Span<const std::pair<std::string, double>> utilisation) override;
+  void NodeSuspectChanged(const std::string& node, bool suspect) override;
 
  private:
   placement::Placer* const placer_;

@@ -84,6 +84,7 @@ void ClassToProto(const placement::ClassReport& report,
   out->set_sycl_architecture(report.sycl_architecture);
   out->set_device_count(report.device_count);
   out->set_eligible_device_count(report.eligible_device_count);
+  out->set_suspect_device_count(report.suspect_device_count);
   out->set_eligible(report.eligible);
   out->set_reason(report.reason);
   out->set_node_layout(report.node_layout);
@@ -185,6 +186,7 @@ void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out) {
   out->set_agent_version(node.agent_version);
   out->set_reported_unix_ms(UnixMillis(node.reported));
   out->set_last_heartbeat_unix_ms(UnixMillis(node.last_heartbeat));
+  out->set_suspect(node.suspect);
   if (!with_devices) return;
   for (const Device& device : node.devices) {
     DeviceToProto(device, out->add_devices());
@@ -213,7 +215,7 @@ void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
       out->set_kind(v1::InventoryEvent::REMOVED);
       break;
   }
-  NodeToProto(event.node, /*with_devices=*/true, out->mutable_node());
+  NodeToProto(*event.node, /*with_devices=*/true, out->mutable_node());
   out->set_reason(event.reason);
   out->set_sequence(event.sequence);
   out->set_unix_ms(UnixMillis(event.time));

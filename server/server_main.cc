@@ -36,6 +36,15 @@ ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(1),
 ABSL_FLAG(absl::Duration, node_ttl, absl::ZeroDuration(),
           "A node with no heartbeat for this long expires with its devices; "
           "0: 3 x --heartbeat_interval.");
+ABSL_FLAG(absl::Duration, suspect_after, absl::ZeroDuration(),
+          "A node with no heartbeat for this long is suspect: placement "
+          "picks its devices only when no healthy device can serve; "
+          "0: 2 x --heartbeat_interval.");
+ABSL_FLAG(int, max_devices_per_node, 1024,
+          "Most devices one node may report (RESOURCE_EXHAUSTED beyond).");
+ABSL_FLAG(int, max_traits_per_device, 256,
+          "Most trait names (kind, arch, isa, vendor, extension together) "
+          "one device may report (RESOURCE_EXHAUSTED beyond).");
 ABSL_FLAG(int, max_message_bytes, 4 << 20,
           "Largest request or response message, in bytes.");
 ABSL_FLAG(int, max_batch_size, 1000,
@@ -60,6 +69,11 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
+  options.suspect_after = absl::GetFlag(FLAGS_suspect_after);
+  options.report_limits.max_devices_per_node =
+      absl::GetFlag(FLAGS_max_devices_per_node);
+  options.report_limits.max_traits_per_device =
+      absl::GetFlag(FLAGS_max_traits_per_device);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   return options;

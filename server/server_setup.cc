@@ -71,6 +71,10 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
 void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryOptions inventory_options;
   inventory_options.ttl = node_ttl_;
+  inventory_options.suspect_after = options.suspect_after > absl::ZeroDuration()
+                                        ? options.suspect_after
+                                        : 2 * options.heartbeat_interval;
+  inventory_options.report_limits = options.report_limits;
   inventory_ = std::make_unique<Inventory>(inventory_options, &bridge_);
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;

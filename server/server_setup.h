@@ -47,6 +47,9 @@ struct ServerOptions {
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
   absl::Duration node_ttl = absl::ZeroDuration();
+  // Zero: 2 x heartbeat_interval (one interval plus one of grace).
+  absl::Duration suspect_after = absl::ZeroDuration();
+  ReportLimits report_limits;
   int max_message_bytes = 4 << 20;  // requests and responses
   int max_batch_size = 1000;        // variants per RegisterVariants call
 };

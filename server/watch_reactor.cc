@@ -15,9 +15,10 @@ WatchReactor::WatchReactor(const Inventory* inventory, bool initial)
   std::vector<NodeState> nodes = inventory_->Nodes(&cursor_);
   if (initial) {
     const absl::Time now = absl::Now();
-    for (const NodeState& node : nodes) {
-      InventoryEvent event{InventoryEvent::Kind::kAdded, node, "initial",
-                           cursor_, now};
+    for (NodeState& node : nodes) {
+      InventoryEvent event{InventoryEvent::Kind::kAdded,
+                           std::make_shared<const NodeState>(std::move(node)),
+                           "initial", cursor_, now};
       EventToProto(event, &queue_.emplace_back());
     }
   }

@@ -27,7 +27,8 @@ struct Unit {
   std::vector<const DeviceGroup*> groups;  // within the job's nodes
   int device_count = 0;
   int eligible_count = 0;
-  std::string reason;  // why rejected; empty when eligible
+  int suspect_count = 0;  // left out: on suspect nodes
+  std::string reason;     // why rejected; empty when eligible
   std::optional<selector::Resolution> resolution;
   selector::Selection selection;
   bool winner = false;
@@ -90,6 +91,10 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       units.back().per_layout = per_layout;
     }
     Unit& u = units.back();
+    if (g->suspect() && !r.include_suspect) {
+      u.suspect_count += static_cast<int>(g->size());
+      continue;
+    }
     u.fleet_groups.push_back(g);
     u.device_count += static_cast<int>(g->size());
     if (const DeviceGroup* mine = scope.Restrict(*r.job, g); mine != nullptr) {
@@ -105,9 +110,8 @@ void CheckFilter(const Request& r, Unit& u) {
   selector::Context ctx;
   ctx.device = u.device_class->traits;
   ctx.variables = r.job->variables;
-  ctx.target_devices = *u.layout->TargetDevicesFor(u.device_class->id);
-  absl::StatusOr<selector::Match> m =
-      selector::MatchSelector(*r.device_filter, ctx);
+  absl::StatusOr<selector::Match> m = selector::MatchSelector(
+      *r.device_filter, ctx, u.layout->TargetDevicesFor(u.device_class->id));
   if (!m.ok()) {
     u.reason = absl::StrCat("device_filter: ", m.status().message());
   } else if (!m->compatible) {
@@ -125,12 +129,12 @@ absl::Status Evaluate(const Request& r, Unit& u) {
   u.resolution = *std::move(res);
   u.selection =
       selector::Select(*u.resolution, r.job->variables,
-                       *u.layout->TargetDevicesFor(u.device_class->id));
+                       u.layout->TargetDevicesFor(u.device_class->id));
   return absl::OkStatus();
 }
 
 std::string LayoutText(const Unit& u) {
-  if (!u.per_layout) return "";
+  if (!u.per_layout || u.fleet_groups.empty()) return "";
   const DeviceGroup& g = *u.fleet_groups.front();
   std::string text = absl::StrCat("nodes like '", g.node(0), "'");
   if (g.node_count() > 1) absl::StrAppend(&text, " (", g.node_count(), ")");
@@ -242,13 +246,14 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.node_layout = LayoutText(u);
   c.device_count = u.device_count;
   c.eligible_device_count = u.eligible_count;
+  c.suspect_device_count = u.suspect_count;
   c.eligible = u.eligible();
   c.reason = u.reason;
   c.winner = u.winner;
   if (u.resolution.has_value()) {
     c.explanation =
         selector::Explain(*u.resolution, r.job->variables,
-                          *u.layout->TargetDevicesFor(u.device_class->id));
+                          u.layout->TargetDevicesFor(u.device_class->id));
   }
   return c;
 }
@@ -261,7 +266,11 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   std::vector<Unit*> ranked;
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
-      u.reason = "no device on the job's nodes";
+      u.reason = u.device_count == 0 && u.suspect_count > 0
+                     ? absl::StrCat("all ", u.suspect_count,
+                                    " devices are on suspect nodes (heartbeat "
+                                    "overdue)")
+                     : "no device on the job's nodes";
       continue;
     }
     CheckFilter(r, u);

@@ -33,6 +33,9 @@ struct Request {
   uint64_t spread_ticket = 0;  // spread's round-robin position
   int top_k = 0;
   bool explain = false;  // fill Decision::classes
+  // Let devices of suspect nodes compete (the Placer asks again with this
+  // only when no healthy device could serve).
+  bool include_suspect = false;
 };
 
 struct Decision {

@@ -69,18 +69,16 @@ DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
                             std::string sycl_architecture) {
   DeviceClass c;
   c.id = id;
+  c.key = DeviceClassKey(traits, sycl_architecture);
   c.name = DeviceClassName(traits);
   c.traits = std::move(traits);
   c.sycl_architecture = std::move(sycl_architecture);
   return c;
 }
 
-const selector::TargetDevices* NodeLayout::TargetDevicesFor(
-    int class_id) const {
-  for (const auto& [id, td] : by_class) {
-    if (id == class_id) return &td;
-  }
-  return nullptr;
+selector::TargetDevicesView NodeLayout::TargetDevicesFor(int class_id) const {
+  return selector::TargetDevicesView(target_devices,
+                                     default_device_by_class.at(class_id));
 }
 
 std::string NodeLayoutKey(
@@ -98,13 +96,11 @@ NodeLayout MakeNodeLayout(
   layout.id = id;
   layout.key = NodeLayoutKey(slots);
   std::vector<NodeSlot> traits;
-  for (const auto& [index, c] : slots) traits.emplace_back(index, &c->traits);
-  // Devices of one class have the same traits, so the first of each class
-  // stands for all of them as the default device.
   for (const auto& [index, c] : slots) {
-    if (layout.TargetDevicesFor(c->id) != nullptr) continue;
-    layout.by_class.emplace_back(c->id, NodeTargetDevices(traits, index));
+    traits.emplace_back(index, &c->traits);
+    layout.default_device_by_class.try_emplace(c->id, index);
   }
+  layout.target_devices = NodeTargetDevices(traits, /*default_index=*/0);
   layout.slots = std::move(slots);
   return layout;
 }

@@ -16,7 +16,7 @@
 //   DeviceClass gpu = MakeDeviceClass(1, device.traits,
 //                                     device.sycl_architecture);
 //   NodeLayout layout = MakeNodeLayout(7, {{-1, &cpu}, {0, &gpu}});
-//   const selector::TargetDevices* td = layout.TargetDevicesFor(gpu.id);
+//   selector::TargetDevicesView td = layout.TargetDevicesFor(gpu.id);
 #ifndef CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
 #define CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
 
@@ -25,12 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "selector/selector.h"
 
 namespace ctxsel::server::placement {
 
 struct DeviceClass {
-  int id = 0;        // stable for the Placer's lifetime; never reused
+  int id = 0;        // stable while the class lives; never reused
+  std::string key;   // DeviceClassKey(traits, sycl_architecture)
   std::string name;  // the traits as a device selector (see above)
   selector::DeviceTraits traits;
   std::string sycl_architecture;
@@ -50,19 +52,21 @@ DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
                             std::string sycl_architecture);
 
 struct NodeLayout {
-  int id = 0;       // stable for the Placer's lifetime; never reused
+  int id = 0;       // stable while the layout lives; never reused
   std::string key;  // "-1:3,0:1,1:1": index:class id, by index
   // index -> class, by index.
   std::vector<std::pair<int32_t, const DeviceClass*>> slots;
-  // The target-device trait sets of a node with this layout as seen from a
-  // device of each class present: the candidate device is the default
-  // device, and every device of one class has the same traits, so which of
-  // them is the candidate does not matter. Built once, shared by requests.
-  std::vector<std::pair<int, selector::TargetDevices>> by_class;
+  // The target-device trait sets of a node with this layout, built once and
+  // shared by every class on it (O(devices), not O(devices x classes)).
+  selector::TargetDevices target_devices;
+  // Class id -> the device number of its first device here: the default
+  // device as seen from a device of that class (every device of one class
+  // has the same traits, so which of them is the candidate does not matter).
+  absl::flat_hash_map<int, int32_t> default_device_by_class;
 
-  // The target devices seen from a device of class `class_id`; null when
-  // the layout has no such device.
-  const selector::TargetDevices* TargetDevicesFor(int class_id) const;
+  // The target devices seen from a device of class `class_id`, which must
+  // be on this layout.
+  selector::TargetDevicesView TargetDevicesFor(int class_id) const;
 };
 
 // The layout key of a node's (index, class) pairs, any order.

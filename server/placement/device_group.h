@@ -47,13 +47,16 @@ inline constexpr double kFullUtilisation = 1.0;
 
 class DeviceGroup {
  public:
-  DeviceGroup(const DeviceClass* device_class, const NodeLayout* layout)
-      : class_(device_class), layout_(layout) {}
+  // `suspect`: the group holds devices of suspect nodes (see fleet.h).
+  DeviceGroup(const DeviceClass* device_class, const NodeLayout* layout,
+              bool suspect = false)
+      : class_(device_class), layout_(layout), suspect_(suspect) {}
   DeviceGroup(const DeviceGroup&) = delete;
   DeviceGroup& operator=(const DeviceGroup&) = delete;
 
   const DeviceClass& device_class() const { return *class_; }
   const NodeLayout& layout() const { return *layout_; }
+  bool suspect() const { return suspect_; }
 
   // Adds or removes a device; `slot` must outlive its membership and its
   // utilisation may change only through SetUtilisation while a member.
@@ -98,6 +101,7 @@ class DeviceGroup {
 
   const DeviceClass* class_;
   const NodeLayout* layout_;
+  const bool suspect_;
   std::set<const DeviceSlot*, ByLoad> by_load_;
   std::vector<std::string> nodes_;  // sorted, unique
   absl::flat_hash_map<std::string, std::vector<const DeviceSlot*>> on_node_;

@@ -108,12 +108,14 @@ TEST(DeviceClassTest, LayoutsShareKeysAndTargetDevices) {
   NodeLayout l = MakeNodeLayout(0, {{1, &gpu}, {-1, &cpu}, {0, &gpu}});
   EXPECT_EQ(l.key, "-1:1,0:2,1:2");
   EXPECT_EQ(NodeLayoutKey({{0, &gpu}, {-1, &cpu}, {1, &gpu}}), l.key);
-  const selector::TargetDevices* from_gpu = l.TargetDevicesFor(2);
-  ASSERT_NE(from_gpu, nullptr);
-  EXPECT_EQ(from_gpu->default_device, 0);
-  EXPECT_EQ(from_gpu->devices.size(), 3u);
-  EXPECT_EQ(l.TargetDevicesFor(1)->default_device, -1);
-  EXPECT_EQ(l.TargetDevicesFor(3), nullptr);
+  selector::TargetDevicesView from_gpu = l.TargetDevicesFor(2);
+  EXPECT_EQ(from_gpu.default_device, 0);
+  EXPECT_EQ(from_gpu.devices->size(), 3u);
+  selector::TargetDevicesView from_cpu = l.TargetDevicesFor(1);
+  EXPECT_EQ(from_cpu.default_device, -1);
+  // One copy of the node's traits, whatever the number of classes.
+  EXPECT_EQ(from_cpu.devices, from_gpu.devices);
+  EXPECT_EQ(from_gpu.devices, &l.target_devices.devices);
 }
 
 }  // namespace

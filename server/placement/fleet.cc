@@ -76,18 +76,19 @@ absl::Status Fleet::CheckIdsFree(const Staged& staged,
 
 absl::Status Fleet::ReplaceNode(absl::string_view node,
                                 std::vector<Device> devices,
-                                std::vector<const DeviceClass*>* created) {
+                                ClassChanges* changes) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Staged> staged = Stage(node, std::move(devices));
   if (!staged.ok()) return staged.status();
   if (absl::Status s = CheckIdsFree(*staged, node); !s.ok()) return s;
   Erase(node);
-  Apply(*std::move(staged), created);
+  Apply(*std::move(staged), changes);
+  Sweep(changes);
   return absl::OkStatus();
 }
 
 absl::Status Fleet::ReplaceAll(std::vector<Device> devices,
-                               std::vector<const DeviceClass*>* created) {
+                               ClassChanges* changes) {
   std::map<std::string, std::vector<Device>> by_node;
   for (Device& d : devices) by_node[d.node].push_back(std::move(d));
   absl::MutexLock lock(&mu_);
@@ -105,14 +106,16 @@ absl::Status Fleet::ReplaceAll(std::vector<Device> devices,
     staged.push_back(*std::move(s));
   }
   while (!nodes_.empty()) Erase(std::string(nodes_.begin()->first));
-  for (Staged& s : staged) Apply(std::move(s), created);
+  for (Staged& s : staged) Apply(std::move(s), changes);
+  Sweep(changes);
   return absl::OkStatus();
 }
 
-bool Fleet::RemoveNode(absl::string_view node) {
+bool Fleet::RemoveNode(absl::string_view node, ClassChanges* changes) {
   absl::MutexLock lock(&mu_);
   if (!nodes_.contains(node)) return false;
   Erase(node);
+  Sweep(changes);
   return true;
 }
 
@@ -120,26 +123,43 @@ void Fleet::Erase(absl::string_view node) {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
   for (DeviceSlot* slot : it->second.devices) {
-    DeviceGroup* group = slot->group;
-    group->Remove(slot);
-    if (group->size() == 0) {
-      groups_.erase(GroupKey(group->device_class().name,
-                             group->device_class().id, group->layout().id));
-    }
+    LeaveGroup(slot);
+    const std::string& key = slot->device_class->key;
+    if (--classes_[key].devices == 0) unused_classes_.push_back(key);
     std::string id = slot->id;
     devices_.erase(id);  // frees the slot
   }
+  const std::string& layout_key = it->second.layout->key;
+  if (--layouts_[layout_key].nodes == 0) unused_layouts_.push_back(layout_key);
   nodes_.erase(it);
 }
 
-void Fleet::Apply(Staged staged, std::vector<const DeviceClass*>* created) {
+void Fleet::Sweep(ClassChanges* changes) {
+  // Layouts first: they point at classes.
+  for (const std::string& key : unused_layouts_) {
+    auto it = layouts_.find(key);
+    if (it != layouts_.end() && it->second.nodes == 0) layouts_.erase(it);
+  }
+  unused_layouts_.clear();
+  for (const std::string& key : unused_classes_) {
+    auto it = classes_.find(key);
+    if (it == classes_.end() || it->second.devices != 0) continue;
+    if (changes != nullptr)
+      changes->freed.push_back(it->second.device_class->id);
+    classes_.erase(it);
+  }
+  unused_classes_.clear();
+}
+
+void Fleet::Apply(Staged staged, ClassChanges* changes) {
   if (staged.devices.empty()) return;
   std::vector<std::pair<int32_t, const DeviceClass*>> layout_slots;
   for (const Device& d : staged.devices) {
-    layout_slots.emplace_back(d.index, InternClass(d, created));
+    layout_slots.emplace_back(d.index, InternClass(d, changes));
   }
   const NodeLayout* layout = InternLayout(layout_slots);
   NodeEntry& entry = nodes_[staged.node];
+  entry.layout = layout;
   for (size_t i = 0; i < staged.devices.size(); ++i) {
     Device& d = staged.devices[i];
     auto slot = std::make_unique<DeviceSlot>();
@@ -148,43 +168,67 @@ void Fleet::Apply(Staged staged, std::vector<const DeviceClass*>* created) {
     slot->index = d.index;
     slot->properties = d.properties;
     slot->device_class = layout_slots[i].second;
-    slot->group = GroupFor(slot->device_class, layout);
+    slot->group = GroupFor(slot->device_class, layout, /*suspect=*/false);
     slot->group->Add(slot.get());
     entry.devices.push_back(slot.get());
     devices_[slot->id] = std::move(slot);
   }
 }
 
-const DeviceClass* Fleet::InternClass(
-    const Device& d, std::vector<const DeviceClass*>* created) {
-  std::string key = DeviceClassKey(d.traits, d.sycl_architecture);
-  auto it = class_by_key_.find(key);
-  if (it != class_by_key_.end()) return it->second;
-  classes_.push_back(std::make_unique<DeviceClass>(MakeDeviceClass(
-      static_cast<int>(classes_.size()), d.traits, d.sycl_architecture)));
-  const DeviceClass* c = classes_.back().get();
-  class_by_key_[key] = c;
-  if (created != nullptr) created->push_back(c);
-  return c;
+const DeviceClass* Fleet::InternClass(const Device& d, ClassChanges* changes) {
+  ClassEntry& entry = classes_[DeviceClassKey(d.traits, d.sycl_architecture)];
+  ++entry.devices;
+  if (entry.device_class == nullptr) {
+    entry.device_class = std::make_unique<DeviceClass>(
+        MakeDeviceClass(next_class_id_++, d.traits, d.sycl_architecture));
+    if (changes != nullptr)
+      changes->created.push_back(entry.device_class.get());
+  }
+  return entry.device_class.get();
 }
 
 const NodeLayout* Fleet::InternLayout(
     std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
   std::string key = NodeLayoutKey(slots);
-  auto it = layout_by_key_.find(key);
-  if (it != layout_by_key_.end()) return it->second;
-  layouts_.push_back(std::make_unique<NodeLayout>(
-      MakeNodeLayout(static_cast<int>(layouts_.size()), std::move(slots))));
-  const NodeLayout* layout = layouts_.back().get();
-  layout_by_key_[key] = layout;
-  return layout;
+  LayoutEntry& entry = layouts_[key];
+  ++entry.nodes;
+  if (entry.layout == nullptr) {
+    entry.layout = std::make_unique<NodeLayout>(
+        MakeNodeLayout(next_layout_id_++, std::move(slots)));
+  }
+  return entry.layout.get();
 }
 
-DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout) {
+DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout,
+                             bool suspect) {
   std::unique_ptr<DeviceGroup>& group =
-      groups_[GroupKey(c->name, c->id, layout->id)];
-  if (group == nullptr) group = std::make_unique<DeviceGroup>(c, layout);
+      groups_[GroupKey(c->name, c->id, layout->id, suspect)];
+  if (group == nullptr) {
+    group = std::make_unique<DeviceGroup>(c, layout, suspect);
+  }
   return group.get();
+}
+
+void Fleet::LeaveGroup(DeviceSlot* slot) {
+  DeviceGroup* group = slot->group;
+  group->Remove(slot);
+  if (group->size() == 0) {
+    groups_.erase(GroupKey(group->device_class().name, group->device_class().id,
+                           group->layout().id, group->suspect()));
+  }
+  slot->group = nullptr;
+}
+
+void Fleet::SetSuspect(absl::string_view node, bool suspect) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.suspect == suspect) return;
+  it->second.suspect = suspect;
+  for (DeviceSlot* slot : it->second.devices) {
+    LeaveGroup(slot);
+    slot->group = GroupFor(slot->device_class, it->second.layout, suspect);
+    slot->group->Add(slot);
+  }
 }
 
 absl::Status Fleet::UpdateUtilisations(
@@ -230,8 +274,24 @@ absl::StatusOr<std::string> Fleet::ClassOf(absl::string_view device_id) const {
 std::vector<const DeviceClass*> Fleet::Classes() const {
   absl::ReaderMutexLock lock(&mu_);
   std::vector<const DeviceClass*> out;
-  for (const auto& c : classes_) out.push_back(c.get());
+  out.reserve(classes_.size());
+  for (const auto& [key, entry] : classes_) {
+    out.push_back(entry.device_class.get());
+  }
+  std::sort(
+      out.begin(), out.end(),
+      [](const DeviceClass* a, const DeviceClass* b) { return a->id < b->id; });
   return out;
+}
+
+size_t Fleet::class_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return classes_.size();
+}
+
+size_t Fleet::layout_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return layouts_.size();
 }
 
 Fleet::Reader::Reader(const Fleet& fleet) : fleet_(fleet) {
@@ -245,6 +305,13 @@ std::vector<const DeviceGroup*> Fleet::Reader::groups() const {
   out.reserve(fleet_.groups_.size());
   for (const auto& [key, group] : fleet_.groups_) out.push_back(group.get());
   return out;
+}
+
+bool Fleet::Reader::has_suspect() const {
+  for (const auto& [key, group] : fleet_.groups_) {
+    if (group->suspect()) return true;
+  }
+  return false;
 }
 
 const std::vector<DeviceSlot*>* Fleet::Reader::node(

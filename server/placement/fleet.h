@@ -3,16 +3,17 @@
 // Internal to the Placer. The Fleet applies inventory changes (a node's
 // full report, its removal, a heartbeat's utilisations) incrementally: a
 // node report touches only that node's devices, and the groups stay ordered
-// for the policies. Classes and layouts, once seen, keep their ids for the
-// Fleet's lifetime (resolution caches are keyed by class id).
+// for the policies. A class or layout lives while some device uses it and is
+// freed with its last device; ids are never reused (resolution caches are
+// keyed by class id, and the Placer drops a freed class's entries).
 //
 // One mutex guards it: writers hold it exclusively for O(devices of the
 // node x log n); a Select holds it shared (through Fleet::Reader) while it
 // evaluates and picks, so every pointer it sees stays valid.
 //
 //   Fleet fleet;
-//   std::vector<const DeviceClass*> created;
-//   CTXSEL_RETURN_IF_ERROR(fleet.ReplaceNode("n1", devices, &created));
+//   Fleet::ClassChanges changes;
+//   CTXSEL_RETURN_IF_ERROR(fleet.ReplaceNode("n1", devices, &changes));
 //   {
 //     Fleet::Reader r(fleet);
 //     for (const DeviceGroup* g : r.groups()) ...
@@ -40,26 +41,33 @@
 
 namespace ctxsel::server::placement::internal {
 
+// What a fleet change did to the set of device classes.
+struct FleetClassChanges {
+  std::vector<const DeviceClass*> created;  // seen for the first time
+  std::vector<int> freed;                   // ids of classes now unused
+};
+
 class Fleet {
  public:
   Fleet() = default;
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
-  // Replaces `node`'s devices (empty: removes the node). Appends the classes
-  // seen for the first time to `created`. InvalidArgumentError naming the
-  // device and field for a bad report; nothing changes then.
+  using ClassChanges = FleetClassChanges;
+
+  // Replaces `node`'s devices (empty: removes the node), in
+  // O(devices x log n). InvalidArgumentError naming the device and field
+  // for a bad report; nothing changes then.
   absl::Status ReplaceNode(absl::string_view node, std::vector<Device> devices,
-                           std::vector<const DeviceClass*>* created)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                           ClassChanges* changes) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Replaces every node; all or nothing.
-  absl::Status ReplaceAll(std::vector<Device> devices,
-                          std::vector<const DeviceClass*>* created)
+  absl::Status ReplaceAll(std::vector<Device> devices, ClassChanges* changes)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // False if `node` was not known.
-  bool RemoveNode(absl::string_view node) ABSL_LOCKS_EXCLUDED(mu_);
+  bool RemoveNode(absl::string_view node, ClassChanges* changes)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Sets the utilisation of devices of `node` (device id, value; clamped
   // to 0..1) under one exclusive hold of the lock. All or nothing:
@@ -70,12 +78,20 @@ class Fleet {
       absl::Span<const std::pair<std::string, double>> updates)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Moves `node`'s devices to the suspect groups (placement skips them
+  // while healthy devices can serve) or back. No-op for an unknown node.
+  void SetSuspect(absl::string_view node, bool suspect)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // The device class of a live device; NotFoundError for an unknown one.
   absl::StatusOr<std::string> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Every class ever seen (live or not), by id.
+  // The classes of the live devices, by id.
   std::vector<const DeviceClass*> Classes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // How many classes and layouts are live (for tests and benchmarks).
+  size_t class_count() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t layout_count() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Shared access for a Select: the groups and nodes stay as they are while
   // a Reader lives.
@@ -83,8 +99,11 @@ class Fleet {
    public:
     explicit Reader(const Fleet& fleet) ABSL_SHARED_LOCK_FUNCTION(fleet.mu_);
     ~Reader() ABSL_UNLOCK_FUNCTION();
-    // Non-empty groups, by class name, then layout id.
+    // Non-empty groups, by class name, then layout id, healthy before
+    // suspect.
     std::vector<const DeviceGroup*> groups() const;
+    // Whether some live device is on a suspect node.
+    bool has_suspect() const;
     // The devices of `node`; null for an unknown node.
     const std::vector<DeviceSlot*>* node(absl::string_view name) const;
 
@@ -93,9 +112,21 @@ class Fleet {
   };
 
  private:
-  using GroupKey = std::tuple<std::string, int, int>;  // class name, ids
+  // Class name, class id, layout id, suspect.
+  using GroupKey = std::tuple<std::string, int, int, bool>;
   struct NodeEntry {
     std::vector<DeviceSlot*> devices;
+    const NodeLayout* layout = nullptr;
+    bool suspect = false;
+  };
+  // A class or layout and how many devices (nodes) use it.
+  struct ClassEntry {
+    std::unique_ptr<DeviceClass> device_class;
+    int devices = 0;
+  };
+  struct LayoutEntry {
+    std::unique_ptr<NodeLayout> layout;
+    int nodes = 0;
   };
   struct Staged;  // a validated report, ready to apply
 
@@ -105,25 +136,33 @@ class Fleet {
   absl::Status CheckIdsFree(const Staged& staged,
                             absl::string_view replacing) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  void Apply(Staged staged, std::vector<const DeviceClass*>* created)
+  void Apply(Staged staged, ClassChanges* changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `node`'s devices; their classes and layout stay until Sweep,
+  // so a re-report of the same classes keeps their ids and resolutions.
   void Erase(absl::string_view node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  const DeviceClass* InternClass(const Device& device,
-                                 std::vector<const DeviceClass*>* created)
+  // Frees the classes and layouts that no device uses any more.
+  void Sweep(ClassChanges* changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const DeviceClass* InternClass(const Device& device, ClassChanges* changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const NodeLayout* InternLayout(
       std::vector<std::pair<int32_t, const DeviceClass*>> slots)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  DeviceGroup* GroupFor(const DeviceClass* c, const NodeLayout* layout)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  DeviceGroup* GroupFor(const DeviceClass* c, const NodeLayout* layout,
+                        bool suspect) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `slot` out of its group, dropping the group when it empties.
+  void LeaveGroup(DeviceSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
-  std::vector<std::unique_ptr<DeviceClass>> classes_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, const DeviceClass*> class_by_key_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<NodeLayout>> layouts_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, const NodeLayout*> layout_by_key_
-      ABSL_GUARDED_BY(mu_);
+  // By class key / layout key.
+  absl::flat_hash_map<std::string, ClassEntry> classes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, LayoutEntry> layouts_ ABSL_GUARDED_BY(mu_);
+  int next_class_id_ ABSL_GUARDED_BY(mu_) = 0;
+  int next_layout_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // Keys of classes and layouts whose count fell to zero since the last
+  // Sweep.
+  std::vector<std::string> unused_classes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> unused_layouts_ ABSL_GUARDED_BY(mu_);
   std::map<GroupKey, std::unique_ptr<DeviceGroup>> groups_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::unique_ptr<DeviceSlot>> devices_
       ABSL_GUARDED_BY(mu_);

@@ -131,6 +131,14 @@ void KernelEntry::ResolveAhead(
   }
 }
 
+void KernelEntry::Forget(const std::vector<int>& class_ids) const {
+  if (class_ids.empty()) return;
+  absl::MutexLock lock(&mu_);
+  for (auto& [key, cached] : cache_) {
+    for (int id : class_ids) cached.by_class.erase(id);
+  }
+}
+
 void KernelEntry::AdoptSignatures(const KernelEntry& other) const {
   if (&other == this) return;
   std::vector<JobSignature> signatures;

@@ -66,6 +66,9 @@ class KernelEntry {
   void ResolveAhead(const std::vector<const DeviceClass*>& classes) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Drops the cached resolutions of classes that left the fleet.
+  void Forget(const std::vector<int>& class_ids) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Adopts the signatures `other` has cached (not their resolutions).
   void AdoptSignatures(const KernelEntry& other) const ABSL_LOCKS_EXCLUDED(mu_);
 

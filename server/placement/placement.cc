@@ -19,6 +19,10 @@ std::string ClassText(const ClassReport& c) {
   if (!c.node_layout.empty()) absl::StrAppend(&head, " on ", c.node_layout);
   absl::StrAppend(&head, ": ", c.device_count, " devices, ",
                   c.eligible_device_count, " within the constraints; ");
+  if (c.suspect_device_count > 0) {
+    absl::StrAppend(&head, c.suspect_device_count,
+                    " on suspect nodes left out; ");
+  }
   if (!c.eligible) {
     absl::StrAppend(&head, "rejected: ", c.reason, "\n");
     return head;

@@ -66,6 +66,9 @@ struct ClassReport {
   std::string node_layout;
   int device_count = 0;           // live devices of the class (or group)
   int eligible_device_count = 0;  // those left after the job's constraints
+  // Devices of the class on suspect nodes (heartbeat overdue), left out
+  // while healthy devices can serve; not in the counts above then.
+  int suspect_device_count = 0;
   bool eligible = false;          // false: `reason` says why
   std::string reason;
   bool winner = false;  // its devices competed in the policy pick

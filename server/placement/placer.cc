@@ -81,32 +81,37 @@ bool Placer::RemoveKernel(absl::string_view kernel) {
   return true;
 }
 
-void Placer::ResolveAhead(const std::vector<const DeviceClass*>& created) {
-  if (created.empty()) return;
+void Placer::ApplyClassChanges(const internal::FleetClassChanges& changes) {
+  if (changes.created.empty() && changes.freed.empty()) return;
   std::shared_ptr<const Snapshot> current = snapshot();
   for (const auto& [name, entry] : current->kernels) {
-    entry->ResolveAhead(created);
+    entry->Forget(changes.freed);
+    entry->ResolveAhead(changes.created);
   }
 }
 
 absl::Status Placer::SetNodeDevices(absl::string_view node,
                                     std::vector<Device> devices) {
   absl::MutexLock lock(&write_mu_);
-  std::vector<const DeviceClass*> created;
-  absl::Status s = fleet_->ReplaceNode(node, std::move(devices), &created);
-  ResolveAhead(created);
+  Fleet::ClassChanges changes;
+  absl::Status s = fleet_->ReplaceNode(node, std::move(devices), &changes);
+  ApplyClassChanges(changes);
   return s;
 }
 
 bool Placer::RemoveNode(absl::string_view node) {
-  return fleet_->RemoveNode(node);
+  absl::MutexLock lock(&write_mu_);
+  Fleet::ClassChanges changes;
+  const bool removed = fleet_->RemoveNode(node, &changes);
+  ApplyClassChanges(changes);
+  return removed;
 }
 
 absl::Status Placer::SetDevices(std::vector<Device> devices) {
   absl::MutexLock lock(&write_mu_);
-  std::vector<const DeviceClass*> created;
-  absl::Status s = fleet_->ReplaceAll(std::move(devices), &created);
-  ResolveAhead(created);
+  Fleet::ClassChanges changes;
+  absl::Status s = fleet_->ReplaceAll(std::move(devices), &changes);
+  ApplyClassChanges(changes);
   return s;
 }
 
@@ -114,6 +119,10 @@ absl::Status Placer::UpdateUtilisations(
     absl::string_view node,
     absl::Span<const std::pair<std::string, double>> updates) {
   return fleet_->UpdateUtilisations(node, updates);
+}
+
+void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
+  fleet_->SetSuspect(node, suspect);
 }
 
 absl::StatusOr<std::string> Placer::DeviceClassOf(
@@ -151,6 +160,12 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
   Fleet::Reader reader(*fleet_);
+  absl::StatusOr<Decision> healthy = internal::Decide(request, reader);
+  // Devices of suspect nodes serve only when no healthy device can.
+  if (!healthy.ok() || healthy->status.ok() || !reader.has_suspect()) {
+    return healthy;
+  }
+  request.include_suspect = true;
   return internal::Decide(request, reader);
 }
 

@@ -76,6 +76,7 @@ struct PlacerOptions {
 struct DeviceClass;
 namespace internal {
 class Fleet;
+struct FleetClassChanges;
 struct Snapshot;
 struct Decision;
 }  // namespace internal
@@ -124,6 +125,11 @@ class Placer {
       absl::string_view node,
       absl::Span<const std::pair<std::string, double>> updates);
 
+  // Marks `node`'s devices suspect (its heartbeat is overdue): Select picks
+  // them only when no healthy device can serve the job. Cheap: no snapshot
+  // is rebuilt. No-op for an unknown node.
+  void SetNodeSuspect(absl::string_view node, bool suspect);
+
   // The device class of a live device (for inventory listings);
   // NotFoundError for an unknown device.
   absl::StatusOr<std::string> DeviceClassOf(absl::string_view device_id) const;
@@ -147,8 +153,9 @@ class Placer {
   std::shared_ptr<const internal::Snapshot> snapshot() const;
   void Publish(std::shared_ptr<const internal::Snapshot> snapshot);
   // Resolves the signatures every kernel has cached for classes that just
-  // appeared, so that the first jobs on them find the work done.
-  void ResolveAhead(const std::vector<const DeviceClass*>& created)
+  // appeared, so that the first jobs on them find the work done, and drops
+  // the resolutions of classes that left the fleet.
+  void ApplyClassChanges(const internal::FleetClassChanges& changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<internal::Decision> Decide(const Job& job, bool explain) const;
 

@@ -333,4 +333,31 @@ TEST_F(PlacerTest, ExplainReportsEveryClassAndVariant) {
 }
 
 }  // namespace
+TEST_F(PlacerTest, SuspectNodesServeOnlyWhenNoHealthyDeviceCan) {
+  // MI250X outscores H100 for saxpy; its only node goes suspect.
+  AddNode("amd", {MakeDevice("amd", 0, Kind::kMi250)});
+  AddNode("nv", {MakeDevice("nv", 0, Kind::kH100, 0.9)});
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "amd/0");
+  placer_.SetNodeSuspect("amd", true);
+  // A healthy device can serve: the lower-scored class on it wins.
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "nv/0");
+  absl::StatusOr<PlacementReport> report = placer_.Explain(SaxpyJob());
+  ASSERT_TRUE(report.ok());
+  bool saw_suspect = false;
+  for (const ClassReport& c : report->classes) {
+    if (c.suspect_device_count == 0) continue;
+    saw_suspect = true;
+    EXPECT_FALSE(c.eligible);
+    EXPECT_THAT(c.reason, ::testing::HasSubstr("suspect nodes"));
+  }
+  EXPECT_TRUE(saw_suspect);
+  EXPECT_THAT(report->ToText(), ::testing::HasSubstr("1 on suspect nodes"));
+  // None can: the suspect one does.
+  Job only_amd = SaxpyJob();
+  only_amd.nodes = {"amd"};
+  EXPECT_EQ(DeviceOf(placer_, only_amd), "amd/0");
+  placer_.SetNodeSuspect("amd", false);
+  EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "amd/0");
+}
+
 }  // namespace ctxsel::server::placement
