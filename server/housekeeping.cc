@@ -20,11 +20,13 @@ void Housekeeping::Run() {
       inventory_->options().ttl / 4, absl::Milliseconds(50), absl::Seconds(1));
   int64_t cursor = 0;
   inventory_->Nodes(&cursor);
-  while (!stop_.HasBeenNotified()) {
+  // Waiting on stop_ (not on the inventory) lets the destructor return at
+  // once instead of after up to one tick.
+  while (!stop_.WaitForNotificationWithTimeout(tick)) {
     inventory_->ExpireStale();
     inventory_->MarkSuspects();
     absl::StatusOr<std::vector<InventoryEvent>> events =
-        inventory_->EventsAfter(cursor, tick);
+        inventory_->EventsAfter(cursor, absl::ZeroDuration());
     if (!events.ok()) {
       // More changes than the history keeps happened within one tick.
       spdlog::warn("inventory log: {}", events.status().ToString());
