@@ -14,6 +14,7 @@ namespace ctxsel::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string FreshDir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -333,6 +334,101 @@ TEST(SqliteStoreTest, CloseCheckpointsTheWal) {
   ASSERT_TRUE(contents.ok()) << contents.status();
   EXPECT_EQ(contents->revision, 4);
   EXPECT_EQ(contents->variants.size(), 4u);
+}
+
+// max_bytes makes a full disk without filling one: the write fails with
+// RESOURCE_EXHAUSTED, a message for clients (no file names), and nothing
+// of it is stored.
+TEST(SqliteStoreTest, FullDiskIsResourceExhaustedAndNamesNoFile) {
+  const std::string dir = FreshDir("full");
+  SqliteStoreOptions options;
+  options.max_bytes = 64 << 10;
+  auto store = SqliteStore::Open(dir, options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status written;
+  int64_t revision = 0;
+  while (written.ok() && revision < 1000) {
+    StoreBatch batch;
+    VariantRecord record = Record("k", "v" + std::to_string(revision), 0, 0);
+    record.selector_text = std::string(4000, 'x');
+    batch.puts = {record};
+    batch.revision = revision + 1;
+    written = (*store)->Apply(batch);
+    if (written.ok()) ++revision;
+  }
+  ASSERT_GT(revision, 0);
+  EXPECT_EQ(written.code(), absl::StatusCode::kResourceExhausted) << written;
+  EXPECT_THAT(written.message(), HasSubstr("the server's disk is full"));
+  EXPECT_THAT(written.message(), HasSubstr("the write was not applied"));
+  EXPECT_THAT(written.message(), Not(HasSubstr(dir)));
+  EXPECT_THAT(written.message(), Not(HasSubstr("ctxsel.db")));
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_EQ(contents->revision, revision);
+  EXPECT_EQ(contents->variants.size(), static_cast<size_t>(revision));
+  // A write that fits still succeeds, and the store reopens whole.
+  StoreBatch remove;
+  remove.deletes = {{"k", "v0"}};
+  remove.revision = revision + 1;
+  EXPECT_TRUE((*store)->Apply(remove).ok());
+  store->reset();
+  auto reopened = SqliteStore::Open(dir);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+}
+
+TEST(SqliteStoreTest, BackupOfAnOpenStoreRestoresIntoANewDirectory) {
+  const std::string dir = FreshDir("backup_source");
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  Fill(**store, 30);
+  const std::string file = FreshDir("backup_file.db");
+  auto summary = (*store)->Backup(file);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->revision, 30);
+  EXPECT_EQ(summary->variant_count, 30);
+  EXPECT_EQ(summary->kernel_count, 7);
+  auto inspected = SqliteStore::Inspect(file);
+  ASSERT_TRUE(inspected.ok()) << inspected.status();
+  EXPECT_EQ(inspected->variant_count, 30);
+
+  SqliteStoreOptions restore;
+  restore.restore_from = file;
+  // Never over a store: that one still has its lock, data and STATE.
+  store->reset();
+  auto over = SqliteStore::Open(dir, restore);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(over.status().message(), HasSubstr("already holds a store"));
+
+  const std::string fresh = FreshDir("backup_restored");
+  auto restored = SqliteStore::Open(fresh, restore);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  auto contents = (*restored)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_EQ(contents->revision, 30);
+  EXPECT_EQ(contents->variants.size(), 30u);
+  // The restored store is guarded like any other.
+  restored->reset();
+  std::filesystem::resize_file(fresh + "/ctxsel.db", 0);
+  ExpectDataLoss(SqliteStore::Open(fresh).status(), fresh + "/ctxsel.db");
+}
+
+TEST(SqliteStoreTest, InspectRefusesWhatIsNotAStore) {
+  const std::string dir = FreshDir("inspect");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/garbage.db") << std::string(8192, 'x');
+  EXPECT_EQ(SqliteStore::Inspect(dir + "/garbage.db").status().code(),
+            absl::StatusCode::kDataLoss);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/other.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto other = SqliteStore::Inspect(dir + "/other.db");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(other.status().message(), HasSubstr("not a ctxsel store"));
+  EXPECT_EQ(SqliteStore::Inspect(dir + "/missing.db").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace
