@@ -81,8 +81,7 @@ int RunAdmin(const std::vector<std::string>& args) {
 
 const Command kAdminCommand = {
     "admin", "admin backup FILE",
-    "Write a consistent copy of the server's variant store to FILE while it "
-    "serves (restore: ctxsel-server --restore_from=FILE).",
+    "Copy the server's variant store to FILE while it serves (operations.md).",
     RunAdmin};
 
 }  // namespace ctxsel::cli
