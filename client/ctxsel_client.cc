@@ -79,6 +79,7 @@ CtxselClient::CtxselClient(std::shared_ptr<grpc::Channel> channel,
       variants_(v1::Variants::NewStub(channel_)),
       inventory_(v1::Inventory::NewStub(channel_)),
       placement_(v1::Placement::NewStub(channel_)),
+      admin_(v1::Admin::NewStub(channel_)),
       timeout_(timeout) {}
 
 std::unique_ptr<CtxselClient> CtxselClient::Connect(
@@ -251,6 +252,37 @@ absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
       [&](grpc::ClientContext* context, v1::ExplainResponse* out) {
         return placement_->Explain(context, request, out);
       });
+}
+
+absl::StatusOr<v1::BackupSummary> CtxselClient::Backup(std::ostream& out) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext();
+  std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader =
+      admin_->Backup(context.get(), v1::BackupRequest());
+  v1::BackupChunk chunk;
+  v1::BackupSummary summary;
+  bool first = true;
+  int64_t received = 0;
+  while (reader->Read(&chunk)) {
+    if (first) summary = chunk.summary();
+    first = false;
+    out.write(chunk.data().data(),
+              static_cast<std::streamsize>(chunk.data().size()));
+    received += static_cast<int64_t>(chunk.data().size());
+  }
+  grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("no answer within ", timeout_.count(), "ms (",
+                     status.error_message(), ")"));
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  if (first || received != summary.size_bytes()) {
+    return absl::DataLossError(absl::StrCat("backup stream ended after ",
+                                            received, " of ",
+                                            summary.size_bytes(), " bytes"));
+  }
+  if (!out) return absl::InternalError("cannot write the backup");
+  return summary;
 }
 
 }  // namespace ctxsel::client

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,12 @@ class CtxselClient {
   absl::StatusOr<v1::SelectResponse> Select(const v1::Job& job);
   absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
 
+  // --- Admin ---
+  // Streams a backup of the server's store into `out`; returns what it
+  // holds. The whole stream has one deadline, timeout(). DATA_LOSS when the
+  // stream ends short of the size the server announced.
+  absl::StatusOr<v1::BackupSummary> Backup(std::ostream& out);
+
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   // The deadline of each unary call, counted from its start.
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -127,6 +134,7 @@ class CtxselClient {
   std::unique_ptr<v1::Variants::Stub> variants_;
   std::unique_ptr<v1::Inventory::Stub> inventory_;
   std::unique_ptr<v1::Placement::Stub> placement_;
+  std::unique_ptr<v1::Admin::Stub> admin_;
   std::chrono::milliseconds timeout_;
 };
 

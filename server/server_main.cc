@@ -3,7 +3,8 @@
 //   ctxsel-server --listen=127.0.0.1:7070 --data_dir=/var/lib/ctxsel
 //   ctxsel-server --listen=127.0.0.1:0 --port_file=/tmp/port   # any free port
 //
-// Variants are durable in --data_dir (SQLite, see server/sqlite_store.h);
+// Variants are durable in --data_dir (SQLite, see server/sqlite_store.h;
+// one server per directory, backup and restore in docs/operations.md);
 // the inventory is soft state rebuilt from agent reports. SIGTERM or SIGINT
 // stops it gracefully: in-flight calls get a grace period. The wiring is in
 // server/server_setup.h; this file is flags, start, signal, stop.
@@ -31,6 +32,14 @@ ABSL_FLAG(
     std::string, data_dir, "",
     "Directory of the durable variant store (created if missing). "
     "Empty: a fresh temporary directory, for this run only (not reused).");
+ABSL_FLAG(int64_t, max_store_bytes, 0,
+          "Largest size of DATA_DIR/ctxsel.db in bytes; a registration that "
+          "would pass it fails as on a full disk (RESOURCE_EXHAUSTED). "
+          "0: only the disk's free space limits it.");
+ABSL_FLAG(std::string, restore_from, "",
+          "A backup file (ctxsel-cli admin backup) to restore into "
+          "--data_dir before serving; --data_dir must not hold a store yet. "
+          "See docs/operations.md.");
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(1),
           "How often agents are told to send a heartbeat.");
 ABSL_FLAG(absl::Duration, node_ttl, absl::ZeroDuration(),
@@ -67,6 +76,8 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   ctxsel::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.max_store_bytes = absl::GetFlag(FLAGS_max_store_bytes);
+  options.restore_from = absl::GetFlag(FLAGS_restore_from);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
   options.suspect_after = absl::GetFlag(FLAGS_suspect_after);

@@ -45,7 +45,12 @@ std::string ServerInstance() {
 absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
   absl::StatusOr<std::string> dir = DataDir(options.data_dir);
   if (!dir.ok()) return dir.status();
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(*dir);
+  data_dir_ = *dir;
+  SqliteStoreOptions store_options;
+  store_options.max_bytes = options.max_store_bytes;
+  store_options.restore_from = options.restore_from;
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(data_dir_, store_options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("cannot open the variant store: ",
@@ -82,6 +87,7 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   variants_service_ = std::make_unique<VariantsService>(registry_.get());
   inventory_service_ = std::make_unique<InventoryService>(
       inventory_.get(), &placer_, service_options);
+  admin_service_ = std::make_unique<AdminService>(store_.get(), data_dir_);
 }
 
 absl::Status RunningServer::Listen(const ServerOptions& options) {
@@ -99,6 +105,7 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(&placement_service_);
+  builder.RegisterService(admin_service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat(

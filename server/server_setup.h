@@ -1,5 +1,5 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
-// registry, the inventory, the Placer between them, the four ctxsel.v1
+// registry, the inventory, the Placer between them, the five ctxsel.v1
 // services, health checking and reflection — and starts it listening.
 // ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown(); tests
 // can start the same server in-process.
@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/admin_service.h"
 #include "server/ctxsel_service.h"
 #include "server/housekeeping.h"
 #include "server/inventory.h"
@@ -44,6 +45,10 @@ struct ServerOptions {
   // The durable variant store's directory, created if missing. Empty: a
   // fresh temporary directory, for this run only.
   std::string data_dir;
+  // See SqliteStoreOptions: a cap on ctxsel.db's size (0: the disk's), and
+  // a backup to restore into a data_dir that holds no store yet.
+  int64_t max_store_bytes = 0;
+  std::string restore_from;
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
   absl::Duration node_ttl = absl::ZeroDuration();
@@ -85,6 +90,7 @@ class RunningServer {
 
   // Declaration order is construction order; destruction runs backwards,
   // so the server stops before the services and state it calls into.
+  std::string data_dir_;
   std::unique_ptr<Store> store_;
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
@@ -95,6 +101,7 @@ class RunningServer {
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;
   PlacementService placement_service_{&placer_};
+  std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;
@@ -106,9 +113,10 @@ class RunningServer {
 // and SO_REUSEPORT off (a port already taken is an error, not a second
 // listener); the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
-// its code; the message starts "cannot open the variant store" or "cannot
-// load the variant store"), UnavailableError when the address cannot be
-// bound. Logs one line for the loaded store and one for the address.
+// its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
+// use by another server; the message starts "cannot open the variant store"
+// or "cannot load the variant store"), UnavailableError when the address
+// cannot be bound. Logs one line for the loaded store and one for the address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 

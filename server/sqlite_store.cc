@@ -1,13 +1,19 @@
 #include "server/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
 namespace {
@@ -69,17 +75,60 @@ class Statement {
   int rc_;
 };
 
-// Corruption and "not a database" are data loss; anything else is internal.
+// The canonical code of a failed SQLite call: a full disk (or the
+// max_bytes limit) is RESOURCE_EXHAUSTED, corruption DATA_LOSS, the rest
+// INTERNAL.
+absl::StatusCode CodeFor(sqlite3* db, int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return absl::StatusCode::kResourceExhausted;
+    case SQLITE_IOERR: {
+      const int error = sqlite3_system_errno(db);
+      return error == ENOSPC || error == EDQUOT
+                 ? absl::StatusCode::kResourceExhausted
+                 : absl::StatusCode::kInternal;
+    }
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::StatusCode::kDataLoss;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+// The detailed error, naming the file: for the server log and for errors
+// at start, which only the operator sees.
 absl::Status SqliteError(sqlite3* db, int rc, const std::string& path,
                          absl::string_view what) {
-  const std::string message =
-      absl::StrCat("store ", path, ": ", what, ": ", sqlite3_errmsg(db),
-                   " (sqlite ", rc, ")");
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) {
-    return absl::DataLossError(message);
+  return absl::Status(CodeFor(db, rc),
+                      absl::StrCat("store ", path, ": ", what, ": ",
+                                   sqlite3_errmsg(db), " (sqlite ", rc, ")"));
+}
+
+// What a client is told for each code of `SqliteError`: no file names,
+// which are the server's business.
+struct ClientMessage {
+  absl::StatusCode code;
+  const char* text;
+};
+constexpr ClientMessage kClientMessages[] = {
+    {absl::StatusCode::kResourceExhausted, "the server's disk is full"},
+    {absl::StatusCode::kDataLoss, "the server's variant store is damaged"},
+};
+constexpr char kOtherClientMessage[] = "the server's variant store failed";
+
+// Logs `detailed` and returns the same code with a message for the client:
+// "the server's disk is full; the write was not applied (...)".
+absl::Status ClientError(const absl::Status& detailed,
+                         absl::string_view consequence) {
+  spdlog::error("{}", std::string(detailed.message()));
+  const char* text = kOtherClientMessage;
+  for (const ClientMessage& message : kClientMessages) {
+    if (message.code == detailed.code()) text = message.text;
   }
-  return absl::InternalError(message);
+  return absl::Status(
+      detailed.code(),
+      absl::StrCat(text, "; ", consequence, " (details in the server log)"));
 }
 
 absl::Status Exec(sqlite3* db, const std::string& path, const char* sql) {
@@ -97,6 +146,131 @@ absl::StatusOr<std::string> QueryText(sqlite3* db, const std::string& path,
     return SqliteError(db, statement.rc(), path, sql);
   }
   return statement.Text(0);
+}
+
+absl::StatusOr<int64_t> QueryInt(sqlite3* db, const std::string& path,
+                                 const char* sql) {
+  absl::StatusOr<std::string> text = QueryText(db, path, sql);
+  if (!text.ok()) return text.status();
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(*text, &value)) {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, ": ", sql, ": not a number: ", *text));
+  }
+  return value;
+}
+
+absl::Status CheckIntegrity(sqlite3* db, const std::string& path) {
+  absl::StatusOr<std::string> check =
+      QueryText(db, path, "PRAGMA integrity_check");
+  if (!check.ok()) return check.status();
+  if (*check != "ok") {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, " is corrupt (integrity_check: ", *check,
+                     "); restore it from a backup or move it away"));
+  }
+  return absl::OkStatus();
+}
+
+constexpr const char* kTables[] = {"meta", "variants"};
+
+// The tables of kSchema that the database lacks.
+absl::StatusOr<std::vector<std::string>> MissingTables(
+    sqlite3* db, const std::string& path) {
+  std::vector<std::string> missing;
+  for (const char* table : kTables) {
+    constexpr char kSql[] =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?";
+    Statement statement(db, kSql);
+    statement.Bind(1, std::string(table));
+    if (!statement.ok() || statement.Step() != SQLITE_ROW) {
+      return SqliteError(db, statement.rc(), path, kSql);
+    }
+    if (statement.Int(0) == 0) missing.push_back(table);
+  }
+  return missing;
+}
+
+absl::Status CheckSchemaVersion(sqlite3* db, const std::string& path) {
+  absl::StatusOr<std::string> version = QueryText(
+      db, path, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!version.ok()) return version.status();
+  if (*version != std::to_string(kSchemaVersion)) {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, " has schema version ", *version,
+                     "; this server reads version ", kSchemaVersion));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreSummary> ReadSummary(sqlite3* db, const std::string& path) {
+  StoreSummary summary;
+  absl::StatusOr<int64_t> revision =
+      QueryInt(db, path, "SELECT value FROM meta WHERE key = 'revision'");
+  if (!revision.ok()) return revision.status();
+  summary.revision = *revision;
+  absl::StatusOr<int64_t> variants =
+      QueryInt(db, path, "SELECT count(*) FROM variants");
+  if (!variants.ok()) return variants.status();
+  summary.variant_count = *variants;
+  absl::StatusOr<int64_t> kernels =
+      QueryInt(db, path, "SELECT count(DISTINCT kernel) FROM variants");
+  if (!kernels.ok()) return kernels.status();
+  summary.kernel_count = *kernels;
+  return summary;
+}
+
+std::string InDir(const std::string& dir, absl::string_view name) {
+  return (std::filesystem::path(dir) / std::string(name)).string();
+}
+
+// DATA_LOSS for a database that holds less than DIR/STATE says it did.
+absl::Status Lost(const std::string& path, const std::string& dir,
+                  absl::string_view found, const StoreState& state) {
+  const std::string state_path = InDir(dir, kStateFileName);
+  return absl::DataLossError(absl::StrCat(
+      "store ", path, " ", found, ", but ", state_path, " records revision ",
+      state.revision, " with ", state.variant_count,
+      " variant(s): committed data is gone (database or its WAL deleted, "
+      "emptied or damaged). Start with --data_dir of a backup (see "
+      "docs/operations.md), or remove ",
+      state_path, " to accept the loss"));
+}
+
+// Copies the backup `file` to `path` (= DIR/ctxsel.db), which must not
+// exist yet, through a synced temporary file and a rename.
+absl::Status RestoreInto(const std::string& file, const std::string& dir,
+                         const std::string& path) {
+  for (const std::string& taken :
+       {path, path + "-wal", InDir(dir, kStateFileName)}) {
+    if (std::filesystem::exists(taken)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--restore_from: data directory ", dir, " already holds a store (",
+          taken, "); restore into a new --data_dir"));
+    }
+  }
+  absl::StatusOr<StoreSummary> summary = SqliteStore::Inspect(file);
+  if (!summary.ok()) {
+    return absl::Status(
+        summary.status().code(),
+        absl::StrCat("--restore_from: ", summary.status().message()));
+  }
+  const std::string tmp = path + ".restore";
+  std::error_code error;
+  std::filesystem::copy_file(
+      file, tmp, std::filesystem::copy_options::overwrite_existing, error);
+  const int fd = error ? -1 : open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  if (error || !synced || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::filesystem::remove(tmp, error);
+    return absl::InternalError(
+        absl::StrCat("--restore_from: cannot copy ", file, " to ", path));
+  }
+  spdlog::info("restored revision {} ({} variant(s) of {} kernel(s)) from {}",
+               summary->revision, summary->variant_count, summary->kernel_count,
+               file);
+  return absl::OkStatus();
 }
 
 std::string ToJson(const std::vector<std::string>& list) {
@@ -121,42 +295,89 @@ absl::StatusOr<std::vector<std::string>> FromJson(const std::string& text) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
-    const std::string& data_dir) {
+    const std::string& data_dir, const SqliteStoreOptions& options) {
   std::error_code error;
   std::filesystem::create_directories(data_dir, error);
   if (error) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create --data_dir ", data_dir, ": ", error.message()));
   }
-  const std::string path =
-      (std::filesystem::path(data_dir) / kFileName).string();
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  std::unique_ptr<SqliteStore> store(new SqliteStore(db, path));
-  if (rc != SQLITE_OK) return SqliteError(db, rc, path, "open");
-  absl::Status init = store->Init();
+  absl::StatusOr<std::unique_ptr<DataDirLock>> lock =
+      DataDirLock::Acquire(data_dir);
+  if (!lock.ok()) return lock.status();
+  const std::string path = InDir(data_dir, kFileName);
+  if (!options.restore_from.empty()) {
+    absl::Status restored = RestoreInto(options.restore_from, data_dir, path);
+    if (!restored.ok()) return restored;
+  }
+  absl::StatusOr<std::optional<StoreState>> state = ReadStoreState(data_dir);
+  if (!state.ok()) return state.status();
+  // SQLite would create a missing file as a new, empty database.
+  if (*state && (*state)->revision > 0 && !std::filesystem::exists(path)) {
+    return Lost(path, data_dir, "does not exist", **state);
+  }
+  std::unique_ptr<SqliteStore> store(
+      new SqliteStore(*std::move(lock), data_dir, path));
+  absl::MutexLock hold(&store->mu_);
+  store->state_ = *state;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &store->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(store->db_, rc, path, "open");
+  absl::Status init = store->Init(options);
   if (!init.ok()) return init;
+  store->checked_ = true;
   return store;
+}
+
+absl::StatusOr<StoreSummary> SqliteStore::Inspect(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) {
+    return absl::NotFoundError(absl::StrCat("no store file ", path));
+  }
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  absl::Status checked = rc != SQLITE_OK ? SqliteError(db, rc, path, "open")
+                                         : CheckIntegrity(db, path);
+  if (checked.ok()) {
+    absl::StatusOr<std::vector<std::string>> missing = MissingTables(db, path);
+    if (!missing.ok()) {
+      checked = missing.status();
+    } else if (!missing->empty()) {
+      checked = absl::DataLossError(
+          absl::StrCat("store ", path, " is not a ctxsel store (no table ",
+                       missing->front(), ")"));
+    }
+  }
+  if (checked.ok()) checked = CheckSchemaVersion(db, path);
+  absl::StatusOr<StoreSummary> summary =
+      checked.ok() ? ReadSummary(db, path) : checked;
+  sqlite3_close(db);
+  return summary;
 }
 
 SqliteStore::~SqliteStore() {
   absl::MutexLock lock(&mu_);
+  if (checked_) {
+    // A clean shutdown leaves ctxsel.db complete on its own, the WAL empty.
+    const int rc = sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr,
+                                nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      spdlog::warn("store {}: WAL checkpoint at close failed: {}", path_,
+                   sqlite3_errmsg(db_));
+    }
+  } else if (db_ != nullptr) {
+    // Leave a store that failed its checks as it was found: closing would
+    // otherwise merge its WAL into the file and delete it.
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  }
   sqlite3_close(db_);
 }
 
-absl::Status SqliteStore::Init() {
-  absl::MutexLock lock(&mu_);
+absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   sqlite3_busy_timeout(db_, 5000);
   // Check before writing anything: a damaged file must be reported as it is.
-  absl::StatusOr<std::string> check =
-      QueryText(db_, path_, "PRAGMA integrity_check");
-  if (!check.ok()) return check.status();
-  if (*check != "ok") {
-    return absl::DataLossError(
-        absl::StrCat("store ", path_, " is corrupt (integrity_check: ", *check,
-                     "); restore it from a backup or move it away"));
-  }
+  if (absl::Status s = CheckIntegrity(db_, path_); !s.ok()) return s;
   absl::StatusOr<std::string> mode =
       QueryText(db_, path_, "PRAGMA journal_mode=WAL");
   if (!mode.ok()) return mode.status();
@@ -167,14 +388,67 @@ absl::Status SqliteStore::Init() {
   if (absl::Status s = Exec(db_, path_, "PRAGMA synchronous=FULL"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = Exec(db_, path_, kSchema); !s.ok()) return s;
-  absl::StatusOr<std::string> version = QueryText(
-      db_, path_, "SELECT value FROM meta WHERE key = 'schema_version'");
-  if (!version.ok()) return version.status();
-  if (*version != std::to_string(kSchemaVersion)) {
-    return absl::DataLossError(
-        absl::StrCat("store ", path_, " has schema version ", *version,
-                     "; this server reads version ", kSchemaVersion));
+  absl::StatusOr<std::vector<std::string>> missing = MissingTables(db_, path_);
+  if (!missing.ok()) return missing.status();
+  if (state_ && state_->revision > 0 && !missing->empty()) {
+    return Lost(path_, dir_,
+                missing->size() == std::size(kTables)
+                    ? "is empty"
+                    : absl::StrCat("has no table ", missing->front()),
+                *state_);
+  }
+  // Only a store that never held data gets its tables (re)created.
+  if (!missing->empty()) {
+    if (absl::Status s = Exec(db_, path_, "BEGIN IMMEDIATE"); !s.ok()) {
+      return s;
+    }
+    absl::Status created = Exec(db_, path_, kSchema);
+    if (created.ok()) created = Exec(db_, path_, "COMMIT");
+    if (!created.ok()) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return created;
+    }
+  }
+  if (absl::Status s = CheckSchemaVersion(db_, path_); !s.ok()) return s;
+  absl::StatusOr<StoreSummary> summary = ReadSummary(db_, path_);
+  if (!summary.ok()) return summary.status();
+  if (absl::Status s =
+          CheckAgainstState(summary->revision, summary->variant_count);
+      !s.ok()) {
+    return s;
+  }
+  const StoreState now = {summary->revision, summary->variant_count};
+  if (!state_ || state_->revision != now.revision ||
+      state_->variant_count != now.variant_count) {
+    if (absl::Status s = WriteStoreState(dir_, now); !s.ok()) return s;
+    state_ = now;
+  }
+  if (options.max_bytes > 0) {
+    absl::StatusOr<int64_t> page_size =
+        QueryInt(db_, path_, "PRAGMA page_size");
+    if (!page_size.ok()) return page_size.status();
+    const std::string limit =
+        absl::StrCat("PRAGMA max_page_count = ",
+                     std::max<int64_t>(1, options.max_bytes / *page_size));
+    if (absl::Status s = Exec(db_, path_, limit.c_str()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::CheckAgainstState(int64_t revision,
+                                            int64_t variant_count) {
+  if (!state_ || state_->revision == 0) return absl::OkStatus();
+  if (revision < state_->revision) {
+    return Lost(path_, dir_, absl::StrCat("holds revision ", revision),
+                *state_);
+  }
+  // At the same revision the contents must be the same; behind a newer
+  // revision STATE merely lags (a crash between commit and STATE update).
+  if (revision == state_->revision && variant_count != state_->variant_count) {
+    return Lost(path_, dir_,
+                absl::StrCat("holds ", variant_count,
+                             " variant(s) at revision ", revision),
+                *state_);
   }
   return absl::OkStatus();
 }
@@ -220,14 +494,63 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
 
 absl::Status SqliteStore::Apply(const StoreBatch& batch) {
   absl::MutexLock lock(&mu_);
-  if (absl::Status s = Exec(db_, path_, "BEGIN IMMEDIATE"); !s.ok()) return s;
-  absl::Status applied = ApplyLocked(batch);
-  if (applied.ok()) applied = Exec(db_, path_, "COMMIT");
-  if (!applied.ok()) {
+  absl::Status applied = Exec(db_, path_, "BEGIN IMMEDIATE");
+  if (!applied.ok()) return ClientError(applied, "the write was not applied");
+  applied = ApplyLocked(batch);
+  absl::StatusOr<int64_t> count =
+      applied.ok() ? QueryInt(db_, path_, "SELECT count(*) FROM variants")
+                   : applied;
+  if (count.ok()) applied = Exec(db_, path_, "COMMIT");
+  if (!count.ok() || !applied.ok()) {
     // Harmless when SQLite already rolled back on its own.
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return ClientError(count.ok() ? applied : count.status(),
+                       "the write was not applied");
   }
-  return applied;
+  // After the commit, so STATE is never ahead of the database. If it cannot
+  // be written it lags, which is safe: the next write or start renews it.
+  const StoreState now = {batch.revision, *count};
+  if (absl::Status s = WriteStoreState(dir_, now); !s.ok()) {
+    spdlog::warn("store {}: {}", path_, std::string(s.message()));
+  } else {
+    state_ = now;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreSummary> SqliteStore::Backup(const std::string& path) {
+  sqlite3* copy = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &copy,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  absl::Status copied =
+      rc == SQLITE_OK ? absl::OkStatus() : SqliteError(copy, rc, path, "open");
+  if (copied.ok()) {
+    absl::MutexLock lock(&mu_);
+    sqlite3_backup* backup = sqlite3_backup_init(copy, "main", db_, "main");
+    if (backup == nullptr) {
+      copied = SqliteError(copy, sqlite3_errcode(copy), path, "backup");
+    } else {
+      rc = sqlite3_backup_step(backup, -1);
+      const int finished = sqlite3_backup_finish(backup);
+      if (rc != SQLITE_DONE || finished != SQLITE_OK) {
+        copied = SqliteError(copy, rc != SQLITE_DONE ? rc : finished, path,
+                             "backup");
+      }
+    }
+  }
+  // The copy is one self-contained file, readable without its WAL.
+  if (copied.ok()) {
+    absl::StatusOr<std::string> mode =
+        QueryText(copy, path, "PRAGMA journal_mode=DELETE");
+    if (!mode.ok()) copied = mode.status();
+  }
+  sqlite3_close(copy);
+  if (!copied.ok()) return ClientError(copied, "no backup was made");
+  absl::StatusOr<StoreSummary> summary = Inspect(path);
+  if (!summary.ok()) {
+    return ClientError(summary.status(), "no backup was made");
+  }
+  return summary;
 }
 
 absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {

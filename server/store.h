@@ -37,6 +37,13 @@ struct VariantRecord {
   VariantMetadata metadata;
 };
 
+// What a store (or a backup of one) holds, in numbers.
+struct StoreSummary {
+  int64_t revision = 0;
+  int64_t variant_count = 0;
+  int64_t kernel_count = 0;
+};
+
 // Everything a store holds.
 struct StoreContents {
   int64_t revision = 0;                 // 0 for a new, empty store
@@ -64,8 +71,15 @@ class Store {
 
   // Applies `batch` atomically and durably: when OK is returned the change
   // survives a crash of the process or the machine; on error nothing of it
-  // is visible, now or after a restart.
+  // is visible, now or after a restart. Error messages go to clients as
+  // they are, so they name no file; the details go to the server log.
+  // RESOURCE_EXHAUSTED when the disk (or the store's size limit) is full.
   virtual absl::Status Apply(const StoreBatch& batch) = 0;
+
+  // Writes a consistent copy of the whole store, as of one revision, to the
+  // file `path` (created or overwritten), while Apply calls wait; the copy
+  // is something this kind of store can be restored from. Errors as Apply's.
+  virtual absl::StatusOr<StoreSummary> Backup(const std::string& path) = 0;
 
   // Where the data lives, for logs, e.g. "sqlite:/var/lib/ctxsel/ctxsel.db".
   virtual std::string Describe() const = 0;

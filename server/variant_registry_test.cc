@@ -35,6 +35,9 @@ class BrokenStore : public Store {
   absl::Status Apply(const StoreBatch&) override {
     return absl::UnavailableError("disk on fire");
   }
+  absl::StatusOr<StoreSummary> Backup(const std::string&) override {
+    return absl::UnavailableError("disk on fire");
+  }
   std::string Describe() const override { return "broken"; }
 };
 

@@ -40,7 +40,7 @@ TEST(CommandsTest, NamesAreUniqueAndEveryUsageLineStartsWithTheName) {
       EXPECT_THAT(std::string(line), StartsWith(std::string(command->name)));
     }
   }
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 11u);
 }
 
 TEST(CommandsTest, UsageLinesNameOnlyRealFlags) {
