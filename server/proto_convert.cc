@@ -165,6 +165,7 @@ void DeviceToProto(const Device& device, v1::Device* out) {
   out->set_memory_bytes(device.properties.memory_bytes);
   out->set_compute_units(device.properties.compute_units);
   out->set_utilisation(device.properties.utilisation);
+  out->set_claim_capacity(device.properties.claim_capacity);
 }
 
 Device DeviceFromProto(const v1::Device& device) {
@@ -177,6 +178,9 @@ Device DeviceFromProto(const v1::Device& device) {
   out.properties.memory_bytes = device.memory_bytes();
   out.properties.compute_units = device.compute_units();
   out.properties.utilisation = device.utilisation();
+  // The proto's 0 (unset) is the default capacity, 1.
+  out.properties.claim_capacity =
+      device.claim_capacity() == 0 ? 1 : device.claim_capacity();
   return out;
 }
 

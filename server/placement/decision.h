@@ -33,10 +33,15 @@ struct Request {
   uint64_t spread_ticket = 0;  // spread's round-robin position
   int top_k = 0;
   bool explain = false;  // fill Decision::classes
+  // A claiming Select: only devices with claim capacity left; when the best
+  // classes have none, the next best classes compete. Null: every device.
+  const ClaimCheck* claims = nullptr;
 };
 
 struct Decision {
-  // OK, or FailedPreconditionError saying why each class was rejected.
+  // OK, FailedPreconditionError saying why each class was rejected, or
+  // (with Request::claims) ResourceExhaustedError "all N fitting devices
+  // are claimed".
   absl::Status status;
   Placement placement;
   std::vector<ClassReport> classes;  // only with Request::explain
