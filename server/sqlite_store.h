@@ -45,6 +45,11 @@ class SqliteStore final : public Store {
   absl::Status Apply(const StoreBatch& batch) override;
   std::string Describe() const override { return "sqlite:" + path_; }
 
+  // Claims: their own table, created when missing (no schema version
+  // change: older stores simply have no claims).
+  absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override;
+  absl::Status ApplyClaims(const ClaimBatch& batch) override;
+
  private:
   SqliteStore(sqlite3* db, std::string path)
       : db_(db), path_(std::move(path)) {}
