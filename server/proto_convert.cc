@@ -285,4 +285,12 @@ void ReportToProto(const placement::PlacementReport& report,
   out->set_text(report.ToText());
 }
 
+void ClaimToProto(const Claim& claim, v1::Claim* out) {
+  out->set_id(claim.id);
+  out->set_node(claim.node);
+  out->set_device(claim.device);
+  out->set_holder(claim.holder);
+  out->set_expires_unix_ms(absl::ToUnixMillis(claim.expires));
+}
+
 }  // namespace ctxsel::server

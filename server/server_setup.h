@@ -1,6 +1,6 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
-// registry, the inventory, the Placer between them, the four ctxsel.v1
-// services, health checking and reflection — and starts it listening.
+// registry, the device claims, the inventory, the Placer between them, the
+// four ctxsel.v1 services, health checking and reflection — and starts it listening.
 // ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown(); tests
 // can start the same server in-process.
 //
@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/claims.h"
 #include "server/ctxsel_service.h"
 #include "server/housekeeping.h"
 #include "server/inventory.h"
@@ -41,8 +42,8 @@ namespace ctxsel::server {
 struct ServerOptions {
   // host:port; port 0 picks a free port (RunningServer::port() tells which).
   std::string listen = "127.0.0.1:7070";
-  // The durable variant store's directory, created if missing. Empty: a
-  // fresh temporary directory, for this run only.
+  // The durable store's directory (variants and claims), created if
+  // missing. Empty: a fresh temporary directory, for this run only.
   std::string data_dir;
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
@@ -77,6 +78,7 @@ class RunningServer {
   RunningServer() = default;
 
   absl::Status OpenVariants(const ServerOptions& options);
+  absl::Status OpenClaims();
   void MakeServices(const ServerOptions& options);
   absl::Status Listen(const ServerOptions& options);
 
@@ -86,26 +88,28 @@ class RunningServer {
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
   std::unique_ptr<VariantRegistry> registry_;
+  std::unique_ptr<ClaimBook> claims_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
   CtxselService ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;
-  PlacementService placement_service_{&placer_};
+  std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 
-// Opens the variant store, builds every part and starts listening on
+// Opens the variant store, loads the claims, builds every part and starts listening on
 // options.listen with health checking, reflection, the message size limits
 // and SO_REUSEPORT off (a port already taken is an error, not a second
 // listener); the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
-// its code; the message starts "cannot open the variant store" or "cannot
-// load the variant store"), UnavailableError when the address cannot be
-// bound. Logs one line for the loaded store and one for the address.
+// its code; the message starts "cannot open the variant store", "cannot
+// load the variant store" or "cannot load the claims"), UnavailableError
+// when the address cannot be bound. Logs one line for the loaded store, one
+// for the claims and one for the address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 
