@@ -4,6 +4,7 @@
 // kill -9 of the server, and `run` holds a claim exactly while its command
 // runs.
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -152,6 +153,24 @@ TEST_F(ClaimsE2E, SixteenParallelLaunchersOnEightGpus) {
       << "a device was handed out twice";
   EXPECT_EQ(exhausted, 8);
   EXPECT_EQ(ClaimCount(), 8);
+
+  // --wait queues a launcher until a claim is released.
+  auto waiting = Subprocess::Start(
+      CliArgs({"select", "--kernel=saxpy", "--device_filter=device={kind(gpu)}",
+               "--claim=5m", "--wait=30s", "--format=env"}),
+      dir_ + "/waiting.out", dir_ + "/waiting.err");
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_TRUE((*waiting)->Running());
+  auto claims = client::CtxselClient::Connect(server_->address())
+                    ->ListClaims("node1");
+  ASSERT_TRUE(claims.ok() && !claims->empty());
+  CommandResult release = Cli({"claims", "release", claims->front().id()});
+  ASSERT_EQ(release.exit_code, 0) << release.stderr_text;
+  EXPECT_EQ((*waiting)->Wait(std::chrono::seconds(10)), 0)
+      << ReadFileOrEmpty(dir_ + "/waiting.err");
+  EXPECT_EQ(EnvValue(ReadFileOrEmpty(dir_ + "/waiting.out"), "CTXSEL_DEVICE"),
+            claims->front().device());
 }
 
 TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
@@ -175,6 +194,9 @@ TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
   CommandResult ls = Cli({"claims", "ls"});
   ASSERT_EQ(ls.exit_code, 0) << ls.stderr_text;
   EXPECT_THAT(ls.stdout_text, HasSubstr(last_claim));
+  CommandResult renew = Cli({"claims", "renew", last_claim, "--claim=10m"});
+  ASSERT_EQ(renew.exit_code, 0) << renew.stderr_text;
+  EXPECT_THAT(renew.stdout_text, HasSubstr("(in 9m5"));
   EXPECT_EQ(ClaimCount(), 8);
   CommandResult blocked = Cli(ClaimArgs());
   EXPECT_EQ(blocked.exit_code, 4) << blocked.stdout_text;
@@ -208,6 +230,33 @@ TEST_F(ClaimsE2E, RunHoldsTheClaimWhileTheCommandRuns) {
   EXPECT_EQ(Cli({"run", "--kernel=saxpy", "--", "/nonexistent"}).exit_code,
             127);
   EXPECT_EQ(ClaimCount(), 0);
+}
+
+TEST_F(ClaimsE2E, RunHereStaysOnThisNode) {
+  // An agent with no --node_id goes by the host name, as `--here` does.
+  const std::string file = dir_ + "/here.json";
+  std::ofstream(file) << kDevicesJson;
+  auto agent = Subprocess::Start({RunfilePath("agent/ctxsel-agent"),
+                                  "--server=" + server_->address(),
+                                  "--backends=", "--devices_file=" + file,
+                                  kHeartbeat},
+                                 "", dir_ + "/here.log");
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agents_.push_back(*std::move(agent));
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  CommandResult run;
+  for (int i = 0; i < 250; ++i) {
+    run = Cli({"run", "--kernel=saxpy", "--here", "--", "/usr/bin/env"});
+    if (run.exit_code == 0) break;
+    absl::SleepFor(absl::Milliseconds(20));  // until the agent has reported
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  EXPECT_EQ(EnvValue(run.stdout_text, "CTXSEL_NODE"), host);
+  EXPECT_EQ(Cli({"run", "--here", "--nodes=node0", "--kernel=saxpy", "--",
+                 "true"})
+                .exit_code,
+            2);
 }
 
 TEST_F(ClaimsE2E, RunForwardsSigtermAndReleases) {
