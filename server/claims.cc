@@ -21,9 +21,9 @@ absl::Time WholeMillis(absl::Time t) {
 }
 
 absl::Status NotFound(const std::string& id) {
-  return absl::NotFoundError(
-      absl::StrCat("claim_id: '", id, "' is not a live claim (unknown, "
-                                      "released or expired)"));
+  return absl::NotFoundError(absl::StrCat("claim_id: '", id,
+                                          "' is not a live claim (unknown, "
+                                          "released or expired)"));
 }
 
 }  // namespace
@@ -84,10 +84,10 @@ absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
 absl::Status ClaimBook::CheckDuration(absl::Duration duration,
                                       absl::string_view field) const {
   if (duration <= absl::ZeroDuration() || duration > options_.max_duration) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": ", absl::ToInt64Milliseconds(duration),
-        " (must be > 0 and at most ",
-        absl::ToInt64Milliseconds(options_.max_duration), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", absl::ToInt64Milliseconds(duration),
+                     " (must be > 0 and at most ",
+                     absl::ToInt64Milliseconds(options_.max_duration), ")"));
   }
   return absl::OkStatus();
 }
@@ -131,8 +131,7 @@ std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
         "; the first claim expires at ",
         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
         " (in ",
-        absl::FormatDuration(absl::Ceil(expires - now, absl::Seconds(1))),
-        ")");
+        absl::FormatDuration(absl::Ceil(expires - now, absl::Seconds(1))), ")");
   }
   return "";
 }
@@ -157,9 +156,8 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   if (!placement.ok()) {
     if (!batch.deletes.empty()) store_->ApplyClaims(batch).IgnoreError();
     if (absl::IsResourceExhausted(placement.status())) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(placement.status().message(),
-                       FirstExpiry(room.refused(), now)));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          placement.status().message(), FirstExpiry(room.refused(), now)));
     }
     return placement.status();
   }

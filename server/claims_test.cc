@@ -143,8 +143,8 @@ TEST_F(ClaimBookTest, ClaimsSurviveARestartAndExpiredOnesAreDropped) {
 
 TEST_F(ClaimBookTest, BadRequestsNameTheField) {
   AddGpus(1);
-  auto c = book_->SelectAndClaim(placer_, SaxpyJob(), absl::ZeroDuration(),
-                                 "alice");
+  auto c =
+      book_->SelectAndClaim(placer_, SaxpyJob(), absl::ZeroDuration(), "alice");
   EXPECT_EQ(c.status(),
             absl::InvalidArgumentError(
                 "claim.duration_ms: 0 (must be > 0 and at most 3600000)"));
@@ -154,7 +154,8 @@ TEST_F(ClaimBookTest, BadRequestsNameTheField) {
   EXPECT_EQ(c.status(), absl::InvalidArgumentError("claim.holder: empty"));
   EXPECT_EQ(book_->Renew("c-nope", kFiveMinutes).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_THAT(book_->Release("c-nope").message(), HasSubstr("claim_id: 'c-nope'"));
+  EXPECT_THAT(book_->Release("c-nope").message(),
+              HasSubstr("claim_id: 'c-nope'"));
   // Errors of the Select itself pass through.
   Job unknown;
   unknown.kernel = "nope";

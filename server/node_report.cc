@@ -37,9 +37,9 @@ absl::Status NormalizeDevice(const std::string& node_id,
         field, ".compute_units: ", device.properties.compute_units));
   }
   if (device.properties.claim_capacity < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".claim_capacity: ",
-                     device.properties.claim_capacity, " (must be >= 0)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".claim_capacity: ", device.properties.claim_capacity,
+        " (must be >= 0)"));
   }
   if (!device.sycl_architecture.empty()) {
     absl::StatusOr<selector::DeviceTraits> catalog =

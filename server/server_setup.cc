@@ -72,9 +72,9 @@ absl::Status RunningServer::OpenClaims() {
   absl::StatusOr<std::unique_ptr<ClaimBook>> claims =
       ClaimBook::Open(store_.get());
   if (!claims.ok()) {
-    return absl::Status(claims.status().code(),
-                        absl::StrCat("cannot load the claims: ",
-                                     claims.status().ToString()));
+    return absl::Status(
+        claims.status().code(),
+        absl::StrCat("cannot load the claims: ", claims.status().ToString()));
   }
   claims_ = *std::move(claims);
   spdlog::info("loaded {} live claim(s)", claims_->List("").size());

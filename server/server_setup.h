@@ -1,8 +1,8 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
 // registry, the device claims, the inventory, the Placer between them, the
-// four ctxsel.v1 services, health checking and reflection — and starts it listening.
-// ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown(); tests
-// can start the same server in-process.
+// four ctxsel.v1 services, health checking and reflection — and starts it
+// listening. ctxsel-server's main() is flags, BuildServer(), a signal,
+// Shutdown(); tests can start the same server in-process.
 //
 //   ServerOptions options;
 //   options.listen = "127.0.0.1:0";
@@ -101,10 +101,10 @@ class RunningServer {
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 
-// Opens the variant store, loads the claims, builds every part and starts listening on
-// options.listen with health checking, reflection, the message size limits
-// and SO_REUSEPORT off (a port already taken is an error, not a second
-// listener); the housekeeping thread then runs until the server is
+// Opens the variant store, loads the claims, builds every part and starts
+// listening on options.listen with health checking, reflection, the message
+// size limits and SO_REUSEPORT off (a port already taken is an error, not a
+// second listener); the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
 // its code; the message starts "cannot open the variant store", "cannot
 // load the variant store" or "cannot load the claims"), UnavailableError

@@ -178,8 +178,8 @@ int RunRun(const std::vector<std::string>& args) {
   if (stopped_by.has_value()) return 128 + *stopped_by;
   if (!answer.ok()) return ReportError("run", answer.status());
 
-  const pid_t child = Launch(args, ChildEnvironment(LaunchEnv(*request, *answer)),
-                             old_mask);
+  const pid_t child =
+      Launch(args, ChildEnvironment(LaunchEnv(*request, *answer)), old_mask);
   int exit_code;
   if (child < 0) {
     std::fprintf(stderr, "ctxsel-cli run: fork: %s\n", std::strerror(errno));
@@ -201,9 +201,7 @@ const Command kRunCommand = {
     "run",
     "run --kernel=K [select's job flags] [--here] [--claim=DURATION] "
     "[--holder=WHO] [--wait=DURATION] -- COMMAND [ARGS...]",
-    "Claim a device, run COMMAND with its environment (as select "
-    "--format=env, plus CTXSEL_CLAIM), renew the claim while it runs, "
-    "release it when it exits; exits with COMMAND's status.",
+    "Claim a device and run COMMAND on it; exit with COMMAND's status.",
     RunRun};
 
 }  // namespace ctxsel::cli

@@ -116,8 +116,8 @@ absl::StatusOr<v1::Job> JobFromFlags() {
 
 std::string DefaultHolder() {
   const char* user = std::getenv("USER");
-  return absl::StrCat(user != nullptr && *user != '\0' ? user : "unknown",
-                      "@", agent::NodeId(), ":", getpid());
+  return absl::StrCat(user != nullptr && *user != '\0' ? user : "unknown", "@",
+                      agent::NodeId(), ":", getpid());
 }
 
 absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
@@ -152,10 +152,10 @@ EnvVars EnvFor(const std::string& kernel, const v1::PlacementChoice& p) {
     return env;
   }
   for (const std::string& vendor : p.device().traits().vendor()) {
-#define VISIBILITY_ENV(Vendor, Variable)                         \
-  if (vendor == Vendor) {                                        \
+#define VISIBILITY_ENV(Vendor, Variable)                          \
+  if (vendor == Vendor) {                                         \
     env.emplace_back(Variable, absl::StrCat(p.device().index())); \
-    return env;                                                  \
+    return env;                                                   \
   }
 #include "client/cli/visibility_env.def"
   }
@@ -219,8 +219,8 @@ int RunSelect(const std::vector<std::string>& args) {
   if (format != "table" && format != "json" && format != "env") {
     return BadUsage("select", "--format: expected table, json or env");
   }
-  auto answer = SelectWaiting(*ConnectToServer(), *request,
-                              absl::GetFlag(FLAGS_wait));
+  auto answer =
+      SelectWaiting(*ConnectToServer(), *request, absl::GetFlag(FLAGS_wait));
   if (!answer.ok()) return ReportError("select", answer.status());
   if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
@@ -268,8 +268,7 @@ const Command kSelectCommand = {
     "select " CTXSEL_CLI_JOB_FLAGS
     " [--claim=DURATION [--holder=WHO] [--wait=DURATION]]"
     " [--format=table|json|env] [--json]",
-    "Pick variant, node and device for a job; with --claim, claim the "
-    "device.",
+    "Pick variant, node and device for a job (--claim: and claim it).",
     RunSelect};
 const Command kExplainCommand = {
     "explain", "explain " CTXSEL_CLI_JOB_FLAGS " [--json]",

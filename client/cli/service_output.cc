@@ -92,7 +92,8 @@ std::string ExpiryText(const v1::Claim& claim) {
   return absl::StrCat(
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
       " (in ",
-      absl::FormatDuration(absl::Trunc(expires - absl::Now(), absl::Seconds(1))),
+      absl::FormatDuration(
+          absl::Trunc(expires - absl::Now(), absl::Seconds(1))),
       ")");
 }
 

@@ -84,8 +84,8 @@ TEST_F(PlacerClaimsTest, SpreadMovesOnFromAFullNode) {
   std::vector<std::string> ids =
       ClaimEach(placer_, GpuJob(Policy::kSpread), claims, 7);
   EXPECT_THAT(std::vector<std::string>(ids.begin(), ids.begin() + 6),
-              ::testing::UnorderedElementsAre("a/0", "a/1", "b/0", "b/1",
-                                              "c/0", "c/1"));
+              ::testing::UnorderedElementsAre("a/0", "a/1", "b/0", "b/1", "c/0",
+                                              "c/1"));
   EXPECT_EQ(ids[6], "all 6 fitting devices are claimed");
 }
 
@@ -101,9 +101,9 @@ TEST_F(PlacerClaimsTest, CapacityAboveOneSharesADevice) {
 
 TEST_F(PlacerClaimsTest, NextBestClassWhenTheBestIsFullyClaimed) {
   // saxpy_hip (MI250X) outscores saxpy_avx (Xeon) outscores saxpy_cuda.
-  AddNode("n", {MakeDevice("n", -1, Kind::kXeon),
-                MakeDevice("n", 0, Kind::kMi250),
-                MakeDevice("n", 1, Kind::kH100)});
+  AddNode("n",
+          {MakeDevice("n", -1, Kind::kXeon), MakeDevice("n", 0, Kind::kMi250),
+           MakeDevice("n", 1, Kind::kH100)});
   FakeClaims claims;
   claims.held["n/0"] = 1;
   absl::StatusOr<Placement> p = placer_.Select(SaxpyJob(), &claims);

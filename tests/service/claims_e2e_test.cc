@@ -72,8 +72,8 @@ class ClaimsE2E : public ::testing::Test {
       agents_.push_back(*std::move(agent));
     }
     WaitForGpus();
-    CommandResult reg = Cli(
-        {"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"});
+    CommandResult reg =
+        Cli({"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"});
     ASSERT_EQ(reg.exit_code, 0) << reg.stderr_text;
   }
 
@@ -111,8 +111,8 @@ class ClaimsE2E : public ::testing::Test {
             "--claim=5m", "--format=env"};
   }
   int ClaimCount() {
-    auto claims = client::CtxselClient::Connect(server_->address())
-                      ->ListClaims("");
+    auto claims =
+        client::CtxselClient::Connect(server_->address())->ListClaims("");
     return claims.ok() ? static_cast<int>(claims->size()) : -1;
   }
 
@@ -162,8 +162,8 @@ TEST_F(ClaimsE2E, SixteenParallelLaunchersOnEightGpus) {
   ASSERT_TRUE(waiting.ok()) << waiting.status();
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_TRUE((*waiting)->Running());
-  auto claims = client::CtxselClient::Connect(server_->address())
-                    ->ListClaims("node1");
+  auto claims =
+      client::CtxselClient::Connect(server_->address())->ListClaims("node1");
   ASSERT_TRUE(claims.ok() && !claims->empty());
   CommandResult release = Cli({"claims", "release", claims->front().id()});
   ASSERT_EQ(release.exit_code, 0) << release.stderr_text;
@@ -224,9 +224,8 @@ TEST_F(ClaimsE2E, RunHoldsTheClaimWhileTheCommandRuns) {
   EXPECT_EQ(ClaimCount(), 0) << "the claim outlived the command";
 
   // The command's status comes back; 127 when there is no such command.
-  EXPECT_EQ(Cli({"run", "--kernel=saxpy", "--", "sh", "-c", "exit 7"})
-                .exit_code,
-            7);
+  EXPECT_EQ(
+      Cli({"run", "--kernel=saxpy", "--", "sh", "-c", "exit 7"}).exit_code, 7);
   EXPECT_EQ(Cli({"run", "--kernel=saxpy", "--", "/nonexistent"}).exit_code,
             127);
   EXPECT_EQ(ClaimCount(), 0);
@@ -236,11 +235,10 @@ TEST_F(ClaimsE2E, RunHereStaysOnThisNode) {
   // An agent with no --node_id goes by the host name, as `--here` does.
   const std::string file = dir_ + "/here.json";
   std::ofstream(file) << kDevicesJson;
-  auto agent = Subprocess::Start({RunfilePath("agent/ctxsel-agent"),
-                                  "--server=" + server_->address(),
-                                  "--backends=", "--devices_file=" + file,
-                                  kHeartbeat},
-                                 "", dir_ + "/here.log");
+  auto agent = Subprocess::Start(
+      {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+       "--backends=", "--devices_file=" + file, kHeartbeat},
+      "", dir_ + "/here.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
   agents_.push_back(*std::move(agent));
   char host[256] = {};
@@ -253,10 +251,10 @@ TEST_F(ClaimsE2E, RunHereStaysOnThisNode) {
   }
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
   EXPECT_EQ(EnvValue(run.stdout_text, "CTXSEL_NODE"), host);
-  EXPECT_EQ(Cli({"run", "--here", "--nodes=node0", "--kernel=saxpy", "--",
-                 "true"})
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      Cli({"run", "--here", "--nodes=node0", "--kernel=saxpy", "--", "true"})
+          .exit_code,
+      2);
 }
 
 TEST_F(ClaimsE2E, RunForwardsSigtermAndReleases) {

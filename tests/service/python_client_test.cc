@@ -15,8 +15,8 @@ TEST(PythonClientTest, ClaimCycle) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
   auto client = client::CtxselClient::Connect((*server)->address());
-  auto reported =
-      client->ReportNode(GpuNode("gpu1", "nvidia", "nvptx", "nvidia_gpu_sm_90", 1));
+  auto reported = client->ReportNode(
+      GpuNode("gpu1", "nvidia", "nvptx", "nvidia_gpu_sm_90", 1));
   ASSERT_TRUE(reported.ok()) << reported.status();
   v1::RegisterVariantsRequest variants;
   variants.set_kernel("saxpy");
@@ -26,8 +26,8 @@ TEST(PythonClientTest, ClaimCycle) {
   ASSERT_TRUE(client->RegisterVariants(variants).ok());
 
   const std::string proto = RunfilePath("proto/ctxsel/v1/ctxsel.proto");
-  const std::string proto_root =
-      proto.substr(0, proto.size() - std::string("ctxsel/v1/ctxsel.proto").size());
+  const std::string proto_root = proto.substr(
+      0, proto.size() - std::string("ctxsel/v1/ctxsel.proto").size());
   CommandResult run = RunCommand(
       {"/usr/bin/python3", RunfilePath("tests/service/claims_client.py"),
        (*server)->address(), proto_root, MakeTempDir("python")},
