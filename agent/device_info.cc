@@ -14,7 +14,7 @@ auto Identity(const DeviceInfo& d) {
   return std::tie(d.id, d.node, d.index, d.kind, d.arch, d.isa, d.vendor,
                   d.extension, d.sycl_architecture, d.name, d.backend,
                   d.attributes, d.memory_bytes, d.compute_units, d.threads,
-                  d.numa_nodes);
+                  d.numa_nodes, d.claim_capacity);
 }
 
 }  // namespace

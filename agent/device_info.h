@@ -47,6 +47,9 @@ struct DeviceInfo {
   int threads = 0;           // hardware threads (CPUs), 0 if not meaningful
   int numa_nodes = 0;        // CPUs only
   double utilisation = 0.0;  // 0..1 busy fraction; changes every heartbeat
+  // How many claims may hold the device at once (0: the server's default,
+  // 1); a devices file sets more for devices that jobs share.
+  int claim_capacity = 0;
 
   // The first kind that is not "host"/"nohost" ("cpu", "gpu"), for ids.
   std::string PrimaryKind() const;

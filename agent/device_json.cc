@@ -153,6 +153,10 @@ const std::map<std::string, Reader>& DeviceFields() {
          }},
         {"device_class",
          [](const json&, DeviceInfo&) { return absl::OkStatus(); }},
+        {"claim_capacity",
+         [](const json& v, DeviceInfo& d) {
+           return ReadCount(v, d.claim_capacity);
+         }},
         {"agent",
          [](const json& v, DeviceInfo& d) {
            return ReadObject(v, AgentFields(), d);
@@ -162,6 +166,7 @@ const std::map<std::string, Reader>& DeviceFields() {
     (*f)["memoryBytes"] = f->at("memory_bytes");
     (*f)["computeUnits"] = f->at("compute_units");
     (*f)["deviceClass"] = f->at("device_class");
+    (*f)["claimCapacity"] = f->at("claim_capacity");
     return f;
   }();
   return *fields;
@@ -190,6 +195,7 @@ json DeviceToJson(const DeviceInfo& d) {
           {"memory_bytes", d.memory_bytes},
           {"compute_units", d.compute_units},
           {"utilisation", d.utilisation},
+          {"claim_capacity", d.claim_capacity},
           {"agent", agent}};
 }
 

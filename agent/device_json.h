@@ -10,7 +10,7 @@
 //
 //   {"devices": [
 //     {"sycl_architecture": "nvidia_gpu_sm_90", "memory_bytes": 85899345920,
-//      "compute_units": 132, "utilisation": 0.25,
+//      "compute_units": 132, "utilisation": 0.25, "claim_capacity": 2,
 //      "agent": {"name": "NVIDIA H100", "attributes": {"uuid": "GPU-1"}}},
 //     {"traits": {"kind": ["gpu", "nohost"], "arch": ["my_accel"],
 //                 "vendor": ["acme"]}}

@@ -38,10 +38,12 @@ TEST(ParseDevicesTest, AcceptsProto3JsonSpellings) {
   auto devices = ParseDevices(R"([{"syclArchitecture": "amd_gpu_gfx90a",
                                    "memoryBytes": "68702699520",
                                    "computeUnits": 110,
+                                   "claimCapacity": 4,
                                    "deviceClass": "ignored"}])");
   ASSERT_TRUE(devices.ok()) << devices.status();
   EXPECT_EQ((*devices)[0].memory_bytes, 68702699520);
   EXPECT_EQ((*devices)[0].compute_units, 110);
+  EXPECT_EQ((*devices)[0].claim_capacity, 4);
 }
 
 TEST(ParseDevicesTest, AcceptsABareArray) {

@@ -102,6 +102,7 @@ v1::Device ToProto(const DeviceInfo& d) {
   device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
   device.set_compute_units(d.compute_units);
   device.set_utilisation(d.utilisation);
+  device.set_claim_capacity(d.claim_capacity);
   return device;
 }
 

@@ -23,6 +23,7 @@
 #include "agent/device_text.h"
 #include "agent/discovery.h"
 #include "agent/grpc_transport.h"
+#include "agent/node_id.h"
 #include "agent/reporter.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -48,14 +49,6 @@ ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
 namespace {
 
 constexpr char kAgentVersion[] = "ctxsel-agent 0.1.0";
-
-std::string NodeId() {
-  std::string node = absl::GetFlag(FLAGS_node_id);
-  if (!node.empty()) return node;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
 
 absl::StatusOr<ctxsel::agent::Discovery> MakeDiscovery(
     const std::string& node) {
@@ -139,7 +132,8 @@ int main(int argc, char** argv) {
       "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]");
   absl::ParseCommandLine(argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
-  absl::StatusOr<ctxsel::agent::Discovery> discovery = MakeDiscovery(NodeId());
+  absl::StatusOr<ctxsel::agent::Discovery> discovery =
+      MakeDiscovery(ctxsel::agent::NodeId(absl::GetFlag(FLAGS_node_id)));
   if (!discovery.ok()) {
     std::cerr << "ctxsel-agent: " << discovery.status().message() << "\n";
     return 2;

@@ -41,7 +41,8 @@ struct Rig {
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
     LoadFleet(placer, kNodes);
     LoadKernels(placer, kKernels, kVariants);
-    placement = std::make_unique<server::PlacementService>(&placer);
+    // The bench sends no claiming Selects, so it needs no ClaimBook.
+    placement = std::make_unique<server::PlacementService>(&placer, nullptr);
     int port = 0;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

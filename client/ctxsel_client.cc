@@ -239,6 +239,11 @@ absl::Status CtxselClient::WatchInventory(
 absl::StatusOr<v1::SelectResponse> CtxselClient::Select(const v1::Job& job) {
   v1::SelectRequest request;
   *request.mutable_job() = job;
+  return Select(request);
+}
+
+absl::StatusOr<v1::SelectResponse> CtxselClient::Select(
+    const v1::SelectRequest& request) {
   return Unary<v1::SelectResponse>(
       [&](grpc::ClientContext* context, v1::SelectResponse* out) {
         return placement_->Select(context, request, out);
@@ -283,6 +288,42 @@ absl::StatusOr<v1::BackupSummary> CtxselClient::Backup(std::ostream& out) {
   }
   if (!out) return absl::InternalError("cannot write the backup");
   return summary;
+}
+
+absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
+    const std::string& claim_id, std::chrono::milliseconds duration) {
+  v1::RenewClaimRequest request;
+  request.set_claim_id(claim_id);
+  request.set_duration_ms(duration.count());
+  auto response = Unary<v1::RenewClaimResponse>(
+      [&](grpc::ClientContext* context, v1::RenewClaimResponse* out) {
+        return placement_->RenewClaim(context, request, out);
+      });
+  if (!response.ok()) return response.status();
+  return response->claim();
+}
+
+absl::Status CtxselClient::ReleaseClaim(const std::string& claim_id) {
+  v1::ReleaseClaimRequest request;
+  request.set_claim_id(claim_id);
+  return Unary<v1::ReleaseClaimResponse>(
+             [&](grpc::ClientContext* context, v1::ReleaseClaimResponse* out) {
+               return placement_->ReleaseClaim(context, request, out);
+             })
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::Claim>> CtxselClient::ListClaims(
+    const std::string& node) {
+  v1::ListClaimsRequest request;
+  request.set_node(node);
+  auto response = Unary<v1::ListClaimsResponse>(
+      [&](grpc::ClientContext* context, v1::ListClaimsResponse* out) {
+        return placement_->ListClaims(context, request, out);
+      });
+  if (!response.ok()) return response.status();
+  return std::vector<v1::Claim>(response->claims().begin(),
+                                response->claims().end());
 }
 
 }  // namespace ctxsel::client

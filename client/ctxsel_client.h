@@ -105,6 +105,9 @@ class CtxselClient {
 
   // --- Placement ---
   absl::StatusOr<v1::SelectResponse> Select(const v1::Job& job);
+  // The whole request, e.g. with a claim (response.claim() then holds it;
+  // RESOURCE_EXHAUSTED when every fitting device is claimed).
+  absl::StatusOr<v1::SelectResponse> Select(const v1::SelectRequest& request);
   absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
 
   // --- Admin ---
@@ -112,6 +115,14 @@ class CtxselClient {
   // holds. The whole stream has one deadline, timeout(). DATA_LOSS when the
   // stream ends short of the size the server announced.
   absl::StatusOr<v1::BackupSummary> Backup(std::ostream& out);
+
+  // --- Claims (made by Select with a claim) ---
+  // The claim then ends `duration` from now; NOT_FOUND when it has ended.
+  absl::StatusOr<v1::Claim> RenewClaim(const std::string& claim_id,
+                                       std::chrono::milliseconds duration);
+  absl::Status ReleaseClaim(const std::string& claim_id);
+  // The live claims on `node`'s devices (empty: all nodes).
+  absl::StatusOr<std::vector<v1::Claim>> ListClaims(const std::string& node);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   // The deadline of each unary call, counted from its start.

@@ -30,6 +30,8 @@ struct DeviceProperties {
   uint64_t memory_bytes = 0;
   int32_t compute_units = 0;
   double utilisation = 0.0;  // 0..1
+  // How many claims may hold the device at once (>= 1; > 1 for sharing).
+  int32_t claim_capacity = 1;
 };
 
 // One device of one node as the inventory knows it.

@@ -36,6 +36,11 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".compute_units: ", device.properties.compute_units));
   }
+  if (device.properties.claim_capacity < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".claim_capacity: ", device.properties.claim_capacity,
+        " (must be >= 0)"));
+  }
   if (!device.sycl_architecture.empty()) {
     absl::StatusOr<selector::DeviceTraits> catalog =
         sycl::DeviceTraitsFor(device.sycl_architecture);
@@ -135,7 +140,8 @@ bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b) {
                x.sycl_architecture == y.sycl_architecture &&
                SameTraits(x.traits, y.traits) &&
                x.properties.memory_bytes == y.properties.memory_bytes &&
-               x.properties.compute_units == y.properties.compute_units;
+               x.properties.compute_units == y.properties.compute_units &&
+               x.properties.claim_capacity == y.properties.claim_capacity;
       });
 }
 

@@ -9,9 +9,18 @@ grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
                                       v1::SelectResponse* response) {
   absl::StatusOr<Job> job = JobFromProto(request->job());
   if (!job.ok()) return ToGrpcStatus(job.status());
-  absl::StatusOr<placement::Placement> placement = placer_->Select(*job);
-  if (!placement.ok()) return ToGrpcStatus(placement.status());
-  PlacementToProto(*placement, response);
+  if (!request->has_claim()) {
+    absl::StatusOr<placement::Placement> placement = placer_->Select(*job);
+    if (!placement.ok()) return ToGrpcStatus(placement.status());
+    PlacementToProto(*placement, response);
+    return grpc::Status::OK;
+  }
+  absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
+      *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
+      request->claim().holder());
+  if (!claimed.ok()) return ToGrpcStatus(claimed.status());
+  PlacementToProto(claimed->placement, response);
+  ClaimToProto(claimed->claim, response->mutable_claim());
   return grpc::Status::OK;
 }
 
@@ -23,6 +32,31 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* /*context*/,
   absl::StatusOr<placement::PlacementReport> report = placer_->Explain(*job);
   if (!report.ok()) return ToGrpcStatus(report.status());
   ReportToProto(*report, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status PlacementService::RenewClaim(grpc::ServerContext* /*context*/,
+                                          const v1::RenewClaimRequest* request,
+                                          v1::RenewClaimResponse* response) {
+  absl::StatusOr<Claim> claim = claims_->Renew(
+      request->claim_id(), absl::Milliseconds(request->duration_ms()));
+  if (!claim.ok()) return ToGrpcStatus(claim.status());
+  ClaimToProto(*claim, response->mutable_claim());
+  return grpc::Status::OK;
+}
+
+grpc::Status PlacementService::ReleaseClaim(
+    grpc::ServerContext* /*context*/, const v1::ReleaseClaimRequest* request,
+    v1::ReleaseClaimResponse* /*response*/) {
+  return ToGrpcStatus(claims_->Release(request->claim_id()));
+}
+
+grpc::Status PlacementService::ListClaims(grpc::ServerContext* /*context*/,
+                                          const v1::ListClaimsRequest* request,
+                                          v1::ListClaimsResponse* response) {
+  for (const Claim& claim : claims_->List(request->node())) {
+    ClaimToProto(claim, response->add_claims());
+  }
   return grpc::Status::OK;
 }
 

@@ -1,18 +1,20 @@
 // placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
-// job, asks the Placer, translates its answer (both conversions live in
+// job, asks the Placer (or, for a Select with a claim and the claim RPCs,
+// the ClaimBook), translates its answer (both conversions live in
 // server/proto_convert.h).
 #ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/claims.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {
 
 class PlacementService final : public v1::Placement::Service {
  public:
-  explicit PlacementService(const placement::Placer* placer)
-      : placer_(placer) {}
+  PlacementService(const placement::Placer* placer, ClaimBook* claims)
+      : placer_(placer), claims_(claims) {}
 
   grpc::Status Select(grpc::ServerContext* context,
                       const v1::SelectRequest* request,
@@ -20,9 +22,19 @@ class PlacementService final : public v1::Placement::Service {
   grpc::Status Explain(grpc::ServerContext* context,
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
+  grpc::Status RenewClaim(grpc::ServerContext* context,
+                          const v1::RenewClaimRequest* request,
+                          v1::RenewClaimResponse* response) override;
+  grpc::Status ReleaseClaim(grpc::ServerContext* context,
+                            const v1::ReleaseClaimRequest* request,
+                            v1::ReleaseClaimResponse* response) override;
+  grpc::Status ListClaims(grpc::ServerContext* context,
+                          const v1::ListClaimsRequest* request,
+                          v1::ListClaimsResponse* response) override;
 
  private:
   const placement::Placer* const placer_;
+  ClaimBook* const claims_;
 };
 
 }  // namespace ctxsel::server

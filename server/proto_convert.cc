@@ -166,6 +166,7 @@ void DeviceToProto(const Device& device, v1::Device* out) {
   out->set_memory_bytes(device.properties.memory_bytes);
   out->set_compute_units(device.properties.compute_units);
   out->set_utilisation(device.properties.utilisation);
+  out->set_claim_capacity(device.properties.claim_capacity);
 }
 
 Device DeviceFromProto(const v1::Device& device) {
@@ -178,6 +179,9 @@ Device DeviceFromProto(const v1::Device& device) {
   out.properties.memory_bytes = device.memory_bytes();
   out.properties.compute_units = device.compute_units();
   out.properties.utilisation = device.utilisation();
+  // The proto's 0 (unset) is the default capacity, 1.
+  out.properties.claim_capacity =
+      device.claim_capacity() == 0 ? 1 : device.claim_capacity();
   return out;
 }
 
@@ -281,6 +285,14 @@ void ReportToProto(const placement::PlacementReport& report,
     ClassToProto(c, out->add_classes());
   }
   out->set_text(report.ToText());
+}
+
+void ClaimToProto(const Claim& claim, v1::Claim* out) {
+  out->set_id(claim.id);
+  out->set_node(claim.node);
+  out->set_device(claim.device);
+  out->set_holder(claim.holder);
+  out->set_expires_unix_ms(absl::ToUnixMillis(claim.expires));
 }
 
 }  // namespace ctxsel::server

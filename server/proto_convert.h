@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ctxsel/v1/ctxsel.pb.h"
+#include "server/claims.h"
 #include "server/inventory.h"
 #include "server/model.h"
 #include "server/placement/placement.h"
@@ -51,6 +52,8 @@ void PlacementToProto(const placement::Placement& placement,
 // class (or class and node layout), and the whole text.
 void ReportToProto(const placement::PlacementReport& report,
                    v1::ExplainResponse* out);
+
+void ClaimToProto(const Claim& claim, v1::Claim* out);
 
 }  // namespace ctxsel::server
 

@@ -37,6 +37,11 @@ TEST(ProtoConvertTest, DeviceRoundTrips) {
   EXPECT_EQ(out.compute_units(), 132);
   EXPECT_EQ(out.utilisation(), 0.25);
   EXPECT_EQ(out.sycl_architecture(), "nvidia_gpu_sm_90");
+  // An unset claim_capacity is the default, 1; others pass through.
+  EXPECT_EQ(device.properties.claim_capacity, 1);
+  EXPECT_EQ(out.claim_capacity(), 1);
+  in.set_claim_capacity(4);
+  EXPECT_EQ(DeviceFromProto(in).properties.claim_capacity, 4);
 }
 
 TEST(ProtoConvertTest, JobFromProto) {

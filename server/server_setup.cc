@@ -73,6 +73,19 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status RunningServer::OpenClaims() {
+  absl::StatusOr<std::unique_ptr<ClaimBook>> claims =
+      ClaimBook::Open(store_.get());
+  if (!claims.ok()) {
+    return absl::Status(
+        claims.status().code(),
+        absl::StrCat("cannot load the claims: ", claims.status().ToString()));
+  }
+  claims_ = *std::move(claims);
+  spdlog::info("loaded {} live claim(s)", claims_->List("").size());
+  return absl::OkStatus();
+}
+
 void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryOptions inventory_options;
   inventory_options.ttl = node_ttl_;
@@ -85,6 +98,8 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
   variants_service_ = std::make_unique<VariantsService>(registry_.get());
+  placement_service_ =
+      std::make_unique<PlacementService>(&placer_, claims_.get());
   inventory_service_ = std::make_unique<InventoryService>(
       inventory_.get(), &placer_, service_options);
   admin_service_ = std::make_unique<AdminService>(store_.get(), data_dir_);
@@ -104,7 +119,7 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(&ctxsel_service_);
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
-  builder.RegisterService(&placement_service_);
+  builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
@@ -124,6 +139,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
                           ? options.node_ttl
                           : 3 * options.heartbeat_interval;
   if (absl::Status s = server->OpenVariants(options); !s.ok()) return s;
+  if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
   server->MakeServices(options);
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
   server->housekeeping_ =

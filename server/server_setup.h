@@ -1,8 +1,8 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
-// registry, the inventory, the Placer between them, the five ctxsel.v1
-// services, health checking and reflection — and starts it listening.
-// ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown(); tests
-// can start the same server in-process.
+// registry, the device claims, the inventory, the Placer between them, the
+// five ctxsel.v1 services, health checking and reflection — and starts it
+// listening. ctxsel-server's main() is flags, BuildServer(), a signal,
+// Shutdown(); tests can start the same server in-process.
 //
 //   ServerOptions options;
 //   options.listen = "127.0.0.1:0";
@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/admin_service.h"
+#include "server/claims.h"
 #include "server/ctxsel_service.h"
 #include "server/housekeeping.h"
 #include "server/inventory.h"
@@ -42,8 +43,8 @@ namespace ctxsel::server {
 struct ServerOptions {
   // host:port; port 0 picks a free port (RunningServer::port() tells which).
   std::string listen = "127.0.0.1:7070";
-  // The durable variant store's directory, created if missing. Empty: a
-  // fresh temporary directory, for this run only.
+  // The durable store's directory (variants and claims), created if
+  // missing. Empty: a fresh temporary directory, for this run only.
   std::string data_dir;
   // See SqliteStoreOptions: a cap on ctxsel.db's size (0: the disk's), and
   // a backup to restore into a data_dir that holds no store yet.
@@ -85,6 +86,7 @@ class RunningServer {
   RunningServer() = default;
 
   absl::Status OpenVariants(const ServerOptions& options);
+  absl::Status OpenClaims();
   void MakeServices(const ServerOptions& options);
   absl::Status Listen(const ServerOptions& options);
 
@@ -95,12 +97,13 @@ class RunningServer {
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
   std::unique_ptr<VariantRegistry> registry_;
+  std::unique_ptr<ClaimBook> claims_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
   CtxselService ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;
-  PlacementService placement_service_{&placer_};
+  std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
@@ -108,15 +111,16 @@ class RunningServer {
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 
-// Opens the variant store, builds every part and starts listening on
-// options.listen with health checking, reflection, the message size limits
-// and SO_REUSEPORT off (a port already taken is an error, not a second
-// listener); the housekeeping thread then runs until the server is
+// Opens the variant store, loads the claims, builds every part and starts
+// listening on options.listen with health checking, reflection, the message
+// size limits and SO_REUSEPORT off (a port already taken is an error, not a
+// second listener); the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
 // its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
-// use by another server; the message starts "cannot open the variant store"
-// or "cannot load the variant store"), UnavailableError when the address
-// cannot be bound. Logs one line for the loaded store and one for the address.
+// use by another server; the message starts "cannot open the variant store",
+// "cannot load the variant store" or "cannot load the claims"),
+// UnavailableError when the address cannot be bound. Logs one line for the
+// loaded store, one for the claims and one for the address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 

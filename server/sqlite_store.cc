@@ -39,6 +39,16 @@ INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', 0);
 )sql";
 
+// Claims (server/claims.h); see the claims block at the end of this file.
+constexpr char kClaimsSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS claims (
+  id TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  device TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  expires_unix_ms INTEGER NOT NULL);
+)sql";
+
 // A prepared statement that finalizes itself.
 class Statement {
  public:
@@ -410,6 +420,9 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
     }
   }
   if (absl::Status s = CheckSchemaVersion(db_, path_); !s.ok()) return s;
+  // Claims are short-lived and not part of STATE: a store from before
+  // claims existed simply gets the table.
+  if (absl::Status s = Exec(db_, path_, kClaimsSchema); !s.ok()) return s;
   absl::StatusOr<StoreSummary> summary = ReadSummary(db_, path_);
   if (!summary.ok()) return summary.status();
   if (absl::Status s =
@@ -594,6 +607,66 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
   Statement statement(db_, kSql);
   statement.Bind(1, batch.revision);
   return run(statement, kSql);
+}
+
+// --- Claims ----------------------------------------------------------------
+
+absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
+  absl::MutexLock lock(&mu_);
+  constexpr char kSelect[] =
+      "SELECT id, node, device, holder, expires_unix_ms FROM claims "
+      "ORDER BY id";
+  Statement statement(db_, kSelect);
+  if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
+  std::vector<ClaimRecord> claims;
+  while (statement.Step() == SQLITE_ROW) {
+    ClaimRecord claim;
+    claim.id = statement.Text(0);
+    claim.node = statement.Text(1);
+    claim.device = statement.Text(2);
+    claim.holder = statement.Text(3);
+    claim.expires_unix_ms = statement.Int(4);
+    claims.push_back(std::move(claim));
+  }
+  if (statement.rc() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSelect);
+  }
+  return claims;
+}
+
+absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = Exec(db_, path_, "BEGIN IMMEDIATE"); !s.ok()) return s;
+  auto run = [&](Statement& statement, const char* sql) -> absl::Status {
+    if (!statement.ok() || statement.Step() != SQLITE_DONE) {
+      return SqliteError(db_, statement.rc(), path_, sql);
+    }
+    return absl::OkStatus();
+  };
+  absl::Status applied;
+  for (const std::string& id : batch.deletes) {
+    if (!applied.ok()) break;
+    constexpr char kSql[] = "DELETE FROM claims WHERE id = ?";
+    Statement statement(db_, kSql);
+    statement.Bind(1, id);
+    applied = run(statement, kSql);
+  }
+  for (const ClaimRecord& claim : batch.puts) {
+    if (!applied.ok()) break;
+    constexpr char kSql[] =
+        "INSERT OR REPLACE INTO claims (id, node, device, holder, "
+        "expires_unix_ms) VALUES (?, ?, ?, ?, ?)";
+    Statement statement(db_, kSql);
+    statement.Bind(1, claim.id)
+        .Bind(2, claim.node)
+        .Bind(3, claim.device)
+        .Bind(4, claim.holder)
+        .Bind(5, claim.expires_unix_ms);
+    applied = run(statement, kSql);
+  }
+  if (applied.ok()) applied = Exec(db_, path_, "COMMIT");
+  if (!applied.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return applied;
 }
 
 }  // namespace ctxsel::server

@@ -78,6 +78,11 @@ class SqliteStore final : public Store {
   absl::StatusOr<StoreSummary> Backup(const std::string& path) override;
   std::string Describe() const override { return "sqlite:" + path_; }
 
+  // Claims: their own table, created when missing (no schema version
+  // change: older stores simply have no claims).
+  absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override;
+  absl::Status ApplyClaims(const ClaimBatch& batch) override;
+
  private:
   SqliteStore(std::unique_ptr<DataDirLock> lock, std::string dir,
               std::string path)

@@ -431,5 +431,45 @@ TEST(SqliteStoreTest, InspectRefusesWhatIsNotAStore) {
             absl::StatusCode::kNotFound);
 }
 
+// --- Claims ----------------------------------------------------------------
+
+ClaimRecord Claim(const std::string& id, const std::string& device,
+                  int64_t expires_unix_ms) {
+  return {id, "n1", device, "alice@n1:42", expires_unix_ms};
+}
+
+TEST(SqliteStoreTest, ClaimsSurviveReopenAndApplyAsOneBatch) {
+  const std::string dir = FreshDir("claims");
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto empty = (*store)->LoadClaims();
+    ASSERT_TRUE(empty.ok()) << empty.status();
+    EXPECT_TRUE(empty->empty());
+    ClaimBatch first;
+    first.puts = {Claim("c-2", "n1/gpu1", 2000), Claim("c-1", "n1/gpu0", 1000)};
+    ASSERT_TRUE((*store)->ApplyClaims(first).ok());
+    ClaimBatch second;  // renew c-2, release c-1, add c-3
+    second.deletes = {"c-1", "c-absent"};
+    second.puts = {Claim("c-2", "n1/gpu1", 9000), Claim("c-3", "n1/gpu0", 500)};
+    ASSERT_TRUE((*store)->ApplyClaims(second).ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto claims = (*store)->LoadClaims();
+  ASSERT_TRUE(claims.ok()) << claims.status();
+  ASSERT_EQ(claims->size(), 2u);
+  EXPECT_EQ((*claims)[0].id, "c-2");
+  EXPECT_EQ((*claims)[0].device, "n1/gpu1");
+  EXPECT_EQ((*claims)[0].node, "n1");
+  EXPECT_EQ((*claims)[0].holder, "alice@n1:42");
+  EXPECT_EQ((*claims)[0].expires_unix_ms, 9000);
+  EXPECT_EQ((*claims)[1].id, "c-3");
+  // Variants are untouched by claims.
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok());
+  EXPECT_TRUE(contents->variants.empty());
+}
+
 }  // namespace
 }  // namespace ctxsel::server

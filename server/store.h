@@ -1,7 +1,8 @@
-// store.h: durable storage of the variant registry.
+// store.h: durable storage of the variant registry and of device claims.
 //
-// The registry keeps its state in memory and writes every change through a
-// `Store` before it acknowledges the RPC. A Store holds variant records and
+// The registry (and the ClaimBook, server/claims.h) keeps its state in
+// memory and writes every change through a `Store` before it acknowledges
+// the RPC. A Store holds variant records and
 // one number, the registry revision; it knows nothing of selectors, gRPC or
 // placement. The embedded default is SqliteStore (server/sqlite_store.h);
 // the interface is small enough for a replicated backend (etcd: one key per
@@ -62,6 +63,23 @@ struct StoreBatch {
   int64_t revision = 0;
 };
 
+// --- Claims (server/claims.h) ---------------------------------------------
+
+// A launcher's claim on a device, as stored.
+struct ClaimRecord {
+  std::string id;
+  std::string node;
+  std::string device;
+  std::string holder;
+  int64_t expires_unix_ms = 0;
+};
+
+// One atomic change of the claims: the deletions, then the puts.
+struct ClaimBatch {
+  std::vector<std::string> deletes;  // claim ids; absent ones are ignored
+  std::vector<ClaimRecord> puts;     // inserted or replacing the same id
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -83,6 +101,11 @@ class Store {
 
   // Where the data lives, for logs, e.g. "sqlite:/var/lib/ctxsel/ctxsel.db".
   virtual std::string Describe() const = 0;
+
+  // Every stored claim (expired ones too: the ClaimBook judges), by id.
+  virtual absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() = 0;
+  // Applies `batch` atomically and durably, with Apply's guarantees.
+  virtual absl::Status ApplyClaims(const ClaimBatch& batch) = 0;
 };
 
 }  // namespace ctxsel::server

@@ -39,6 +39,12 @@ class BrokenStore : public Store {
     return absl::UnavailableError("disk on fire");
   }
   std::string Describe() const override { return "broken"; }
+  absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override {
+    return std::vector<ClaimRecord>{};
+  }
+  absl::Status ApplyClaims(const ClaimBatch&) override {
+    return absl::UnavailableError("disk on fire");
+  }
 };
 
 class VariantRegistryTest : public ::testing::Test {

@@ -26,6 +26,8 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
 // The server did not answer (UNAVAILABLE, DEADLINE_EXCEEDED).
 inline constexpr int kExitUnreachable = 3;
+// Every fitting device is claimed (RESOURCE_EXHAUSTED), after any --wait.
+inline constexpr int kExitExhausted = 4;
 
 struct Command {
   const char* name;

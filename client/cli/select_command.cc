@@ -3,12 +3,18 @@
 //   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
 //       --var=N=4096 [--policy=spread] [--format=table|json|env]
 //   eval "$(ctxsel-cli select --kernel=saxpy --format=env)"
+//   ctxsel-cli select --kernel=saxpy --claim=5m [--wait=1m]   # CTXSEL_CLAIM
 //   ctxsel-cli explain --kernel=saxpy --var=N=16
 //
 // --kernel, --construct and --var are common flags (common_flags.h), read
 // the same way by `eval`. Exit codes: kExitOk placed, kExitFailure no
 // placement (FAILED_PRECONDITION), kExitBadInput bad input or unknown kernel,
-// kExitUnreachable server unreachable.
+// kExitUnreachable server unreachable, kExitExhausted every fitting device
+// claimed (after --wait).
+#include "client/cli/select_command.h"
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -19,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "agent/node_id.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
@@ -37,6 +44,17 @@ ABSL_FLAG(std::vector<std::string>, requires, {},
           "select/explain: implementation requires traits, e.g. "
           "unified_shared_memory.");
 ABSL_FLAG(std::string, format, "table", "select: table, json or env.");
+ABSL_FLAG(bool, here, false,
+          "select/explain/run: only this node's devices (the node id "
+          "ctxsel-agent reports as: the host name).");
+ABSL_FLAG(absl::Duration, claim, absl::ZeroDuration(),
+          "select/run: claim the chosen device for this long (e.g. 5m), so "
+          "no other claiming launcher gets it; 0: no claim (run: 5m).");
+ABSL_FLAG(std::string, holder, "",
+          "select/run: who holds the claim (default: user@host:pid).");
+ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
+          "select/run: when every fitting device is claimed, retry for this "
+          "long before giving up.");
 
 namespace ctxsel::cli {
 namespace {
@@ -60,6 +78,8 @@ absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
       "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
 }
 
+}  // namespace
+
 absl::StatusOr<v1::Job> JobFromFlags() {
   v1::Job job;
   job.set_kernel(absl::GetFlag(FLAGS_kernel));
@@ -77,6 +97,12 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   if (!policy.ok()) return policy.status();
   job.set_policy(*policy);
   for (const std::string& n : absl::GetFlag(FLAGS_nodes)) job.add_nodes(n);
+  if (absl::GetFlag(FLAGS_here)) {
+    if (job.nodes_size() > 0) {
+      return absl::InvalidArgumentError("--here: conflicts with --nodes");
+    }
+    job.add_nodes(agent::NodeId());
+  }
   job.set_device_filter(absl::GetFlag(FLAGS_device_filter));
   job.set_top_k(absl::GetFlag(FLAGS_top_k));
   for (const std::string& v : absl::GetFlag(FLAGS_impl_vendor)) {
@@ -88,34 +114,94 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   return job;
 }
 
+std::string DefaultHolder() {
+  const char* user = std::getenv("USER");
+  return absl::StrCat(user != nullptr && *user != '\0' ? user : "unknown", "@",
+                      agent::NodeId(), ":", getpid());
+}
+
+absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
+  v1::SelectRequest request;
+  absl::StatusOr<v1::Job> job = JobFromFlags();
+  if (!job.ok()) return job.status();
+  *request.mutable_job() = *std::move(job);
+  const absl::Duration claim = absl::GetFlag(FLAGS_claim);
+  if (claim < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--claim: negative");
+  }
+  if (claim > absl::ZeroDuration()) {
+    request.mutable_claim()->set_duration_ms(
+        absl::ToInt64Milliseconds(absl::Ceil(claim, absl::Milliseconds(1))));
+    const std::string holder = absl::GetFlag(FLAGS_holder);
+    request.mutable_claim()->set_holder(holder.empty() ? DefaultHolder()
+                                                       : holder);
+  }
+  return request;
+}
+
+EnvVars EnvFor(const std::string& kernel, const v1::PlacementChoice& p) {
+  EnvVars env = {{"CTXSEL_NODE", p.node()},
+                 {"CTXSEL_DEVICE", p.device().id()},
+                 {"CTXSEL_DEVICE_INDEX", absl::StrCat(p.device().index())},
+                 {"CTXSEL_VARIANT", p.base() ? kernel : p.variant()}};
+  // The vendor's device-visibility variable for the chosen device.
+  const auto& kinds = p.device().traits().kind();
+  if (std::find(kinds.begin(), kinds.end(), "cpu") != kinds.end()) {
+    const int cpus = std::max(p.device().compute_units(), 1);
+    env.emplace_back("CTXSEL_CPU_LIST", absl::StrCat("0-", cpus - 1));
+    return env;
+  }
+  for (const std::string& vendor : p.device().traits().vendor()) {
+#define VISIBILITY_ENV(Vendor, Variable)                          \
+  if (vendor == Vendor) {                                         \
+    env.emplace_back(Variable, absl::StrCat(p.device().index())); \
+    return env;                                                   \
+  }
+#include "client/cli/visibility_env.def"
+  }
+  return env;
+}
+
+EnvVars LaunchEnv(const v1::SelectRequest& request,
+                  const v1::SelectResponse& answer) {
+  EnvVars env = EnvFor(request.job().kernel(), answer.placement());
+  if (answer.has_claim()) env.emplace_back("CTXSEL_CLAIM", answer.claim().id());
+  return env;
+}
+
+absl::StatusOr<v1::SelectResponse> SelectWaiting(
+    client::CtxselClient& client, const v1::SelectRequest& request,
+    absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
+  const absl::Time deadline = absl::Now() + wait;
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    absl::StatusOr<v1::SelectResponse> answer = client.Select(request);
+    if (answer.ok() || !absl::IsResourceExhausted(answer.status())) {
+      return answer;
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration() || !sleep(std::min(backoff, left))) {
+      return answer;
+    }
+    backoff = std::min(2 * backoff, absl::Seconds(2));
+  }
+}
+
+namespace {
+
+// Numbers stay bare (CUDA_VISIBLE_DEVICES=0); anything else is quoted.
 std::string ShellQuote(const std::string& value) {
+  if (!value.empty() &&
+      std::all_of(value.begin(), value.end(), absl::ascii_isdigit)) {
+    return value;
+  }
   return absl::StrCat("'", absl::StrReplaceAll(value, {{"'", "'\\''"}}), "'");
 }
 
-// The vendor's device-visibility variable for the chosen device.
-std::string VisibilityLine(const v1::Device& device) {
-  const auto& kinds = device.traits().kind();
-  if (std::find(kinds.begin(), kinds.end(), "cpu") != kinds.end()) {
-    const int cpus = std::max(device.compute_units(), 1);
-    return absl::StrCat("CTXSEL_CPU_LIST=",
-                        ShellQuote(absl::StrCat("0-", cpus - 1)));
+void PrintEnv(const EnvVars& env) {
+  for (const auto& [name, value] : env) {
+    std::printf("%s=%s\n", name.c_str(), ShellQuote(value).c_str());
   }
-  for (const std::string& vendor : device.traits().vendor()) {
-#define VISIBILITY_ENV(Vendor, Variable) \
-  if (vendor == Vendor) return absl::StrCat(Variable, "=", device.index());
-#include "client/cli/visibility_env.def"
-  }
-  return "";
-}
-
-void PrintEnv(const std::string& kernel, const v1::PlacementChoice& p) {
-  std::printf("CTXSEL_NODE=%s\nCTXSEL_DEVICE=%s\nCTXSEL_DEVICE_INDEX=%d\n",
-              ShellQuote(p.node()).c_str(), ShellQuote(p.device().id()).c_str(),
-              p.device().index());
-  std::printf("CTXSEL_VARIANT=%s\n",
-              ShellQuote(p.base() ? kernel : p.variant()).c_str());
-  const std::string visibility = VisibilityLine(p.device());
-  if (!visibility.empty()) std::printf("%s\n", visibility.c_str());
 }
 
 std::string ChoiceRow(const v1::PlacementChoice& p) {
@@ -126,21 +212,26 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
 
 int RunSelect(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kSelectCommand);
-  auto job = JobFromFlags();
-  if (!job.ok()) return ReportError("select", job.status());
+  auto request = SelectRequestFromFlags();
+  if (!request.ok()) return ReportError("select", request.status());
   const std::string format =
       absl::GetFlag(FLAGS_json) ? "json" : absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json" && format != "env") {
     return BadUsage("select", "--format: expected table, json or env");
   }
-  auto answer = ConnectToServer()->Select(*job);
+  auto answer =
+      SelectWaiting(*ConnectToServer(), *request, absl::GetFlag(FLAGS_wait));
   if (!answer.ok()) return ReportError("select", answer.status());
   if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
   } else if (format == "env") {
-    PrintEnv(job->kernel(), answer->placement());
+    PrintEnv(LaunchEnv(*request, *answer));
   } else {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
+    if (answer->has_claim()) {
+      std::printf("claim %s until %s\n", answer->claim().id().c_str(),
+                  ExpiryText(answer->claim()).c_str());
+    }
     for (const v1::PlacementChoice& alt : answer->alternatives()) {
       std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
     }
@@ -170,12 +261,15 @@ int RunExplain(const std::vector<std::string>& args) {
   "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
-  "[--top_k=N]"
+  "[--top_k=N] [--here]"
 
 const Command kSelectCommand = {
     "select",
-    "select " CTXSEL_CLI_JOB_FLAGS " [--format=table|json|env] [--json]",
-    "Pick variant, node and device for a job.", RunSelect};
+    "select " CTXSEL_CLI_JOB_FLAGS
+    " [--claim=DURATION [--holder=WHO] [--wait=DURATION]]"
+    " [--format=table|json|env] [--json]",
+    "Pick variant, node and device for a job (--claim: and claim it).",
+    RunSelect};
 const Command kExplainCommand = {
     "explain", "explain " CTXSEL_CLI_JOB_FLAGS " [--json]",
     "Show the per-class, per-variant breakdown of a selection.", RunExplain};

@@ -46,6 +46,8 @@ int ReportError(const std::string& what, const absl::Status& status) {
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kOutOfRange:
       return kExitBadInput;
+    case absl::StatusCode::kResourceExhausted:
+      return kExitExhausted;
     default:
       return kExitFailure;
   }
@@ -83,6 +85,16 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
     }
     std::printf("%s\n", line.c_str());
   }
+}
+
+std::string ExpiryText(const v1::Claim& claim) {
+  const absl::Time expires = absl::FromUnixMillis(claim.expires_unix_ms());
+  return absl::StrCat(
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
+      " (in ",
+      absl::FormatDuration(
+          absl::Trunc(expires - absl::Now(), absl::Seconds(1))),
+      ")");
 }
 
 }  // namespace ctxsel::cli

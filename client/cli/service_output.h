@@ -30,7 +30,8 @@ std::unique_ptr<client::CtxselClient> ConnectToServer();
 // --timeout flag: "[--timeout=300ms]") and returns the exit code for it
 // (command.h): kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
 // kExitBadInput for INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS and
-// OUT_OF_RANGE, kExitFailure otherwise (e.g. FAILED_PRECONDITION: no
+// OUT_OF_RANGE, kExitExhausted for RESOURCE_EXHAUSTED (every fitting device
+// claimed), kExitFailure otherwise (e.g. FAILED_PRECONDITION: no
 // placement).
 int ReportError(const std::string& what, const absl::Status& status);
 
@@ -42,6 +43,9 @@ std::string ToJson(const google::protobuf::Message& message);
 
 // Rows (the first is the header) as aligned columns on stdout.
 void PrintTable(const std::vector<std::vector<std::string>>& rows);
+
+// When a claim ends, e.g. "2024-05-01T10:00:00Z (in 4m59s)".
+std::string ExpiryText(const v1::Claim& claim);
 
 // "a,b,c" from a repeated string field.
 template <typename Repeated>

@@ -217,7 +217,8 @@ std::vector<Choice> Alternatives(const Request& r,
 }
 
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
-                        size_t eligible, size_t winners, int devices) {
+                        size_t eligible, size_t winners, int devices,
+                        bool better_claimed) {
   std::string what =
       u.selection.base()
           ? absl::StrCat("the base function of kernel '", r.kernel->kernel(),
@@ -228,6 +229,9 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
   std::string text = absl::StrCat(what, " on device class ", UnitName(u),
                                   ": best of ", eligible, " eligible classes");
   if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
+  if (better_claimed) {
+    absl::StrAppend(&text, " (every device of the better classes is claimed)");
+  }
   if (u.selection.dynamic) {
     absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
                     u.selection.evaluated, " dynamic candidates evaluated)");
@@ -282,25 +286,43 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
       ranked.begin(), ranked.end(),
       [](const Unit* a, const Unit* b) { return a->rank() > b->rank(); });
   Decision d;
-  std::vector<const DeviceGroup*> groups;
+  // The units of equal rank compete together, best rank first; a lower
+  // rank gets its turn only when a claiming Select found no device with
+  // room among the better ones (without claims the first pick succeeds).
+  const Pickable pickable{r.claims};
+  const DeviceSlot* chosen = nullptr;
+  size_t tier = 0;  // first unit of the competing rank
   size_t winners = 0;
   int devices = 0;
-  for (Unit* u : ranked) {
-    if (u->rank() != ranked.front()->rank()) break;
-    u->winner = true;
-    ++winners;
-    devices += u->eligible_count;
-    groups.insert(groups.end(), u->groups.begin(), u->groups.end());
-  }
-  const DeviceSlot* chosen = PickDevice(r.job->policy, groups, r.spread_ticket);
-  if (chosen == nullptr) {
-    d.status = NoPlacement(r, units, scope);
-  } else {
-    const Unit* unit = WinnerOf(ranked, *chosen);
+  int fitting = 0;
+  for (; tier < ranked.size() && chosen == nullptr; tier += winners) {
+    std::vector<const DeviceGroup*> groups;
+    winners = 0;
+    devices = 0;
+    for (size_t i = tier; i < ranked.size(); ++i) {
+      if (ranked[i]->rank() != ranked[tier]->rank()) break;
+      ++winners;
+      devices += ranked[i]->eligible_count;
+      groups.insert(groups.end(), ranked[i]->groups.begin(),
+                    ranked[i]->groups.end());
+    }
+    fitting += devices;
+    chosen = PickDevice(r.job->policy, groups, r.spread_ticket, pickable);
+    if (chosen == nullptr) continue;
+    for (size_t i = tier; i < tier + winners; ++i) ranked[i]->winner = true;
+    // Ranked from the winners on, as WinnerOf and Alternatives expect.
+    std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
+    const Unit* unit = WinnerOf(rest, *chosen);
     d.placement.choice = MakeChoice(r, *unit, *chosen);
-    d.placement.explanation =
-        Explanation(r, *unit, *chosen, ranked.size(), winners, devices);
-    d.placement.alternatives = Alternatives(r, ranked, chosen);
+    d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
+                                          winners, devices, tier > 0);
+    d.placement.alternatives = Alternatives(r, rest, chosen);
+  }
+  if (chosen == nullptr && ranked.empty()) {
+    d.status = NoPlacement(r, units, scope);
+  } else if (chosen == nullptr) {
+    d.status = absl::ResourceExhaustedError(
+        absl::StrCat("all ", fitting, " fitting devices are claimed"));
   }
   if (r.explain) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));

@@ -36,10 +36,15 @@ struct Request {
   // Let devices of suspect nodes compete (the Placer asks again with this
   // only when no healthy device could serve).
   bool include_suspect = false;
+  // A claiming Select: only devices with claim capacity left; when the best
+  // classes have none, the next best classes compete. Null: every device.
+  const ClaimCheck* claims = nullptr;
 };
 
 struct Decision {
-  // OK, or FailedPreconditionError saying why each class was rejected.
+  // OK, FailedPreconditionError saying why each class was rejected, or
+  // (with Request::claims) ResourceExhaustedError "all N fitting devices
+  // are claimed".
   absl::Status status;
   Placement placement;
   std::vector<ClassReport> classes;  // only with Request::explain

@@ -48,22 +48,36 @@ void DeviceGroup::SetUtilisation(DeviceSlot* slot, double utilisation) {
   by_load_.insert(slot);
 }
 
-const DeviceSlot* DeviceGroup::LeastLoaded() const {
-  return by_load_.empty() ? nullptr : *by_load_.begin();
+const DeviceSlot* DeviceGroup::LeastLoaded(const Pickable& pickable) const {
+  for (const DeviceSlot* d : by_load_) {
+    if (pickable(*d)) return d;
+  }
+  return nullptr;
 }
 
-const DeviceSlot* DeviceGroup::BusiestNotFull() const {
+const DeviceSlot* DeviceGroup::BusiestNotFull(const Pickable& pickable) const {
+  // Downwards from the first full device; among equal utilisations the
+  // lowest id wins, so keep walking while the utilisation stays the same.
+  const DeviceSlot* best = nullptr;
   auto it = by_load_.lower_bound(ByLoad::Probe{kFullUtilisation, ""});
-  if (it == by_load_.begin()) return nullptr;
-  double busiest = (*std::prev(it))->properties.utilisation;
-  return *by_load_.lower_bound(ByLoad::Probe{busiest, ""});
+  while (it != by_load_.begin()) {
+    const DeviceSlot* d = *--it;
+    if (best != nullptr &&
+        d->properties.utilisation != best->properties.utilisation) {
+      break;
+    }
+    if (pickable(*d)) best = d;
+  }
+  return best;
 }
 
-const DeviceSlot* DeviceGroup::LeastLoadedOn(absl::string_view node) const {
+const DeviceSlot* DeviceGroup::LeastLoadedOn(absl::string_view node,
+                                             const Pickable& pickable) const {
   auto it = on_node_.find(node);
   if (it == on_node_.end()) return nullptr;
   const DeviceSlot* best = nullptr;
   for (const DeviceSlot* d : it->second) {
+    if (!pickable(*d)) continue;
     if (best == nullptr || ByLoad()(d, best)) best = d;
   }
   return best;

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "server/model.h"
 #include "server/placement/device_class.h"
+#include "server/placement/placement.h"
 
 namespace ctxsel::server::placement {
 
@@ -44,6 +45,17 @@ struct DeviceSlot {
 
 // A device at or above this utilisation is full (pack skips it).
 inline constexpr double kFullUtilisation = 1.0;
+
+// Which devices a pick may return: every device, or (with `claims`) those
+// that can take one more claim. The picks below skip the others, so their
+// cost grows by the number of devices skipped.
+struct Pickable {
+  const ClaimCheck* claims = nullptr;
+  bool operator()(const DeviceSlot& d) const {
+    return claims == nullptr ||
+           claims->HasRoom(d.id, d.properties.claim_capacity);
+  }
+};
 
 class DeviceGroup {
  public:
@@ -69,13 +81,15 @@ class DeviceGroup {
   // The i-th node by name, i < node_count().
   const std::string& node(size_t i) const { return nodes_[i]; }
 
-  // least_loaded: the lowest utilisation, ties by device id. Null if empty.
-  const DeviceSlot* LeastLoaded() const;
+  // Each pick considers only `pickable` devices.
+  // least_loaded: the lowest utilisation, ties by device id. Null if none.
+  const DeviceSlot* LeastLoaded(const Pickable& pickable = {}) const;
   // pack: the highest utilisation below kFullUtilisation, ties by device
   // id. Null if every device is full.
-  const DeviceSlot* BusiestNotFull() const;
+  const DeviceSlot* BusiestNotFull(const Pickable& pickable = {}) const;
   // The least loaded device of this group on `node`; null if none.
-  const DeviceSlot* LeastLoadedOn(absl::string_view node) const;
+  const DeviceSlot* LeastLoadedOn(absl::string_view node,
+                                  const Pickable& pickable = {}) const;
   // Appends up to `n` devices, least loaded first.
   void AppendLeastLoaded(size_t n, std::vector<const DeviceSlot*>* out) const;
 

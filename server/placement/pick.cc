@@ -6,19 +6,21 @@
 namespace ctxsel::server::placement {
 namespace {
 
-const DeviceSlot* LeastLoaded(const std::vector<const DeviceGroup*>& groups) {
+const DeviceSlot* LeastLoaded(const std::vector<const DeviceGroup*>& groups,
+                              const Pickable& pickable) {
   const DeviceSlot* best = nullptr;
   for (const DeviceGroup* g : groups) {
-    const DeviceSlot* d = g->LeastLoaded();
+    const DeviceSlot* d = g->LeastLoaded(pickable);
     if (d != nullptr && (best == nullptr || LessLoaded(d, best))) best = d;
   }
   return best;
 }
 
-const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups) {
+const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups,
+                       const Pickable& pickable) {
   const DeviceSlot* best = nullptr;
   for (const DeviceGroup* g : groups) {
-    const DeviceSlot* d = g->BusiestNotFull();
+    const DeviceSlot* d = g->BusiestNotFull(pickable);
     if (d == nullptr) continue;
     if (best == nullptr ||
         d->properties.utilisation > best->properties.utilisation ||
@@ -27,20 +29,30 @@ const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups) {
       best = d;
     }
   }
-  return best != nullptr ? best : LeastLoaded(groups);
+  return best != nullptr ? best : LeastLoaded(groups, pickable);
+}
+
+// The groups' nodes in order: group by group, each group's by name.
+const DeviceSlot* LeastLoadedOnNode(
+    const std::vector<const DeviceGroup*>& groups, uint64_t i,
+    const Pickable& pickable) {
+  for (const DeviceGroup* g : groups) {
+    if (i < g->node_count()) return g->LeastLoadedOn(g->node(i), pickable);
+    i -= g->node_count();
+  }
+  return nullptr;  // unreachable for i < the total
 }
 
 const DeviceSlot* Spread(const std::vector<const DeviceGroup*>& groups,
-                         uint64_t ticket) {
+                         uint64_t ticket, const Pickable& pickable) {
   uint64_t total = 0;
   for (const DeviceGroup* g : groups) total += g->node_count();
-  if (total == 0) return nullptr;
-  uint64_t i = ticket % total;
-  for (const DeviceGroup* g : groups) {
-    if (i < g->node_count()) return g->LeastLoadedOn(g->node(i));
-    i -= g->node_count();
+  for (uint64_t step = 0; step < total; ++step) {
+    const DeviceSlot* d =
+        LeastLoadedOnNode(groups, (ticket + step) % total, pickable);
+    if (d != nullptr) return d;
   }
-  return nullptr;  // unreachable
+  return nullptr;
 }
 
 }  // namespace
@@ -54,16 +66,16 @@ bool LessLoaded(const DeviceSlot* a, const DeviceSlot* b) {
 
 const DeviceSlot* PickDevice(Policy policy,
                              const std::vector<const DeviceGroup*>& groups,
-                             uint64_t ticket) {
+                             uint64_t ticket, const Pickable& pickable) {
   switch (policy) {
     case Policy::kPack:
-      return Pack(groups);
+      return Pack(groups, pickable);
     case Policy::kSpread:
-      return Spread(groups, ticket);
+      return Spread(groups, ticket, pickable);
     case Policy::kLeastLoaded:
       break;
   }
-  return LeastLoaded(groups);
+  return LeastLoaded(groups, pickable);
 }
 
 std::vector<const DeviceSlot*> LeastLoadedDevices(

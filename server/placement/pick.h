@@ -7,6 +7,7 @@
 // on its ticket, the count of spread requests served).
 //
 //   const DeviceSlot* d = PickDevice(Policy::kLeastLoaded, groups, 0);
+//   const DeviceSlot* free = PickDevice(policy, groups, 0, Pickable{&claims});
 #ifndef CTXSEL_SERVER_PLACEMENT_PICK_H_
 #define CTXSEL_SERVER_PLACEMENT_PICK_H_
 
@@ -22,15 +23,17 @@ namespace ctxsel::server::placement {
 // True when `a` is less loaded than `b`: lower utilisation, then lower id.
 bool LessLoaded(const DeviceSlot* a, const DeviceSlot* b);
 
-// The device `policy` picks among `groups`; null when they are all empty.
+// The device `policy` picks among the `pickable` devices of `groups`; null
+// when there is none.
 //   least_loaded: the lowest utilisation.
 //   pack:         the highest utilisation below kFullUtilisation; when all
 //                 are full, the least loaded.
 //   spread:       the node at position `ticket` (mod their number) in the
-//                 groups' nodes by name, then its least loaded device.
+//                 groups' nodes by name, then its least loaded device; the
+//                 next node when it has no pickable device.
 const DeviceSlot* PickDevice(Policy policy,
                              const std::vector<const DeviceGroup*>& groups,
-                             uint64_t ticket);
+                             uint64_t ticket, const Pickable& pickable = {});
 
 // Up to `n` devices of `groups`, least loaded first, without `skip`.
 std::vector<const DeviceSlot*> LeastLoadedDevices(

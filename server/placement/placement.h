@@ -21,6 +21,17 @@
 
 namespace ctxsel::server::placement {
 
+// What a claiming Select asks about each device it considers: can the
+// device take one more claim? server/claims.h answers it; placement keeps
+// no claims itself. Called with the Placer's fleet lock held shared, so it
+// must not call back into the Placer.
+class ClaimCheck {
+ public:
+  virtual ~ClaimCheck() = default;
+  virtual bool HasRoom(const std::string& device_id,
+                       int32_t claim_capacity) const = 0;
+};
+
 // One answer: this variant (or the kernel's base function) on this device.
 struct Choice {
   // The chosen variant; null when the kernel's base function was chosen.

@@ -130,7 +130,8 @@ absl::StatusOr<std::string> Placer::DeviceClassOf(
   return fleet_->ClassOf(device_id);
 }
 
-absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
+absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
+                                        const ClaimCheck* claims) const {
   if (job.kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
   std::shared_ptr<const Snapshot> snap = snapshot();
   auto it = snap->kernels.find(job.kernel);
@@ -153,6 +154,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
   request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
                                 : options_.default_top_k;
   request.explain = explain;
+  request.claims = claims;
   if (job.policy == Policy::kSpread) {
     // Explain shows what the next spread Select would do without using it.
     request.spread_ticket =
@@ -169,15 +171,16 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain) const {
   return internal::Decide(request, reader);
 }
 
-absl::StatusOr<Placement> Placer::Select(const Job& job) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false);
+absl::StatusOr<Placement> Placer::Select(const Job& job,
+                                         const ClaimCheck* claims) const {
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
   if (!d.ok()) return d.status();
   if (!d->status.ok()) return d->status;
   return std::move(d->placement);
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/true);
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/true, nullptr);
   if (!d.ok()) return d.status();
   PlacementReport report;
   report.status = d->status;

@@ -27,8 +27,10 @@
 // utilisation, the per-class ordered load structures) sits behind one
 // reader/writer lock that inventory writers and UpdateUtilisations hold
 // only for O(log n) per device (once per node report or heartbeat), and
-// Select holds shared while it picks — the place where a future reservation
-// would be taken atomically.
+// Select holds shared while it picks. A claiming Select asks its ClaimCheck
+// about each device it considers while it holds that lock; the caller
+// (server/claims.h) makes pick and claim one atomic step by holding its own
+// lock around the Select.
 //
 // Example:
 //
@@ -136,13 +138,18 @@ class Placer {
 
   // --- Placement ----------------------------------------------------------
 
-  // Picks variant, node and device for `job`.
+  // Picks variant, node and device for `job`. With `claims`, only devices
+  // that have claim room (ClaimCheck::HasRoom); when the best device
+  // classes have none, the next best compete.
   //   NotFoundError            the kernel has no variants;
   //   InvalidArgumentError     a bad job field (device_filter with its
   //                            line:column, too many construct traits);
   //   FailedPreconditionError  no live device fits the constraints; the
-  //                            message says why each class was rejected.
-  absl::StatusOr<Placement> Select(const Job& job) const;
+  //                            message says why each class was rejected;
+  //   ResourceExhaustedError   (with `claims`) devices fit, but none has
+  //                            room: "all N fitting devices are claimed".
+  absl::StatusOr<Placement> Select(const Job& job,
+                                   const ClaimCheck* claims = nullptr) const;
 
   // Everything Select looked at, class by class and variant by variant.
   // Fails only where Select fails with NotFound or InvalidArgument; a job
@@ -157,7 +164,8 @@ class Placer {
   // the resolutions of classes that left the fleet.
   void ApplyClassChanges(const internal::FleetClassChanges& changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::StatusOr<internal::Decision> Decide(const Job& job, bool explain) const;
+  absl::StatusOr<internal::Decision> Decide(const Job& job, bool explain,
+                                            const ClaimCheck* claims) const;
 
   const PlacerOptions options_;
   absl::Mutex write_mu_;  // serialises writers; never taken by readers

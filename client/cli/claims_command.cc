@@ -1,0 +1,89 @@
+// ctxsel-cli claims: the claims launchers hold on devices.
+//
+//   ctxsel-cli claims ls [NODE] [--json]
+//   ctxsel-cli claims renew CLAIM_ID [--claim=5m]
+//   ctxsel-cli claims release CLAIM_ID
+//
+// Claims are made by `select --claim=DURATION` and `run`. Exit codes as in
+// command.h; an unknown, released or expired claim is NOT_FOUND (exit 2).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/cli/command.h"
+#include "client/cli/common_flags.h"
+#include "client/cli/select_command.h"
+#include "client/cli/service_output.h"
+
+namespace ctxsel::cli {
+namespace {
+
+// A renewal with no --claim extends by this much.
+constexpr absl::Duration kDefaultRenewal = absl::Minutes(5);
+
+int ListClaims(const std::vector<std::string>& args) {
+  if (args.size() > 1) return UsageError(kClaimsCommand);
+  auto claims = ConnectToServer()->ListClaims(args.empty() ? "" : args[0]);
+  if (!claims.ok()) return ReportError("claims ls", claims.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    v1::ListClaimsResponse response;
+    for (const v1::Claim& c : *claims) *response.add_claims() = c;
+    std::printf("%s", ToJson(response).c_str());
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"CLAIM", "DEVICE", "NODE", "HOLDER", "EXPIRES"}};
+  for (const v1::Claim& c : *claims) {
+    rows.push_back({c.id(), c.device(), c.node(), c.holder(), ExpiryText(c)});
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+int RenewClaim(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError(kClaimsCommand);
+  absl::Duration duration = absl::GetFlag(FLAGS_claim);
+  if (duration == absl::ZeroDuration()) duration = kDefaultRenewal;
+  auto claim = ConnectToServer()->RenewClaim(
+      args[0], absl::ToChronoMilliseconds(duration));
+  if (!claim.ok()) return ReportError("claims renew", claim.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s", ToJson(*claim).c_str());
+  } else {
+    std::printf("claim %s on %s until %s\n", claim->id().c_str(),
+                claim->device().c_str(), ExpiryText(*claim).c_str());
+  }
+  return kExitOk;
+}
+
+int ReleaseClaim(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError(kClaimsCommand);
+  absl::Status released = ConnectToServer()->ReleaseClaim(args[0]);
+  if (!released.ok()) return ReportError("claims release", released);
+  std::printf("released %s\n", args[0].c_str());
+  return kExitOk;
+}
+
+int RunClaims(const std::vector<std::string>& args) {
+  if (args.empty()) return UsageError(kClaimsCommand);
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "ls") return ListClaims(rest);
+  if (args[0] == "renew") return RenewClaim(rest);
+  if (args[0] == "release") return ReleaseClaim(rest);
+  return UsageError(kClaimsCommand);
+}
+
+}  // namespace
+
+const Command kClaimsCommand = {
+    "claims",
+    "claims ls [NODE] [--json]\n"
+    "claims renew CLAIM_ID [--claim=DURATION]\n"
+    "claims release CLAIM_ID",
+    "List, renew (default 5m from now) or release claims on devices.",
+    RunClaims};
+
+}  // namespace ctxsel::cli
