@@ -134,8 +134,8 @@ TEST_F(StoreE2E, FullDiskIsResourceExhaustedAndTheServerKeepsAnswering) {
   }
   ASSERT_LT(stored, 100) << "the limit was never reached";
   ASSERT_GT(stored, 0);
-  EXPECT_EQ(full.exit_code,
-            4)  // RESOURCE_EXHAUSTED (docs/service.md) << full.stderr_text;
+  // 4: RESOURCE_EXHAUSTED (docs/service.md).
+  EXPECT_EQ(full.exit_code, 4) << full.stderr_text;
   EXPECT_THAT(full.stderr_text,
               HasSubstr("RESOURCE_EXHAUSTED: the server's disk is full; the "
                         "write was not applied"));
