@@ -1,6 +1,7 @@
 #include "server/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "selector/job_check.h"
 #include "server/names.h"
 
 namespace ctxsel::server {
@@ -25,8 +26,9 @@ int64_t UnixMillis(absl::Time time) {
 
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
     const v1::ConstructTrait& trait, const std::string& field) {
-  if (trait.name().empty()) {
-    return absl::InvalidArgumentError(field + ".name: empty");
+  if (absl::Status s = selector::CheckConstructName(trait.name()); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".name: ", s.message()));
   }
   if (trait.simdlen() < 0) {
     return absl::InvalidArgumentError(
@@ -234,7 +236,22 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   const v1::ImplementationTraits& impl = job.implementation();
   out.implementation.vendor = ToSet(impl.vendor());
   out.implementation.extension = ToSet(impl.extension());
+  for (int i = 0; i < impl.requirements_size(); ++i) {
+    if (absl::Status s = selector::CheckRequirement(impl.requirements(i));
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job.implementation.requirements[", i, "]: ", s.message()));
+    }
+  }
   out.implementation.requires_ = ToSet(impl.requirements());
+  if (!impl.atomic_default_mem_order().empty()) {
+    if (absl::Status s =
+            selector::CheckMemoryOrder(impl.atomic_default_mem_order());
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job.implementation.atomic_default_mem_order: ", s.message()));
+    }
+  }
   out.implementation.atomic_default_mem_order = impl.atomic_default_mem_order();
   out.variables.insert(job.variables().begin(), job.variables().end());
   out.nodes.assign(job.nodes().begin(), job.nodes().end());

@@ -133,7 +133,8 @@ class Placer {
   // Picks variant, node and device for `job`.
   //   NotFoundError            the kernel has no variants;
   //   InvalidArgumentError     a bad job field (device_filter with its
-  //                            line:column, too many construct traits);
+  //                            line:column, too many construct traits, a
+  //                            variable the kernel's selectors read missing);
   //   FailedPreconditionError  no live device fits the constraints; the
   //                            message says why each class was rejected.
   absl::StatusOr<Placement> Select(const Job& job) const;
