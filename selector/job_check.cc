@@ -56,6 +56,10 @@ absl::Status CheckMemoryOrder(absl::string_view name) {
                          "a memory order", name);
 }
 
+absl::Status CheckDeviceKind(absl::string_view name) {
+  return CheckClosedName(SelectorId::kDeviceKind, "a device kind", name);
+}
+
 absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
                                  const Variables& given) {
   std::vector<std::string> missing;

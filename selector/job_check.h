@@ -1,6 +1,7 @@
-// job_check.h: the rules for a job's OpenMP context (construct names,
-// implementation requirements, variables), so the server and the CLI's
-// offline `eval` reject the same typos with the same words.
+// job_check.h: the rules for the names clients send: a job's OpenMP context
+// (construct names, implementation requirements, variables) and device
+// kinds, so the server, the agent and the CLI reject the same typos with the
+// same words.
 //
 //   absl::Status s = CheckConstructName("paralel");
 //   // InvalidArgumentError "'paralel' is not an OpenMP construct; did you
@@ -33,6 +34,10 @@ absl::Status CheckRequirement(absl::string_view name);
 
 // An atomic_default_mem_order value, e.g. seq_cst.
 absl::Status CheckMemoryOrder(absl::string_view name);
+
+// A device `kind` a device may report (the closed list of traits.def), e.g.
+// gpu; device reports use it through sycl/device_normalize.h.
+absl::Status CheckDeviceKind(absl::string_view name);
 
 // Every name in `referenced` (what the kernel's selectors read, see
 // Selector::variables()) must be in `given`. The error lists the missing

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "selector/sycl/arch_catalog.h"
+#include "server/device_normalize.h"
 #include "server/names.h"
 
 namespace ctxsel::server {
@@ -36,15 +36,6 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".compute_units: ", device.properties.compute_units));
   }
-  if (!device.sycl_architecture.empty()) {
-    absl::StatusOr<selector::DeviceTraits> catalog =
-        sycl::DeviceTraitsFor(device.sycl_architecture);
-    if (!catalog.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".sycl_architecture: ", catalog.status().message()));
-    }
-    device.traits.arch.insert(catalog->arch.begin(), catalog->arch.end());
-  }
   return absl::OkStatus();
 }
 
@@ -63,6 +54,7 @@ std::string DefaultDeviceId(const std::string& node, int index) {
 
 absl::Status NormalizeReport(NodeState& node) {
   if (absl::Status s = ValidateName(node.id, "node.id"); !s.ok()) return s;
+  if (absl::Status s = NormalizeDevices(node.devices); !s.ok()) return s;
   absl::flat_hash_set<std::string> ids;
   absl::flat_hash_set<int> indices;
   for (size_t i = 0; i < node.devices.size(); ++i) {
@@ -93,7 +85,8 @@ bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b) {
                x.sycl_architecture == y.sycl_architecture &&
                SameTraits(x.traits, y.traits) &&
                x.properties.memory_bytes == y.properties.memory_bytes &&
-               x.properties.compute_units == y.properties.compute_units;
+               x.properties.compute_units == y.properties.compute_units &&
+               x.identity == y.identity;
       });
 }
 

@@ -167,6 +167,11 @@ void DeviceToProto(const Device& device, v1::Device* out) {
   out->set_memory_bytes(device.properties.memory_bytes);
   out->set_compute_units(device.properties.compute_units);
   out->set_utilisation(device.properties.utilisation);
+  out->set_uuid(device.identity.uuid);
+  out->set_pci_bus_id(device.identity.pci_bus_id);
+  if (device.identity.vendor_index >= 0) {
+    out->set_vendor_index(device.identity.vendor_index);
+  }
 }
 
 Device DeviceFromProto(const v1::Device& device) {
@@ -179,6 +184,10 @@ Device DeviceFromProto(const v1::Device& device) {
   out.properties.memory_bytes = device.memory_bytes();
   out.properties.compute_units = device.compute_units();
   out.properties.utilisation = device.utilisation();
+  out.identity.uuid = device.uuid();
+  out.identity.pci_bus_id = device.pci_bus_id();
+  out.identity.vendor_index =
+      device.has_vendor_index() ? device.vendor_index() : -1;
   return out;
 }
 
