@@ -102,6 +102,9 @@ v1::Device ToProto(const DeviceInfo& d) {
   device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
   device.set_compute_units(d.compute_units);
   device.set_utilisation(d.utilisation);
+  device.set_uuid(d.uuid);
+  device.set_pci_bus_id(d.pci_bus_id);
+  if (d.vendor_index >= 0) device.set_vendor_index(d.vendor_index);
   return device;
 }
 

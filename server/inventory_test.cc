@@ -167,8 +167,8 @@ TEST_F(InventoryTest, ReportsAreNormalisedNotTrusted) {
   Device nothing;
   nothing.traits.vendor = {"nvidia"};
   EXPECT_THAT(inventory_.Report(Node("n3", {nothing})).message(),
-              HasSubstr("node.devices[0].needs sycl_architecture or "
-                        "traits.kind"));
+              HasSubstr("node.devices[0].traits.kind: empty and no "
+                        "sycl_architecture"));
 }
 
 TEST_F(InventoryTest, EachVendorNumbersItsOwnDevices) {

@@ -40,7 +40,7 @@ absl::Status NormalizeDeviceTraits(absl::string_view sycl_architecture,
     traits.isa.insert(catalog->isa.begin(), catalog->isa.end());
     traits.vendor.insert(catalog->vendor.begin(), catalog->vendor.end());
   } else if (traits.kind.empty()) {
-    return absl::InvalidArgumentError("needs sycl_architecture or traits.kind");
+    return absl::InvalidArgumentError("traits.kind: empty and no sycl_architecture (a device needs one)");
   }
   std::vector<std::string> kinds(traits.kind.begin(), traits.kind.end());
   std::sort(kinds.begin(), kinds.end());

@@ -38,7 +38,7 @@ TEST(DeviceNormalizeTest, NamesAreLowerCasedAndKindsFromTheVocabulary) {
   selector::DeviceTraits nothing;
   nothing.vendor = {"nvidia"};
   EXPECT_THAT(NormalizeDeviceTraits("", nothing).message(),
-              HasSubstr("needs sycl_architecture or traits.kind"));
+              HasSubstr("traits.kind: empty and no sycl_architecture"));
 
   selector::DeviceTraits unknown;
   EXPECT_THAT(NormalizeDeviceTraits("nvidia_gpu_sm_91", unknown).message(),
