@@ -82,12 +82,4 @@ absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
                    missing.size() == 1 ? "it" : "them", ")"));
 }
 
-std::vector<std::string> SplitConstructList(absl::string_view list) {
-  std::vector<std::string> names;
-  for (absl::string_view item : absl::StrSplit(list, ',')) {
-    names.emplace_back(absl::StripAsciiWhitespace(item));
-  }
-  return names;
-}
-
 }  // namespace ctxsel::selector

@@ -45,11 +45,6 @@ absl::Status CheckDeviceKind(absl::string_view name);
 absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
                                  const Variables& given);
 
-// Splits a comma-separated construct list as selectors write it
-// ("target, teams, parallel, for") into names, trimming the spaces; empty
-// items are kept (as "") so the check names them.
-std::vector<std::string> SplitConstructList(absl::string_view list);
-
 }  // namespace ctxsel::selector
 
 #endif  // CTXSEL_SELECTOR_JOB_CHECK_H_

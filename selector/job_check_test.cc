@@ -61,13 +61,6 @@ TEST(JobCheckTest, VariablesMustBeGiven) {
                         "case-sensitive)"));
 }
 
-TEST(JobCheckTest, ConstructListAsSelectorsWriteIt) {
-  EXPECT_THAT(SplitConstructList("target, teams,parallel ,  for"),
-              ElementsAre("target", "teams", "parallel", "for"));
-  EXPECT_THAT(SplitConstructList("target,,for"),
-              ElementsAre("target", "", "for"));
-}
-
 TEST(JobCheckTest, SelectorVariablesAreTheOnesItsExpressionsRead) {
   auto s = Selector::Parse(
       "target_device={device_num(dev)}, user={condition(N > 32 && M < N)}");

@@ -2,7 +2,7 @@
 //
 //   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
 //       --var=N=4096 [--policy=spread] [--format=table|json|env]
-//   eval "$(ctxsel-cli select --kernel=saxpy --format=env)"
+//   env="$(ctxsel-cli select --kernel=saxpy --format=env)" && eval "$env"
 //   ctxsel-cli explain --kernel=saxpy --var=N=16
 //
 // --kernel, --construct and --var are common flags (common_flags.h), read
@@ -22,6 +22,7 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
+#include "client/launch_env.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
@@ -65,7 +66,7 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   job.set_kernel(absl::GetFlag(FLAGS_kernel));
   if (job.kernel().empty())
     return absl::InvalidArgumentError("--kernel: missing");
-  for (const std::string& name : absl::GetFlag(FLAGS_construct)) {
+  for (const std::string& name : ConstructNamesFromFlags()) {
     job.add_construct()->set_name(name);
   }
   absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
@@ -88,36 +89,6 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   return job;
 }
 
-std::string ShellQuote(const std::string& value) {
-  return absl::StrCat("'", absl::StrReplaceAll(value, {{"'", "'\\''"}}), "'");
-}
-
-// The vendor's device-visibility variable for the chosen device.
-std::string VisibilityLine(const v1::Device& device) {
-  const auto& kinds = device.traits().kind();
-  if (std::find(kinds.begin(), kinds.end(), "cpu") != kinds.end()) {
-    const int cpus = std::max(device.compute_units(), 1);
-    return absl::StrCat("CTXSEL_CPU_LIST=",
-                        ShellQuote(absl::StrCat("0-", cpus - 1)));
-  }
-  for (const std::string& vendor : device.traits().vendor()) {
-#define VISIBILITY_ENV(Vendor, Variable) \
-  if (vendor == Vendor) return absl::StrCat(Variable, "=", device.index());
-#include "client/cli/visibility_env.def"
-  }
-  return "";
-}
-
-void PrintEnv(const std::string& kernel, const v1::PlacementChoice& p) {
-  std::printf("CTXSEL_NODE=%s\nCTXSEL_DEVICE=%s\nCTXSEL_DEVICE_INDEX=%d\n",
-              ShellQuote(p.node()).c_str(), ShellQuote(p.device().id()).c_str(),
-              p.device().index());
-  std::printf("CTXSEL_VARIANT=%s\n",
-              ShellQuote(p.base() ? kernel : p.variant()).c_str());
-  const std::string visibility = VisibilityLine(p.device());
-  if (!visibility.empty()) std::printf("%s\n", visibility.c_str());
-}
-
 std::string ChoiceRow(const v1::PlacementChoice& p) {
   return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
                       p.device().id(), " [", p.device_class(), "] score ",
@@ -138,7 +109,10 @@ int RunSelect(const std::vector<std::string>& args) {
   if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
   } else if (format == "env") {
-    PrintEnv(job->kernel(), answer->placement());
+    std::fputs(client::ExportLines(
+                   client::LaunchEnv(answer->placement(), job->kernel()))
+                   .c_str(),
+               stdout);
   } else {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
     for (const v1::PlacementChoice& alt : answer->alternatives()) {
