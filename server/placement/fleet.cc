@@ -147,6 +147,7 @@ void Fleet::Apply(Staged staged, std::vector<const DeviceClass*>* created) {
     slot->node = staged.node;
     slot->index = d.index;
     slot->properties = d.properties;
+    slot->identity = d.identity;
     slot->device_class = layout_slots[i].second;
     slot->group = GroupFor(slot->device_class, layout);
     slot->group->Add(slot.get());
