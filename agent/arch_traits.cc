@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "selector/sycl/arch_catalog.h"
+#include "selector/sycl/device_normalize.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -37,6 +39,30 @@ absl::Status ApplyArchTraits(DeviceInfo& device) {
   AddAll(device.isa, traits->isa);
   AddAll(device.vendor, traits->vendor);
   AddAll(device.extension, traits->extension);
+  return absl::OkStatus();
+}
+
+absl::Status NormalizeDeviceInfo(DeviceInfo& device) {
+  std::vector<std::string>* lists[] = {&device.kind, &device.arch, &device.isa,
+                                       &device.vendor, &device.extension};
+  selector::DeviceTraits traits;
+  selector::NameSet* sets[] = {&traits.kind, &traits.arch, &traits.isa,
+                               &traits.vendor, &traits.extension};
+  for (int i = 0; i < 5; ++i)
+    sets[i]->insert(lists[i]->begin(), lists[i]->end());
+  if (absl::Status s =
+          sycl::NormalizeDeviceTraits(device.sycl_architecture, traits);
+      !s.ok()) {
+    return s;
+  }
+  for (int i = 0; i < 5; ++i) {
+    std::vector<std::string> kept;
+    for (const std::string& name : *lists[i]) {
+      AddUnique(kept, absl::AsciiStrToLower(name));
+    }
+    *lists[i] = std::move(kept);
+    AddAll(*lists[i], *sets[i]);
+  }
   return absl::OkStatus();
 }
 

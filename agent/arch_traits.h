@@ -29,6 +29,12 @@ namespace ctxsel::agent {
 // unknown name; `device` is then unchanged.
 absl::Status ApplyArchTraits(DeviceInfo& device);
 
+// The shared report rule (sycl::NormalizeDeviceTraits) applied to `device`:
+// names lower case, catalog traits for its SYCL architecture, kinds from the
+// vocabulary, neither architecture nor kind an error. Lists keep their order;
+// added names come sorted. InvalidArgumentError names the field.
+absl::Status NormalizeDeviceInfo(DeviceInfo& device);
+
 // For a GPU whose architecture the catalog does not know (a newer NVIDIA
 // compute capability, an unlisted Intel PCI id): clears `sycl_architecture` and
 // adds kind {gpu, nohost}, `vendor` and, if not empty, `isa` ("sm_100").

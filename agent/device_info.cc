@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "selector/sycl/device_normalize.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -12,9 +13,10 @@ namespace {
 // Everything but utilisation.
 auto Identity(const DeviceInfo& d) {
   return std::tie(d.id, d.node, d.index, d.kind, d.arch, d.isa, d.vendor,
-                  d.extension, d.sycl_architecture, d.name, d.backend,
-                  d.attributes, d.memory_bytes, d.compute_units, d.threads,
-                  d.numa_nodes, d.claim_capacity);
+                  d.extension, d.sycl_architecture, d.uuid, d.pci_bus_id,
+                  d.vendor_index, d.name, d.backend, d.attributes,
+                  d.memory_bytes, d.compute_units, d.threads, d.numa_nodes,
+                  d.claim_capacity);
 }
 
 }  // namespace
@@ -51,6 +53,18 @@ void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices) {
     while (used.count(absl::StrCat(node, "/", kind, n))) ++n;
     d.id = absl::StrCat(node, "/", kind, n++);
     used.insert(d.id);
+  }
+  std::vector<std::pair<std::string, int>> slots;
+  for (const DeviceInfo& d : devices) {
+    std::string vendor;
+    if (!d.IsHost() && !d.vendor.empty()) {
+      vendor = *std::min_element(d.vendor.begin(), d.vendor.end());
+    }
+    slots.emplace_back(vendor, d.vendor_index);
+  }
+  const std::vector<int> numbers = sycl::VendorIndices(slots);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    devices[i].vendor_index = numbers[i];
   }
 }
 

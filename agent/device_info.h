@@ -38,6 +38,13 @@ struct DeviceInfo {
   // SYCL architecture name: "x86_64", "amd_gpu_gfx90a".
   std::string sycl_architecture;
 
+  // Identity a vendor runtime can pin (ctxsel.v1.Device documents each):
+  // UUID as the runtime prints it, PCI bus id "0000:17:00.0", and the number
+  // the device's own vendor runtime gives it (-1: AssignIds numbers it).
+  std::string uuid;
+  std::string pci_bus_id;
+  int vendor_index = -1;
+
   std::string name;     // the product name, for people
   std::string backend;  // who found it: "cpuid", "nvml", "kfd", "drm", "file"
   std::map<std::string, std::string> attributes;  // e.g. pci bus, family
@@ -62,9 +69,11 @@ struct DeviceInfo {
 bool SameDeviceSet(const std::vector<DeviceInfo>& a,
                    const std::vector<DeviceInfo>& b);
 
-// Sets `node` and `index` (device number) on every device, and gives those
+// Sets `node` and `index` (device number) on every device, gives those
 // without an id one of the form "<node>/<kind><n>", n counting per kind and
-// skipping ids already taken: "<node>/cpu0", "<node>/gpu0", "<node>/gpu1".
+// skipping ids already taken ("<node>/cpu0", "<node>/gpu0", "<node>/gpu1"),
+// and numbers the devices without a vendor_index per vendor, as the server
+// would (sycl::VendorIndices).
 void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices);
 
 }  // namespace ctxsel::agent

@@ -35,6 +35,27 @@ TEST(AssignIdsTest, KeepsGivenIdsAndAvoidsThem) {
   EXPECT_EQ(devices[1].id, "n1/gpu0");
 }
 
+// On a node with one NVIDIA, one Intel and one AMD GPU, each vendor's
+// runtime calls its GPU 0 (they used to get 0, 1, 2 from the node's
+// numbering).
+TEST(AssignIdsTest, EachVendorNumbersItsOwnDevices) {
+  std::vector<DeviceInfo> devices = {
+      Make({"cpu", "host"}), Make({"gpu", "nohost"}), Make({"gpu", "nohost"}),
+      Make({"gpu", "nohost"}), Make({"gpu", "nohost"})};
+  devices[0].vendor = {"intel"};
+  devices[1].vendor = {"nvidia"};
+  devices[2].vendor = {"intel"};
+  devices[3].vendor = {"amd"};
+  devices[4].vendor = {"nvidia"};
+  devices[4].vendor_index = 0;  // as NVML numbered it
+  AssignIds("n1", devices);
+  EXPECT_EQ(devices[0].vendor_index, -1);
+  EXPECT_EQ(devices[1].vendor_index, 1);
+  EXPECT_EQ(devices[2].vendor_index, 0);
+  EXPECT_EQ(devices[3].vendor_index, 0);
+  EXPECT_EQ(devices[4].vendor_index, 0);
+}
+
 TEST(SameDeviceSetTest, IgnoresUtilisationOnly) {
   std::vector<DeviceInfo> a = {Make({"gpu"})};
   std::vector<DeviceInfo> b = a;

@@ -156,6 +156,16 @@ const std::map<std::string, Reader>& DeviceFields() {
         {"claim_capacity",
          [](const json& v, DeviceInfo& d) {
            return ReadCount(v, d.claim_capacity);
+          }},
+        {"uuid",
+         [](const json& v, DeviceInfo& d) { return ReadString(v, d.uuid); }},
+        {"pci_bus_id",
+         [](const json& v, DeviceInfo& d) {
+           return ReadString(v, d.pci_bus_id);
+         }},
+        {"vendor_index",
+         [](const json& v, DeviceInfo& d) {
+           return ReadCount(v, d.vendor_index);
          }},
         {"agent",
          [](const json& v, DeviceInfo& d) {
@@ -167,6 +177,8 @@ const std::map<std::string, Reader>& DeviceFields() {
     (*f)["computeUnits"] = f->at("compute_units");
     (*f)["deviceClass"] = f->at("device_class");
     (*f)["claimCapacity"] = f->at("claim_capacity");
+    (*f)["pciBusId"] = f->at("pci_bus_id");
+    (*f)["vendorIndex"] = f->at("vendor_index");
     return f;
   }();
   return *fields;
@@ -182,21 +194,25 @@ json DeviceToJson(const DeviceInfo& d) {
                 {"attributes", json::object()}};
   for (const auto& [key, value] : d.attributes)
     agent["attributes"][key] = value;
-  return {{"id", d.id},
-          {"node", d.node},
-          {"index", d.index},
-          {"traits",
-           {{"kind", d.kind},
-            {"arch", d.arch},
-            {"isa", d.isa},
-            {"vendor", d.vendor},
-            {"extension", d.extension}}},
-          {"sycl_architecture", d.sycl_architecture},
-          {"memory_bytes", d.memory_bytes},
-          {"compute_units", d.compute_units},
-          {"utilisation", d.utilisation},
-          {"claim_capacity", d.claim_capacity},
-          {"agent", agent}};
+  json out = {{"id", d.id},
+              {"node", d.node},
+              {"index", d.index},
+              {"traits",
+               {{"kind", d.kind},
+                {"arch", d.arch},
+                {"isa", d.isa},
+                {"vendor", d.vendor},
+                {"extension", d.extension}}},
+              {"sycl_architecture", d.sycl_architecture},
+              {"memory_bytes", d.memory_bytes},
+              {"compute_units", d.compute_units},
+              {"utilisation", d.utilisation},
+              {"claim_capacity", d.claim_capacity},
+              {"uuid", d.uuid},
+              {"pci_bus_id", d.pci_bus_id},
+              {"agent", agent}};
+  if (d.vendor_index >= 0) out["vendor_index"] = d.vendor_index;
+  return out;
 }
 
 absl::StatusOr<DeviceInfo> DeviceFromJson(const json& object,
@@ -206,13 +222,8 @@ absl::StatusOr<DeviceInfo> DeviceFromJson(const json& object,
     std::string separator = object.is_object() ? "." : ": ";
     return Invalid(absl::StrCat(where, separator, s.message()));
   }
-  if (!d.sycl_architecture.empty()) {
-    if (absl::Status s = ApplyArchTraits(d); !s.ok()) {
-      return Invalid(absl::StrCat(where, ".", s.message()));
-    }
-  } else if (d.kind.empty()) {
-    return Invalid(
-        absl::StrCat(where, ": needs sycl_architecture or traits.kind"));
+  if (absl::Status s = NormalizeDeviceInfo(d); !s.ok()) {
+    return Invalid(absl::StrCat(where, ".", s.message()));
   }
   if (d.backend.empty()) d.backend = "file";
   return d;

@@ -17,7 +17,9 @@
 //   ]}
 //
 // A device needs `sycl_architecture` (its traits then come from the SYCL
-// catalog, extended by any `traits` given) or `traits.kind`. Unknown keys are
+// catalog, extended by any `traits` given) or `traits.kind`; the rule is the
+// server's (sycl::NormalizeDeviceTraits). `uuid`, `pci_bus_id` and
+// `vendor_index` are the API's identity fields. Unknown keys are
 // errors, so a typo does not silently drop a property. `id`, `node` and
 // `index` may be given but the agent assigns node and index itself; the
 // output-only `device_class` is accepted and ignored.

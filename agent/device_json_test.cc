@@ -85,7 +85,7 @@ TEST(ParseDevicesTest, ErrorsNameTheField) {
        "devices[0].sycl_architecture: unknown SYCL architecture "
        "'nvidia_gpu_sm_91'"},
       {R"({"devices": [{"agent": {"name": "mystery"}}]})",
-       "devices[0]: needs sycl_architecture or traits.kind"},
+       "devices[0].traits.kind: empty and no sycl_architecture"},
       {R"({"devices": [{"traits": {"kind": "gpu"}}]})",
        "devices[0].traits.kind: expected an array of strings"},
       {R"({"devices": [{"traits": {"kind": ["gpu"]}, "utilisation": 3}]})",

@@ -72,6 +72,7 @@ class DrmBackend : public DiscoveryBackend {
     d.attributes["pci_device_id"] = absl::StrFormat("0x%04x", pci_id);
     std::string slot = PciSlot(sysfs_, dir);
     if (!slot.empty()) d.attributes["pci_location"] = slot;
+    d.pci_bus_id = slot;
     d.attributes["drm_card"] = card;
     d.memory_bytes =
         sysfs_.ReadInt(absl::StrCat("class/drm/", card, "/lmem_total_bytes"))

@@ -103,6 +103,9 @@ v1::Device ToProto(const DeviceInfo& d) {
   device.set_compute_units(d.compute_units);
   device.set_utilisation(d.utilisation);
   device.set_claim_capacity(d.claim_capacity);
+  device.set_uuid(d.uuid);
+  device.set_pci_bus_id(d.pci_bus_id);
+  if (d.vendor_index >= 0) device.set_vendor_index(d.vendor_index);
   return device;
 }
 

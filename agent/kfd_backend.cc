@@ -1,5 +1,6 @@
 #include "agent/kfd_backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,14 @@ class KfdBackend : public DiscoveryBackend {
 
   absl::StatusOr<std::vector<DeviceInfo>> Discover() override {
     std::vector<DeviceInfo> devices;
-    for (const std::string& node : sysfs_.List(kNodes)) {
+    // ROCm numbers GPUs in KFD node order: sort "10" after "9".
+    std::vector<std::string> nodes = sysfs_.List(kNodes);
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [](const std::string& a, const std::string& b) {
+                       return a.size() != b.size() ? a.size() < b.size()
+                                                   : a < b;
+                     });
+    for (const std::string& node : nodes) {
       std::string dir = absl::StrCat(kNodes, "/", node);
       absl::StatusOr<std::map<std::string, int64_t>> props =
           sysfs_.ReadProperties(dir + "/properties");
@@ -32,6 +40,7 @@ class KfdBackend : public DiscoveryBackend {
             absl::StrCat(dir, "/properties: bad gfx_target_version ", version));
       }
       devices.push_back(Describe(dir, gfx, *props));
+      devices.back().vendor_index = static_cast<int>(devices.size()) - 1;
     }
     return devices;
   }
@@ -64,6 +73,13 @@ class KfdBackend : public DiscoveryBackend {
       d.attributes["pci_location"] =
           absl::StrFormat("%02x:%02x.%x", (location >> 8) & 0xff,
                           (location >> 3) & 0x1f, location & 0x7);
+      d.pci_bus_id = absl::StrFormat("%04x:%s", Get(props, "domain"),
+                                     d.attributes["pci_location"]);
+    }
+    // ROCm prints a GPU's UUID as "GPU-" and KFD's unique_id in hex, and
+    // ROCR_VISIBLE_DEVICES accepts it.
+    if (int64_t unique_id = Get(props, "unique_id")) {
+      d.uuid = absl::StrFormat("GPU-%016x", static_cast<uint64_t>(unique_id));
     }
     if (props.count("drm_render_minor")) {
       std::string busy =

@@ -37,6 +37,9 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   EXPECT_EQ(mi250.memory_bytes, 68702699520);
   EXPECT_DOUBLE_EQ(mi250.utilisation, 0.37);
   EXPECT_EQ(mi250.attributes.at("pci_location"), "c1:00.0");
+  EXPECT_EQ(mi250.pci_bus_id, "0000:c1:00.0");
+  EXPECT_EQ(mi250.uuid, "GPU-112210f47de98115");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*gpus)[i].vendor_index, i);
   EXPECT_EQ(mi250.backend, "kfd");
   EXPECT_EQ((*gpus)[1].sycl_architecture, "amd_gpu_gfx942");
   EXPECT_EQ((*gpus)[1].compute_units, 304);

@@ -104,6 +104,9 @@ class NvmlBackend : public DiscoveryBackend {
       }
       absl::StatusOr<DeviceInfo> d = Describe(device);
       if (!d.ok()) return d.status();
+      // NVML counts in PCI bus order, as CUDA does with
+      // CUDA_DEVICE_ORDER=PCI_BUS_ID.
+      d->vendor_index = static_cast<int>(i);
       devices.push_back(*std::move(d));
     }
     return devices;
@@ -131,6 +134,7 @@ class NvmlBackend : public DiscoveryBackend {
     if (api_.name(device, text, sizeof(text)) == NVML_SUCCESS) d.name = text;
     if (api_.uuid(device, text, sizeof(text)) == NVML_SUCCESS) {
       d.attributes["uuid"] = text;
+      d.uuid = text;
     }
     nvmlMemory_t memory{};
     if (api_.memory(device, &memory) == NVML_SUCCESS) {

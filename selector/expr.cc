@@ -124,6 +124,12 @@ std::string DescribeEvalError(const EvalResult& result) {
   return "";
 }
 
+void Expression::AddVariables(NameSet& names) const {
+  for (const ExprNode& node : nodes_) {
+    if (node.op == ExprOp::kVar) names.insert(node.name);
+  }
+}
+
 EvalResult Expression::Evaluate(const Variables& variables) const {
   return Eval(root_, variables);
 }

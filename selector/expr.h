@@ -83,6 +83,9 @@ class Expression {
   // Evaluates with `variables`; does not allocate.
   EvalResult Evaluate(const Variables& variables) const;
 
+  // Adds the names of the variables the expression reads to `names`.
+  void AddVariables(NameSet& names) const;
+
  private:
   friend class ExpressionParser;
   EvalResult Eval(int node, const Variables& variables) const;

@@ -1,6 +1,7 @@
 // The Selector front door: parse = syntax + validation + canonical form.
 #include "selector/selector.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -69,6 +70,21 @@ bool Selector::is_dynamic() const { return ast_->dynamic; }
 bool Selector::has_target_device() const { return ast_->has_target_device; }
 std::string Selector::ToString() const { return ast_->canonical; }
 Directive Selector::directive() const { return ast_->directive; }
+
+std::vector<std::string> Selector::variables() const {
+  NameSet names;
+  for (const internal::TraitSet& set : ast_->sets) {
+    for (const internal::TraitSelector& selector : set.selectors) {
+      if (selector.score_expr) selector.score_expr->AddVariables(names);
+      for (const internal::Expression& e : selector.expressions) {
+        e.AddVariables(names);
+      }
+    }
+  }
+  std::vector<std::string> sorted(names.begin(), names.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
 
 absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
                                            const Selector& outer) {

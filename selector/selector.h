@@ -103,6 +103,10 @@ class Selector {
   // equivalent iff their canonical texts are equal.
   std::string ToString() const;
 
+  // The job variables its expressions read (condition, device_num, score),
+  // sorted: a job must give each for the selector to be judged.
+  std::vector<std::string> variables() const;
+
   Directive directive() const;
 
   friend bool operator==(const Selector& a, const Selector& b) {

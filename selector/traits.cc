@@ -105,4 +105,19 @@ std::vector<absl::string_view> KnownProperties(SelectorId id) {
   return names;
 }
 
+std::vector<absl::string_view> JobConstructNames() {
+  std::vector<absl::string_view> names;
+  for (const SelectorInfo& info : AllSelectors()) {
+    if (info.set == SetId::kConstruct) names.push_back(info.name);
+  }
+  for (const AliasEntry& alias : Aliases()) {
+    if (GetSelectorInfo(alias.selector).set == SetId::kConstruct) {
+      names.push_back(alias.name);
+    }
+  }
+#define TRAIT_ENCLOSING_CONSTRUCT(Name) names.push_back(Name);
+#include "selector/traits.def"
+  return names;
+}
+
 }  // namespace ctxsel::selector::internal

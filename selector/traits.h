@@ -72,6 +72,10 @@ bool IsKnownProperty(SelectorId id, absl::string_view name);
 // The closed list, for messages ("one of a, b, c").
 std::vector<absl::string_view> KnownProperties(SelectorId id);
 
+// Every name a job's construct trait set may hold: the construct selectors,
+// their aliases, then the enclosing constructs (TRAIT_ENCLOSING_CONSTRUCT).
+std::vector<absl::string_view> JobConstructNames();
+
 }  // namespace ctxsel::selector::internal
 
 #endif  // CTXSEL_SELECTOR_TRAITS_H_

@@ -149,6 +149,59 @@ TEST_F(InventoryTest, SyclArchitectureAddsCatalogNames) {
               ElementsAre("n1/0"));
 }
 
+// The reports: a bare SYCL architecture gets every trait the
+// catalog knows (it used to get arch aliases only, and Select then returned
+// the base function on an H100); trait-less devices, `kind: GPU` and
+// `kind: tpu` are rejected or normalised.
+TEST_F(InventoryTest, ReportsAreNormalisedNotTrusted) {
+  Device bare;
+  bare.index = 0;
+  bare.sycl_architecture = "nvidia_gpu_sm_90";
+  ASSERT_TRUE(inventory_.Report(Node("n1", {bare})).ok());
+  EXPECT_THAT(DeviceIds("device={kind(gpu), isa(sm_90), vendor(nvidia)}"),
+              ElementsAre("n1/0"));
+
+  Device shouting;
+  shouting.index = 0;
+  shouting.traits.kind = {"GPU"};
+  shouting.traits.vendor = {"Acme"};
+  ASSERT_TRUE(inventory_.Report(Node("n2", {shouting})).ok());
+  EXPECT_THAT(DeviceIds("device={kind(gpu), vendor(acme)}"),
+              ElementsAre("n2/0"));
+
+  Device tpu;
+  tpu.traits.kind = {"tpu"};
+  EXPECT_THAT(inventory_.Report(Node("n3", {tpu})).message(),
+              HasSubstr("node.devices[0].traits.kind: 'tpu' is not a device "
+                        "kind"));
+  Device nothing;
+  nothing.traits.vendor = {"nvidia"};
+  EXPECT_THAT(inventory_.Report(Node("n3", {nothing})).message(),
+              HasSubstr("node.devices[0].traits.kind: empty and no "
+                        "sycl_architecture"));
+}
+
+TEST_F(InventoryTest, EachVendorNumbersItsOwnDevices) {
+  Device nvidia, intel, amd, cpu = HostCpu();
+  nvidia.index = 0;
+  nvidia.sycl_architecture = "nvidia_gpu_sm_90";
+  intel.index = 1;
+  intel.sycl_architecture = "intel_gpu_pvc";
+  amd.index = 2;
+  amd.sycl_architecture = "amd_gpu_gfx90a";
+  ASSERT_TRUE(inventory_.Report(Node("mixed", {cpu, nvidia, intel, amd})).ok());
+  auto page = inventory_.ListDevices("", "", 0, "");
+  ASSERT_TRUE(page.ok()) << page.status();
+  std::map<std::string, int> vendor_index;
+  for (const Device& d : page->items) {
+    vendor_index[d.id] = d.identity.vendor_index;
+  }
+  EXPECT_EQ(vendor_index["mixed/host"], -1);
+  EXPECT_EQ(vendor_index["mixed/0"], 0);
+  EXPECT_EQ(vendor_index["mixed/1"], 0);
+  EXPECT_EQ(vendor_index["mixed/2"], 0);
+}
+
 TEST_F(InventoryTest, ObserverCanRejectReport) {
   observer_.reject = true;
   EXPECT_FALSE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());

@@ -34,6 +34,19 @@ struct DeviceProperties {
   int32_t claim_capacity = 1;
 };
 
+// What a vendor runtime can pin a device by (ctxsel.v1.Device documents
+// each); empty / -1 when unknown.
+struct DeviceIdentity {
+  std::string uuid;
+  std::string pci_bus_id;
+  int32_t vendor_index = -1;
+
+  friend bool operator==(const DeviceIdentity& a, const DeviceIdentity& b) {
+    return a.uuid == b.uuid && a.pci_bus_id == b.pci_bus_id &&
+           a.vendor_index == b.vendor_index;
+  }
+};
+
 // One device of one node as the inventory knows it.
 struct Device {
   std::string id;                 // unique in the fleet, e.g. "node7/gpu0"
@@ -44,6 +57,7 @@ struct Device {
   // with the SYCL architecture's aliases by the catalog).
   selector::DeviceTraits traits;
   DeviceProperties properties;
+  DeviceIdentity identity;
 };
 
 // How to choose among the live devices of the winning device classes. One

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "selector/sycl/arch_catalog.h"
+#include "server/device_normalize.h"
 #include "server/names.h"
 
 namespace ctxsel::server {
@@ -40,15 +40,6 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".claim_capacity: ", device.properties.claim_capacity,
         " (must be >= 0)"));
-  }
-  if (!device.sycl_architecture.empty()) {
-    absl::StatusOr<selector::DeviceTraits> catalog =
-        sycl::DeviceTraitsFor(device.sycl_architecture);
-    if (!catalog.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".sycl_architecture: ", catalog.status().message()));
-    }
-    device.traits.arch.insert(catalog->arch.begin(), catalog->arch.end());
   }
   return absl::OkStatus();
 }
@@ -107,6 +98,7 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
     return absl::InvalidArgumentError(absl::StrCat(
         "node.agent_version: longer than ", kMaxNameBytes, " bytes"));
   }
+  if (absl::Status s = NormalizeDevices(node.devices); !s.ok()) return s;
   absl::flat_hash_set<std::string> ids;
   absl::flat_hash_set<int> indices;
   for (size_t i = 0; i < node.devices.size(); ++i) {
@@ -141,7 +133,8 @@ bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b) {
                SameTraits(x.traits, y.traits) &&
                x.properties.memory_bytes == y.properties.memory_bytes &&
                x.properties.compute_units == y.properties.compute_units &&
-               x.properties.claim_capacity == y.properties.claim_capacity;
+               x.properties.claim_capacity == y.properties.claim_capacity &&
+               x.identity == y.identity;
       });
 }
 

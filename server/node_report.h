@@ -3,9 +3,9 @@
 //
 //   NodeState node = ...;  // from ReportNodeRequest
 //   absl::Status s = NormalizeReport(node);
-//   // device ids and node fields filled in, arch enriched with the SYCL
-//   // architecture's names, or InvalidArgumentError "node.devices[1].index:
-//   // 0 is used twice".
+//   // device ids and node fields filled in, traits completed from the SYCL
+//   // catalog, or InvalidArgumentError "node.devices[1].index: 0 is used
+//   // twice".
 #ifndef CTXSEL_SERVER_NODE_REPORT_H_
 #define CTXSEL_SERVER_NODE_REPORT_H_
 
@@ -40,10 +40,10 @@ struct ReportLimits {
   int max_traits_per_device = 256;
 };
 
-// Validates `node` (ids, indices, utilisation in 0..1, known SYCL
-// architecture, trait names, `limits`) and completes it: empty device ids
-// become "<node>/<index>" ("<node>/host" for -1), empty device nodes the
-// node id, `arch` gains the catalog's names for the SYCL architecture,
+// Validates `node` (ids, indices, utilisation in 0..1, device traits,
+// trait names, `limits`) and completes it: traits and vendor indices as
+// NormalizeDevices (device_normalize.h) makes them, empty device ids become
+// "<node>/<index>" ("<node>/host" for -1), empty device nodes the node id,
 // devices are sorted by index. Errors name the field: InvalidArgumentError,
 // or ResourceExhaustedError naming the limit and its flag.
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits = {});

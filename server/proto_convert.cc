@@ -1,6 +1,7 @@
 #include "server/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "selector/job_check.h"
 #include "server/names.h"
 
 namespace ctxsel::server {
@@ -25,8 +26,9 @@ int64_t UnixMillis(absl::Time time) {
 
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
     const v1::ConstructTrait& trait, const std::string& field) {
-  if (trait.name().empty()) {
-    return absl::InvalidArgumentError(field + ".name: empty");
+  if (absl::Status s = selector::CheckConstructName(trait.name()); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".name: ", s.message()));
   }
   if (trait.simdlen() < 0) {
     return absl::InvalidArgumentError(
@@ -167,6 +169,11 @@ void DeviceToProto(const Device& device, v1::Device* out) {
   out->set_compute_units(device.properties.compute_units);
   out->set_utilisation(device.properties.utilisation);
   out->set_claim_capacity(device.properties.claim_capacity);
+  out->set_uuid(device.identity.uuid);
+  out->set_pci_bus_id(device.identity.pci_bus_id);
+  if (device.identity.vendor_index >= 0) {
+    out->set_vendor_index(device.identity.vendor_index);
+  }
 }
 
 Device DeviceFromProto(const v1::Device& device) {
@@ -182,6 +189,10 @@ Device DeviceFromProto(const v1::Device& device) {
   // The proto's 0 (unset) is the default capacity, 1.
   out.properties.claim_capacity =
       device.claim_capacity() == 0 ? 1 : device.claim_capacity();
+  out.identity.uuid = device.uuid();
+  out.identity.pci_bus_id = device.pci_bus_id();
+  out.identity.vendor_index =
+      device.has_vendor_index() ? device.vendor_index() : -1;
   return out;
 }
 
@@ -240,7 +251,22 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   const v1::ImplementationTraits& impl = job.implementation();
   out.implementation.vendor = ToSet(impl.vendor());
   out.implementation.extension = ToSet(impl.extension());
+  for (int i = 0; i < impl.requirements_size(); ++i) {
+    if (absl::Status s = selector::CheckRequirement(impl.requirements(i));
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job.implementation.requirements[", i, "]: ", s.message()));
+    }
+  }
   out.implementation.requires_ = ToSet(impl.requirements());
+  if (!impl.atomic_default_mem_order().empty()) {
+    if (absl::Status s =
+            selector::CheckMemoryOrder(impl.atomic_default_mem_order());
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job.implementation.atomic_default_mem_order: ", s.message()));
+    }
+  }
   out.implementation.atomic_default_mem_order = impl.atomic_default_mem_order();
   out.variables.insert(job.variables().begin(), job.variables().end());
   out.nodes.assign(job.nodes().begin(), job.nodes().end());

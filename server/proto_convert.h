@@ -39,8 +39,9 @@ NodeState NodeFromProto(const v1::Node& node);
 
 void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out);
 
-// InvalidArgumentError naming the field ("job.construct[2].name: empty",
-// "job.policy: unknown value 7", "job.top_k: negative").
+// InvalidArgumentError naming the field ("job.construct[2].name: 'paralel'
+// is not an OpenMP construct; did you mean 'parallel'?", "job.policy: unknown
+// value 7", "job.top_k: negative"); names follow selector/job_check.h.
 absl::StatusOr<Job> JobFromProto(const v1::Job& job);
 
 // The Placer's answers (server/placement/placement.h). The choice's device

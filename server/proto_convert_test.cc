@@ -73,8 +73,24 @@ TEST(ProtoConvertTest, BadJobFieldsAreNamed) {
   in.set_kernel("k");
   in.add_construct();
   EXPECT_THAT(JobFromProto(in).status().message(),
-              HasSubstr("job.construct[0].name: empty"));
+              HasSubstr("job.construct[0].name: empty construct name"));
+  // The typos, each named with a suggestion.
+  in.mutable_construct(0)->set_name("tget");
+  EXPECT_THAT(JobFromProto(in).status().message(),
+              HasSubstr("job.construct[0].name: 'tget' is not an OpenMP "
+                        "construct; did you mean 'target'?"));
   in.mutable_construct(0)->set_name("target");
+  in.mutable_implementation()->add_requirements("unified_shared_mem");
+  EXPECT_THAT(JobFromProto(in).status().message(),
+              HasSubstr("job.implementation.requirements[0]: "
+                        "'unified_shared_mem' is not a requires clause; did "
+                        "you mean 'unified_shared_memory'?"));
+  in.mutable_implementation()->set_requirements(0, "unified_shared_memory");
+  in.mutable_implementation()->set_atomic_default_mem_order("seqcst");
+  EXPECT_THAT(JobFromProto(in).status().message(),
+              HasSubstr("job.implementation.atomic_default_mem_order: "
+                        "'seqcst'"));
+  in.mutable_implementation()->set_atomic_default_mem_order("seq_cst");
   in.set_policy(static_cast<v1::Policy>(42));
   EXPECT_THAT(JobFromProto(in).status().message(),
               HasSubstr("job.policy: unknown value 42"));

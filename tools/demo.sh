@@ -72,7 +72,7 @@ cli select --kernel=saxpy --construct=target,teams,parallel,for --var=N=100 \
   --device_filter='device={kind(gpu)}'
 
 step "a host job (parallel for): the AVX-512 CPU variant"
-cli select --kernel=saxpy --construct=parallel,for
+cli select --kernel=saxpy --construct=parallel,for --var=N=100
 
 step "why: the per-class, per-variant breakdown"
 cli explain --kernel=saxpy --construct=target,teams,parallel,for --var=N=100 \

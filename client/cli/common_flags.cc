@@ -1,6 +1,7 @@
 #include "client/cli/common_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -34,6 +35,14 @@ absl::StatusOr<JobVariables> JobVariablesFromFlags() {
     out.emplace_back(assignment.substr(0, eq), value);
   }
   return out;
+}
+
+std::vector<std::string> ConstructNamesFromFlags() {
+  std::vector<std::string> names;
+  for (const std::string& item : absl::GetFlag(FLAGS_construct)) {
+    names.emplace_back(absl::StripAsciiWhitespace(item));
+  }
+  return names;
 }
 
 absl::StatusOr<std::chrono::milliseconds> CallTimeoutFromFlags() {

@@ -44,6 +44,10 @@ using JobVariables = std::vector<std::pair<std::string, int64_t>>;
 // first one that is not of that form.
 absl::StatusOr<JobVariables> JobVariablesFromFlags();
 
+// The --construct list with the spaces selectors are written with removed
+// ("target, teams" is target, teams); names are checked where the job is.
+std::vector<std::string> ConstructNamesFromFlags();
+
 // The --timeout flag as a per-call deadline, rounded up to whole
 // milliseconds; INVALID_ARGUMENT naming the flag when it is not positive or
 // is infinite.

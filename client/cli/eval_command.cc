@@ -163,7 +163,7 @@ void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
     doc["kernel"] = absl::GetFlag(FLAGS_kernel);
   json& ctx = doc["context"];
   if (ctx.is_null()) ctx = json::object();
-  for (const std::string& c : absl::GetFlag(FLAGS_construct))
+  for (const std::string& c : ConstructNamesFromFlags())
     ctx["construct"].push_back(c);
   for (const auto& [flag, field] : {std::make_pair(&FLAGS_device_kind, "kind"),
                                     std::make_pair(&FLAGS_device_arch, "arch"),

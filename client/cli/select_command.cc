@@ -2,7 +2,7 @@
 //
 //   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
 //       --var=N=4096 [--policy=spread] [--format=table|json|env]
-//   eval "$(ctxsel-cli select --kernel=saxpy --format=env)"
+//   env="$(ctxsel-cli select --kernel=saxpy --format=env)" && eval "$env"
 //   ctxsel-cli select --kernel=saxpy --claim=5m [--wait=1m]   # CTXSEL_CLAIM
 //   ctxsel-cli explain --kernel=saxpy --var=N=16
 //
@@ -29,6 +29,7 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
+#include "client/launch_env.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
@@ -85,7 +86,7 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   job.set_kernel(absl::GetFlag(FLAGS_kernel));
   if (job.kernel().empty())
     return absl::InvalidArgumentError("--kernel: missing");
-  for (const std::string& name : absl::GetFlag(FLAGS_construct)) {
+  for (const std::string& name : ConstructNamesFromFlags()) {
     job.add_construct()->set_name(name);
   }
   absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
@@ -139,34 +140,10 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
   return request;
 }
 
-EnvVars EnvFor(const std::string& kernel, const v1::PlacementChoice& p) {
-  EnvVars env = {{"CTXSEL_NODE", p.node()},
-                 {"CTXSEL_DEVICE", p.device().id()},
-                 {"CTXSEL_DEVICE_INDEX", absl::StrCat(p.device().index())},
-                 {"CTXSEL_VARIANT", p.base() ? kernel : p.variant()}};
-  // The vendor's device-visibility variable for the chosen device.
-  const auto& kinds = p.device().traits().kind();
-  if (std::find(kinds.begin(), kinds.end(), "cpu") != kinds.end()) {
-    const int cpus = std::max(p.device().compute_units(), 1);
-    env.emplace_back("CTXSEL_CPU_LIST", absl::StrCat("0-", cpus - 1));
-    return env;
-  }
-  for (const std::string& vendor : p.device().traits().vendor()) {
-#define VISIBILITY_ENV(Vendor, Variable)                          \
-  if (vendor == Vendor) {                                         \
-    env.emplace_back(Variable, absl::StrCat(p.device().index())); \
-    return env;                                                   \
-  }
-#include "client/cli/visibility_env.def"
-  }
-  return env;
-}
-
 EnvVars LaunchEnv(const v1::SelectRequest& request,
                   const v1::SelectResponse& answer) {
-  EnvVars env = EnvFor(request.job().kernel(), answer.placement());
-  if (answer.has_claim()) env.emplace_back("CTXSEL_CLAIM", answer.claim().id());
-  return env;
+  return client::LaunchEnv(answer.placement(), request.job().kernel(),
+                           answer.has_claim() ? answer.claim().id() : "");
 }
 
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
@@ -189,21 +166,6 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
 
 namespace {
 
-// Numbers stay bare (CUDA_VISIBLE_DEVICES=0); anything else is quoted.
-std::string ShellQuote(const std::string& value) {
-  if (!value.empty() &&
-      std::all_of(value.begin(), value.end(), absl::ascii_isdigit)) {
-    return value;
-  }
-  return absl::StrCat("'", absl::StrReplaceAll(value, {{"'", "'\\''"}}), "'");
-}
-
-void PrintEnv(const EnvVars& env) {
-  for (const auto& [name, value] : env) {
-    std::printf("%s=%s\n", name.c_str(), ShellQuote(value).c_str());
-  }
-}
-
 std::string ChoiceRow(const v1::PlacementChoice& p) {
   return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
                       p.device().id(), " [", p.device_class(), "] score ",
@@ -225,7 +187,8 @@ int RunSelect(const std::vector<std::string>& args) {
   if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
   } else if (format == "env") {
-    PrintEnv(LaunchEnv(*request, *answer));
+    std::fputs(client::ExportLines(LaunchEnv(*request, *answer)).c_str(),
+               stdout);
   } else {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
     if (answer->has_claim()) {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/ctxsel_client.h"
+#include "client/launch_env.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 
 ABSL_DECLARE_FLAG(absl::Duration, claim);
@@ -24,8 +25,8 @@ ABSL_DECLARE_FLAG(absl::Duration, wait);
 
 namespace ctxsel::cli {
 
-// Environment variables as (name, value), in the order they are printed.
-using EnvVars = std::vector<std::pair<std::string, std::string>>;
+// Environment variables as (name, value), in the order they are set.
+using EnvVars = client::LaunchEnvironment;
 
 // The job of the select/explain/run flags (--kernel, --construct, --var,
 // --policy, --nodes or --here, --device_filter, ...); INVALID_ARGUMENT
@@ -39,13 +40,8 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags();
 // "user@host:pid": who holds a claim this process makes.
 std::string DefaultHolder();
 
-// The variables that point a launched program at `choice`: CTXSEL_NODE,
-// CTXSEL_DEVICE, CTXSEL_DEVICE_INDEX, CTXSEL_VARIANT (the kernel's name
-// for the base function) and the vendor's visibility variable.
-EnvVars EnvFor(const std::string& kernel, const v1::PlacementChoice& choice);
-
-// EnvFor the answer's placement, plus CTXSEL_CLAIM (the claim id) when the
-// answer holds a claim.
+// client::LaunchEnv of the answer's placement (client/launch_env.h), with
+// CTXSEL_CLAIM (the claim id) when the answer holds a claim.
 EnvVars LaunchEnv(const v1::SelectRequest& request,
                   const v1::SelectResponse& answer);
 

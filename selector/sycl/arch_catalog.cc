@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "selector/suggest.h"
 
 namespace ctxsel::sycl {
 namespace {
@@ -101,32 +102,6 @@ const absl::flat_hash_map<absl::string_view, ArchId>& Index() {
   return *index;
 }
 
-// Edit distance in half-steps, ignoring ASCII case: inserting, deleting or
-// replacing a character costs 2, but replacing a digit by a letter (or the
-// reverse) costs 3, so "gfx90b" is nearer to "gfx90a" than to "gfx900".
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  auto substitution = [](char x, char y) -> size_t {
-    x = absl::ascii_tolower(x);
-    y = absl::ascii_tolower(y);
-    if (x == y) return 0;
-    return absl::ascii_isdigit(x) == absl::ascii_isdigit(y) ? 2 : 3;
-  };
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = 2 * j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = 2 * i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t next =
-          std::min({row[j] + 2, row[j - 1] + 2,
-                    diagonal + substitution(a[i - 1], b[j - 1])});
-      diagonal = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.size()];
-}
-
 size_t CommonPrefix(absl::string_view a, absl::string_view b) {
   size_t n = 0;
   while (n < a.size() && n < b.size() &&
@@ -172,7 +147,7 @@ std::vector<std::string> NearestArchNames(absl::string_view name,
   auto add = [&](absl::string_view candidate) {
     scored.push_back(
         {absl::StrContains(absl::AsciiStrToLower(candidate), lower_name),
-         EditDistance(name, candidate), CommonPrefix(name, candidate),
+         selector::internal::EditDistance(name, candidate), CommonPrefix(name, candidate),
          candidate});
   };
   for (const ArchInfo& arch : AllArchs()) {

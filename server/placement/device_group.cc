@@ -14,6 +14,7 @@ Device DeviceSlot::ToDevice() const {
   d.sycl_architecture = device_class->sycl_architecture;
   d.traits = device_class->traits;
   d.properties = properties;
+  d.identity = identity;
   return d;
 }
 

@@ -36,6 +36,7 @@ struct DeviceSlot {
   std::string node;
   int32_t index = 0;
   DeviceProperties properties;
+  DeviceIdentity identity;
   const DeviceClass* device_class = nullptr;
   DeviceGroup* group = nullptr;  // the fleet's group holding it
 

@@ -167,6 +167,7 @@ void Fleet::Apply(Staged staged, ClassChanges* changes) {
     slot->node = staged.node;
     slot->index = d.index;
     slot->properties = d.properties;
+    slot->identity = d.identity;
     slot->device_class = layout_slots[i].second;
     slot->group = GroupFor(slot->device_class, layout, /*suspect=*/false);
     slot->group->Add(slot.get());

@@ -76,9 +76,15 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
           absl::StrCat("variant '", v.name, "': name used twice"));
     }
     if (v.selector.has_target_device()) entry->layout_dependent_ = true;
+    for (std::string& name : v.selector.variables()) {
+      entry->variables_.push_back(std::move(name));
+    }
     entry->candidates_.push_back({v.name, v.selector});
     entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
   }
+  std::vector<std::string>& vars = entry->variables_;
+  std::sort(vars.begin(), vars.end());
+  vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
   return entry;
 }
 

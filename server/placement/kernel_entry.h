@@ -53,6 +53,9 @@ class KernelEntry {
   // True when some variant has a target_device set: a class's verdict may
   // then differ between node layouts.
   bool layout_dependent() const { return layout_dependent_; }
+  // The job variables any of its variants' selectors read, sorted: a job
+  // must give every one (selector::CheckVariablesGiven).
+  const std::vector<std::string>& variables() const { return variables_; }
 
   // The static resolution of this kernel for `signature` on class `c`,
   // cached. Fails where the engine's Resolve fails (too many construct
@@ -91,6 +94,7 @@ class KernelEntry {
   std::vector<std::shared_ptr<const Variant>> variants_;
   std::vector<selector::Candidate> candidates_;
   bool layout_dependent_ = false;
+  std::vector<std::string> variables_;
   int max_signatures_ = 0;
   mutable absl::Mutex mu_;
   mutable absl::flat_hash_map<std::string, SignatureCache> cache_

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "selector/job_check.h"
 #include "server/placement/decision.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"
@@ -138,6 +139,12 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   if (it == snap->kernels.end()) {
     return absl::NotFoundError(
         absl::StrCat("kernel '", job.kernel, "' has no registered variants"));
+  }
+  if (absl::Status s =
+          selector::CheckVariablesGiven(it->second->variables(), job.variables);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job.variables: ", s.message()));
   }
   std::optional<selector::Selector> filter;
   if (!job.device_filter.empty()) {

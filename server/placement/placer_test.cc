@@ -132,8 +132,16 @@ TEST_F(PlacerTest, DynamicPrefixUsesTheJobsVariables) {
   EXPECT_TRUE(p->choice.dynamic);
   job.variables["N"] = 10;
   EXPECT_EQ(Pick(placer_, job), "fft_small");
-  job.variables.clear();  // unknown variable: the condition does not hold
-  EXPECT_EQ(Pick(placer_, job), "fft_small");
+  // A variable the selectors read but the job does not give is a bad job,
+  // not a false condition (it used to pick fft_small silently).
+  job.variables.clear();
+  job.variables["n"] = 4096;
+  for (const absl::Status& s :
+       {placer_.Select(job).status(), placer_.Explain(job).status()}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(),
+                HasSubstr("job.variables: missing N ('n' was given"));
+  }
 }
 
 TEST_F(PlacerTest, TargetDeviceDependsOnTheNodesLayout) {

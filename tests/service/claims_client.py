@@ -1,5 +1,6 @@
 """An independent ctxsel client: Debian's python3-grpcio with stubs that
-grpc_tools generates from ctxsel.proto at test time. Runs one claim cycle
+Debian's protoc and grpc_python_plugin generate from ctxsel.proto at test
+time. Runs one claim cycle
 (select with a claim, list, renew, release) against a server.
 
 usage: /usr/bin/python3 claims_client.py SERVER PROTO_ROOT WORK_DIR
@@ -7,17 +8,20 @@ The server must know kernel `saxpy` and exactly one fitting GPU.
 Prints "claim cycle ok" and exits 0, or fails with a traceback.
 """
 import os
+import subprocess
 import sys
 import time
 
-from grpc_tools import protoc
 import grpc
 
 
 def generate(proto_root, out_dir):
-    code = protoc.main([
-        "grpc_tools.protoc", "-I" + proto_root, "--python_out=" + out_dir,
+    # Debian's protoc (3.21) with its gRPC Python plugin: the protoc bundled
+    # in Debian's grpc_tools (1.14) predates proto3 `optional`.
+    code = subprocess.call([
+        "protoc", "-I" + proto_root, "--python_out=" + out_dir,
         "--grpc_python_out=" + out_dir,
+        "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
         os.path.join(proto_root, "ctxsel/v1/ctxsel.proto")
     ])
     if code != 0:

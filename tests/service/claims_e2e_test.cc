@@ -45,6 +45,7 @@ constexpr char kDevicesJson[] = R"({"devices": [
 // The value of NAME in `--format=env` or `env` output; "" if absent.
 std::string EnvValue(const std::string& text, const std::string& name) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::ConsumePrefix(&line, "export ");  // select --format=env
     if (absl::ConsumePrefix(&line, name + "=")) {
       absl::ConsumePrefix(&line, "'");
       absl::ConsumeSuffix(&line, "'");

@@ -78,12 +78,14 @@ TEST_F(PlacementE2E, SelectThroughCliFollowsVariables) {
            "--device_filter=device={arch(amdgcn)}", "--format=env"});
   ASSERT_EQ(amd_big.exit_code, 0) << amd_big.stderr_text;
   EXPECT_THAT(amd_big.stdout_text, HasSubstr("CTXSEL_VARIANT='saxpy_amd_big'"));
-  EXPECT_THAT(amd_big.stdout_text, HasSubstr("ROCR_VISIBLE_DEVICES=0"));
+  EXPECT_THAT(amd_big.stdout_text,
+              HasSubstr("export ROCR_VISIBLE_DEVICES='0'"));
 
-  CommandResult table = Cli({"select", "--kernel=saxpy", "--construct=target"});
+  CommandResult table =
+      Cli({"select", "--kernel=saxpy", "--construct=target", "--var=N=1"});
   ASSERT_EQ(table.exit_code, 0) << table.stderr_text;
   EXPECT_THAT(table.stdout_text, HasSubstr("saxpy_nv on gpu-nv/"));
-  CommandResult json = Cli({"--json", "select", "--kernel=saxpy"});
+  CommandResult json = Cli({"--json", "select", "--kernel=saxpy", "--var=N=1"});
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
   EXPECT_THAT(json.stdout_text, HasSubstr("\"placement\""));
 
@@ -97,8 +99,8 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
   Start();
   ReportFleet();
   RegisterSaxpy();
-  CommandResult none = Cli(
-      {"select", "--kernel=saxpy", "--device_filter=device={arch(spir64)}"});
+  CommandResult none = Cli({"select", "--kernel=saxpy", "--var=N=1",
+                            "--device_filter=device={arch(spir64)}"});
   EXPECT_EQ(none.exit_code, 1) << none.stdout_text;
   EXPECT_THAT(none.stderr_text, HasSubstr("FAILED_PRECONDITION"));
   CommandResult bad_filter =

@@ -1,0 +1,46 @@
+// launch_env.h: the environment that makes a process run where a placement
+// says, for `ctxsel-cli select --format=env` and any launcher that calls the
+// client library (docs/launchers.md lists every variable).
+//
+//   LaunchEnvironment env = LaunchEnv(response.placement(), "saxpy");
+//   // {CTXSEL_VARIANT, saxpy_nv}, {CTXSEL_NODE, gpu-nv}, ...,
+//   // {CUDA_VISIBLE_DEVICES, GPU-8c5b...}, {OMP_DEFAULT_DEVICE, 0}
+//   std::fputs(ExportLines(env).c_str(), stdout);
+//   // export CTXSEL_VARIANT='saxpy_nv'
+//   // ...
+#ifndef CTXSEL_CLIENT_LAUNCH_ENV_H_
+#define CTXSEL_CLIENT_LAUNCH_ENV_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "ctxsel/v1/ctxsel.pb.h"
+
+namespace ctxsel::client {
+
+// (name, value) pairs in the order they should be set.
+using LaunchEnvironment = std::vector<std::pair<std::string, std::string>>;
+
+// The variables for `choice`: CTXSEL_VARIANT (the variant, or `kernel` when
+// the base function was chosen), CTXSEL_NODE, CTXSEL_DEVICE,
+// CTXSEL_DEVICE_INDEX, CTXSEL_CLAIM (only when `claim` is not empty); then,
+// for an accelerator, its vendor's visibility variable (visibility_env.def)
+// and OMP_DEFAULT_DEVICE=0 (the one device the runtime then sees), or, for
+// the host CPU, OMP_NUM_THREADS (its compute units), OMP_PLACES=cores,
+// OMP_PROC_BIND=close and OMP_TARGET_OFFLOAD=DISABLED (target regions run on
+// the chosen host).
+LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
+                            absl::string_view kernel,
+                            absl::string_view claim = "");
+
+// `value` in single quotes, safe for any POSIX shell.
+std::string ShellQuote(absl::string_view value);
+
+// One "export NAME='value'" line per variable.
+std::string ExportLines(const LaunchEnvironment& env);
+
+}  // namespace ctxsel::client
+
+#endif  // CTXSEL_CLIENT_LAUNCH_ENV_H_

@@ -1,0 +1,85 @@
+#include "selector/job_check.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "selector/suggest.h"
+#include "selector/traits.h"
+
+namespace ctxsel::selector {
+namespace {
+
+using internal::DidYouMean;
+using internal::SelectorId;
+
+absl::Status CheckClosedName(SelectorId selector, absl::string_view what,
+                             absl::string_view name) {
+  if (internal::IsKnownProperty(selector, name)) return absl::OkStatus();
+  const std::vector<absl::string_view> known =
+      internal::KnownProperties(selector);
+  std::string hint = DidYouMean(name, known);
+  if (hint.empty())
+    hint = absl::StrCat(" (one of ", absl::StrJoin(known, ", "), ")");
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", name, "' is not ", what, hint));
+}
+
+}  // namespace
+
+absl::Status CheckConstructName(absl::string_view name) {
+  const std::vector<absl::string_view> known = internal::JobConstructNames();
+  if (std::find(known.begin(), known.end(), name) != known.end()) {
+    return absl::OkStatus();
+  }
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "empty construct name (one of ", absl::StrJoin(known, ", "), ")"));
+  }
+  std::string hint = DidYouMean(absl::StripAsciiWhitespace(name), known);
+  if (hint.empty()) {
+    hint = absl::StrCat(" (one of ", absl::StrJoin(known, ", "), ")");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", name, "' is not an OpenMP construct", hint));
+}
+
+absl::Status CheckRequirement(absl::string_view name) {
+  return CheckClosedName(SelectorId::kImplRequires, "a requires clause", name);
+}
+
+absl::Status CheckMemoryOrder(absl::string_view name) {
+  return CheckClosedName(SelectorId::kImplAtomicDefaultMemOrder,
+                         "a memory order", name);
+}
+
+absl::Status CheckDeviceKind(absl::string_view name) {
+  return CheckClosedName(SelectorId::kDeviceKind, "a device kind", name);
+}
+
+absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
+                                 const Variables& given) {
+  std::vector<std::string> missing;
+  for (const std::string& name : referenced) {
+    if (given.contains(name)) continue;
+    std::string entry = name;
+    for (const auto& [other, value] : given) {
+      if (absl::EqualsIgnoreCase(other, name)) {
+        absl::StrAppend(&entry, " ('", other,
+                        "' was given: variable names are case-sensitive)");
+        break;
+      }
+    }
+    missing.push_back(std::move(entry));
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("missing ", absl::StrJoin(missing, ", "),
+                   " (the kernel's selectors read ",
+                   missing.size() == 1 ? "it" : "them", ")"));
+}
+
+}  // namespace ctxsel::selector

@@ -1,0 +1,27 @@
+// device_normalize.h: the server's pass over a report's devices with the
+// shared rule of selector/sycl/device_normalize.h, so every client's report
+// (agent, hand-written, another tool) ends up described the same way.
+//
+//   absl::Status s = NormalizeDevices(node.devices);
+//   // traits completed from the SYCL catalog and checked, names lower case,
+//   // vendor_index filled per vendor; or InvalidArgumentError
+//   // "node.devices[2].traits.kind: 'tpu' is not a device kind ..."
+#ifndef CTXSEL_SERVER_DEVICE_NORMALIZE_H_
+#define CTXSEL_SERVER_DEVICE_NORMALIZE_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/model.h"
+
+namespace ctxsel::server {
+
+// Normalises each device's traits (sycl::NormalizeDeviceTraits) and gives
+// every device with a vendor but no vendor_index the next free number of
+// its vendor, in `index` order (sycl::VendorIndices). Errors name the field
+// by the device's position in `devices`.
+absl::Status NormalizeDevices(std::vector<Device>& devices);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_DEVICE_NORMALIZE_H_
