@@ -60,9 +60,9 @@ std::pair<uint64_t, uint64_t> Jiffies(const std::string& line) {
 
 class CpuBackend : public DiscoveryBackend {
  public:
-  explicit CpuBackend(std::string proc_stat)
+  CpuBackend(std::string proc_stat, const std::string& proc_cpuinfo)
       : proc_stat_(std::move(proc_stat)),
-        device_(DescribeCpu(ReadCpu(), ReadTopology())),
+        device_(DescribeCpu(ReadCpu(proc_cpuinfo), ReadTopology())),
         last_sample_(FirstLine(proc_stat_)) {}
 
   std::string name() const override { return "cpu"; }
@@ -115,8 +115,9 @@ double CpuBusyFraction(const std::string& before, const std::string& after) {
          static_cast<double>(total1 - total0);
 }
 
-std::unique_ptr<DiscoveryBackend> MakeCpuBackend(std::string proc_stat) {
-  return std::make_unique<CpuBackend>(std::move(proc_stat));
+std::unique_ptr<DiscoveryBackend> MakeCpuBackend(std::string proc_stat,
+                                                 std::string proc_cpuinfo) {
+  return std::make_unique<CpuBackend>(std::move(proc_stat), proc_cpuinfo);
 }
 
 }  // namespace ctxsel::agent

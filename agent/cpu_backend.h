@@ -1,8 +1,9 @@
-// The node's CPU as one device: cpuid for vendor, model and ISA features,
-// hwloc for cores, hardware threads, NUMA nodes, packages and memory, and
-// /proc/stat for utilisation.
+// The node's CPU as one device: cpuid (agreeing with the kernel's flags in
+// /proc/cpuinfo) for vendor, model and ISA features, hwloc for cores,
+// hardware threads, NUMA nodes, packages and memory, and /proc/stat for
+// utilisation.
 //
-//   auto cpu = MakeCpuBackend("/proc/stat");
+//   auto cpu = MakeCpuBackend("/proc/stat", "/proc/cpuinfo");
 //   absl::StatusOr<std::vector<DeviceInfo>> devices = cpu->Discover();
 //   // one device: kind {cpu, host}, sycl_architecture "x86_64",
 //   // isa {"sse2", ..., "avx512f", "x86_64_v2", "x86_64_v3", "x86_64_v4"}
@@ -19,7 +20,9 @@ namespace ctxsel::agent {
 
 // `proc_stat` is the file CPU utilisation is sampled from; utilisation is the
 // busy fraction since the previous Discover() (0 on the first call).
-std::unique_ptr<DiscoveryBackend> MakeCpuBackend(std::string proc_stat);
+// `proc_cpuinfo` is where the kernel's CPU flags are read (see ReadCpu()).
+std::unique_ptr<DiscoveryBackend> MakeCpuBackend(std::string proc_stat,
+                                                 std::string proc_cpuinfo);
 
 // The device for `cpu` with the topology given (no I/O; for tests).
 struct CpuTopology {

@@ -43,7 +43,7 @@ TEST(CpuBusyFractionTest, FromProcStatLines) {
 }
 
 TEST(CpuBackendTest, FindsThisMachinesCpu) {
-  auto backend = MakeCpuBackend("/proc/stat");
+  auto backend = MakeCpuBackend("/proc/stat", "/proc/cpuinfo");
   absl::StatusOr<std::vector<DeviceInfo>> devices = backend->Discover();
   ASSERT_TRUE(devices.ok()) << devices.status();
 #if defined(__x86_64__)

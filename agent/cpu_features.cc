@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -110,7 +116,44 @@ int MicroArchLevel(absl::Span<const std::string> isas) {
   return level;
 }
 
-CpuInfo DecodeCpu(const CpuidSource& source) {
+std::optional<KernelCpuFlags> ParseCpuinfoFlags(absl::string_view cpuinfo) {
+  std::optional<KernelCpuFlags> common;
+  for (absl::string_view line : absl::StrSplit(cpuinfo, '\n')) {
+    // "flags\t\t: fpu vme ..."; other keys ("vmx flags", "bugs") differ.
+    size_t colon = line.find(':');
+    if (colon == absl::string_view::npos ||
+        absl::StripAsciiWhitespace(line.substr(0, colon)) != "flags") {
+      continue;
+    }
+    KernelCpuFlags flags;
+    for (absl::string_view flag :
+         absl::StrSplit(line.substr(colon + 1), ' ', absl::SkipWhitespace())) {
+      flags.emplace(absl::StripAsciiWhitespace(flag));
+    }
+    if (!common.has_value()) {
+      common = std::move(flags);
+      continue;
+    }
+    // A feature is safe only if every processor the agent's users may be
+    // scheduled on has it.
+    KernelCpuFlags both;
+    std::set_intersection(common->begin(), common->end(), flags.begin(),
+                          flags.end(), std::inserter(both, both.end()));
+    common = std::move(both);
+  }
+  return common;
+}
+
+std::optional<KernelCpuFlags> ReadCpuinfoFlags(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseCpuinfoFlags(text.str());
+}
+
+CpuInfo DecodeCpu(const CpuidSource& source,
+                  const std::optional<KernelCpuFlags>& kernel_flags) {
   CpuInfo cpu;
   CpuidRegs leaf0 = source.cpuid(0, 0);
   uint32_t max_basic = leaf0.eax;
@@ -144,15 +187,18 @@ CpuInfo DecodeCpu(const CpuidSource& source) {
     uint32_t value = Pick(source.cpuid(row.leaf, row.subleaf), row.reg);
     if (((value >> row.bit) & 1) == 0) continue;
     if ((source.xcr0 & row.state) != row.state) continue;
+    if (kernel_flags.has_value() && !kernel_flags->count(row.info.cpuinfo)) {
+      continue;
+    }
     cpu.isas.push_back(row.info.isa);
   }
   cpu.level = MicroArchLevel(cpu.isas);
   return cpu;
 }
 
-CpuInfo ReadCpu() {
-#if defined(__x86_64__) || defined(__i386__)
+CpuidSource HostCpuid() {
   CpuidSource source;
+#if defined(__x86_64__) || defined(__i386__)
   source.cpuid = [](uint32_t leaf, uint32_t subleaf) {
     CpuidRegs r;
     __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
@@ -165,8 +211,17 @@ CpuInfo ReadCpu() {
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     source.xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
   }
-  return DecodeCpu(source);
 #else
+  source.cpuid = [](uint32_t, uint32_t) { return CpuidRegs(); };
+#endif
+  return source;
+}
+
+CpuInfo ReadCpu(const std::string& proc_cpuinfo) {
+#if defined(__x86_64__) || defined(__i386__)
+  return DecodeCpu(HostCpuid(), ReadCpuinfoFlags(proc_cpuinfo));
+#else
+  (void)proc_cpuinfo;
   return CpuInfo();
 #endif
 }

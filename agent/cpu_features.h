@@ -1,12 +1,16 @@
-// CPU identification through the cpuid instruction.
+// CPU identification through the cpuid instruction and the kernel's flags.
 //
 // DecodeCpu() turns raw cpuid/xgetbv answers into what a context selector can
 // test: the vendor (as an OpenMP `vendor` property), family/model, the ISA
-// features from cpu_features.def that the processor has *and* the OS has
-// enabled, and the x86-64 micro-architecture level. ReadCpu() does the same
-// for the processor it runs on.
+// features from cpu_features.def that the processor has, the OS has enabled
+// the register state for *and* the kernel lists among its flags, and the
+// x86-64 micro-architecture level. The kernel is the authority on what is
+// safe to use: it clears features with errata (RDSEED on Zen 5) and those
+// masked with clearcpuid=, while cpuid still reports them. Where the kernel
+// publishes no flags (no /proc/cpuinfo), cpuid and XCR0 alone decide.
+// ReadCpu() does all this for the processor it runs on.
 //
-//   ctxsel::agent::CpuInfo cpu = ctxsel::agent::ReadCpu();
+//   ctxsel::agent::CpuInfo cpu = ctxsel::agent::ReadCpu("/proc/cpuinfo");
 //   if (cpu.HasIsa("avx512f")) { ... }
 //   std::string level = cpu.LevelName();  // "x86_64_v4"
 #ifndef CTXSEL_AGENT_CPU_FEATURES_H_
@@ -14,9 +18,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace ctxsel::agent {
@@ -59,11 +66,28 @@ struct CpuInfo {
   std::string LevelName() const;
 };
 
-// Decodes the answers of `source`.
-CpuInfo DecodeCpu(const CpuidSource& source);
+// CPU flags as the kernel spells them in /proc/cpuinfo ("pni", "sha_ni").
+using KernelCpuFlags = std::set<std::string>;
 
-// Decodes the processor this code runs on (empty CpuInfo off x86-64).
-CpuInfo ReadCpu();
+// The flags every processor in `cpuinfo` (the text of /proc/cpuinfo) has: the
+// intersection of its "flags" lines. nullopt when there is no such line (not
+// an x86 kernel), so that callers fall back to cpuid alone.
+std::optional<KernelCpuFlags> ParseCpuinfoFlags(absl::string_view cpuinfo);
+
+// ParseCpuinfoFlags() of the file at `path`; nullopt when it cannot be read.
+std::optional<KernelCpuFlags> ReadCpuinfoFlags(const std::string& path);
+
+// Decodes the answers of `source`. With `kernel_flags`, a feature is reported
+// only when the kernel also lists it (under its cpu_features.def spelling).
+CpuInfo DecodeCpu(const CpuidSource& source,
+                  const std::optional<KernelCpuFlags>& kernel_flags);
+
+// cpuid and XCR0 of the processor this code runs on (all zero off x86).
+CpuidSource HostCpuid();
+
+// Decodes the processor this code runs on, agreeing with the kernel's flags
+// in `proc_cpuinfo` when that file is readable (empty CpuInfo off x86-64).
+CpuInfo ReadCpu(const std::string& proc_cpuinfo);
 
 // The highest x86-64 level whose every feature is in `isas` (0 when even the
 // baseline is missing).

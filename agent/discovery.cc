@@ -22,7 +22,7 @@ const std::vector<std::pair<std::string, Factory>>& Factories() {
       new std::vector<std::pair<std::string, Factory>>{
           {"cpu",
            [](const DiscoveryOptions& o) {
-             return MakeCpuBackend(o.proc_stat);
+             return MakeCpuBackend(o.proc_stat, o.proc_cpuinfo);
            }},
           {"nvml",
            [](const DiscoveryOptions& o) {

@@ -33,6 +33,7 @@ struct DiscoveryOptions {
   std::vector<std::string> backends = {"cpu", "nvml", "kfd", "drm"};
   std::string sysfs_root = "/";
   std::string proc_stat = "/proc/stat";
+  std::string proc_cpuinfo = "/proc/cpuinfo";  // the kernel's CPU flags
   std::string nvml_library = kNvmlLibrary;
   std::string devices_file;  // empty: none
 };

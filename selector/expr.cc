@@ -195,9 +195,15 @@ std::string Expression::Print(int node) const {
     case ExprOp::kVar:
       return n.name;
     case ExprOp::kNeg:
-      return absl::StrCat("-", child(n.a, kPrimaryPrecedence));
-    case ExprOp::kNot:
-      return absl::StrCat("!", child(n.a, kPrimaryPrecedence));
+    case ExprOp::kNot: {
+      // Prefix operators chain without parentheses ("!-x"): parentheses
+      // would nest the canonical text deeper than the input, past
+      // kMaxNestingDepth. "- -x" keeps its space, as "--" is C's decrement.
+      std::string operand = child(n.a, kUnaryPrecedence);
+      absl::string_view op = n.op == ExprOp::kNeg ? "-" : "!";
+      bool space = n.op == ExprOp::kNeg && operand[0] == '-';
+      return absl::StrCat(op, space ? " " : "", operand);
+    }
     case ExprOp::kCond:
       return absl::StrCat(child(n.a, kTernaryPrecedence + 1), " ? ", Print(n.b),
                           " : ", child(n.c, kTernaryPrecedence));
@@ -230,6 +236,10 @@ class ExpressionParser {
 
  private:
   const Token& Peek() const { return tokens_[at_]; }
+  // The token `ahead` places after Peek(), or the end token.
+  const Token& Peek(size_t ahead) const {
+    return tokens_[std::min(at_ + ahead, tokens_.size() - 1)];
+  }
   void Next() {
     if (tokens_[at_].kind != TokenKind::kEnd) ++at_;
   }
@@ -280,6 +290,12 @@ class ExpressionParser {
     if (depth > kMaxNestingDepth) {
       return ErrorAt(Peek().pos, "expression nesting too deep");
     }
+    if (Peek().Is("-") && Peek(1).kind == TokenKind::kInt) {
+      // The sign belongs to the literal, so that INT64_MIN, which has no
+      // positive literal to negate, reads back as the folded constant prints.
+      Next();
+      return Literal(Peek(), /*negative=*/true);
+    }
     if (Peek().Is("-") || Peek().Is("!") || Peek().Is("+")) {
       std::string op = Peek().text;
       Next();
@@ -300,7 +316,7 @@ class ExpressionParser {
       Next();
       return inner;
     }
-    if (t.kind == TokenKind::kInt) return Literal(t);
+    if (t.kind == TokenKind::kInt) return Literal(t, /*negative=*/false);
     if (t.kind == TokenKind::kIdent) {
       ExprNode n;
       if (t.text == "true" || t.text == "false") {
@@ -315,7 +331,8 @@ class ExpressionParser {
     return Expected("an expression");
   }
 
-  absl::StatusOr<int> Literal(const Token& t) {
+  // An integer literal token, negated when `negative` (then 2^63 fits).
+  absl::StatusOr<int> Literal(const Token& t, bool negative) {
     ExprNode n;
     uint64_t v = 0;
     int base = 10;
@@ -337,11 +354,13 @@ class ExpressionParser {
       return ErrorAt(t.pos,
                      absl::StrCat("invalid integer literal '", t.text, "'"));
     }
-    if (!parsed || v > static_cast<uint64_t>(INT64_MAX)) {
+    uint64_t limit = static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0);
+    if (!parsed || v > limit) {
       return ErrorAt(t.pos, absl::StrCat("integer literal '", t.text,
                                          "' does not fit in 64 bits"));
     }
-    n.value = static_cast<int64_t>(v);
+    // -v computed in unsigned arithmetic: defined for v == 2^63 as well.
+    n.value = negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
     Next();
     return Push(std::move(n));
   }

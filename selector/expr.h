@@ -4,7 +4,8 @@
 // Integer and boolean literals, identifiers (job variables), `+ - * / %`,
 // comparisons, `&& || !`, `?:` and parentheses over 64-bit signed integers.
 // Overflow and division by zero are reported, never undefined behaviour;
-// constant subexpressions are folded when parsed.
+// constant subexpressions are folded when parsed. A `-` right before an
+// integer literal is part of it, so "-9223372036854775808" is INT64_MIN.
 //
 // Example:
 //   size_t at = 0;
@@ -73,7 +74,8 @@ class Expression {
   // True when the expression has no identifiers; value() is then its value.
   bool constant() const { return nodes_[root_].op == ExprOp::kInt; }
   int64_t value() const { return nodes_[root_].value; }
-  // Canonical text with minimal parentheses.
+  // Canonical text with minimal parentheses; it never nests deeper than the
+  // parsed text, so it always parses again.
   const std::string& text() const { return text_; }
   Pos pos() const { return pos_; }
   // Renumbers the selector text its position refers to (effective

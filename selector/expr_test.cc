@@ -102,7 +102,29 @@ TEST(ExpressionTest, PrintsMinimalParentheses) {
   EXPECT_EQ(Parse("a - (b - c)")->text(), "a - (b - c)");
   EXPECT_EQ(Parse("!(a && b)")->text(), "!(a && b)");
   EXPECT_EQ(Parse("(a ? b : c) ? d : e")->text(), "(a ? b : c) ? d : e");
-  EXPECT_EQ(Parse("-(-x)")->text(), "-(-x)");  // never "--"
+  // Prefix operators need no parentheses, which would nest the canonical
+  // text deeper than the input; a space keeps "- -" from reading as C's "--".
+  EXPECT_EQ(Parse("-(-x)")->text(), "- -x");
+  EXPECT_EQ(Parse("!(!x)")->text(), "!!x");
+  EXPECT_EQ(Parse("-(!(-x))")->text(), "-!-x");
+  EXPECT_EQ(Parse("!(-(-x))")->text(), "!- -x");
+  EXPECT_EQ(Parse("-(x + 1)")->text(), "-(x + 1)");
+}
+
+// INT64_MIN has no positive literal, so "-" and the digits 2^63 read as one
+// literal: a folded constant always prints as text that parses back.
+TEST(ExpressionTest, Int64MinIsALiteral) {
+  EXPECT_EQ(Eval("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(Eval("- 9223372036854775808 + 1"), INT64_MIN + 1);
+  EXPECT_EQ(Parse("N + (-9223372036854775807 - 1)")->text(),
+            "N + -9223372036854775808");
+  EXPECT_EQ(Parse("N + -(-9223372036854775807 - 1)")->text(),
+            "N + - -9223372036854775808");
+  EXPECT_EQ(Eval("- -9223372036854775807"), INT64_MAX);
+  EXPECT_THAT(Parse("-9223372036854775809").status().message(),
+              HasSubstr("does not fit in 64 bits"));
+  EXPECT_THAT(Parse("N - 9223372036854775808").status().message(),
+              HasSubstr("does not fit in 64 bits"));
 }
 
 TEST(ExpressionTest, SyntaxErrorsHavePositions) {

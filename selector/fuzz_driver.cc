@@ -1,5 +1,11 @@
 #include "selector/fuzz_driver.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace ctxsel::fuzzing {
 
 std::string Mutate(std::string s, const Mutations& mutations,
@@ -37,6 +43,27 @@ void FeedSeedsAndMutations(FuzzEntry entry,
   for (int i = 0; i < count; ++i) {
     Feed(entry, Mutate(seeds[rng() % seeds.size()], mutations, rng));
   }
+}
+
+std::vector<std::string> ReadCorpus(const std::string& dir) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  std::filesystem::path root =
+      srcdir != nullptr ? std::filesystem::path(srcdir) / "ctxsel" : ".";
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(root / dir, error)) {
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> inputs;
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    inputs.push_back(bytes.str());
+  }
+  return inputs;
 }
 
 }  // namespace ctxsel::fuzzing

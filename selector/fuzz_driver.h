@@ -11,6 +11,9 @@
 //   FeedSeedsAndMutations(LLVMFuzzerTestOneInput, seeds,
 //                         {kTokens, /*max_erase=*/4}, /*mutations=*/20000,
 //                         /*rng_seed=*/12345);
+//
+// ReadCorpus() loads a checked-in regression corpus (selector/fuzz/corpus/)
+// so that the unit tests replay every input the real fuzzer ever crashed on.
 #ifndef CTXSEL_SELECTOR_FUZZ_DRIVER_H_
 #define CTXSEL_SELECTOR_FUZZ_DRIVER_H_
 
@@ -40,6 +43,11 @@ std::string Mutate(std::string s, const Mutations& mutations,
 
 // Calls `entry` on the bytes of `input`.
 void Feed(FuzzEntry entry, const std::string& input);
+
+// The contents of every file in `dir` (a path from the workspace root, found
+// in the test's runfiles), in file name order. Test support only: the
+// selector engine itself does no I/O.
+std::vector<std::string> ReadCorpus(const std::string& dir);
 
 // Feeds every seed, then `count` mutations of seeds picked at random by a
 // generator seeded with `rng_seed`. A broken invariant aborts inside `entry`.

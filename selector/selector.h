@@ -72,7 +72,8 @@ absl::string_view DirectiveName(Directive directive);
 
 // Inputs larger than this are rejected by `Selector::Parse`.
 inline constexpr size_t kMaxSelectorBytes = 64 * 1024;
-// Brackets and expression operators may nest at most this deep.
+// Brackets and expression operators may nest at most this deep. Canonical
+// text never nests deeper than the text it came from, so it parses again.
 inline constexpr int kMaxNestingDepth = 64;
 // Contexts with more construct traits than this are rejected by `Resolve`
 // (scores are 64-bit: 2^(l+2) must fit).

@@ -67,6 +67,14 @@ TEST(SelectorFuzzerTest, SeedsAndMutations) {
                                          /*count=*/20000, /*rng_seed=*/12345);
 }
 
+// Every seed and every input that ever crashed the libFuzzer target.
+TEST(SelectorFuzzerTest, RegressionCorpus) {
+  std::vector<std::string> corpus =
+      ctxsel::fuzzing::ReadCorpus("selector/fuzz/corpus/selector");
+  EXPECT_GE(corpus.size(), 80u);
+  for (const std::string& input : corpus) Feed(input);
+}
+
 TEST(SelectorFuzzerTest, PathologicalInputs) {
   Feed(std::string(70000, '('));
   Feed("user={condition(" + std::string(5000, '!') + "1)}");

@@ -87,7 +87,40 @@ TEST(ParseTest, CanonicalTextParsesToItself) {
         "implementation={extension(f(g(h)))}",
         // Found by the fuzzer: strings inside extensions keep their quotes.
         "implementation={extension(f(g, \")x\", 1))}",
-        "device={isa(\"a(b\", \"10\")}"}) {
+        "device={isa(\"a(b\", \"10\")}",
+        // Constants that fold to INT64_MIN, alone and negated.
+        "user={condition(N + (-9223372036854775807 - 1))}",
+        "user={condition(N + -(-9223372036854775807 - 1))}"}) {
+    std::string once = Canonical(text);
+    EXPECT_EQ(Canonical(once), once) << text;
+  }
+}
+
+// A stored selector must always parse again: its canonical text may not nest
+// deeper than what the user wrote (kMaxNestingDepth counts the user's text).
+TEST(ParseTest, CanonicalTextNestsNoDeeperThanTheInput) {
+  auto condition = [](const std::string& expression) {
+    return "user={condition(" + expression + ")}";
+  };
+  auto repeat = [](const std::string& unit, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += unit;
+    return out;
+  };
+  const std::string deepest_unary(kMaxNestingDepth - 2, '-');
+  for (const std::string& text : {
+           // Found by the fuzzer: 33 minus signs printed as -(-(...)).
+           condition("N >" + std::string(33, '-') + " N > 0"),
+           condition(deepest_unary + "N"),
+           condition(std::string(kMaxNestingDepth - 2, '!') + "N"),
+           condition(repeat("-!", (kMaxNestingDepth - 2) / 2) + "N"),
+           condition(repeat("- ", kMaxNestingDepth - 2) + "N"),
+           condition("N > 0 ? " + deepest_unary.substr(2) + "N : 1"),
+           // Right-nested binary and ternary chains keep only the
+           // parentheses the user wrote.
+           condition(repeat("N - (", 30) + "N" + std::string(30, ')')),
+           condition(repeat("N ? 1 : ", 60) + "0"),
+       }) {
     std::string once = Canonical(text);
     EXPECT_EQ(Canonical(once), once) << text;
   }

@@ -1,26 +1,52 @@
 #!/usr/bin/env bash
 # Fuzzes the selector engine and the pragma importer with libFuzzer, ASan and
-# UBSan for SECONDS each (default 60).
+# UBSan.
 #
-#   tools/fuzz.sh [SECONDS] [selector|importer ...]
+#   tools/fuzz.sh ci [selector|importer ...]          the CI step (test.sh)
+#   tools/fuzz.sh [SECONDS] [selector|importer ...]   exploring, SECONDS each
 #
-# Installs clang-14, lld-14, libclang-rt-14-dev and jq when missing, builds
-# //selector:selector_fuzzer and //selector/pragma:importer_fuzzer with
-# --config=fuzz in an output base of its own (the clang toolchain must not
-# replace the gcc one of everyone else's builds), seeds each corpus from the
-# repository (tests/conformance selectors, tests/sources fixtures) and runs.
-# Corpora and crash reproducers stay in $CTXSEL_FUZZ_DIR (default
-# /tmp/ctxsel-fuzz), so later runs start from what earlier ones found.
+# Both build //selector:selector_fuzzer and //selector/pragma:importer_fuzzer
+# with --config=fuzz in an output base of their own (the clang toolchain must
+# not replace the gcc one of everyone else's builds), installing clang-14,
+# lld-14, libclang-rt-14-dev and jq when missing.
+#
+# ci: replays the checked-in regression corpus selector/fuzz/corpus/<target>/
+# (seeds plus every input that ever crashed a target), then explores from it
+# with a fixed seed and a fixed number of runs, writing new inputs into an
+# empty temporary directory. Nothing from earlier runs is read, address space
+# randomisation is off (hash seeds come from addresses) and corpus reloading
+# is off (it is timed), so the same tree gives the same result on every run:
+# the summary lines it prints are identical.
+#
+# exploring (default 60 s each): corpora and crash reproducers stay in
+# $CTXSEL_FUZZ_DIR (default /tmp/ctxsel-fuzz), so later runs start from what
+# earlier ones found, plus the regression corpus and the current seeds
+# (tests/conformance selectors, tests/sources fixtures). A crash is fixed, then
+# its reproducer is added to the regression corpus (the script says how).
+#
 # Exits non-zero when a fuzzer reports a crash or a sanitizer error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=${1:-60}
-shift || true
+mode=explore
+if [[ ${1:-} == ci ]]; then
+  mode=ci
+  shift
+fi
+seconds=60
+if [[ $mode == explore && ${1:-} =~ ^[0-9]+$ ]]; then
+  seconds=$1
+  shift
+fi
 targets=("$@")
 ((${#targets[@]})) || targets=(selector importer)
 work=${CTXSEL_FUZZ_DIR:-/tmp/ctxsel-fuzz}
-output_base=${CTXSEL_FUZZ_OUTPUT_BASE:-$HOME/.cache/ctxsel-fuzz-bazel}
+# One output base per workspace: worktrees fuzzing at once must not share one.
+output_base=${CTXSEL_FUZZ_OUTPUT_BASE:-$HOME/.cache/ctxsel-fuzz-bazel-$(pwd | md5sum | cut -c1-8)}
+# The CI exploration: libFuzzer's -seed and -runs per target (about 10 s each
+# on one core).
+ci_seed=${CTXSEL_FUZZ_SEED:-1}
+declare -A ci_runs=([selector]=60000 [importer]=6000)
 
 install_missing() {
   local need=()
@@ -47,6 +73,8 @@ seed_lines() {
   done
 }
 
+# The current seeds of target $1 into directory $2 (exploring only; the
+# regression corpus holds a copy of them as they were when it was made).
 seed() {
   local name=$1 corpus=$2
   mkdir -p "$corpus"
@@ -59,7 +87,28 @@ seed() {
   esac
 }
 
+# Runs the fuzzer binary $1 with the remaining arguments: same options in
+# both modes, and address space randomisation off where the kernel allows.
+fuzz() {
+  local binary=$1
+  shift
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "${no_aslr[@]}" "$binary" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+    "$@"
+}
+
+# The last "DONE" line of a libFuzzer log, without its timing fields.
+summary() {
+  grep -E '^#[0-9]+[[:space:]]+DONE' "$1" | tail -n 1 |
+    sed -E 's/[[:space:]]+(exec\/s|rss):.*//; s/[[:space:]]+/ /g'
+}
+
 install_missing
+no_aslr=(setarch "$(uname -m)" -R)
+if ! "${no_aslr[@]}" true 2>/dev/null; then
+  echo "note: setarch -R is refused here; runs may differ in coverage"
+  no_aslr=()
+fi
 bazel_fuzz=(bazel --output_base="$output_base")
 labels=()
 for t in "${targets[@]}"; do
@@ -72,6 +121,13 @@ done
 # --symlink_prefix=/: leave the workspace's bazel-* links to the main build.
 "${bazel_fuzz[@]}" build --config=fuzz --symlink_prefix=/ "${labels[@]}"
 bin=$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)
+"${bazel_fuzz[@]}" shutdown
+
+tmp=
+if [[ $mode == ci ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 
 status=0
 for t in "${targets[@]}"; do
@@ -79,16 +135,44 @@ for t in "${targets[@]}"; do
     selector) binary=$bin/selector/selector_fuzzer ;;
     importer) binary=$bin/selector/pragma/importer_fuzzer ;;
   esac
+  regression=selector/fuzz/corpus/$t
+  if [[ $mode == ci ]]; then
+    mkdir -p "$tmp/$t/new" "$tmp/$t/artifacts"
+    log=$tmp/$t/fuzz.log
+    inputs=("$regression"/*)
+    # Each file once, then the exploration; libFuzzer stops at a crash.
+    if fuzz "$binary" -artifact_prefix="$tmp/$t/artifacts/" "${inputs[@]}" \
+      >"$log" 2>&1 &&
+      fuzz "$binary" -seed="$ci_seed" -runs="${ci_runs[$t]}" -reload=0 \
+        -artifact_prefix="$tmp/$t/artifacts/" \
+        "$tmp/$t/new" "$regression" >>"$log" 2>&1; then
+      echo "$t: replayed ${#inputs[@]} inputs; -seed=$ci_seed: $(summary "$log")"
+    else
+      status=1
+      tail -n 40 "$log"
+      for crash in "$tmp/$t/artifacts"/*; do
+        [[ -e $crash ]] || continue
+        echo "$t: crash input ($(basename "$crash")):"
+        head -c 2000 "$crash" | od -c | head -n 20
+      done
+      echo "$t: FAILED (reproduce: tools/fuzz.sh ci $t)"
+    fi
+    continue
+  fi
   corpus=$work/$t/corpus
   artifacts=$work/$t/artifacts
   seed "$t" "$corpus"
   mkdir -p "$artifacts"
   echo "== $t: ${seconds}s, corpus $corpus, crashes in $artifacts"
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    "$corpus" >"$work/$t/fuzz.log" 2>&1 || status=1
+  fuzz "$binary" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$corpus" "$regression" \
+    >"$work/$t/fuzz.log" 2>&1 || status=1
   tail -n 30 "$work/$t/fuzz.log"
+  if compgen -G "$artifacts/*" >/dev/null; then
+    echo "$t: reproducers in $artifacts. Replay one with"
+    echo "  $binary <reproducer>"
+    echo "and once fixed (with a unit test), keep it in the regression corpus:"
+    echo "  cp <reproducer> $regression/crash-<what-it-broke>"
+  fi
 done
-"${bazel_fuzz[@]}" shutdown
 exit $status

@@ -81,6 +81,14 @@ TEST(ImporterFuzzerTest, SeedsAndMutations) {
                                          /*count=*/5000, /*rng_seed=*/2024);
 }
 
+// Every seed and every input that ever crashed the libFuzzer target.
+TEST(ImporterFuzzerTest, RegressionCorpus) {
+  std::vector<std::string> corpus =
+      ctxsel::fuzzing::ReadCorpus("selector/fuzz/corpus/importer");
+  EXPECT_GE(corpus.size(), 13u);
+  for (const std::string& input : corpus) Feed(input);
+}
+
 TEST(ImporterFuzzerTest, PathologicalInputs) {
   std::string deep;
   for (int i = 0; i < 500; ++i) {
