@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
@@ -26,7 +27,7 @@ void Housekeeping::Run() {
         inventory_->EventsAfter(cursor, tick);
     if (!events.ok()) {
       // More changes than the history keeps happened within one tick.
-      spdlog::warn("inventory log: {}", events.status().ToString());
+      spdlog::warn("inventory log: {}", LogSafe(events.status().ToString()));
       inventory_->Nodes(&cursor);
       continue;
     }
@@ -41,9 +42,9 @@ std::string DescribeEvent(const InventoryEvent& event) {
   const char* what = event.kind == InventoryEvent::Kind::kAdded     ? "added"
                      : event.kind == InventoryEvent::Kind::kChanged ? "changed"
                                                                     : "removed";
-  return absl::StrCat("node ", event.node.id, " ", what, ": ",
-                      event.node.devices.size(), " device(s) (", event.reason,
-                      ")");
+  return absl::StrCat("node ", LogSafe(event.node.id), " ", what, ": ",
+                      event.node.devices.size(), " device(s) (",
+                      LogSafe(event.reason), ")");
 }
 
 }  // namespace ctxsel::server

@@ -1,5 +1,6 @@
 #include "server/variants_service.h"
 
+#include "server/log_text.h"
 #include "server/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -23,7 +24,8 @@ grpc::Status VariantsService::RegisterVariants(
   }
   spdlog::info("variants: {} {} variant(s) of kernel {} (revision {})",
                request->replace() ? "replaced with" : "registered",
-               result->variants.size(), request->kernel(), result->revision);
+               result->variants.size(), LogSafe(request->kernel()),
+               result->revision);
   return grpc::Status::OK;
 }
 
@@ -58,8 +60,8 @@ grpc::Status VariantsService::DeleteVariant(
       registry_->Delete(request->kernel(), request->name());
   if (!revision.ok()) return ToGrpcStatus(revision.status());
   response->set_revision(*revision);
-  spdlog::info("variants: deleted {}/{} (revision {})", request->kernel(),
-               request->name(), *revision);
+  spdlog::info("variants: deleted {}/{} (revision {})",
+               LogSafe(request->kernel()), LogSafe(request->name()), *revision);
   return grpc::Status::OK;
 }
 
