@@ -114,7 +114,9 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
-  variants_service_ = std::make_unique<VariantsService>(registry_.get());
+  service_options.page_bytes = PageBytes(options.max_message_bytes);
+  variants_service_ = std::make_unique<VariantsService>(
+      registry_.get(), PageBytes(options.max_message_bytes));
   inventory_service_ = std::make_unique<InventoryService>(
       inventory_.get(), &placer_, service_options);
 }
