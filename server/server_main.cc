@@ -50,7 +50,7 @@ ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
           "How long calls may run on a connection past --max_connection_age.");
 ABSL_FLAG(int, max_concurrent_streams, 100,
           "Calls open at once on one connection.");
-ABSL_FLAG(int, max_header_list_bytes, 16 << 10,
+ABSL_FLAG(int, max_header_list_bytes, 8 << 10,
           "Largest header list (metadata) of one call, in bytes.");
 ABSL_FLAG(int, fd_headroom, 64,
           "File descriptors kept free for everything but new connections; a "

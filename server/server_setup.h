@@ -63,7 +63,7 @@ struct ServerOptions {
   // Calls open at once on one connection (HTTP/2 SETTINGS).
   int max_concurrent_streams = 100;
   // Largest header list (metadata) of one call, in bytes.
-  int max_header_list_bytes = 16 << 10;
+  int max_header_list_bytes = 8 << 10;
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/listener.h).
   int fd_headroom = 64;

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -141,6 +143,70 @@ TEST(ConnectionLimitsE2E, IdleConnectionsAreClosed) {
   }
   EXPECT_TRUE(
       PingFromNewClient((*server)->address(), std::chrono::seconds(5)).ok());
+}
+
+// The HTTP/2 SETTINGS the server sends first on a new connection, as
+// (identifier, value) pairs; empty if none arrive within 5 s.
+std::vector<std::pair<int, uint32_t>> ServerSettings(int port) {
+  IdleConnections connection(port, 1);
+  if (connection.fds().empty()) return {};
+  const int fd = connection.fds()[0];
+  // The client preface and an empty SETTINGS frame.
+  const std::string preface = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") +
+                              std::string("\0\0\0\x04\0\0\0\0\0", 9);
+  if (send(fd, preface.data(), preface.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(preface.size())) {
+    return {};
+  }
+  std::string received;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    // Frame header: 24-bit length, type, flags, stream id.
+    if (received.size() >= 9) {
+      const uint8_t* h = reinterpret_cast<const uint8_t*>(received.data());
+      const size_t length = (h[0] << 16) | (h[1] << 8) | h[2];
+      if (h[3] == 0x04 && (h[4] & 0x01) == 0 && received.size() >= 9 + length) {
+        std::vector<std::pair<int, uint32_t>> settings;
+        for (size_t i = 9; i + 6 <= 9 + length; i += 6) {
+          settings.emplace_back((h[i] << 8) | h[i + 1],
+                                (uint32_t{h[i + 2]} << 24) |
+                                    (uint32_t{h[i + 3]} << 16) |
+                                    (uint32_t{h[i + 4]} << 8) | h[i + 5]);
+        }
+        return settings;
+      }
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) return {};
+    received.append(buffer, n);
+  }
+  return {};
+}
+
+// Rapid-reset and header floods: the server advertises a cap on concurrent
+// streams and on the header list size per connection.
+TEST(ConnectionLimitsE2E, ServerAdvertisesStreamAndHeaderLimits) {
+  auto server = ServerProcess::Start(
+      {"--max_concurrent_streams=77", "--max_header_list_bytes=12345"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kMaxConcurrentStreams = 0x3;
+  constexpr int kMaxHeaderListSize = 0x6;
+  EXPECT_THAT(ServerSettings((*server)->port()),
+              ::testing::IsSupersetOf(
+                  {std::make_pair(kMaxConcurrentStreams, uint32_t{77}),
+                   std::make_pair(kMaxHeaderListSize, uint32_t{12345})}));
+
+  // The defaults.
+  auto defaults = ServerProcess::Start();
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_THAT(ServerSettings((*defaults)->port()),
+              ::testing::IsSupersetOf(
+                  {std::make_pair(kMaxConcurrentStreams, uint32_t{100}),
+                   std::make_pair(kMaxHeaderListSize, uint32_t{8192})}));
 }
 
 }  // namespace
