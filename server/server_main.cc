@@ -49,9 +49,13 @@ ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
 ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
           "How long calls may run on a connection past --max_connection_age.");
 ABSL_FLAG(int, max_concurrent_streams, 100,
-          "Calls open at once on one connection.");
+          "Calls open at once on one connection; 0: no limit.");
 ABSL_FLAG(int, max_header_list_bytes, 8 << 10,
           "Largest header list (metadata) of one call, in bytes.");
+ABSL_FLAG(int, max_threads, 64,
+          "Threads gRPC may run for unary calls (and their polling).");
+ABSL_FLAG(int64_t, max_grpc_memory_bytes, 0,
+          "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
 ABSL_FLAG(int, fd_headroom, 64,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");
@@ -83,6 +87,8 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
       absl::GetFlag(FLAGS_max_connection_age_grace);
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.max_header_list_bytes = absl::GetFlag(FLAGS_max_header_list_bytes);
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
   return options;
 }

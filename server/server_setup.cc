@@ -55,6 +55,12 @@ int Milliseconds(absl::Duration d) {
 
 void SetConnectionLimits(const ServerOptions& options,
                          grpc::ServerBuilder& builder) {
+  grpc::ResourceQuota quota("ctxsel-server");
+  quota.SetMaxThreads(options.max_threads);
+  if (options.max_grpc_memory_bytes > 0) {
+    quota.Resize(options.max_grpc_memory_bytes);
+  }
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Only identity requests: a small gzip request could otherwise inflate to
@@ -68,8 +74,10 @@ void SetConnectionLimits(const ServerOptions& options,
                              Milliseconds(options.max_connection_age));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                              Milliseconds(options.max_connection_age_grace));
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                             options.max_concurrent_streams);
+  if (options.max_concurrent_streams > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               options.max_concurrent_streams);
+  }
   builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
                              options.max_header_list_bytes);
   // A client pinging more often than every 5 minutes without data, three

@@ -60,10 +60,16 @@ struct ServerOptions {
   // default: heartbeat streams last as long as the agent).
   absl::Duration max_connection_age = absl::ZeroDuration();
   absl::Duration max_connection_age_grace = absl::Seconds(30);
-  // Calls open at once on one connection (HTTP/2 SETTINGS).
+  // Calls open at once on one connection (HTTP/2 SETTINGS); 0: no limit.
   int max_concurrent_streams = 100;
   // Largest header list (metadata) of one call, in bytes.
   int max_header_list_bytes = 8 << 10;
+  // Threads gRPC may run for the synchronous (unary) calls; without a cap
+  // a flood of calls — even ones reset at once — makes a thread each.
+  int max_threads = 64;
+  // Memory gRPC's buffers may take before it sheds load, in bytes; 0: no
+  // limit.
+  int64_t max_grpc_memory_bytes = 0;
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/listener.h).
   int fd_headroom = 64;
