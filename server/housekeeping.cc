@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
@@ -29,7 +30,7 @@ void Housekeeping::Run() {
         inventory_->EventsAfter(cursor, absl::ZeroDuration());
     if (!events.ok()) {
       // More changes than the history keeps happened within one tick.
-      spdlog::warn("inventory log: {}", events.status().ToString());
+      spdlog::warn("inventory log: {}", LogSafe(events.status().ToString()));
       inventory_->Nodes(&cursor);
       continue;
     }
@@ -44,9 +45,9 @@ std::string DescribeEvent(const InventoryEvent& event) {
   const char* what = event.kind == InventoryEvent::Kind::kAdded     ? "added"
                      : event.kind == InventoryEvent::Kind::kChanged ? "changed"
                                                                     : "removed";
-  return absl::StrCat("node ", event.node->id, " ", what, ": ",
-                      event.node->devices.size(), " device(s) (", event.reason,
-                      ")");
+  return absl::StrCat("node ", LogSafe(event.node->id), " ", what, ": ",
+                      event.node->devices.size(), " device(s) (",
+                      LogSafe(event.reason), ")");
 }
 
 }  // namespace ctxsel::server

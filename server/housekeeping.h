@@ -33,7 +33,7 @@ class Housekeeping {
 };
 
 // One log line for an inventory change, e.g. "node n1 added: 9 device(s)
-// (reported)".
+// (reported)"; the node id and reason are escaped (LogSafe).
 std::string DescribeEvent(const InventoryEvent& event);
 
 }  // namespace ctxsel::server

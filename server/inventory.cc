@@ -349,7 +349,8 @@ void Inventory::CancelNotify(int64_t id) const {
 }
 
 absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
-    int page_size, const std::string& page_token) const {
+    int page_size, const std::string& page_token,
+    PageBudget<NodeState> budget) const {
   std::string after;
   if (!page_token.empty()) {
     absl::StatusOr<std::string> decoded = DecodeToken(page_token);
@@ -361,7 +362,12 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
   Page<NodeState> page;
   auto it = page_token.empty() ? nodes_.begin() : nodes_.upper_bound(after);
   for (; it != nodes_.end(); ++it) {
-    if (page.items.size() == limit) {
+    const PageFit fit =
+        page.items.size() == limit ? PageFit::kFull : budget.Take(it->second);
+    if (fit == PageFit::kTooLarge) {
+      return TooLargeForAPage(absl::StrCat("node ", it->first), budget);
+    }
+    if (fit == PageFit::kFull) {
       page.next_page_token = absl::WebSafeBase64Escape(page.items.back().id);
       break;
     }
@@ -372,7 +378,7 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
 
 absl::StatusOr<Page<Device>> Inventory::ListDevices(
     const std::string& match, const std::string& node, int page_size,
-    const std::string& page_token) const {
+    const std::string& page_token, PageBudget<Device> budget) const {
   absl::StatusOr<DeviceMatcher> matcher = DeviceMatcher::Parse(match, "match");
   if (!matcher.ok()) return matcher.status();
   std::pair<std::string, int> after = {"", -2};
@@ -390,7 +396,12 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
     for (const Device& d : it->second.devices) {
       if (std::make_pair(d.node, d.index) <= after) continue;
       if (!matcher->Matches(d, it->second.devices)) continue;
-      if (page.items.size() == limit) {
+      const PageFit fit =
+          page.items.size() == limit ? PageFit::kFull : budget.Take(d);
+      if (fit == PageFit::kTooLarge) {
+        return TooLargeForAPage(absl::StrCat("device ", d.id), budget);
+      }
+      if (fit == PageFit::kFull) {
         const Device& last = page.items.back();
         page.next_page_token = absl::WebSafeBase64Escape(
             absl::StrCat(last.node, std::string(1, '\0'), last.index));

@@ -49,6 +49,7 @@
 #include "absl/types/span.h"
 #include "server/model.h"
 #include "server/node_report.h"
+#include "server/page_budget.h"
 
 namespace ctxsel::server {
 
@@ -139,18 +140,21 @@ class Inventory {
   // and tells the observer; a node's next beat or report makes it healthy.
   void MarkSuspects();
 
-  // Live nodes in id order, from `page_token` on.
+  // Live nodes in id order, from `page_token` on; a page ends at
+  // `page_size` nodes or before `budget` runs out. ResourceExhaustedError
+  // naming a node too large for a page on its own.
   absl::StatusOr<Page<NodeState>> ListNodes(
-      int page_size, const std::string& page_token) const;
+      int page_size, const std::string& page_token,
+      PageBudget<NodeState> budget = {}) const;
 
   // Live devices in (node, index) order that match `match` (a context
   // selector, evaluated with the device as `device` and its node's devices
   // as `target_device`s; empty: all) and are on `node` (empty: any).
-  // InvalidArgumentError "match: L:C: ..." for a bad selector.
-  absl::StatusOr<Page<Device>> ListDevices(const std::string& match,
-                                           const std::string& node,
-                                           int page_size,
-                                           const std::string& page_token) const;
+  // InvalidArgumentError "match: L:C: ..." for a bad selector. Pages end as
+  // ListNodes' do.
+  absl::StatusOr<Page<Device>> ListDevices(
+      const std::string& match, const std::string& node, int page_size,
+      const std::string& page_token, PageBudget<Device> budget = {}) const;
 
   // Every live node and the sequence of the latest event, atomically: a
   // watcher sends these, then events after that sequence.

@@ -34,8 +34,16 @@ grpc::Status InventoryService::Deregister(
 grpc::Status InventoryService::ListNodes(grpc::ServerContext* /*context*/,
                                          const v1::ListNodesRequest* request,
                                          v1::ListNodesResponse* response) {
-  absl::StatusOr<Page<NodeState>> page =
-      inventory_->ListNodes(request->page_size(), request->page_token());
+  const bool with_devices = request->include_devices();
+  PageBudget<NodeState> budget(
+      options_.page_bytes, [with_devices](const NodeState& node) {
+        v1::NodeSummary summary;
+        NodeToProto(node, with_devices, summary.mutable_node());
+        summary.set_device_count(static_cast<int32_t>(node.devices.size()));
+        return RepeatedFieldBytes(summary);
+      });
+  absl::StatusOr<Page<NodeState>> page = inventory_->ListNodes(
+      request->page_size(), request->page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const NodeState& node : page->items) {
     v1::NodeSummary* summary = response->add_nodes();
@@ -46,19 +54,27 @@ grpc::Status InventoryService::ListNodes(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
+void InventoryService::ListedDeviceToProto(const Device& device,
+                                           v1::Device* out) const {
+  DeviceToProto(device, out);
+  absl::StatusOr<std::string> device_class = placer_->DeviceClassOf(device.id);
+  if (device_class.ok()) out->set_device_class(*device_class);
+}
+
 grpc::Status InventoryService::ListDevices(
     grpc::ServerContext* /*context*/, const v1::ListDevicesRequest* request,
     v1::ListDevicesResponse* response) {
-  absl::StatusOr<Page<Device>> page =
-      inventory_->ListDevices(request->match(), request->node(),
-                              request->page_size(), request->page_token());
+  PageBudget<Device> budget(options_.page_bytes, [this](const Device& device) {
+    v1::Device out;
+    ListedDeviceToProto(device, &out);
+    return RepeatedFieldBytes(out);
+  });
+  absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
+      request->match(), request->node(), request->page_size(),
+      request->page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
-    v1::Device* out = response->add_devices();
-    DeviceToProto(device, out);
-    absl::StatusOr<std::string> device_class =
-        placer_->DeviceClassOf(device.id);
-    if (device_class.ok()) out->set_device_class(*device_class);
+    ListedDeviceToProto(device, response->add_devices());
   }
   response->set_next_page_token(page->next_page_token);
   return grpc::Status::OK;

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/inventory.h"
+#include "server/page_budget.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {
@@ -22,6 +23,9 @@ struct InventoryServiceOptions {
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Changes at every server start; agents may log it.
   std::string server_instance;
+  // List pages carry at most this many bytes of nodes or devices
+  // (PageBytes()).
+  size_t page_bytes = PageBytes(4 << 20);
 };
 
 // The streaming RPCs on the callback API, the rest synchronous.
@@ -53,6 +57,9 @@ class InventoryService final : public InventoryServiceBase {
       const v1::WatchInventoryRequest* request) override;
 
  private:
+  // A listed device: its proto with its class from the Placer.
+  void ListedDeviceToProto(const Device& device, v1::Device* out) const;
+
   Inventory* const inventory_;
   const placement::Placer* const placer_;
   const InventoryServiceOptions options_;

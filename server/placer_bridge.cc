@@ -1,5 +1,6 @@
 #include "server/placer_bridge.h"
 
+#include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
@@ -10,8 +11,8 @@ void PlacerBridge::KernelChanged(const std::string& kernel,
   // (one kernel, unique names) cannot fail here, so a failure is a bug.
   absl::Status s = placer_->SetVariants(kernel, variants);
   if (!s.ok()) {
-    spdlog::error("placement rejected the variants of kernel {}: {}", kernel,
-                  s.ToString());
+    spdlog::error("placement rejected the variants of kernel {}: {}",
+                  LogSafe(kernel), LogSafe(s.ToString()));
   }
 }
 
@@ -29,7 +30,8 @@ void PlacerBridge::UtilisationsChanged(
     absl::Span<const std::pair<std::string, double>> utilisation) {
   absl::Status s = placer_->UpdateUtilisations(node, utilisation);
   if (!s.ok()) {
-    spdlog::warn("placement: heartbeat of {}: {}", node, s.ToString());
+    spdlog::warn("placement: heartbeat of {}: {}", LogSafe(node),
+                 LogSafe(s.ToString()));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "server/proto_convert.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "absl/strings/str_cat.h"
 #include "selector/job_check.h"
 #include "server/names.h"
@@ -106,6 +108,13 @@ void ClassToProto(const placement::ClassReport& report,
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
+}
+
+size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message) {
+  const size_t bytes = message.ByteSizeLong();
+  // Field numbers below 16 take a one-byte tag.
+  return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) +
+         bytes;
 }
 
 void VariantToProto(const Variant& variant, v1::Variant* out) {

@@ -24,6 +24,10 @@ namespace ctxsel::server {
 // Same code, same message (the canonical codes are shared).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// The bytes `message` adds to a reply as one element of a repeated field
+// (tag, length, contents): what a page's byte budget counts.
+size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message);
+
 void VariantToProto(const Variant& variant, v1::Variant* out);
 VariantSpec VariantSpecFromProto(const v1::Variant& variant);
 

@@ -58,6 +58,25 @@ ABSL_FLAG(int, max_message_bytes, 4 << 20,
           "Largest request or response message, in bytes.");
 ABSL_FLAG(int, max_batch_size, 1000,
           "Most variants in one RegisterVariants call.");
+// Connection limits; docs/operations.md ("Limits") says why each default.
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(1),
+          "A connection with no call for this long is closed (agents hold a "
+          "heartbeat stream, so they are never idle).");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "A connection older than this is sent GOAWAY; 0: no limit.");
+ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+          "How long calls may run on a connection past --max_connection_age.");
+ABSL_FLAG(int, max_concurrent_streams, 100,
+          "Calls open at once on one connection; 0: no limit.");
+ABSL_FLAG(int, max_header_list_bytes, 8 << 10,
+          "Largest header list (metadata) of one call, in bytes.");
+ABSL_FLAG(int, max_threads, 64,
+          "Threads gRPC may run for unary calls (and their polling).");
+ABSL_FLAG(int64_t, max_grpc_memory_bytes, 0,
+          "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
+ABSL_FLAG(int, fd_headroom, 64,
+          "File descriptors kept free for everything but new connections; a "
+          "connection that would leave fewer is closed at once.");
 
 namespace {
 
@@ -87,6 +106,15 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
       absl::GetFlag(FLAGS_max_traits_per_device);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  options.max_connection_age_grace =
+      absl::GetFlag(FLAGS_max_connection_age_grace);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.max_header_list_bytes = absl::GetFlag(FLAGS_max_header_list_bytes);
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
+  options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
   return options;
 }
 
@@ -102,6 +130,13 @@ int main(int argc, char** argv) {
   // Logs go to stderr; stdout stays free for anything a wrapper may parse.
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-server"));
   const sigset_t stop_signals = BlockStopSignals();
+  if (absl::StatusOr<int64_t> limit = ctxsel::server::RaiseOpenFileLimit();
+      limit.ok()) {
+    spdlog::info("open file limit {}", *limit);
+  } else {
+    spdlog::warn("open file limit unchanged: {}",
+                 std::string(limit.status().message()));
+  }
 
   auto server = ctxsel::server::BuildServer(OptionsFromFlags());
   if (!server.ok()) {

@@ -1,11 +1,15 @@
 #include "server/server_setup.h"
 
+#include <grpc/compression.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +42,49 @@ absl::StatusOr<std::string> DataDir(const std::string& dir) {
 // Changes at every start, so agents can tell a restarted server.
 std::string ServerInstance() {
   return absl::StrFormat("%x-%d", absl::ToUnixNanos(absl::Now()), getpid());
+}
+
+// gRPC takes durations as int milliseconds; zero means "no limit" here and
+// INT_MAX there.
+int Milliseconds(absl::Duration d) {
+  if (d <= absl::ZeroDuration() || d >= absl::Milliseconds(INT_MAX)) {
+    return INT_MAX;
+  }
+  return static_cast<int>(absl::ToInt64Milliseconds(d));
+}
+
+void SetConnectionLimits(const ServerOptions& options,
+                         grpc::ServerBuilder& builder) {
+  grpc::ResourceQuota quota("ctxsel-server");
+  quota.SetMaxThreads(options.max_threads);
+  if (options.max_grpc_memory_bytes > 0) {
+    quota.Resize(options.max_grpc_memory_bytes);
+  }
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Only identity requests: a small gzip request could otherwise inflate to
+  // the message limit (and gRPC 1.51 inflates before it checks the size).
+  // Clients sending compressed requests get UNIMPLEMENTED.
+  builder.AddChannelArgument(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
+                             1 << GRPC_COMPRESS_NONE);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             Milliseconds(options.max_connection_idle));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                             Milliseconds(options.max_connection_age));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                             Milliseconds(options.max_connection_age_grace));
+  if (options.max_concurrent_streams > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               options.max_concurrent_streams);
+  }
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
+                             options.max_header_list_bytes);
+  // A client pinging more often than every 5 minutes without data, three
+  // times, is sent GOAWAY (gRPC's defaults, stated so they stay).
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
 }
 
 }  // namespace
@@ -97,7 +144,9 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
-  variants_service_ = std::make_unique<VariantsService>(registry_.get());
+  service_options.page_bytes = PageBytes(options.max_message_bytes);
+  variants_service_ = std::make_unique<VariantsService>(
+      registry_.get(), PageBytes(options.max_message_bytes));
   placement_service_ =
       std::make_unique<PlacementService>(&placer_, claims_.get());
   inventory_service_ = std::make_unique<InventoryService>(
@@ -108,24 +157,27 @@ void RunningServer::MakeServices(const ServerOptions& options) {
 absl::Status RunningServer::Listen(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // The Listener accepts connections, not gRPC: gRPC 1.51's listener
+  // stops for good after running out of descriptors once.
+  ListenerOptions listener_options;
+  listener_options.fd_headroom = options.fd_headroom;
+  absl::StatusOr<std::unique_ptr<Listener>> listener =
+      Listener::Bind(options.listen, listener_options);
+  if (!listener.ok()) return listener.status();
+  listener_ = *std::move(listener);
+  port_ = listener_->port();
   grpc::ServerBuilder builder;
-  // gRPC defaults to SO_REUSEPORT, which lets a second server bind a busy
-  // port silently; a taken port must be an error.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &port_);
+  SetConnectionLimits(options, builder);
   builder.RegisterService(&ctxsel_service_);
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen, " (address in use or invalid)"));
+  if (server_ == nullptr) {
+    return absl::InternalError("gRPC could not start the server");
   }
+  listener_->Start(server_.get());
   spdlog::info("ctxsel-server {} listening on {} (port {}), node TTL {}",
                kServerVersion, options.listen, port_,
                absl::FormatDuration(node_ttl_));
@@ -154,10 +206,28 @@ RunningServer::~RunningServer() {
 
 void RunningServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
+  listener_->Stop();
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();
+}
+
+absl::StatusOr<int64_t> RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::InternalError(
+        absl::StrCat("getrlimit(RLIMIT_NOFILE): ", std::strerror(errno)));
+  }
+  if (limit.rlim_cur != limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return absl::InternalError(
+          absl::StrCat("setrlimit(RLIMIT_NOFILE): ", std::strerror(errno)));
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? INT64_MAX
+                                         : static_cast<int64_t>(limit.rlim_cur);
 }
 
 absl::Status WritePortFile(const std::string& path, int port) {

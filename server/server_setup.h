@@ -30,6 +30,7 @@
 #include "server/housekeeping.h"
 #include "server/inventory.h"
 #include "server/inventory_service.h"
+#include "server/listener.h"
 #include "server/placement/placer.h"
 #include "server/placement_service.h"
 #include "server/placer_bridge.h"
@@ -58,6 +59,29 @@ struct ServerOptions {
   ReportLimits report_limits;
   int max_message_bytes = 4 << 20;  // requests and responses
   int max_batch_size = 1000;        // variants per RegisterVariants call
+
+  // Limits on what one client can hold (docs/operations.md, "Limits").
+  // A connection with no call for this long is closed; agents keep their
+  // heartbeat stream open, so they are never idle.
+  absl::Duration max_connection_idle = absl::Minutes(1);
+  // A connection older than this is asked to go away (GOAWAY); its calls
+  // then get max_connection_age_grace to finish. Zero: no limit (the
+  // default: heartbeat streams last as long as the agent).
+  absl::Duration max_connection_age = absl::ZeroDuration();
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
+  // Calls open at once on one connection (HTTP/2 SETTINGS); 0: no limit.
+  int max_concurrent_streams = 100;
+  // Largest header list (metadata) of one call, in bytes.
+  int max_header_list_bytes = 8 << 10;
+  // Threads gRPC may run for the synchronous (unary) calls; without a cap
+  // a flood of calls — even ones reset at once — makes a thread each.
+  int max_threads = 64;
+  // Memory gRPC's buffers may take before it sheds load, in bytes; 0: no
+  // limit.
+  int64_t max_grpc_memory_bytes = 0;
+  // Descriptors kept free for everything but new connections; a connection
+  // that would leave fewer is closed at once (server/listener.h).
+  int fd_headroom = 64;
 };
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops
@@ -106,23 +130,35 @@ class RunningServer {
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;
+  // After server_: destroyed first, so no connection reaches a stopped
+  // server.
+  std::unique_ptr<Listener> listener_;
   int port_ = 0;
   bool shut_down_ = false;
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 
 // Opens the variant store, loads the claims, builds every part and starts
-// listening on options.listen with health checking, reflection, the message
-// size limits and SO_REUSEPORT off (a port already taken is an error, not a
-// second listener); the housekeeping thread then runs until the server is
+// listening on options.listen (through a Listener: SO_REUSEPORT off, so a
+// port already taken is an error, not a second listener; descriptor
+// headroom) with health checking, reflection, the message size and
+// connection limits of `options`, and only identity (uncompressed)
+// requests; the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
 // its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
-// use by another server; the message starts "cannot open the variant store",
-// "cannot load the variant store" or "cannot load the claims"),
-// UnavailableError when the address cannot be bound. Logs one line for the
-// loaded store, one for the claims and one for the address.
+// use by another server; the message starts "cannot open the variant
+// store", "cannot load the variant store" or "cannot load the claims"),
+// InvalidArgumentError for an address that does not parse,
+// UnavailableError ("cannot listen on ...") when it cannot be bound. Logs
+// one line for the loaded store, one for the claims and one for the
+// address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
+
+// Raises the soft RLIMIT_NOFILE to the hard limit, so idle connections
+// exhaust descriptors as late as the system allows. Returns the limit now in
+// effect.
+absl::StatusOr<int64_t> RaiseOpenFileLimit();
 
 // Writes "<port>\n" to `path` through a temporary file and a rename, so a
 // reader polling for it never sees a half-written file.

@@ -95,6 +95,48 @@ TEST(ServerSetupTest, TakenPortIsAnError) {
   EXPECT_TRUE(Ping((*first)->port()).ok());
 }
 
+TEST(ServerSetupTest, BadListenAddressIsAnError) {
+  for (const std::string address :
+       {"127.0.0.1", "127.0.0.1:http", "127.0.0.1:70000", "no.such.host.:0"}) {
+    ServerOptions options = TestOptions(TempDir("bad-address"));
+    options.listen = address;
+    auto server = BuildServer(options);
+    ASSERT_FALSE(server.ok()) << address;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument)
+        << server.status();
+    EXPECT_THAT(server.status().message(), HasSubstr("listen address"));
+  }
+}
+
+// A compression bomb: a request that is small on the wire (gzip) but large
+// inflated. The server accepts identity encoding only, so it refuses the
+// request without inflating it, and keeps serving.
+TEST(ServerSetupTest, CompressedRequestsAreRefused) {
+  auto server = BuildServer(TestOptions(TempDir("gzip")));
+  ASSERT_TRUE(server.ok()) << server.status();
+  grpc::ChannelArguments args;
+  args.SetCompressionAlgorithm(GRPC_COMPRESS_GZIP);
+  auto stub = v1::Variants::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", (*server)->port()),
+                                grpc::InsecureChannelCredentials(), args));
+  v1::RegisterVariantsRequest request;
+  request.set_kernel("k");
+  v1::Variant* variant = request.add_variants();
+  variant->set_name("v");
+  // 64 MiB inflated, about 64 KiB gzipped: well under the 4 MiB limit.
+  variant->set_selector(std::string(64 << 20, ' '));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  v1::RegisterVariantsResponse response;
+  grpc::Status status = stub->RegisterVariants(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED)
+      << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("gzip"));
+  EXPECT_EQ((*server)->registry().kernel_count(), 0);
+  EXPECT_TRUE(Ping((*server)->port()).ok());
+}
+
 TEST(ServerSetupTest, VariantsSurviveARebuildOnTheSameDataDir) {
   const std::string dir = TempDir("durable");
   {

@@ -144,8 +144,8 @@ absl::StatusOr<RegisterResult> VariantRegistry::Register(
 }
 
 absl::StatusOr<VariantPage> VariantRegistry::List(
-    const std::string& kernel, int page_size,
-    const std::string& page_token) const {
+    const std::string& kernel, int page_size, const std::string& page_token,
+    PageBudget<Variant> budget) const {
   if (page_size < 0) {
     return absl::InvalidArgumentError("page_size: negative");
   }
@@ -168,7 +168,14 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
     if (!kernel.empty() && it->first != kernel) break;
     for (const Variant& v : it->second) {
       if (resume && std::make_pair(v.kernel, v.order) <= after) continue;
-      if (page.variants.size() == static_cast<size_t>(page_size)) {
+      const PageFit fit = page.variants.size() == static_cast<size_t>(page_size)
+                              ? PageFit::kFull
+                              : budget.Take(v);
+      if (fit == PageFit::kTooLarge) {
+        return TooLargeForAPage(absl::StrCat("variant ", v.kernel, "/", v.name),
+                                budget);
+      }
+      if (fit == PageFit::kFull) {
         page.next_page_token = EncodeToken(page.variants.back());
         return page;
       }

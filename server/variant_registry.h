@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/model.h"
+#include "server/page_budget.h"
 #include "server/store.h"
 
 namespace ctxsel::server {
@@ -82,10 +83,13 @@ class VariantRegistry {
                                           bool replace);
 
   // Variants of `kernel` (all kernels when empty), kernel then declaration
-  // order, from `page_token` on. InvalidArgumentError for a bad token or a
-  // negative page size.
+  // order, from `page_token` on; a page ends at `page_size` variants or
+  // before `budget` runs out. InvalidArgumentError for a bad token or a
+  // negative page size, ResourceExhaustedError naming a variant too large
+  // for a page on its own.
   absl::StatusOr<VariantPage> List(const std::string& kernel, int page_size,
-                                   const std::string& page_token) const;
+                                   const std::string& page_token,
+                                   PageBudget<Variant> budget = {}) const;
 
   // NotFoundError when the kernel has no variant `name`.
   absl::StatusOr<Variant> Get(const std::string& kernel,

@@ -215,5 +215,37 @@ TEST_F(VariantRegistryTest, ListPagesAcrossKernels) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Pages also end by bytes (PageBudget): here each variant counts as its
+// selector's length, and a page may hold 40 bytes.
+TEST_F(VariantRegistryTest, ListPagesEndBeforeTheByteBudget) {
+  ASSERT_TRUE(registry_
+                  ->Register("k",
+                             {{"v0", "device={kind(gpu)}", {}},      // 18
+                              {"v1", "device={kind(cpu)}", {}},      // 18
+                              {"v2", "device={kind(gpu)}    ", {}},  // 22
+                              {"v3", "device={kind(gpu)}", {}}},
+                             false)
+                  .ok());
+  auto by_selector = [](const Variant& v) { return v.selector_text.size(); };
+  std::vector<std::vector<std::string>> pages;
+  std::string token;
+  do {
+    auto page =
+        registry_->List("k", 0, token, PageBudget<Variant>(40, by_selector));
+    ASSERT_TRUE(page.ok()) << page.status();
+    pages.emplace_back();
+    for (const Variant& v : page->variants) pages.back().push_back(v.name);
+    token = page->next_page_token;
+  } while (!token.empty() && pages.size() < 10);
+  EXPECT_THAT(pages,
+              ElementsAre(ElementsAre("v0", "v1"), ElementsAre("v2", "v3")));
+
+  // A variant too large for any page is an error naming it.
+  auto too_small =
+      registry_->List("k", 0, "", PageBudget<Variant>(10, by_selector));
+  EXPECT_EQ(too_small.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(too_small.status().message(), HasSubstr("variant k/v0"));
+}
+
 }  // namespace
 }  // namespace ctxsel::server

@@ -1,5 +1,7 @@
 #include "server/variants_service.h"
 
+#include "server/log_text.h"
+#include "server/page_budget.h"
 #include "server/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -17,21 +19,28 @@ grpc::Status VariantsService::RegisterVariants(
   absl::StatusOr<RegisterResult> result = registry_->Register(
       request->kernel(), std::move(specs), request->replace());
   if (!result.ok()) return ToGrpcStatus(result.status());
+  // Counts, not the variants: echoing a batch near the message limit would
+  // make a reply over it, failing a call whose batch was already stored.
   response->set_revision(result->revision);
-  for (const Variant& variant : result->variants) {
-    VariantToProto(variant, response->add_variants());
-  }
+  response->set_registered_count(static_cast<int32_t>(result->variants.size()));
   spdlog::info("variants: {} {} variant(s) of kernel {} (revision {})",
                request->replace() ? "replaced with" : "registered",
-               result->variants.size(), request->kernel(), result->revision);
+               result->variants.size(), LogSafe(request->kernel()),
+               result->revision);
   return grpc::Status::OK;
 }
 
 grpc::Status VariantsService::ListVariants(
     grpc::ServerContext* /*context*/, const v1::ListVariantsRequest* request,
     v1::ListVariantsResponse* response) {
-  absl::StatusOr<VariantPage> page = registry_->List(
-      request->kernel(), request->page_size(), request->page_token());
+  PageBudget<Variant> budget(page_bytes_, [](const Variant& variant) {
+    v1::Variant out;
+    VariantToProto(variant, &out);
+    return RepeatedFieldBytes(out);
+  });
+  absl::StatusOr<VariantPage> page =
+      registry_->List(request->kernel(), request->page_size(),
+                      request->page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Variant& variant : page->variants) {
     VariantToProto(variant, response->add_variants());
@@ -58,8 +67,8 @@ grpc::Status VariantsService::DeleteVariant(
       registry_->Delete(request->kernel(), request->name());
   if (!revision.ok()) return ToGrpcStatus(revision.status());
   response->set_revision(*revision);
-  spdlog::info("variants: deleted {}/{} (revision {})", request->kernel(),
-               request->name(), *revision);
+  spdlog::info("variants: deleted {}/{} (revision {})",
+               LogSafe(request->kernel()), LogSafe(request->name()), *revision);
   return grpc::Status::OK;
 }
 

@@ -10,7 +10,9 @@ namespace ctxsel::server {
 
 class VariantsService final : public v1::Variants::Service {
  public:
-  explicit VariantsService(VariantRegistry* registry) : registry_(registry) {}
+  // List pages carry at most `page_bytes` of variants (PageBytes()).
+  VariantsService(VariantRegistry* registry, size_t page_bytes)
+      : registry_(registry), page_bytes_(page_bytes) {}
 
   grpc::Status RegisterVariants(
       grpc::ServerContext* context, const v1::RegisterVariantsRequest* request,
@@ -27,6 +29,7 @@ class VariantsService final : public v1::Variants::Service {
 
  private:
   VariantRegistry* const registry_;
+  const size_t page_bytes_;
 };
 
 }  // namespace ctxsel::server

@@ -97,7 +97,7 @@ absl::StatusOr<SourceBatches> ImportSources(
 void PrintRegistered(const std::string& kernel,
                      const v1::RegisterVariantsResponse& response) {
   std::printf("registered %d variant(s) of %s at revision %lld\n",
-              response.variants_size(), kernel.c_str(),
+              response.registered_count(), kernel.c_str(),
               static_cast<long long>(response.revision()));
 }
 

@@ -41,14 +41,21 @@ absl::Status WaitForServing(const std::string& address,
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
-    const std::vector<std::string>& extra_flags, int port) {
+    const std::vector<std::string>& extra_flags, int port,
+    int open_file_limit) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   const std::string dir = MakeTempDir("server");
   const std::string port_file = dir + "/port";
   server->log_path_ = dir + "/server.log";
-  std::vector<std::string> argv = {
-      ServerPath(), absl::StrCat("--listen=127.0.0.1:", port),
-      "--port_file=" + port_file};
+  std::vector<std::string> argv;
+  if (open_file_limit > 0) {
+    argv = {"/bin/bash", "-c",
+            absl::StrCat("ulimit -n ", open_file_limit, " && exec \"$@\""),
+            "bash"};
+  }
+  argv.insert(argv.end(),
+              {ServerPath(), absl::StrCat("--listen=127.0.0.1:", port),
+               "--port_file=" + port_file});
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   auto process = Subprocess::Start(argv, server->log_path_, server->log_path_);
   if (!process.ok()) return process.status();
@@ -56,9 +63,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
 
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!absl::SimpleAtoi(absl::StripAsciiWhitespace(
-                               ReadFileOrEmpty(port_file)),
-                           &server->port_)) {
+  while (!absl::SimpleAtoi(
+      absl::StripAsciiWhitespace(ReadFileOrEmpty(port_file)), &server->port_)) {
     if (!server->process_->Running() ||
         std::chrono::steady_clock::now() > deadline) {
       return absl::UnavailableError(

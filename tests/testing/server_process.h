@@ -30,8 +30,11 @@ class ServerProcess {
  public:
   // Starts ctxsel-server with --listen=127.0.0.1:<port> (0 = a free port)
   // plus `extra_flags`, and waits for SERVING. Its log goes to log_path().
+  // open_file_limit > 0 sets the server's soft and hard RLIMIT_NOFILE
+  // (`ulimit -n`), so the server cannot raise it.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
-      const std::vector<std::string>& extra_flags = {}, int port = 0);
+      const std::vector<std::string>& extra_flags = {}, int port = 0,
+      int open_file_limit = 0);
 
   const std::string& address() const { return address_; }
   int port() const { return port_; }
