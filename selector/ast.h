@@ -26,16 +26,28 @@ struct NameProperty {
   bool extension = false;  // written `name(args...)`
 };
 
-// The clauses of a construct `simd` selector.
+// The clauses of a construct `simd` selector; every variable keeps its
+// position, so that restriction errors point at it.
 struct SimdProperties {
+  struct Variable {
+    std::string name;
+    Pos pos;
+  };
   struct Aligned {
     std::string variable;
     int64_t alignment = 0;  // 0: implementation default (matches any)
+    Pos pos;
+  };
+  struct Linear {
+    std::string variable;
+    LinearStep step;  // 1 when the clause gives none
+    Pos pos;
+    Pos step_pos;
   };
   int64_t simdlen = 0;  // 0: not given
   std::vector<Aligned> aligned;
-  std::vector<std::string> linear;
-  std::vector<std::string> uniform;
+  std::vector<Linear> linear;
+  std::vector<Variable> uniform;
   bool inbranch = false;
   bool notinbranch = false;
   // Clause names in source order with positions, for validation.

@@ -27,11 +27,12 @@ bool SimdMatches(const SimdProperties& want, const ConstructTrait& have) {
     int64_t m = it->second;
     if (a.alignment > 0 && (m <= 0 || a.alignment % m != 0)) return false;
   }
-  for (const auto& v : want.linear) {
-    if (!have.linear.contains(v)) return false;
+  for (const auto& l : want.linear) {
+    auto it = have.linear.find(l.variable);
+    if (it == have.linear.end() || it->second != l.step) return false;
   }
-  for (const auto& v : want.uniform) {
-    if (!have.uniform.contains(v)) return false;
+  for (const auto& u : want.uniform) {
+    if (!have.uniform.contains(u.name)) return false;
   }
   return (!want.inbranch || have.inbranch) &&
          (!want.notinbranch || have.notinbranch);

@@ -157,9 +157,15 @@ class Parser {
     Pos open = Peek().pos;
     Next();
     t.has_properties = true;
-    if (Peek().kind == TokenKind::kIdent && Peek().text == "score" &&
-        Peek(1).Is("(")) {
-      if (absl::Status s = ParseScore(t); !s.ok()) return s;
+    if (Peek().kind == TokenKind::kIdent && Peek().text == "score") {
+      // `score` followed by `,` or `)` is a property named score.
+      if (Peek(1).Is("(")) {
+        if (absl::Status s = ParseScore(t); !s.ok()) return s;
+      } else if (!Peek(1).Is(",") && !Peek(1).Is(")")) {
+        return ErrorAt(Peek().pos,
+                       "score needs its expression in parentheses: "
+                       "score(expression):");
+      }
     }
     if (!Peek().Is(")")) {
       if (absl::Status s = ParseProperties(t); !s.ok()) return s;
@@ -293,37 +299,76 @@ class Parser {
 
   // aligned(a, b : 64), linear(i : step), uniform(n).
   absl::Status ParseSimdList(const std::string& clause, SimdProperties& simd) {
-    std::vector<std::string> vars;
+    std::vector<SimdProperties::Variable> vars;
     while (true) {
       if (Peek().kind != TokenKind::kIdent) return Expected("a variable name");
-      vars.push_back(Peek().text);
+      vars.push_back({Peek().text, Peek().pos});
       Next();
       if (!Peek().Is(",")) break;
       Next();
     }
-    int64_t modifier = 0;
-    if (Peek().Is(":") && clause != "uniform") {
-      Next();
-      Pos pos = Peek().pos;
-      absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
-      if (!e.ok()) return e.status();
-      if (!e->constant() || (clause == "aligned" && e->value() <= 0)) {
-        return ErrorAt(pos, absl::StrCat(clause,
-                                         " needs a positive constant, "
-                                         "got '",
-                                         e->text(), "'"));
-      }
-      modifier = e->value();
+    if (clause == "uniform") {
+      simd.uniform.insert(simd.uniform.end(), vars.begin(), vars.end());
+      return absl::OkStatus();
     }
-    for (std::string& v : vars) {
-      if (clause == "aligned") {
-        simd.aligned.push_back({std::move(v), modifier});
-      } else {
-        (clause == "linear" ? simd.linear : simd.uniform)
-            .push_back(std::move(v));
+    if (clause == "aligned") {
+      int64_t alignment = 0;
+      if (Peek().Is(":")) {
+        Next();
+        absl::StatusOr<int64_t> a = ParseAlignment();
+        if (!a.ok()) return a.status();
+        alignment = *a;
       }
+      for (SimdProperties::Variable& v : vars) {
+        simd.aligned.push_back({std::move(v.name), alignment, v.pos});
+      }
+      return absl::OkStatus();
+    }
+    LinearStep step;
+    Pos step_pos;
+    if (Peek().Is(":")) {
+      Next();
+      step_pos = Peek().pos;
+      absl::StatusOr<LinearStep> s = ParseLinearStep();
+      if (!s.ok()) return s.status();
+      step = *std::move(s);
+    }
+    for (SimdProperties::Variable& v : vars) {
+      simd.linear.push_back({std::move(v.name), step, v.pos, step_pos});
     }
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> ParseAlignment() {
+    Pos pos = Peek().pos;
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    if (!e->constant() || e->value() <= 0) {
+      return ErrorAt(pos, absl::StrCat("aligned needs a positive constant, "
+                                       "got '",
+                                       e->text(), "'"));
+    }
+    return e->value();
+  }
+
+  // An integer constant (any sign) or one variable, which the validator
+  // checks is uniform.
+  absl::StatusOr<LinearStep> ParseLinearStep() {
+    const size_t first = at_;
+    Pos pos = Peek().pos;
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    LinearStep step;
+    if (e->constant()) {
+      step.constant = e->value();
+    } else if (at_ == first + 1 && tokens_[first].kind == TokenKind::kIdent) {
+      step.uniform = tokens_[first].text;
+    } else {
+      return ErrorAt(pos, absl::StrCat("linear step must be an integer "
+                                       "constant or a uniform variable, got '",
+                                       e->text(), "'"));
+    }
+    return step;
   }
 
   std::vector<Token> tokens_;

@@ -181,7 +181,32 @@ INSTANTIATE_TEST_SUITE_P(
                   "1:17: simd takes no properties in a metadirective",
                   Directive::kMetadirective},
         ErrorCase{"construct={simd(inbranch, notinbranch)}",
-                  "1:12: inbranch and notinbranch exclude each other"},
+                  "1:27: inbranch and notinbranch exclude each other "
+                  "(first at 1:17)"},
+        // declare simd: at most one uniform or linear clause per argument,
+        // at most one aligned clause; the error points at the repeat.
+        ErrorCase{"construct={simd(uniform(a), linear(a))}",
+                  "1:36: variable 'a' appears in more than one uniform or "
+                  "linear clause (first at 1:25)"},
+        ErrorCase{"construct={simd(linear(i), linear(j, i:2))}",
+                  "1:38: variable 'i' appears in more than one uniform or "
+                  "linear clause (first at 1:24)"},
+        ErrorCase{"construct={simd(aligned(a), aligned(a:8))}",
+                  "1:37: variable 'a' appears in more than one aligned "
+                  "clause (first at 1:25)"},
+        ErrorCase{"construct={simd(linear(i:n))}",
+                  "1:26: linear step 'n' is not in a uniform clause"},
+        ErrorCase{"construct={simd(linear(i:n + 1), uniform(n))}",
+                  "1:26: linear step must be an integer constant or a uniform "
+                  "variable, got 'n + 1'"},
+        ErrorCase{"construct={simd(aligned(a:0))}",
+                  "1:27: aligned needs a positive constant, got '0'"},
+        // score without its parentheses: the error points at `score`.
+        ErrorCase{"implementation={vendor(score: llvm)}",
+                  "1:24: score needs its expression in parentheses: "
+                  "score(expression):"},
+        ErrorCase{"user={condition(score 2: N)}",
+                  "1:17: score needs its expression in parentheses"},
         ErrorCase{"construct={simd(simdlen(0))}",
                   "1:25: simdlen must be a positive constant"},
         ErrorCase{"construct={simd(vectorlength(4))}",
@@ -195,6 +220,29 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"user={condition(\"x)}", "1:17: unterminated string"},
         ErrorCase{"device={kind(gpu)} /* x", "1:20: unterminated comment"},
         ErrorCase{"user={condition(a ? b)}", "1:22: expected ':' of '?:'"}));
+
+TEST(SimdTest, UniformOrLinearArgumentMayAlsoBeAligned) {
+  // GCC's tests use this form; the restriction is on uniform and linear.
+  absl::StatusOr<Selector> s =
+      Selector::Parse("construct={simd(uniform(a), aligned(a:64))}");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->ToString(), "construct={simd(aligned(a:64), uniform(a))}");
+  EXPECT_TRUE(
+      Selector::Parse("construct={simd(linear(p:4), aligned(p:32))}").ok());
+}
+
+TEST(SimdTest, LinearSteps) {
+  // Step 1 is the default; negative and zero steps are integer constants
+  // too; a variable step must be uniform (OpenMP 5.2).
+  EXPECT_EQ(Canonical("construct={simd(linear(i:1), linear(j))}"),
+            "construct={simd(linear(i, j))}");
+  EXPECT_EQ(Canonical("construct={simd(linear(k:n), linear(i:2), uniform(n), "
+                      "linear(m:-1), linear(z:0), linear(j:2))}"),
+            "construct={simd(linear(m:-1), linear(z:0), linear(i, j:2), "
+            "linear(k:n), uniform(n))}");
+  EXPECT_EQ(Canonical("construct={simd(linear(i:2*3))}"),
+            "construct={simd(linear(i:6))}");
+}
 
 TEST(ValidationTest, SizeAndNestingLimits) {
   std::string big =

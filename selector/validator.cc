@@ -1,8 +1,12 @@
 #include "selector/validator.h"
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -110,6 +114,68 @@ absl::Status CheckKind(const TraitSet& set, const TraitSelector& t) {
   return absl::OkStatus();
 }
 
+bool Before(const Pos& a, const Pos& b) {
+  return std::tie(a.text, a.line, a.column) <
+         std::tie(b.text, b.line, b.column);
+}
+
+// A variable used where it was used already: the later use, with the first.
+struct Repeat {
+  const std::string* name = nullptr;
+  Pos pos, first;
+};
+
+std::optional<Repeat> FindRepeat(
+    std::vector<std::pair<Pos, const std::string*>> uses) {
+  std::sort(uses.begin(), uses.end(), [](const auto& a, const auto& b) {
+    return Before(a.first, b.first);
+  });
+  absl::flat_hash_map<absl::string_view, Pos> seen;
+  for (const auto& [pos, name] : uses) {
+    if (auto [it, fresh] = seen.emplace(*name, pos); !fresh) {
+      return Repeat{name, pos, it->second};
+    }
+  }
+  return std::nullopt;
+}
+
+// The declare simd restrictions (OpenMP 5.2 §7.7): an argument appears in
+// at most one uniform or linear clause and in at most one aligned clause
+// (uniform and aligned together are fine); a linear step that is a
+// variable must be uniform.
+absl::Status CheckSimdVariables(const SimdProperties& simd) {
+  std::vector<std::pair<Pos, const std::string*>> uniform_or_linear, aligned;
+  absl::flat_hash_set<absl::string_view> uniform;
+  for (const auto& u : simd.uniform) {
+    uniform_or_linear.push_back({u.pos, &u.name});
+    uniform.insert(u.name);
+  }
+  for (const auto& l : simd.linear) {
+    uniform_or_linear.push_back({l.pos, &l.variable});
+  }
+  for (const auto& a : simd.aligned) aligned.push_back({a.pos, &a.variable});
+  for (auto [uses, clauses] :
+       {std::make_pair(&uniform_or_linear, "uniform or linear clause"),
+        std::make_pair(&aligned, "aligned clause")}) {
+    if (std::optional<Repeat> r = FindRepeat(*uses)) {
+      return ErrorAt(r->pos,
+                     absl::StrCat("variable '", *r->name,
+                                  "' appears in more than one ", clauses),
+                     r->first);
+    }
+  }
+  for (const auto& l : simd.linear) {
+    if (!l.step.uniform.empty() && !uniform.contains(l.step.uniform)) {
+      return ErrorAt(l.step_pos,
+                     absl::StrCat("linear step '", l.step.uniform,
+                                  "' is not in a uniform clause of this simd "
+                                  "(a step is an integer constant or a "
+                                  "uniform variable)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
   if (directive == Directive::kBeginDeclareVariant) {
     return ErrorAt(t.pos,
@@ -121,9 +187,6 @@ absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
     return ErrorAt(simd.clauses[0].pos,
                    "simd takes no properties in a metadirective selector");
   }
-  if (simd.inbranch && simd.notinbranch) {
-    return ErrorAt(t.pos, "inbranch and notinbranch exclude each other");
-  }
   absl::flat_hash_map<std::string, Pos> seen;
   for (const NameProperty& c : simd.clauses) {
     bool list =
@@ -133,19 +196,14 @@ absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
                      absl::StrCat("simd clause '", c.name, "' given twice"),
                      it->second);
     }
-  }
-  absl::flat_hash_map<std::string, int> vars;
-  for (const auto& a : simd.aligned) ++vars[a.variable];
-  for (const auto& v : simd.linear) ++vars[v];
-  for (const auto& v : simd.uniform) ++vars[v];
-  for (const auto& [name, count] : vars) {
-    if (count > 1) {
-      return ErrorAt(t.pos, absl::StrCat("variable '", name,
-                                         "' appears in "
-                                         "more than one simd clause"));
+    bool branch = c.name == "inbranch" || c.name == "notinbranch";
+    absl::string_view other = c.name == "inbranch" ? "notinbranch" : "inbranch";
+    if (branch && seen.contains(other)) {
+      return ErrorAt(c.pos, "inbranch and notinbranch exclude each other",
+                     seen.at(other));
     }
   }
-  return absl::OkStatus();
+  return CheckSimdVariables(simd);
 }
 
 absl::Status CheckCounts(const TraitSelector& t) {
