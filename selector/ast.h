@@ -19,11 +19,13 @@
 namespace ctxsel::selector::internal {
 
 // A name-list property: an identifier, a string literal's contents, or an
-// extension `name(args...)` in canonical text.
+// extension `name(args...)` in canonical text. For a requires clause, the
+// clause name and its arguments (`atomic_default_mem_order(seq_cst)`).
 struct NameProperty {
   std::string name;
   Pos pos;
-  bool extension = false;  // written `name(args...)`
+  bool extension = false;               // written `name(args...)`
+  std::vector<NameProperty> arguments;  // requires clauses only
 };
 
 // The clauses of a construct `simd` selector; every variable keeps its
@@ -61,7 +63,7 @@ struct TraitSelector {
   int64_t score = 0;
   Pos score_pos;
   std::optional<Expression> score_expr;
-  std::vector<NameProperty> names;      // kNames, kSingleName, requires
+  std::vector<NameProperty> names;      // kNames, kRequiresClauses
   std::vector<Expression> expressions;  // kExpression
   SimdProperties simd;                  // kSimdClauses
   bool has_properties = false;          // parentheses were given

@@ -94,8 +94,7 @@ std::string PropertiesText(const TraitSelector& t) {
     }
     default: {
       std::vector<std::string> names;
-      for (const NameProperty& p : t.names)
-        names.push_back(NameText(p.name, p.extension));
+      for (const NameProperty& p : t.names) names.push_back(PropertyText(p));
       std::sort(names.begin(), names.end());
       return absl::StrJoin(names, ", ");
     }
@@ -107,6 +106,13 @@ std::string PropertiesText(const TraitSelector& t) {
 std::string NameText(absl::string_view name, bool extension) {
   return extension || IsIdentifier(name) ? std::string(name)
                                          : absl::StrCat("\"", name, "\"");
+}
+
+std::string PropertyText(const NameProperty& p) {
+  if (p.arguments.empty()) return NameText(p.name, p.extension);
+  std::vector<absl::string_view> arguments;
+  for (const NameProperty& a : p.arguments) arguments.push_back(a.name);
+  return absl::StrCat(p.name, "(", absl::StrJoin(arguments, ", "), ")");
 }
 
 std::string SelectorText(const TraitSelector& t) {

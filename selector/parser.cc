@@ -1,6 +1,9 @@
 #include "selector/parser.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +22,11 @@ std::string Describe(const Token& t) {
     default:
       return absl::StrCat("'", t.text, "'");
   }
+}
+
+bool Before(const Pos& a, const Pos& b) {
+  return std::tie(a.text, a.line, a.column) <
+         std::tie(b.text, b.line, b.column);
 }
 
 std::string SetNames() {
@@ -112,7 +120,11 @@ class Parser {
       return ErrorAt(
           open, absl::StrCat("empty trait set '", GetSetInfo(*id).name, "'"));
     }
+    std::vector<bool> property_spelling;
     while (true) {
+      property_spelling.push_back(Peek().kind == TokenKind::kIdent &&
+                                  !FindSelector(*id, Peek().text) &&
+                                  FindPropertySelector(*id, Peek().text));
       absl::StatusOr<TraitSelector> t = ParseSelector(*id);
       if (!t.ok()) return t.status();
       set.selectors.push_back(*std::move(t));
@@ -120,7 +132,55 @@ class Parser {
       Next();
     }
     if (absl::Status s = Close("}", open); !s.ok()) return s;
+    if (absl::Status s = MergePropertySpellings(set, property_spelling);
+        !s.ok()) {
+      return s;
+    }
     return set;
+  }
+
+  // Properties written as selectors (`implementation={unified_address,
+  // requires(reverse_offload)}`) join their selector: the one written out
+  // if there is one, else the first spelling; one meaning, one canonical
+  // form. At most one of them may carry a score.
+  absl::Status MergePropertySpellings(TraitSet& set,
+                                      const std::vector<bool>& spelling) {
+    std::vector<TraitSelector> kept;
+    std::vector<TraitSelector> merged;
+    for (size_t i = 0; i < set.selectors.size(); ++i) {
+      (spelling[i] ? merged : kept).push_back(std::move(set.selectors[i]));
+    }
+    for (TraitSelector& t : merged) {
+      auto into = std::find_if(kept.begin(), kept.end(),
+                               [&](const auto& k) { return k.id == t.id; });
+      if (into == kept.end()) {
+        kept.push_back(std::move(t));
+        continue;
+      }
+      if (t.has_score && into->has_score) {
+        bool later = Before(into->score_pos, t.score_pos);
+        return ErrorAt(
+            later ? t.score_pos : into->score_pos,
+            absl::StrCat("score given twice for ", GetSelectorInfo(t.id).name,
+                         " (its properties written as selectors "
+                         "are one selector)"),
+            later ? into->score_pos : t.score_pos);
+      }
+      if (t.has_score) {
+        into->has_score = true;
+        into->score_pos = t.score_pos;
+        into->score_expr = std::move(t.score_expr);
+      }
+      for (NameProperty& p : t.names) into->names.push_back(std::move(p));
+      // Source order, so that a property given twice is reported where it
+      // is repeated.
+      std::stable_sort(into->names.begin(), into->names.end(),
+                       [](const NameProperty& a, const NameProperty& b) {
+                         return Before(a.pos, b.pos);
+                       });
+    }
+    set.selectors = std::move(kept);
+    return absl::OkStatus();
   }
 
   absl::Status UnknownSelector(SetId set, const Token& name) {
@@ -148,7 +208,11 @@ class Parser {
     const Token& name = Peek();
     if (name.kind != TokenKind::kIdent) return Expected("a trait selector");
     std::optional<SelectorId> id = FindSelector(set, name.text);
-    if (!id) return UnknownSelector(set, name);
+    if (!id) {
+      std::optional<SelectorId> owner = FindPropertySelector(set, name.text);
+      if (owner) return ParsePropertySpelling(*owner);
+      return UnknownSelector(set, name);
+    }
     TraitSelector t;
     t.id = *id;
     t.pos = name.pos;
@@ -157,21 +221,80 @@ class Parser {
     Pos open = Peek().pos;
     Next();
     t.has_properties = true;
-    if (Peek().kind == TokenKind::kIdent && Peek().text == "score") {
-      // `score` followed by `,` or `)` is a property named score.
-      if (Peek(1).Is("(")) {
-        if (absl::Status s = ParseScore(t); !s.ok()) return s;
-      } else if (!Peek(1).Is(",") && !Peek(1).Is(")")) {
-        return ErrorAt(Peek().pos,
-                       "score needs its expression in parentheses: "
-                       "score(expression):");
-      }
-    }
+    if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
     if (!Peek().Is(")")) {
       if (absl::Status s = ParseProperties(t); !s.ok()) return s;
     }
     if (absl::Status s = Close(")", open); !s.ok()) return s;
     return t;
+  }
+
+  // `unified_address`, `atomic_default_mem_order(score(2): seq_cst)`: a
+  // property of `owner` written as a selector, with the property's own
+  // arguments as the selector's properties.
+  absl::StatusOr<TraitSelector> ParsePropertySpelling(SelectorId owner) {
+    TraitSelector t;
+    t.id = owner;
+    t.pos = Peek().pos;
+    t.has_properties = true;
+    NameProperty p;
+    p.name = Peek().text;
+    p.pos = Peek().pos;
+    Next();
+    if (Peek().Is("(")) {
+      Pos open = Peek().pos;
+      Next();
+      if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
+      if (!Peek().Is(")")) {
+        if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
+      }
+      if (absl::Status s = Close(")", open); !s.ok()) return s;
+    }
+    t.names.push_back(std::move(p));
+    return t;
+  }
+
+  // name | name(argument, ...): the validator checks names and counts.
+  // String literals and integers are not clauses.
+  absl::Status ParseRequiresClause(std::vector<NameProperty>& out) {
+    if (Peek().kind != TokenKind::kIdent) return Expected("a requires clause");
+    NameProperty p;
+    p.name = Peek().text;
+    p.pos = Peek().pos;
+    Next();
+    if (Peek().Is("(")) {
+      Pos open = Peek().pos;
+      Next();
+      if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
+      if (absl::Status s = Close(")", open); !s.ok()) return s;
+    }
+    out.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseClauseArguments(NameProperty& clause) {
+    while (true) {
+      if (Peek().kind != TokenKind::kIdent) {
+        return Expected(absl::StrCat("an argument of ", clause.name));
+      }
+      clause.arguments.push_back({Peek().text, Peek().pos});
+      Next();
+      if (!Peek().Is(",")) return absl::OkStatus();
+      Next();
+    }
+  }
+
+  // `score(e):` at the start of a selector's properties, if there.
+  absl::Status ParseOptionalScore(TraitSelector& t) {
+    if (Peek().kind != TokenKind::kIdent || Peek().text != "score") {
+      return absl::OkStatus();
+    }
+    if (Peek(1).Is("(")) return ParseScore(t);
+    // `score` followed by `,` or `)` is a property named score.
+    if (Peek(1).Is(",") || Peek(1).Is(")")) return absl::OkStatus();
+    return ErrorAt(Peek().pos,
+                   "score needs its expression in parentheses: "
+                   "score(expression):");
   }
 
   absl::Status ParseScore(TraitSelector& t) {
@@ -207,6 +330,9 @@ class Parser {
         case PropertyKind::kSimdClauses:
           s = ParseSimdClause(t.simd);
           break;
+        case PropertyKind::kRequiresClauses:
+          s = ParseRequiresClause(t.names);
+          break;
         default:
           s = ParseName(t.names);
           break;
@@ -218,7 +344,11 @@ class Parser {
   }
 
   // name | "string" | name(args...) (an extension), kept as canonical text.
+  // An integer is not a name (only an extension's argument).
   absl::Status ParseName(std::vector<NameProperty>& out) {
+    if (Peek().kind == TokenKind::kInt) {
+      return Expected("a property name (an identifier or a string)");
+    }
     NameProperty p;
     p.pos = Peek().pos;
     p.extension = Peek().kind == TokenKind::kIdent && Peek(1).Is("(");

@@ -83,7 +83,8 @@ SubsetItems ItemsOf(const SelectorAst& ast) {
       std::string score = t.has_score ? absl::StrCat("#", t.score) : "";
       for (const NameProperty& p : t.names) {
         if (IsOnlyAny(t)) continue;
-        out.items.push_back(absl::StrCat(prefix, "(", p.name, ")", score));
+        out.items.push_back(
+            absl::StrCat(prefix, "(", PropertyText(p), ")", score));
       }
       for (const Expression& e : t.expressions) {
         std::string value = e.constant() && t.id == SelectorId::kUserCondition

@@ -34,7 +34,10 @@ void ShiftText(internal::TraitSelector& t, int by) {
   t.pos.text += by;
   t.score_pos.text += by;
   if (t.score_expr) t.score_expr->ShiftText(by);
-  for (internal::NameProperty& p : t.names) p.pos.text += by;
+  for (internal::NameProperty& p : t.names) {
+    p.pos.text += by;
+    for (internal::NameProperty& a : p.arguments) a.pos.text += by;
+  }
   for (internal::Expression& e : t.expressions) e.ShiftText(by);
   for (internal::NameProperty& c : t.simd.clauses) c.pos.text += by;
   for (auto& a : t.simd.aligned) a.pos.text += by;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -47,7 +48,7 @@ TEST(ParseTest, EveryGrammarForm) {
             "implementation={requires(atomic_default_mem_order(seq_cst), "
             "unified_shared_memory)}");
   EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(acq_rel)}"),
-            "implementation={atomic_default_mem_order(acq_rel)}");
+            "implementation={requires(atomic_default_mem_order(acq_rel))}");
   EXPECT_EQ(Canonical("user={condition(N > 32 && M % 2 == 0)}"),
             "user={condition(N > 32 && M % 2 == 0)}");
   EXPECT_EQ(Canonical("target_device={device_num(1+1), kind(gpu)}"),
@@ -146,7 +147,37 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"implementation={atomic_default_mem_order(weird)}",
                   "1:42: unknown atomic_default_mem_order property 'weird'"},
         ErrorCase{"implementation={requires(atomic_default_mem_order(x))}",
-                  "1:26: atomic_default_mem_order needs exactly one of"},
+                  "1:51: unknown atomic_default_mem_order property 'x'"},
+        ErrorCase{"implementation={requires(atomic_default_mem_order)}",
+                  "1:26: atomic_default_mem_order takes exactly one of"},
+        ErrorCase{"implementation={requires(unified_address(x))}",
+                  "1:42: unified_address takes no arguments"},
+        // An integer is not a name; a string literal is not a clause.
+        ErrorCase{"device={isa(1)}",
+                  "1:13: expected a property name (an identifier or a "
+                  "string), found '1'"},
+        ErrorCase{"target_device={arch(64)}", "1:21: expected a property name"},
+        ErrorCase{"implementation={vendor(llvm, 2)}",
+                  "1:30: expected a property name"},
+        ErrorCase{"implementation={requires(\"unified_address\")}",
+                  "1:26: expected a requires clause, found "
+                  "\"unified_address\""},
+        ErrorCase{"implementation={requires(1)}",
+                  "1:26: expected a requires clause, found '1'"},
+        ErrorCase{"implementation={atomic_default_mem_order(\"seq_cst\")}",
+                  "1:42: expected an argument of atomic_default_mem_order, "
+                  "found \"seq_cst\""},
+        ErrorCase{"implementation={requires(atomic_default_mem_order("
+                  "\"seq_cst\"))}",
+                  "1:51: expected an argument of atomic_default_mem_order"},
+        // The 5.0 spellings are requires properties: no repeats, one score.
+        ErrorCase{"implementation={requires(unified_address), "
+                  "unified_address}",
+                  "1:44: property 'unified_address' given twice in requires "
+                  "(first at 1:26)"},
+        ErrorCase{"implementation={atomic_default_mem_order(score(1): "
+                  "seq_cst), requires(score(2): unified_address)}",
+                  "1:71: score given twice for requires"},
         ErrorCase{"implementation={requires(unified_memory)}",
                   "1:26: unknown requires property 'unified_memory'"},
         ErrorCase{"user={condition}", "1:7: condition requires an expression"},
@@ -220,6 +251,30 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"user={condition(\"x)}", "1:17: unterminated string"},
         ErrorCase{"device={kind(gpu)} /* x", "1:20: unterminated comment"},
         ErrorCase{"user={condition(a ? b)}", "1:22: expected ':' of '?:'"}));
+
+TEST(RequirementTest, FiveZeroSpellingsAreRequiresProperties) {
+  // OpenMP 5.0 wrote the requires clauses as implementation selectors; one
+  // meaning, 5.2's requires(...) the canonical form.
+  for (const char* clause : {"unified_address", "unified_shared_memory",
+                             "reverse_offload", "dynamic_allocators"}) {
+    EXPECT_EQ(Canonical(absl::StrCat("implementation={", clause, "}")),
+              absl::StrCat("implementation={requires(", clause, ")}"));
+  }
+  EXPECT_EQ(Canonical("implementation={vendor(gnu), unified_address, "
+                      "requires(reverse_offload), dynamic_allocators()}"),
+            "implementation={vendor(gnu), requires(dynamic_allocators, "
+            "reverse_offload, unified_address)}");
+  EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(score(3): "
+                      "seq_cst), unified_address}"),
+            "implementation={requires(score(3): "
+            "atomic_default_mem_order(seq_cst), unified_address)}");
+  EXPECT_EQ(
+      *Selector::Parse("implementation={unified_shared_memory}"),
+      *Selector::Parse("implementation={requires(unified_shared_memory)}"));
+  // Integers stay valid inside an extension's arguments.
+  EXPECT_EQ(Canonical("implementation={extension(f(1, \"x\"))}"),
+            "implementation={extension(f(1,x))}");
+}
 
 TEST(SimdTest, UniformOrLinearArgumentMayAlsoBeAligned) {
   // GCC's tests use this form; the restriction is on uniform and linear.

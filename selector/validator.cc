@@ -7,7 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -38,8 +37,35 @@ absl::Status CheckScore(SetId set, TraitSelector& t) {
   return absl::OkStatus();
 }
 
+// A requires clause: atomic_default_mem_order takes exactly one of its
+// memory orders, the others take no argument (the table says which).
+absl::Status CheckClauseArguments(const TraitSelector& t,
+                                  const NameProperty& p) {
+  std::vector<absl::string_view> known = PropertyArguments(t.id, p.name);
+  if (known.empty()) {
+    if (p.arguments.empty()) return absl::OkStatus();
+    return ErrorAt(p.arguments[0].pos,
+                   absl::StrCat(p.name, " takes no arguments"));
+  }
+  std::string one_of = absl::StrCat(p.name, " takes exactly one of ",
+                                    absl::StrJoin(known, ", "));
+  if (p.arguments.size() != 1) {
+    return ErrorAt(p.arguments.empty() ? p.pos : p.arguments[1].pos, one_of);
+  }
+  const NameProperty& argument = p.arguments[0];
+  if (std::find(known.begin(), known.end(), argument.name) == known.end()) {
+    return ErrorAt(
+        argument.pos,
+        absl::StrCat("unknown ", p.name, " property '", argument.name,
+                     "' (expected one of ", absl::StrJoin(known, ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckNames(const TraitSelector& t) {
   absl::string_view sel = SelName(t.id);
+  const bool clauses =
+      GetSelectorInfo(t.id).kind == PropertyKind::kRequiresClauses;
   absl::flat_hash_map<std::string, Pos> seen;
   for (const NameProperty& p : t.names) {
     if (auto [it, fresh] = seen.emplace(p.name, p.pos); !fresh) {
@@ -47,41 +73,21 @@ absl::Status CheckNames(const TraitSelector& t) {
           p.pos, absl::StrCat("property '", p.name, "' given twice in ", sel),
           it->second);
     }
-    bool extension = p.extension;
-    bool clause = t.id == SelectorId::kImplRequires &&
-                  absl::StartsWith(p.name, "atomic_default_mem_order(");
-    if (extension && !clause &&
-        GetSelectorInfo(t.id).kind == PropertyKind::kNames &&
-        t.id != SelectorId::kDeviceExtension &&
+    if (p.extension && t.id != SelectorId::kDeviceExtension &&
         t.id != SelectorId::kTargetDeviceExtension &&
         t.id != SelectorId::kImplExtension) {
       return ErrorAt(p.pos, absl::StrCat("'", p.name,
                                          "' is not a name; only "
                                          "extension takes name(args)"));
     }
-    absl::string_view base =
-        clause ? absl::string_view("atomic_default_mem_order") : p.name;
-    if (!IsKnownProperty(t.id, base)) {
+    if (!IsKnownProperty(t.id, p.name)) {
       return ErrorAt(
           p.pos, absl::StrCat("unknown ", sel, " property '", p.name,
                               "' (expected one of ",
                               absl::StrJoin(KnownProperties(t.id), ", "), ")"));
     }
-    if (clause || (t.id == SelectorId::kImplRequires &&
-                   p.name == "atomic_default_mem_order")) {
-      std::string order =
-          clause ? p.name.substr(25, p.name.size() - 26) : std::string();
-      if (!IsKnownProperty(SelectorId::kImplAtomicDefaultMemOrder, order) ||
-          order.empty() || order.find_first_of("(,") != std::string::npos) {
-        return ErrorAt(
-            p.pos,
-            absl::StrCat(
-                "atomic_default_mem_order needs exactly one "
-                "of ",
-                absl::StrJoin(
-                    KnownProperties(SelectorId::kImplAtomicDefaultMemOrder),
-                    ", ")));
-      }
+    if (clauses) {
+      if (absl::Status s = CheckClauseArguments(t, p); !s.ok()) return s;
     }
   }
   return absl::OkStatus();
@@ -219,11 +225,6 @@ absl::Status CheckCounts(const TraitSelector& t) {
     return ErrorAt(
         t.expressions[1].pos(),
         absl::StrCat(info.name, " takes exactly one expression, got ", count));
-  }
-  if (info.kind == PropertyKind::kSingleName && count != 1) {
-    return ErrorAt(t.names[1].pos,
-                   absl::StrCat(info.name, " takes exactly one of ",
-                                absl::StrJoin(KnownProperties(t.id), ", ")));
   }
   return absl::OkStatus();
 }
