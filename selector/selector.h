@@ -326,7 +326,9 @@ struct CandidateReport {
   bool compatible = false;  // static and (if evaluated) dynamic part hold
   std::string reason;       // why not compatible; empty otherwise
   uint64_t score = 0;       // final score (0 when not a replacement
-                            // candidate or a strict subset of another)
+                            // candidate or a strict subset of another); a
+                            // dynamic candidate whose dynamic part failed
+                            // keeps the score it was ranked by
   std::vector<ScoreTerm> terms;
   std::string subset_of;  // name of the candidate it is a strict subset of
   int rank = -1;          // position in the sorted candidate list; -1: none
