@@ -19,23 +19,37 @@
 namespace ctxsel::selector::internal {
 
 // A name-list property: an identifier, a string literal's contents, or an
-// extension `name(args...)` in canonical text.
+// extension `name(args...)` in canonical text. For a requires clause, the
+// clause name and its arguments (`atomic_default_mem_order(seq_cst)`).
 struct NameProperty {
   std::string name;
   Pos pos;
-  bool extension = false;  // written `name(args...)`
+  bool extension = false;               // written `name(args...)`
+  std::vector<NameProperty> arguments;  // requires clauses only
 };
 
-// The clauses of a construct `simd` selector.
+// The clauses of a construct `simd` selector; every variable keeps its
+// position, so that restriction errors point at it.
 struct SimdProperties {
+  struct Variable {
+    std::string name;
+    Pos pos;
+  };
   struct Aligned {
     std::string variable;
     int64_t alignment = 0;  // 0: implementation default (matches any)
+    Pos pos;
+  };
+  struct Linear {
+    std::string variable;
+    LinearStep step;  // 1 when the clause gives none
+    Pos pos;
+    Pos step_pos;
   };
   int64_t simdlen = 0;  // 0: not given
   std::vector<Aligned> aligned;
-  std::vector<std::string> linear;
-  std::vector<std::string> uniform;
+  std::vector<Linear> linear;
+  std::vector<Variable> uniform;
   bool inbranch = false;
   bool notinbranch = false;
   // Clause names in source order with positions, for validation.
@@ -49,7 +63,7 @@ struct TraitSelector {
   int64_t score = 0;
   Pos score_pos;
   std::optional<Expression> score_expr;
-  std::vector<NameProperty> names;      // kNames, kSingleName, requires
+  std::vector<NameProperty> names;      // kNames, kRequiresClauses
   std::vector<Expression> expressions;  // kExpression
   SimdProperties simd;                  // kSimdClauses
   bool has_properties = false;          // parentheses were given

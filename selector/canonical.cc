@@ -1,6 +1,7 @@
 #include "selector/canonical.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,34 @@ bool IsIdentifier(absl::string_view s) {
   });
 }
 
+// Linear variables grouped by step: step 1 first (written bare), then
+// constant steps in increasing order, then uniform-variable steps by name.
+std::vector<std::string> LinearTexts(
+    std::vector<SimdProperties::Linear> linear) {
+  auto key = [](const SimdProperties::Linear& l) {
+    bool unit = l.step.uniform.empty() && l.step.constant == 1;
+    return std::make_tuple(!unit, !l.step.uniform.empty(), l.step.constant,
+                           l.step.uniform, l.variable);
+  };
+  std::sort(linear.begin(), linear.end(),
+            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < linear.size();) {
+    std::vector<absl::string_view> vars;
+    size_t j = i;
+    for (; j < linear.size() && linear[j].step == linear[i].step; ++j) {
+      vars.push_back(linear[j].variable);
+    }
+    const LinearStep& step = linear[i].step;
+    bool unit = step.uniform.empty() && step.constant == 1;
+    out.push_back(absl::StrCat("linear(", absl::StrJoin(vars, ", "),
+                               unit ? "" : absl::StrCat(":", step.ToString()),
+                               ")"));
+    i = j;
+  }
+  return out;
+}
+
 std::string SimdText(const SimdProperties& simd) {
   std::vector<std::string> parts;
   if (simd.simdlen > 0)
@@ -33,11 +62,13 @@ std::string SimdText(const SimdProperties& simd) {
             ? absl::StrCat("aligned(", a.variable, ":", a.alignment, ")")
             : absl::StrCat("aligned(", a.variable, ")"));
   }
-  for (auto [name, list] : {std::make_pair("linear", simd.linear),
-                            std::make_pair("uniform", simd.uniform)}) {
-    if (list.empty()) continue;
-    std::sort(list.begin(), list.end());
-    parts.push_back(absl::StrCat(name, "(", absl::StrJoin(list, ", "), ")"));
+  for (std::string& l : LinearTexts(simd.linear)) parts.push_back(std::move(l));
+  if (!simd.uniform.empty()) {
+    std::vector<absl::string_view> uniform;
+    for (const auto& u : simd.uniform) uniform.push_back(u.name);
+    std::sort(uniform.begin(), uniform.end());
+    parts.push_back(
+        absl::StrCat("uniform(", absl::StrJoin(uniform, ", "), ")"));
   }
   if (simd.inbranch) parts.push_back("inbranch");
   if (simd.notinbranch) parts.push_back("notinbranch");
@@ -63,8 +94,7 @@ std::string PropertiesText(const TraitSelector& t) {
     }
     default: {
       std::vector<std::string> names;
-      for (const NameProperty& p : t.names)
-        names.push_back(NameText(p.name, p.extension));
+      for (const NameProperty& p : t.names) names.push_back(PropertyText(p));
       std::sort(names.begin(), names.end());
       return absl::StrJoin(names, ", ");
     }
@@ -76,6 +106,13 @@ std::string PropertiesText(const TraitSelector& t) {
 std::string NameText(absl::string_view name, bool extension) {
   return extension || IsIdentifier(name) ? std::string(name)
                                          : absl::StrCat("\"", name, "\"");
+}
+
+std::string PropertyText(const NameProperty& p) {
+  if (p.arguments.empty()) return NameText(p.name, p.extension);
+  std::vector<absl::string_view> arguments;
+  for (const NameProperty& a : p.arguments) arguments.push_back(a.name);
+  return absl::StrCat(p.name, "(", absl::StrJoin(arguments, ", "), ")");
 }
 
 std::string SelectorText(const TraitSelector& t) {

@@ -25,6 +25,10 @@ std::string SelectorText(const TraitSelector& t);
 // extensions bare, anything else as a string literal.
 std::string NameText(absl::string_view name, bool extension);
 
+// Canonical text of any name-list or requires property:
+// `atomic_default_mem_order(seq_cst)`, `"core-avx512"`, `f(a,1)`.
+std::string PropertyText(const NameProperty& p);
+
 // Fills ast.canonical, ast.dynamic and ast.has_target_device.
 void Finalize(SelectorAst& ast);
 

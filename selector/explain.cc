@@ -51,7 +51,9 @@ std::string CandidateText(const CandidateReport& c) {
   std::string line =
       absl::StrCat("  ", c.name, " [", c.dynamic ? "dynamic" : "static", "] ",
                    c.selector, "\n    ", status);
-  if (c.compatible || c.selected) {
+  // Every replacement candidate has the score it was ranked by, also a
+  // dynamic one whose dynamic part failed.
+  if (c.rank >= 0) {
     absl::StrAppend(&line, "\n    score ", c.score);
     if (!c.subset_of.empty()) {
       absl::StrAppend(&line, " (strict subset of ", c.subset_of, ")");

@@ -37,6 +37,10 @@ TEST(ExplainTest, ReportsEveryCandidate) {
   EXPECT_THAT(text, HasSubstr("selected: par (score 2)"));
   EXPECT_THAT(text, HasSubstr("not compatible: device.arch: amdgcn not in"));
   EXPECT_THAT(text, HasSubstr("score 2 = 1 + construct.parallel@1=1"));
+  // A failed dynamic candidate keeps the score it was ranked by.
+  EXPECT_THAT(text, HasSubstr("not compatible: user.condition(N > 1000): "
+                              "false\n    score 51 = 1 + "
+                              "user.condition.score=50, rank 1"));
 }
 
 TEST(ExplainTest, StrictSubsetIsNamed) {

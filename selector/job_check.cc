@@ -16,11 +16,12 @@ namespace {
 using internal::DidYouMean;
 using internal::SelectorId;
 
-absl::Status CheckClosedName(SelectorId selector, absl::string_view what,
-                             absl::string_view name) {
-  if (internal::IsKnownProperty(selector, name)) return absl::OkStatus();
-  const std::vector<absl::string_view> known =
-      internal::KnownProperties(selector);
+// OK when `name` is one of `known`; otherwise an error with a suggestion.
+absl::Status CheckClosedName(const std::vector<absl::string_view>& known,
+                             absl::string_view what, absl::string_view name) {
+  if (std::find(known.begin(), known.end(), name) != known.end()) {
+    return absl::OkStatus();
+  }
   std::string hint = DidYouMean(name, known);
   if (hint.empty())
     hint = absl::StrCat(" (one of ", absl::StrJoin(known, ", "), ")");
@@ -48,16 +49,20 @@ absl::Status CheckConstructName(absl::string_view name) {
 }
 
 absl::Status CheckRequirement(absl::string_view name) {
-  return CheckClosedName(SelectorId::kImplRequires, "a requires clause", name);
+  return CheckClosedName(internal::KnownProperties(SelectorId::kImplRequires),
+                         "a requires clause", name);
 }
 
 absl::Status CheckMemoryOrder(absl::string_view name) {
-  return CheckClosedName(SelectorId::kImplAtomicDefaultMemOrder,
-                         "a memory order", name);
+  return CheckClosedName(
+      internal::PropertyArguments(SelectorId::kImplRequires,
+                                  "atomic_default_mem_order"),
+      "a memory order", name);
 }
 
 absl::Status CheckDeviceKind(absl::string_view name) {
-  return CheckClosedName(SelectorId::kDeviceKind, "a device kind", name);
+  return CheckClosedName(internal::KnownProperties(SelectorId::kDeviceKind),
+                         "a device kind", name);
 }
 
 absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "selector/canonical.h"
@@ -27,11 +26,12 @@ bool SimdMatches(const SimdProperties& want, const ConstructTrait& have) {
     int64_t m = it->second;
     if (a.alignment > 0 && (m <= 0 || a.alignment % m != 0)) return false;
   }
-  for (const auto& v : want.linear) {
-    if (!have.linear.contains(v)) return false;
+  for (const auto& l : want.linear) {
+    auto it = have.linear.find(l.variable);
+    if (it == have.linear.end() || it->second != l.step) return false;
   }
-  for (const auto& v : want.uniform) {
-    if (!have.uniform.contains(v)) return false;
+  for (const auto& u : want.uniform) {
+    if (!have.uniform.contains(u.name)) return false;
   }
   return (!want.inbranch || have.inbranch) &&
          (!want.notinbranch || have.notinbranch);
@@ -134,51 +134,49 @@ bool DeviceActive(const TraitSet& set, const DeviceTraits& d,
   return true;
 }
 
+// Requirements are names in the context's requires set, but
+// atomic_default_mem_order(x) must equal the context's memory order.
 bool RequiresActive(const TraitSelector& t, const ImplementationTraits& impl,
                     std::string* reason) {
-  constexpr absl::string_view kOrder = "atomic_default_mem_order(";
   for (const NameProperty& p : t.names) {
-    if (!absl::StartsWith(p.name, kOrder)) continue;
-    absl::string_view order(p.name);
-    order.remove_prefix(kOrder.size());
-    order.remove_suffix(1);
-    if (order != impl.atomic_default_mem_order) {
-      *reason = absl::StrCat("implementation.requires: ", p.name,
-                             " but the context has '",
-                             impl.atomic_default_mem_order, "'");
+    if (!p.arguments.empty()) {
+      if (p.arguments[0].name == impl.atomic_default_mem_order) continue;
+      if (reason) {
+        *reason = absl::StrCat("implementation.requires: ", PropertyText(p),
+                               " but the context has '",
+                               impl.atomic_default_mem_order, "'");
+      }
+      return false;
+    }
+    if (!impl.requires_.contains(p.name)) {
+      if (reason) {
+        *reason = absl::StrCat("implementation.requires: ", p.name, " not in ",
+                               SetText(impl.requires_));
+      }
       return false;
     }
   }
-  TraitSelector plain = t;
-  plain.names.erase(std::remove_if(plain.names.begin(), plain.names.end(),
-                                   [&](const NameProperty& p) {
-                                     return absl::StartsWith(p.name, kOrder);
-                                   }),
-                    plain.names.end());
-  return NamesActive(plain, impl.requires_, reason);
+  return true;
 }
 
 bool ImplementationActive(const TraitSet& set, const ImplementationTraits& impl,
                           std::string* reason) {
   for (const TraitSelector& t : set.selectors) {
+    bool active = true;
     switch (t.id) {
       case SelectorId::kImplVendor:
-        if (!NamesActive(t, impl.vendor, reason)) return false;
+        active = NamesActive(t, impl.vendor, reason);
         break;
       case SelectorId::kImplExtension:
-        if (!NamesActive(t, impl.extension, reason)) return false;
+        active = NamesActive(t, impl.extension, reason);
         break;
       case SelectorId::kImplRequires:
-        if (!RequiresActive(t, impl, reason)) return false;
+        active = RequiresActive(t, impl, reason);
         break;
       default:
-        if (t.names[0].name != impl.atomic_default_mem_order) {
-          *reason = absl::StrCat(
-              "implementation.atomic_default_mem_order: ", t.names[0].name,
-              " but the context has '", impl.atomic_default_mem_order, "'");
-          return false;
-        }
+        break;
     }
+    if (!active) return false;
   }
   return true;
 }

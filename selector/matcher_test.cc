@@ -57,7 +57,7 @@ TEST(SimdTest, ClauseRules) {
   simd.name = "simd";
   simd.simdlen = 16;
   simd.aligned = {{"a", 32}, {"b", 64}};
-  simd.linear = {"i"};
+  simd.linear = {{"i", {}}};
   simd.uniform = {"n"};
   simd.notinbranch = true;
   ctx.construct.push_back(simd);
@@ -78,6 +78,30 @@ TEST(SimdTest, ClauseRules) {
   EXPECT_TRUE(
       Static("construct={parallel, simd(notinbranch)}", ctx).compatible);
   EXPECT_FALSE(Static("construct={simd(inbranch)}", ctx).compatible);
+}
+
+TEST(SimdTest, LinearStepsMatch) {
+  Context ctx;
+  ConstructTrait simd;
+  simd.name = "simd";
+  simd.linear["i"] = {};           // linear(i): step 1
+  simd.linear["j"].constant = 2;   // linear(j:2)
+  simd.linear["k"].constant = -1;  // linear(k:-1)
+  simd.linear["p"].uniform = "n";  // linear(p:n)
+  simd.uniform = {"n"};
+  ctx.construct.push_back(simd);
+  EXPECT_TRUE(Static("construct={simd(linear(i))}", ctx).compatible);
+  EXPECT_TRUE(Static("construct={simd(linear(i:1))}", ctx).compatible);
+  EXPECT_FALSE(Static("construct={simd(linear(i:2))}", ctx).compatible);
+  EXPECT_TRUE(Static("construct={simd(linear(j:2))}", ctx).compatible);
+  EXPECT_FALSE(Static("construct={simd(linear(j))}", ctx).compatible);
+  EXPECT_TRUE(Static("construct={simd(linear(k:-1))}", ctx).compatible);
+  EXPECT_FALSE(Static("construct={simd(linear(k:1))}", ctx).compatible);
+  EXPECT_TRUE(
+      Static("construct={simd(linear(p:n), uniform(n))}", ctx).compatible);
+  EXPECT_FALSE(
+      Static("construct={simd(linear(p:m), uniform(m))}", ctx).compatible);
+  EXPECT_FALSE(Static("construct={simd(linear(p))}", ctx).compatible);
 }
 
 TEST(DeviceTest, NameSetsAndKindAny) {
@@ -117,7 +141,9 @@ TEST(ImplementationTest, VendorRequiresAndMemoryOrder) {
   EXPECT_TRUE(Static("implementation={atomic_default_mem_order(seq_cst)}", ctx)
                   .compatible);
   m = Static("implementation={atomic_default_mem_order(relaxed)}", ctx);
-  EXPECT_THAT(m.reason, HasSubstr("relaxed but the context has 'seq_cst'"));
+  EXPECT_EQ(m.reason,
+            "implementation.requires: atomic_default_mem_order(relaxed) but "
+            "the context has 'seq_cst'");
   EXPECT_FALSE(Static("implementation={requires(atomic_default_mem_order("
                       "relaxed))}",
                       ctx)

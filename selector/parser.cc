@@ -1,6 +1,9 @@
 #include "selector/parser.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +22,11 @@ std::string Describe(const Token& t) {
     default:
       return absl::StrCat("'", t.text, "'");
   }
+}
+
+bool Before(const Pos& a, const Pos& b) {
+  return std::tie(a.text, a.line, a.column) <
+         std::tie(b.text, b.line, b.column);
 }
 
 std::string SetNames() {
@@ -112,7 +120,11 @@ class Parser {
       return ErrorAt(
           open, absl::StrCat("empty trait set '", GetSetInfo(*id).name, "'"));
     }
+    std::vector<bool> property_spelling;
     while (true) {
+      property_spelling.push_back(Peek().kind == TokenKind::kIdent &&
+                                  !FindSelector(*id, Peek().text) &&
+                                  FindPropertySelector(*id, Peek().text));
       absl::StatusOr<TraitSelector> t = ParseSelector(*id);
       if (!t.ok()) return t.status();
       set.selectors.push_back(*std::move(t));
@@ -120,7 +132,55 @@ class Parser {
       Next();
     }
     if (absl::Status s = Close("}", open); !s.ok()) return s;
+    if (absl::Status s = MergePropertySpellings(set, property_spelling);
+        !s.ok()) {
+      return s;
+    }
     return set;
+  }
+
+  // Properties written as selectors (`implementation={unified_address,
+  // requires(reverse_offload)}`) join their selector: the one written out
+  // if there is one, else the first spelling; one meaning, one canonical
+  // form. At most one of them may carry a score.
+  absl::Status MergePropertySpellings(TraitSet& set,
+                                      const std::vector<bool>& spelling) {
+    std::vector<TraitSelector> kept;
+    std::vector<TraitSelector> merged;
+    for (size_t i = 0; i < set.selectors.size(); ++i) {
+      (spelling[i] ? merged : kept).push_back(std::move(set.selectors[i]));
+    }
+    for (TraitSelector& t : merged) {
+      auto into = std::find_if(kept.begin(), kept.end(),
+                               [&](const auto& k) { return k.id == t.id; });
+      if (into == kept.end()) {
+        kept.push_back(std::move(t));
+        continue;
+      }
+      if (t.has_score && into->has_score) {
+        bool later = Before(into->score_pos, t.score_pos);
+        return ErrorAt(
+            later ? t.score_pos : into->score_pos,
+            absl::StrCat("score given twice for ", GetSelectorInfo(t.id).name,
+                         " (its properties written as selectors "
+                         "are one selector)"),
+            later ? into->score_pos : t.score_pos);
+      }
+      if (t.has_score) {
+        into->has_score = true;
+        into->score_pos = t.score_pos;
+        into->score_expr = std::move(t.score_expr);
+      }
+      for (NameProperty& p : t.names) into->names.push_back(std::move(p));
+      // Source order, so that a property given twice is reported where it
+      // is repeated.
+      std::stable_sort(into->names.begin(), into->names.end(),
+                       [](const NameProperty& a, const NameProperty& b) {
+                         return Before(a.pos, b.pos);
+                       });
+    }
+    set.selectors = std::move(kept);
+    return absl::OkStatus();
   }
 
   absl::Status UnknownSelector(SetId set, const Token& name) {
@@ -148,7 +208,11 @@ class Parser {
     const Token& name = Peek();
     if (name.kind != TokenKind::kIdent) return Expected("a trait selector");
     std::optional<SelectorId> id = FindSelector(set, name.text);
-    if (!id) return UnknownSelector(set, name);
+    if (!id) {
+      std::optional<SelectorId> owner = FindPropertySelector(set, name.text);
+      if (owner) return ParsePropertySpelling(*owner);
+      return UnknownSelector(set, name);
+    }
     TraitSelector t;
     t.id = *id;
     t.pos = name.pos;
@@ -157,15 +221,80 @@ class Parser {
     Pos open = Peek().pos;
     Next();
     t.has_properties = true;
-    if (Peek().kind == TokenKind::kIdent && Peek().text == "score" &&
-        Peek(1).Is("(")) {
-      if (absl::Status s = ParseScore(t); !s.ok()) return s;
-    }
+    if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
     if (!Peek().Is(")")) {
       if (absl::Status s = ParseProperties(t); !s.ok()) return s;
     }
     if (absl::Status s = Close(")", open); !s.ok()) return s;
     return t;
+  }
+
+  // `unified_address`, `atomic_default_mem_order(score(2): seq_cst)`: a
+  // property of `owner` written as a selector, with the property's own
+  // arguments as the selector's properties.
+  absl::StatusOr<TraitSelector> ParsePropertySpelling(SelectorId owner) {
+    TraitSelector t;
+    t.id = owner;
+    t.pos = Peek().pos;
+    t.has_properties = true;
+    NameProperty p;
+    p.name = Peek().text;
+    p.pos = Peek().pos;
+    Next();
+    if (Peek().Is("(")) {
+      Pos open = Peek().pos;
+      Next();
+      if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
+      if (!Peek().Is(")")) {
+        if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
+      }
+      if (absl::Status s = Close(")", open); !s.ok()) return s;
+    }
+    t.names.push_back(std::move(p));
+    return t;
+  }
+
+  // name | name(argument, ...): the validator checks names and counts.
+  // String literals and integers are not clauses.
+  absl::Status ParseRequiresClause(std::vector<NameProperty>& out) {
+    if (Peek().kind != TokenKind::kIdent) return Expected("a requires clause");
+    NameProperty p;
+    p.name = Peek().text;
+    p.pos = Peek().pos;
+    Next();
+    if (Peek().Is("(")) {
+      Pos open = Peek().pos;
+      Next();
+      if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
+      if (absl::Status s = Close(")", open); !s.ok()) return s;
+    }
+    out.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseClauseArguments(NameProperty& clause) {
+    while (true) {
+      if (Peek().kind != TokenKind::kIdent) {
+        return Expected(absl::StrCat("an argument of ", clause.name));
+      }
+      clause.arguments.push_back({Peek().text, Peek().pos});
+      Next();
+      if (!Peek().Is(",")) return absl::OkStatus();
+      Next();
+    }
+  }
+
+  // `score(e):` at the start of a selector's properties, if there.
+  absl::Status ParseOptionalScore(TraitSelector& t) {
+    if (Peek().kind != TokenKind::kIdent || Peek().text != "score") {
+      return absl::OkStatus();
+    }
+    if (Peek(1).Is("(")) return ParseScore(t);
+    // `score` followed by `,` or `)` is a property named score.
+    if (Peek(1).Is(",") || Peek(1).Is(")")) return absl::OkStatus();
+    return ErrorAt(Peek().pos,
+                   "score needs its expression in parentheses: "
+                   "score(expression):");
   }
 
   absl::Status ParseScore(TraitSelector& t) {
@@ -201,6 +330,9 @@ class Parser {
         case PropertyKind::kSimdClauses:
           s = ParseSimdClause(t.simd);
           break;
+        case PropertyKind::kRequiresClauses:
+          s = ParseRequiresClause(t.names);
+          break;
         default:
           s = ParseName(t.names);
           break;
@@ -212,7 +344,11 @@ class Parser {
   }
 
   // name | "string" | name(args...) (an extension), kept as canonical text.
+  // An integer is not a name (only an extension's argument).
   absl::Status ParseName(std::vector<NameProperty>& out) {
+    if (Peek().kind == TokenKind::kInt) {
+      return Expected("a property name (an identifier or a string)");
+    }
     NameProperty p;
     p.pos = Peek().pos;
     p.extension = Peek().kind == TokenKind::kIdent && Peek(1).Is("(");
@@ -293,37 +429,76 @@ class Parser {
 
   // aligned(a, b : 64), linear(i : step), uniform(n).
   absl::Status ParseSimdList(const std::string& clause, SimdProperties& simd) {
-    std::vector<std::string> vars;
+    std::vector<SimdProperties::Variable> vars;
     while (true) {
       if (Peek().kind != TokenKind::kIdent) return Expected("a variable name");
-      vars.push_back(Peek().text);
+      vars.push_back({Peek().text, Peek().pos});
       Next();
       if (!Peek().Is(",")) break;
       Next();
     }
-    int64_t modifier = 0;
-    if (Peek().Is(":") && clause != "uniform") {
-      Next();
-      Pos pos = Peek().pos;
-      absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
-      if (!e.ok()) return e.status();
-      if (!e->constant() || (clause == "aligned" && e->value() <= 0)) {
-        return ErrorAt(pos, absl::StrCat(clause,
-                                         " needs a positive constant, "
-                                         "got '",
-                                         e->text(), "'"));
-      }
-      modifier = e->value();
+    if (clause == "uniform") {
+      simd.uniform.insert(simd.uniform.end(), vars.begin(), vars.end());
+      return absl::OkStatus();
     }
-    for (std::string& v : vars) {
-      if (clause == "aligned") {
-        simd.aligned.push_back({std::move(v), modifier});
-      } else {
-        (clause == "linear" ? simd.linear : simd.uniform)
-            .push_back(std::move(v));
+    if (clause == "aligned") {
+      int64_t alignment = 0;
+      if (Peek().Is(":")) {
+        Next();
+        absl::StatusOr<int64_t> a = ParseAlignment();
+        if (!a.ok()) return a.status();
+        alignment = *a;
       }
+      for (SimdProperties::Variable& v : vars) {
+        simd.aligned.push_back({std::move(v.name), alignment, v.pos});
+      }
+      return absl::OkStatus();
+    }
+    LinearStep step;
+    Pos step_pos;
+    if (Peek().Is(":")) {
+      Next();
+      step_pos = Peek().pos;
+      absl::StatusOr<LinearStep> s = ParseLinearStep();
+      if (!s.ok()) return s.status();
+      step = *std::move(s);
+    }
+    for (SimdProperties::Variable& v : vars) {
+      simd.linear.push_back({std::move(v.name), step, v.pos, step_pos});
     }
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> ParseAlignment() {
+    Pos pos = Peek().pos;
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    if (!e->constant() || e->value() <= 0) {
+      return ErrorAt(pos, absl::StrCat("aligned needs a positive constant, "
+                                       "got '",
+                                       e->text(), "'"));
+    }
+    return e->value();
+  }
+
+  // An integer constant (any sign) or one variable, which the validator
+  // checks is uniform.
+  absl::StatusOr<LinearStep> ParseLinearStep() {
+    const size_t first = at_;
+    Pos pos = Peek().pos;
+    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+    if (!e.ok()) return e.status();
+    LinearStep step;
+    if (e->constant()) {
+      step.constant = e->value();
+    } else if (at_ == first + 1 && tokens_[first].kind == TokenKind::kIdent) {
+      step.uniform = tokens_[first].text;
+    } else {
+      return ErrorAt(pos, absl::StrCat("linear step must be an integer "
+                                       "constant or a uniform variable, got '",
+                                       e->text(), "'"));
+    }
+    return step;
   }
 
   std::vector<Token> tokens_;

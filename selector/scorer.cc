@@ -32,6 +32,45 @@ absl::Status AddTerm(ScoreSum& out, std::string name, uint64_t value) {
   return absl::OkStatus();
 }
 
+void SortUnique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// One item per clause and variable, in canonical spelling.
+std::vector<std::string> SimdClauseItems(const SimdProperties& simd) {
+  std::vector<std::string> out;
+  if (simd.simdlen > 0)
+    out.push_back(absl::StrCat("simdlen(", simd.simdlen, ")"));
+  for (const auto& a : simd.aligned) {
+    out.push_back(a.alignment > 0 ? absl::StrCat("aligned(", a.variable, ":",
+                                                 a.alignment, ")")
+                                  : absl::StrCat("aligned(", a.variable, ")"));
+  }
+  for (const auto& l : simd.linear) {
+    out.push_back(
+        absl::StrCat("linear(", l.variable, ":", l.step.ToString(), ")"));
+  }
+  for (const auto& u : simd.uniform) {
+    out.push_back(absl::StrCat("uniform(", u.name, ")"));
+  }
+  if (simd.inbranch) out.push_back("inbranch");
+  if (simd.notinbranch) out.push_back("notinbranch");
+  SortUnique(out);
+  return out;
+}
+
+size_t Size(const SubsetItems& s) {
+  size_t n = s.items.size() + s.constructs.size();
+  for (const SubsetItems::Construct& c : s.constructs) n += c.clauses.size();
+  return n;
+}
+
+bool Includes(const std::vector<std::string>& big,
+              const std::vector<std::string>& small) {
+  return std::includes(big.begin(), big.end(), small.begin(), small.end());
+}
+
 }  // namespace
 
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
@@ -76,14 +115,15 @@ SubsetItems ItemsOf(const SelectorAst& ast) {
   for (const TraitSet& set : ast.sets) {
     for (const TraitSelector& t : set.selectors) {
       if (set.id == SetId::kConstruct) {
-        out.constructs.push_back(SelectorText(t));
+        out.constructs.push_back({t.id, SimdClauseItems(t.simd)});
         continue;
       }
       std::string prefix = TermName(t);
       std::string score = t.has_score ? absl::StrCat("#", t.score) : "";
       for (const NameProperty& p : t.names) {
         if (IsOnlyAny(t)) continue;
-        out.items.push_back(absl::StrCat(prefix, "(", p.name, ")", score));
+        out.items.push_back(
+            absl::StrCat(prefix, "(", PropertyText(p), ")", score));
       }
       for (const Expression& e : t.expressions) {
         std::string value = e.constant() && t.id == SelectorId::kUserCondition
@@ -93,24 +133,20 @@ SubsetItems ItemsOf(const SelectorAst& ast) {
       }
     }
   }
-  std::sort(out.items.begin(), out.items.end());
-  out.items.erase(std::unique(out.items.begin(), out.items.end()),
-                  out.items.end());
+  SortUnique(out.items);
   return out;
 }
 
 bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b) {
-  if (a.items.size() + a.constructs.size() >=
-      b.items.size() + b.constructs.size()) {
-    return false;
-  }
-  if (!std::includes(b.items.begin(), b.items.end(), a.items.begin(),
-                     a.items.end())) {
-    return false;
-  }
+  if (Size(a) >= Size(b) || !Includes(b.items, a.items)) return false;
+  // Earliest matches first: a greedy embedding exists iff any does.
   size_t j = 0;
-  for (const std::string& c : a.constructs) {
-    while (j < b.constructs.size() && b.constructs[j] != c) ++j;
+  for (const SubsetItems::Construct& c : a.constructs) {
+    while (j < b.constructs.size() &&
+           (b.constructs[j].id != c.id ||
+            !Includes(b.constructs[j].clauses, c.clauses))) {
+      ++j;
+    }
     if (j == b.constructs.size()) return false;
     ++j;
   }

@@ -37,15 +37,23 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
 
 // What a selector names, for the strict-subset test: (set, selector,
 // property, score) items of the non-construct sets — constant conditions by
-// truth value, `kind(any)` left out — and the ordered construct selectors.
+// truth value, `kind(any)` left out — and the ordered construct selectors,
+// each with its clauses (simd's `simdlen(8)`, `linear(i:2)`, ... one item
+// per variable).
 struct SubsetItems {
-  std::vector<std::string> items;       // sorted, unique
-  std::vector<std::string> constructs;  // in selector order
+  struct Construct {
+    SelectorId id{};
+    std::vector<std::string> clauses;  // sorted, unique
+  };
+  std::vector<std::string> items;     // sorted, unique
+  std::vector<Construct> constructs;  // in selector order
 };
 SubsetItems ItemsOf(const SelectorAst& ast);
 
 // True when every item of `a` is in `b`, `a`'s constructs are an ordered
-// subsequence of `b`'s, and `b` names more.
+// subsequence of `b`'s, trait by trait (a construct of `a` stands for one of
+// `b` with the same name and at least its clauses: GCC's reading, so
+// `simd` is a subset of `simd(simdlen(4))`), and `b` names more.
 bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b);
 
 }  // namespace ctxsel::selector::internal

@@ -68,5 +68,27 @@ TEST(StrictSubsetTest, ItemsAndOrderedConstructs) {
       IsStrictSubset(Items("device={kind(any)}"), Items("device={isa(a)}")));
 }
 
+TEST(StrictSubsetTest, ConstructsCompareTraitByTrait) {
+  // A simd with fewer clauses is a subset of one with more (GCC's reading).
+  EXPECT_TRUE(IsStrictSubset(Items("construct={simd}"),
+                             Items("construct={parallel, simd(simdlen(4))}")));
+  EXPECT_TRUE(IsStrictSubset(Items("construct={simd}"),
+                             Items("construct={simd(simdlen(4))}")));
+  EXPECT_TRUE(
+      IsStrictSubset(Items("construct={simd(simdlen(4))}"),
+                     Items("construct={simd(simdlen(4), notinbranch)}")));
+  EXPECT_TRUE(
+      IsStrictSubset(Items("construct={simd(uniform(n))}"),
+                     Items("construct={simd(linear(i:n), uniform(m, n))}")));
+  EXPECT_FALSE(IsStrictSubset(Items("construct={simd(simdlen(8))}"),
+                              Items("construct={simd(simdlen(4))}")));
+  EXPECT_FALSE(IsStrictSubset(Items("construct={simd(linear(i))}"),
+                              Items("construct={simd(linear(i:2))}")));
+  EXPECT_FALSE(IsStrictSubset(Items("construct={simd(simdlen(4))}"),
+                              Items("construct={simd, parallel}")));
+  EXPECT_FALSE(IsStrictSubset(Items("construct={simd(simdlen(4))}"),
+                              Items("construct={simd(simdlen(4))}")));
+}
+
 }  // namespace
 }  // namespace ctxsel::selector::internal

@@ -35,9 +35,18 @@ void ShiftText(internal::TraitSelector& t, int by) {
   t.pos.text += by;
   t.score_pos.text += by;
   if (t.score_expr) t.score_expr->ShiftText(by);
-  for (internal::NameProperty& p : t.names) p.pos.text += by;
+  for (internal::NameProperty& p : t.names) {
+    p.pos.text += by;
+    for (internal::NameProperty& a : p.arguments) a.pos.text += by;
+  }
   for (internal::Expression& e : t.expressions) e.ShiftText(by);
   for (internal::NameProperty& c : t.simd.clauses) c.pos.text += by;
+  for (auto& a : t.simd.aligned) a.pos.text += by;
+  for (auto& l : t.simd.linear) {
+    l.pos.text += by;
+    l.step_pos.text += by;
+  }
+  for (auto& u : t.simd.uniform) u.pos.text += by;
 }
 
 }  // namespace
@@ -125,6 +134,10 @@ absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
       absl::StrCat("in the effective selector of '", inner.ToString(),
                    "' nested in '", outer.ToString(), "'");
   return MakeSelectorError(*error);
+}
+
+std::string LinearStep::ToString() const {
+  return uniform.empty() ? absl::StrCat(constant) : uniform;
 }
 
 void AddConstruct(Context& context, absl::string_view name) {

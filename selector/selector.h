@@ -143,14 +143,31 @@ using NameSet = absl::flat_hash_set<std::string>;
 // Job variables referenced by `condition`, `device_num` expressions.
 using Variables = absl::flat_hash_map<std::string, int64_t>;
 
+// The step of a `linear` clause: an integer constant (1 when the clause
+// gives none; negative and zero steps are allowed) or, as OpenMP 5.2 allows
+// in `declare simd`, a variable of the same simd's `uniform` clause.
+struct LinearStep {
+  int64_t constant = 1;  // the step when `uniform` is empty
+  std::string uniform;   // non-empty: the step is this uniform variable
+  // As written after the ':' of a linear clause: "2", "-1", "n".
+  std::string ToString() const;
+  friend bool operator==(const LinearStep& a, const LinearStep& b) {
+    return a.uniform == b.uniform &&
+           (!a.uniform.empty() || a.constant == b.constant);
+  }
+  friend bool operator!=(const LinearStep& a, const LinearStep& b) {
+    return !(a == b);
+  }
+};
+
 // One entry of the construct trait set. `name` may be any construct
 // (`distribute`, `task`, ... count for positions and for l); `do` is read as
 // `for`. The simd fields are the clause values of a `simd` trait.
 struct ConstructTrait {
   std::string name;
-  int64_t simdlen = 0;                                // 0: no simdlen clause
-  absl::flat_hash_map<std::string, int64_t> aligned;  // variable -> alignment
-  NameSet linear;
+  int64_t simdlen = 0;                                  // 0: no simdlen clause
+  absl::flat_hash_map<std::string, int64_t> aligned;    // variable -> alignment
+  absl::flat_hash_map<std::string, LinearStep> linear;  // variable -> step
   NameSet uniform;
   bool inbranch = false;
   bool notinbranch = false;
@@ -314,7 +331,9 @@ struct CandidateReport {
   bool compatible = false;  // static and (if evaluated) dynamic part hold
   std::string reason;       // why not compatible; empty otherwise
   uint64_t score = 0;       // final score (0 when not a replacement
-                            // candidate or a strict subset of another)
+                            // candidate or a strict subset of another); a
+                            // dynamic candidate whose dynamic part failed
+                            // keeps the score it was ranked by
   std::vector<ScoreTerm> terms;
   std::string subset_of;  // name of the candidate it is a strict subset of
   int rank = -1;          // position in the sorted candidate list; -1: none

@@ -26,6 +26,10 @@ const std::vector<std::string>& Seeds() {
       "extension(f(g, \"x\", 1)), vendor(score(3): llvm)}",
       "user={condition(N ? B + 1 : 10 / Z % -M)}",
       "device={isa(\"core-avx512\")} /* c */ // d\n",
+      "construct={parallel, simd(linear(i:2), linear(j:n), linear(k:-1), "
+      "uniform(n), aligned(n:32), inbranch)}",
+      "implementation={unified_address, requires(reverse_offload), "
+      "atomic_default_mem_order(score(2): acq_rel), dynamic_allocators}",
   };
   return *seeds;
 }

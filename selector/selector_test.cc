@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -47,7 +48,7 @@ TEST(ParseTest, EveryGrammarForm) {
             "implementation={requires(atomic_default_mem_order(seq_cst), "
             "unified_shared_memory)}");
   EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(acq_rel)}"),
-            "implementation={atomic_default_mem_order(acq_rel)}");
+            "implementation={requires(atomic_default_mem_order(acq_rel))}");
   EXPECT_EQ(Canonical("user={condition(N > 32 && M % 2 == 0)}"),
             "user={condition(N > 32 && M % 2 == 0)}");
   EXPECT_EQ(Canonical("target_device={device_num(1+1), kind(gpu)}"),
@@ -179,7 +180,37 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"implementation={atomic_default_mem_order(weird)}",
                   "1:42: unknown atomic_default_mem_order property 'weird'"},
         ErrorCase{"implementation={requires(atomic_default_mem_order(x))}",
-                  "1:26: atomic_default_mem_order needs exactly one of"},
+                  "1:51: unknown atomic_default_mem_order property 'x'"},
+        ErrorCase{"implementation={requires(atomic_default_mem_order)}",
+                  "1:26: atomic_default_mem_order takes exactly one of"},
+        ErrorCase{"implementation={requires(unified_address(x))}",
+                  "1:42: unified_address takes no arguments"},
+        // An integer is not a name; a string literal is not a clause.
+        ErrorCase{"device={isa(1)}",
+                  "1:13: expected a property name (an identifier or a "
+                  "string), found '1'"},
+        ErrorCase{"target_device={arch(64)}", "1:21: expected a property name"},
+        ErrorCase{"implementation={vendor(llvm, 2)}",
+                  "1:30: expected a property name"},
+        ErrorCase{"implementation={requires(\"unified_address\")}",
+                  "1:26: expected a requires clause, found "
+                  "\"unified_address\""},
+        ErrorCase{"implementation={requires(1)}",
+                  "1:26: expected a requires clause, found '1'"},
+        ErrorCase{"implementation={atomic_default_mem_order(\"seq_cst\")}",
+                  "1:42: expected an argument of atomic_default_mem_order, "
+                  "found \"seq_cst\""},
+        ErrorCase{"implementation={requires(atomic_default_mem_order("
+                  "\"seq_cst\"))}",
+                  "1:51: expected an argument of atomic_default_mem_order"},
+        // The 5.0 spellings are requires properties: no repeats, one score.
+        ErrorCase{"implementation={requires(unified_address), "
+                  "unified_address}",
+                  "1:44: property 'unified_address' given twice in requires "
+                  "(first at 1:26)"},
+        ErrorCase{"implementation={atomic_default_mem_order(score(1): "
+                  "seq_cst), requires(score(2): unified_address)}",
+                  "1:71: score given twice for requires"},
         ErrorCase{"implementation={requires(unified_memory)}",
                   "1:26: unknown requires property 'unified_memory'"},
         ErrorCase{"user={condition}", "1:7: condition requires an expression"},
@@ -214,7 +245,32 @@ INSTANTIATE_TEST_SUITE_P(
                   "1:17: simd takes no properties in a metadirective",
                   Directive::kMetadirective},
         ErrorCase{"construct={simd(inbranch, notinbranch)}",
-                  "1:12: inbranch and notinbranch exclude each other"},
+                  "1:27: inbranch and notinbranch exclude each other "
+                  "(first at 1:17)"},
+        // declare simd: at most one uniform or linear clause per argument,
+        // at most one aligned clause; the error points at the repeat.
+        ErrorCase{"construct={simd(uniform(a), linear(a))}",
+                  "1:36: variable 'a' appears in more than one uniform or "
+                  "linear clause (first at 1:25)"},
+        ErrorCase{"construct={simd(linear(i), linear(j, i:2))}",
+                  "1:38: variable 'i' appears in more than one uniform or "
+                  "linear clause (first at 1:24)"},
+        ErrorCase{"construct={simd(aligned(a), aligned(a:8))}",
+                  "1:37: variable 'a' appears in more than one aligned "
+                  "clause (first at 1:25)"},
+        ErrorCase{"construct={simd(linear(i:n))}",
+                  "1:26: linear step 'n' is not in a uniform clause"},
+        ErrorCase{"construct={simd(linear(i:n + 1), uniform(n))}",
+                  "1:26: linear step must be an integer constant or a uniform "
+                  "variable, got 'n + 1'"},
+        ErrorCase{"construct={simd(aligned(a:0))}",
+                  "1:27: aligned needs a positive constant, got '0'"},
+        // score without its parentheses: the error points at `score`.
+        ErrorCase{"implementation={vendor(score: llvm)}",
+                  "1:24: score needs its expression in parentheses: "
+                  "score(expression):"},
+        ErrorCase{"user={condition(score 2: N)}",
+                  "1:17: score needs its expression in parentheses"},
         ErrorCase{"construct={simd(simdlen(0))}",
                   "1:25: simdlen must be a positive constant"},
         ErrorCase{"construct={simd(vectorlength(4))}",
@@ -228,6 +284,53 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"user={condition(\"x)}", "1:17: unterminated string"},
         ErrorCase{"device={kind(gpu)} /* x", "1:20: unterminated comment"},
         ErrorCase{"user={condition(a ? b)}", "1:22: expected ':' of '?:'"}));
+
+TEST(RequirementTest, FiveZeroSpellingsAreRequiresProperties) {
+  // OpenMP 5.0 wrote the requires clauses as implementation selectors; one
+  // meaning, 5.2's requires(...) the canonical form.
+  for (const char* clause : {"unified_address", "unified_shared_memory",
+                             "reverse_offload", "dynamic_allocators"}) {
+    EXPECT_EQ(Canonical(absl::StrCat("implementation={", clause, "}")),
+              absl::StrCat("implementation={requires(", clause, ")}"));
+  }
+  EXPECT_EQ(Canonical("implementation={vendor(gnu), unified_address, "
+                      "requires(reverse_offload), dynamic_allocators()}"),
+            "implementation={vendor(gnu), requires(dynamic_allocators, "
+            "reverse_offload, unified_address)}");
+  EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(score(3): "
+                      "seq_cst), unified_address}"),
+            "implementation={requires(score(3): "
+            "atomic_default_mem_order(seq_cst), unified_address)}");
+  EXPECT_EQ(
+      *Selector::Parse("implementation={unified_shared_memory}"),
+      *Selector::Parse("implementation={requires(unified_shared_memory)}"));
+  // Integers stay valid inside an extension's arguments.
+  EXPECT_EQ(Canonical("implementation={extension(f(1, \"x\"))}"),
+            "implementation={extension(f(1,x))}");
+}
+
+TEST(SimdTest, UniformOrLinearArgumentMayAlsoBeAligned) {
+  // GCC's tests use this form; the restriction is on uniform and linear.
+  absl::StatusOr<Selector> s =
+      Selector::Parse("construct={simd(uniform(a), aligned(a:64))}");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->ToString(), "construct={simd(aligned(a:64), uniform(a))}");
+  EXPECT_TRUE(
+      Selector::Parse("construct={simd(linear(p:4), aligned(p:32))}").ok());
+}
+
+TEST(SimdTest, LinearSteps) {
+  // Step 1 is the default; negative and zero steps are integer constants
+  // too; a variable step must be uniform (OpenMP 5.2).
+  EXPECT_EQ(Canonical("construct={simd(linear(i:1), linear(j))}"),
+            "construct={simd(linear(i, j))}");
+  EXPECT_EQ(Canonical("construct={simd(linear(k:n), linear(i:2), uniform(n), "
+                      "linear(m:-1), linear(z:0), linear(j:2))}"),
+            "construct={simd(linear(m:-1), linear(z:0), linear(i, j:2), "
+            "linear(k:n), uniform(n))}");
+  EXPECT_EQ(Canonical("construct={simd(linear(i:2*3))}"),
+            "construct={simd(linear(i:6))}");
+}
 
 TEST(ValidationTest, SizeAndNestingLimits) {
   std::string big =

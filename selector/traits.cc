@@ -15,9 +15,34 @@ struct AliasEntry {
   absl::string_view name;
 };
 
+struct ArgumentEntry {
+  SelectorId selector;
+  absl::string_view property;
+  absl::string_view argument;
+};
+
 const std::vector<PropertyEntry>& Properties() {
   static const auto* table = new std::vector<PropertyEntry>{
 #define TRAIT_PROPERTY(Selector, Name) {SelectorId::Selector, Name},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+const std::vector<ArgumentEntry>& Arguments() {
+  static const auto* table = new std::vector<ArgumentEntry>{
+#define TRAIT_PROPERTY_ARGUMENT(Selector, Property, Argument) \
+  {SelectorId::Selector, Property, Argument},
+#include "selector/traits.def"
+  };
+  return *table;
+}
+
+// Properties that may be written as selectors of their selector's set.
+const std::vector<PropertyEntry>& PropertySelectors() {
+  static const auto* table = new std::vector<PropertyEntry>{
+#define TRAIT_PROPERTY_SELECTOR(Selector, Property) \
+  {SelectorId::Selector, Property},
 #include "selector/traits.def"
   };
   return *table;
@@ -118,6 +143,27 @@ std::vector<absl::string_view> JobConstructNames() {
 #define TRAIT_ENCLOSING_CONSTRUCT(Name) names.push_back(Name);
 #include "selector/traits.def"
   return names;
+}
+
+std::vector<absl::string_view> PropertyArguments(SelectorId id,
+                                                 absl::string_view property) {
+  std::vector<absl::string_view> arguments;
+  for (const ArgumentEntry& a : Arguments()) {
+    if (a.selector == id && a.property == property) {
+      arguments.push_back(a.argument);
+    }
+  }
+  return arguments;
+}
+
+std::optional<SelectorId> FindPropertySelector(SetId set,
+                                               absl::string_view name) {
+  for (const PropertyEntry& p : PropertySelectors()) {
+    if (p.name == name && GetSelectorInfo(p.selector).set == set) {
+      return p.selector;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace ctxsel::selector::internal

@@ -29,8 +29,7 @@ enum class PropertyKind {
   kNone,             // no properties (construct selectors but simd)
   kNames,            // name list: identifiers, strings, extensions
   kSimdClauses,      // clauses of declare simd
-  kRequiresClauses,  // clauses of requires
-  kSingleName,       // exactly one name
+  kRequiresClauses,  // clauses of requires: name or name(argument)
   kExpression,       // expressions
 };
 
@@ -75,6 +74,16 @@ std::vector<absl::string_view> KnownProperties(SelectorId id);
 // Every name a job's construct trait set may hold: the construct selectors,
 // their aliases, then the enclosing constructs (TRAIT_ENCLOSING_CONSTRUCT).
 std::vector<absl::string_view> JobConstructNames();
+
+// The closed list of the argument of a clause property, e.g. the memory
+// orders of requires' atomic_default_mem_order; empty when it takes none.
+std::vector<absl::string_view> PropertyArguments(SelectorId id,
+                                                 absl::string_view property);
+
+// The selector of `set` whose property `name` may also be written as a
+// selector of `set` (`implementation={unified_address}`), if any.
+std::optional<SelectorId> FindPropertySelector(SetId set,
+                                               absl::string_view name);
 
 }  // namespace ctxsel::selector::internal
 

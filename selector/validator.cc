@@ -1,9 +1,12 @@
 #include "selector/validator.h"
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -34,8 +37,35 @@ absl::Status CheckScore(SetId set, TraitSelector& t) {
   return absl::OkStatus();
 }
 
+// A requires clause: atomic_default_mem_order takes exactly one of its
+// memory orders, the others take no argument (the table says which).
+absl::Status CheckClauseArguments(const TraitSelector& t,
+                                  const NameProperty& p) {
+  std::vector<absl::string_view> known = PropertyArguments(t.id, p.name);
+  if (known.empty()) {
+    if (p.arguments.empty()) return absl::OkStatus();
+    return ErrorAt(p.arguments[0].pos,
+                   absl::StrCat(p.name, " takes no arguments"));
+  }
+  std::string one_of = absl::StrCat(p.name, " takes exactly one of ",
+                                    absl::StrJoin(known, ", "));
+  if (p.arguments.size() != 1) {
+    return ErrorAt(p.arguments.empty() ? p.pos : p.arguments[1].pos, one_of);
+  }
+  const NameProperty& argument = p.arguments[0];
+  if (std::find(known.begin(), known.end(), argument.name) == known.end()) {
+    return ErrorAt(
+        argument.pos,
+        absl::StrCat("unknown ", p.name, " property '", argument.name,
+                     "' (expected one of ", absl::StrJoin(known, ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckNames(const TraitSelector& t) {
   absl::string_view sel = SelName(t.id);
+  const bool clauses =
+      GetSelectorInfo(t.id).kind == PropertyKind::kRequiresClauses;
   absl::flat_hash_map<std::string, Pos> seen;
   for (const NameProperty& p : t.names) {
     if (auto [it, fresh] = seen.emplace(p.name, p.pos); !fresh) {
@@ -43,41 +73,21 @@ absl::Status CheckNames(const TraitSelector& t) {
           p.pos, absl::StrCat("property '", p.name, "' given twice in ", sel),
           it->second);
     }
-    bool extension = p.extension;
-    bool clause = t.id == SelectorId::kImplRequires &&
-                  absl::StartsWith(p.name, "atomic_default_mem_order(");
-    if (extension && !clause &&
-        GetSelectorInfo(t.id).kind == PropertyKind::kNames &&
-        t.id != SelectorId::kDeviceExtension &&
+    if (p.extension && t.id != SelectorId::kDeviceExtension &&
         t.id != SelectorId::kTargetDeviceExtension &&
         t.id != SelectorId::kImplExtension) {
       return ErrorAt(p.pos, absl::StrCat("'", p.name,
                                          "' is not a name; only "
                                          "extension takes name(args)"));
     }
-    absl::string_view base =
-        clause ? absl::string_view("atomic_default_mem_order") : p.name;
-    if (!IsKnownProperty(t.id, base)) {
+    if (!IsKnownProperty(t.id, p.name)) {
       return ErrorAt(
           p.pos, absl::StrCat("unknown ", sel, " property '", p.name,
                               "' (expected one of ",
                               absl::StrJoin(KnownProperties(t.id), ", "), ")"));
     }
-    if (clause || (t.id == SelectorId::kImplRequires &&
-                   p.name == "atomic_default_mem_order")) {
-      std::string order =
-          clause ? p.name.substr(25, p.name.size() - 26) : std::string();
-      if (!IsKnownProperty(SelectorId::kImplAtomicDefaultMemOrder, order) ||
-          order.empty() || order.find_first_of("(,") != std::string::npos) {
-        return ErrorAt(
-            p.pos,
-            absl::StrCat(
-                "atomic_default_mem_order needs exactly one "
-                "of ",
-                absl::StrJoin(
-                    KnownProperties(SelectorId::kImplAtomicDefaultMemOrder),
-                    ", ")));
-      }
+    if (clauses) {
+      if (absl::Status s = CheckClauseArguments(t, p); !s.ok()) return s;
     }
   }
   return absl::OkStatus();
@@ -110,6 +120,68 @@ absl::Status CheckKind(const TraitSet& set, const TraitSelector& t) {
   return absl::OkStatus();
 }
 
+bool Before(const Pos& a, const Pos& b) {
+  return std::tie(a.text, a.line, a.column) <
+         std::tie(b.text, b.line, b.column);
+}
+
+// A variable used where it was used already: the later use, with the first.
+struct Repeat {
+  const std::string* name = nullptr;
+  Pos pos, first;
+};
+
+std::optional<Repeat> FindRepeat(
+    std::vector<std::pair<Pos, const std::string*>> uses) {
+  std::sort(uses.begin(), uses.end(), [](const auto& a, const auto& b) {
+    return Before(a.first, b.first);
+  });
+  absl::flat_hash_map<absl::string_view, Pos> seen;
+  for (const auto& [pos, name] : uses) {
+    if (auto [it, fresh] = seen.emplace(*name, pos); !fresh) {
+      return Repeat{name, pos, it->second};
+    }
+  }
+  return std::nullopt;
+}
+
+// The declare simd restrictions (OpenMP 5.2 §7.7): an argument appears in
+// at most one uniform or linear clause and in at most one aligned clause
+// (uniform and aligned together are fine); a linear step that is a
+// variable must be uniform.
+absl::Status CheckSimdVariables(const SimdProperties& simd) {
+  std::vector<std::pair<Pos, const std::string*>> uniform_or_linear, aligned;
+  absl::flat_hash_set<absl::string_view> uniform;
+  for (const auto& u : simd.uniform) {
+    uniform_or_linear.push_back({u.pos, &u.name});
+    uniform.insert(u.name);
+  }
+  for (const auto& l : simd.linear) {
+    uniform_or_linear.push_back({l.pos, &l.variable});
+  }
+  for (const auto& a : simd.aligned) aligned.push_back({a.pos, &a.variable});
+  for (auto [uses, clauses] :
+       {std::make_pair(&uniform_or_linear, "uniform or linear clause"),
+        std::make_pair(&aligned, "aligned clause")}) {
+    if (std::optional<Repeat> r = FindRepeat(*uses)) {
+      return ErrorAt(r->pos,
+                     absl::StrCat("variable '", *r->name,
+                                  "' appears in more than one ", clauses),
+                     r->first);
+    }
+  }
+  for (const auto& l : simd.linear) {
+    if (!l.step.uniform.empty() && !uniform.contains(l.step.uniform)) {
+      return ErrorAt(l.step_pos,
+                     absl::StrCat("linear step '", l.step.uniform,
+                                  "' is not in a uniform clause of this simd "
+                                  "(a step is an integer constant or a "
+                                  "uniform variable)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
   if (directive == Directive::kBeginDeclareVariant) {
     return ErrorAt(t.pos,
@@ -121,9 +193,6 @@ absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
     return ErrorAt(simd.clauses[0].pos,
                    "simd takes no properties in a metadirective selector");
   }
-  if (simd.inbranch && simd.notinbranch) {
-    return ErrorAt(t.pos, "inbranch and notinbranch exclude each other");
-  }
   absl::flat_hash_map<std::string, Pos> seen;
   for (const NameProperty& c : simd.clauses) {
     bool list =
@@ -133,19 +202,14 @@ absl::Status CheckSimd(Directive directive, const TraitSelector& t) {
                      absl::StrCat("simd clause '", c.name, "' given twice"),
                      it->second);
     }
-  }
-  absl::flat_hash_map<std::string, int> vars;
-  for (const auto& a : simd.aligned) ++vars[a.variable];
-  for (const auto& v : simd.linear) ++vars[v];
-  for (const auto& v : simd.uniform) ++vars[v];
-  for (const auto& [name, count] : vars) {
-    if (count > 1) {
-      return ErrorAt(t.pos, absl::StrCat("variable '", name,
-                                         "' appears in "
-                                         "more than one simd clause"));
+    bool branch = c.name == "inbranch" || c.name == "notinbranch";
+    absl::string_view other = c.name == "inbranch" ? "notinbranch" : "inbranch";
+    if (branch && seen.contains(other)) {
+      return ErrorAt(c.pos, "inbranch and notinbranch exclude each other",
+                     seen.at(other));
     }
   }
-  return absl::OkStatus();
+  return CheckSimdVariables(simd);
 }
 
 absl::Status CheckCounts(const TraitSelector& t) {
@@ -161,11 +225,6 @@ absl::Status CheckCounts(const TraitSelector& t) {
     return ErrorAt(
         t.expressions[1].pos(),
         absl::StrCat(info.name, " takes exactly one expression, got ", count));
-  }
-  if (info.kind == PropertyKind::kSingleName && count != 1) {
-    return ErrorAt(t.names[1].pos,
-                   absl::StrCat(info.name, " takes exactly one of ",
-                                absl::StrJoin(KnownProperties(t.id), ", ")));
   }
   return absl::OkStatus();
 }

@@ -40,7 +40,7 @@ absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
   out.name = trait.name();
   out.simdlen = trait.simdlen();
   out.aligned.insert(trait.aligned().begin(), trait.aligned().end());
-  out.linear = ToSet(trait.linear());
+  for (const std::string& variable : trait.linear()) out.linear[variable] = {};
   out.uniform = ToSet(trait.uniform());
   out.inbranch = trait.inbranch();
   out.notinbranch = trait.notinbranch();

@@ -49,6 +49,34 @@ bool Bool(const json& j, const std::string& path) {
   return j.get<bool>();
 }
 
+// ["i", "j"] (step 1) or {"i": 2, "j": "n"} (a constant or a uniform
+// variable's name).
+absl::flat_hash_map<std::string, sel::LinearStep> Linear(
+    const json& j, const std::string& path) {
+  absl::flat_hash_map<std::string, sel::LinearStep> out;
+  if (j.is_array()) {
+    for (const std::string& name : Names(j, path)) out[name] = {};
+    return out;
+  }
+  if (!j.is_object()) {
+    throw FieldError{path +
+                     " must be an array of strings or an object of steps"};
+  }
+  for (const auto& [var, step] : j.items()) {
+    std::string field = absl::StrCat(path, ".", var);
+    if (step.is_string()) {
+      out[var].uniform = step.get<std::string>();
+      if (out[var].uniform.empty()) throw FieldError{field + " is empty"};
+    } else if (step.is_number_integer()) {
+      out[var].constant = step.get<int64_t>();
+    } else {
+      throw FieldError{field +
+                       " must be an integer or a uniform variable's name"};
+    }
+  }
+  return out;
+}
+
 sel::ConstructTrait Construct(const json& j, const std::string& path) {
   sel::ConstructTrait c;
   if (j.is_string()) {
@@ -68,7 +96,7 @@ sel::ConstructTrait Construct(const json& j, const std::string& path) {
     for (const auto& [var, n] : j["aligned"].items())
       c.aligned[var] = Int(n, absl::StrCat(path, ".aligned.", var));
   }
-  if (j.contains("linear")) c.linear = Names(j["linear"], path + ".linear");
+  if (j.contains("linear")) c.linear = Linear(j["linear"], path + ".linear");
   if (j.contains("uniform")) c.uniform = Names(j["uniform"], path + ".uniform");
   if (j.contains("inbranch"))
     c.inbranch = Bool(j["inbranch"], path + ".inbranch");

@@ -49,6 +49,21 @@ TEST(ReadEvalContextTest, ReadsEveryField) {
   EXPECT_EQ(ctx->variables.at("tasking"), 1);
 }
 
+TEST(ReadEvalContextTest, LinearStepsAsAnObject) {
+  absl::StatusOr<selector::Context> ctx = ReadEvalContext(json::parse(R"({
+      "construct": [{"name": "simd", "linear": {"i": 2, "j": -1, "k": "n"},
+                     "uniform": ["n"]}]})"));
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  const auto& linear = ctx->construct[0].linear;
+  EXPECT_EQ(linear.at("i").constant, 2);
+  EXPECT_EQ(linear.at("j").constant, -1);
+  EXPECT_EQ(linear.at("k").uniform, "n");
+  ctx = ReadEvalContext(
+      json::parse(R"({"construct": [{"name": "simd", "linear": ["i"]}]})"));
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(ctx->construct[0].linear.at("i"), selector::LinearStep{});
+}
+
 TEST(ReadEvalContextTest, NullIsTheEmptyContext) {
   absl::StatusOr<selector::Context> ctx = ReadEvalContext(json());
   ASSERT_TRUE(ctx.ok()) << ctx.status();
@@ -78,7 +93,11 @@ constexpr BadField kBadFields[] = {
     {R"({"construct": [{"name": "simd", "aligned": ["a"]}]})",
      "context.construct[0].aligned must be an object"},
     {R"({"construct": [{"name": "simd", "linear": "i"}]})",
-     "context.construct[0].linear must be an array of strings"},
+     "context.construct[0].linear must be an array of strings or an object "
+     "of steps"},
+    {R"({"construct": [{"name": "simd", "linear": {"i": 1.5}}]})",
+     "context.construct[0].linear.i must be an integer or a uniform "
+     "variable's name"},
     {R"({"construct": [{"name": "simd", "inbranch": 1}]})",
      "context.construct[0].inbranch must be a boolean"},
     {R"({"construct": [{"name": "simd", "simdln": 8}]})",

@@ -24,9 +24,13 @@ void AppendConstruct(const selector::ConstructTrait& t, std::string* key) {
   std::vector<std::pair<std::string, int64_t>> aligned(t.aligned.begin(),
                                                        t.aligned.end());
   std::sort(aligned.begin(), aligned.end());
+  selector::NameSet linear;
+  for (const auto& [variable, step] : t.linear) {
+    linear.insert(absl::StrCat(variable, ":", step.ToString()));
+  }
   absl::StrAppend(key, t.name, "(", t.simdlen, ";",
                   absl::StrJoin(aligned, ",", absl::PairFormatter(":")), ";",
-                  SortedList(t.linear), ";", SortedList(t.uniform), ";",
+                  SortedList(linear), ";", SortedList(t.uniform), ";",
                   t.inbranch, t.notinbranch, ")");
 }
 
