@@ -6,6 +6,7 @@
 //   ctxsel-cli variants ls [KERNEL]
 //   ctxsel-cli variants get KERNEL NAME
 //   ctxsel-cli variants rm KERNEL NAME
+//   ctxsel-cli variants rm KERNEL --all_variants   (one atomic change)
 //
 // --variants_file: see variants_file.h (an eval document works as it is).
 // --from_source reads `declare variant` and `begin/end declare variant`
@@ -32,6 +33,8 @@ ABSL_FLAG(bool, from_source, false,
           "declare variant directives are registered.");
 ABSL_FLAG(bool, replace, false,
           "variants register: replace all of the kernel's variants.");
+ABSL_FLAG(bool, all_variants, false,
+          "variants rm KERNEL: remove every variant of the kernel at once.");
 
 namespace ctxsel::cli {
 namespace {
@@ -208,6 +211,14 @@ int Get(const std::vector<std::string>& args) {
 }
 
 int Remove(const std::vector<std::string>& args) {
+  if (absl::GetFlag(FLAGS_all_variants)) {
+    if (args.size() != 1) return UsageError(kVariantsCommand);
+    auto revision = ConnectToServer()->DeleteAllVariants(args[0]);
+    if (!revision.ok()) return ReportError("variants rm", revision.status());
+    std::printf("deleted every variant of %s (revision %lld)\n",
+                args[0].c_str(), static_cast<long long>(*revision));
+    return kExitOk;
+  }
   if (args.size() != 2) return UsageError(kVariantsCommand);
   auto revision = ConnectToServer()->DeleteVariant(args[0], args[1]);
   if (!revision.ok()) return ReportError("variants rm", revision.status());
@@ -237,7 +248,8 @@ const Command kVariantsCommand = {
     "variants register --from_source [--replace] FILE...\n"
     "variants ls [KERNEL] [--json]\n"
     "variants get KERNEL NAME [--json]\n"
-    "variants rm KERNEL NAME",
+    "variants rm KERNEL NAME\n"
+    "variants rm KERNEL --all_variants",
     "Manage the registered variants of kernels.", RunVariants};
 
 }  // namespace ctxsel::cli
