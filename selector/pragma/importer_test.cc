@@ -259,8 +259,8 @@ TEST(ImporterTest, ErrorsNameFileLineAndColumn) {
        "e.c:1:60: unknown clause 'nowait' on declare variant"},
       {"e.c", "#pragma omp metadirective when(device={arch(nvptx)} teams)\n",
        "e.c:1:32: when needs 'context-selector: directive'"},
-      {"e.c", "#pragma omp metadirective otherwise(a) default(b)\n",
-       "e.c:1:40: 'default' after 'otherwise'"},
+      {"e.c", "#pragma omp metadirective otherwise(simd) default(for)\n",
+       "e.c:1:43: 'default' after 'otherwise'"},
       {"e.f90", "!$omp declare variant(g) match(construct={parallel})\n",
        "e.f90:1:1: declare variant without base-proc-name outside a procedure"},
   };
@@ -308,7 +308,9 @@ TEST(ImporterTest, EffectiveSelectorErrorsPointIntoEachRegion) {
       ElementsAre("n.c:1:49: trait selector 'kind' given twice in the device "
                   "trait set (first at 2:82) (in the effective selector of "
                   "'device={kind(cpu)}, implementation={vendor(llvm)}' nested "
-                  "in 'device={kind(gpu)}')"));
+                  "in 'device={kind(gpu)}')",
+                  "n.c:3:6: definition of f is skipped: its begin declare "
+                  "variant (line 2) is invalid"));
 }
 
 TEST(ImporterTest, ErrorsDoNotHideOtherVariants) {

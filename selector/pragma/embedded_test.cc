@@ -1,0 +1,4 @@
+#include "selector/pragma/embedded.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
