@@ -53,6 +53,7 @@ class Splitter {
       }
     }
     FlushCode();
+    if (pieces_.empty()) return {{false, line_}};
     return std::move(pieces_);
   }
 
@@ -64,9 +65,9 @@ class Splitter {
     }
     code_.end = line_.PositionOf(end);
   }
+  // Pushes the code read so far unless it is blank.
   void FlushCode() {
-    if (!code_.text.empty() || pieces_.empty()) {
-      if (code_.text.empty()) code_.end = line_.end;
+    if (!absl::StripAsciiWhitespace(code_.text).empty()) {
       pieces_.push_back({false, std::move(code_)});
     }
     code_ = LogicalLine();

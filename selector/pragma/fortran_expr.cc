@@ -20,9 +20,10 @@ struct DottedWord {
   const char* c;
 };
 constexpr DottedWord kDotted[] = {
-    {".true.", "true"}, {".false.", "false"}, {".not.", "!"},   {".and.", "&&"},
-    {".or.", "||"},     {".eqv.", "=="},      {".neqv.", "!="}, {".eq.", "=="},
-    {".ne.", "!="},     {".lt.", "<"},        {".le.", "<="},   {".gt.", ">"},
+    {".true.", "true"}, {".false.", "false"}, {".not.", "!"},
+    {".and.", "&&"},    {".or.", "||"},       {".eqv.", "EQV"},
+    {".neqv.", "NEQV"}, {".eq.", "=="},       {".ne.", "!="},
+    {".lt.", "<"},      {".le.", "<="},       {".gt.", ">"},
     {".ge.", ">="},
 };
 
@@ -129,7 +130,7 @@ class Translator {
   // Binary levels, loosest first.
   absl::StatusOr<Out> Binary(int level) {
     static const std::vector<std::vector<absl::string_view>> kLevels = {
-        {"==", "!="},  // .eqv. .neqv. (see Relational for .eq. .ne.)
+        {"EQV", "NEQV"},  // distinct from the relational == and !=
         {"||"},
         {"&&"},
     };
@@ -140,8 +141,6 @@ class Translator {
       const Tok& op = toks_[at_];
       bool match = false;
       for (absl::string_view o : kLevels[level]) match |= op.text == o;
-      // At level 0 only .eqv./.neqv. (dotted) belong; == from .eq. or ==
-      // is relational and was consumed below.
       if (!match) break;
       ++at_;
       absl::StatusOr<Out> right = Binary(level + 1);
@@ -149,7 +148,10 @@ class Translator {
       Out out;
       out.Add("(", op.offset);
       out.Add(*left);
-      out.Add(" " + op.text + " ", op.offset);
+      const std::string c = op.text == "EQV"    ? "=="
+                            : op.text == "NEQV" ? "!="
+                                                : op.text;
+      out.Add(" " + c + " ", op.offset);
       out.Add(*right);
       out.Add(")", op.offset);
       left = std::move(out);
