@@ -152,7 +152,8 @@ class RegisterFromSourceTest : public ::testing::Test {
 };
 
 TEST_F(RegisterFromSourceTest, KeepGoingRegistersTheValidKernels) {
-  const std::string bad = RunfilePath("tests/sources/corpus/errors_keep_going.c");
+  const std::string bad =
+      RunfilePath("tests/sources/corpus/errors_keep_going.c");
   const std::string ok = RunfilePath("tests/sources/corpus/dv_vxv.c");
   // Without --keep_going one bad directive blocks everything.
   CommandResult all = Cli({"variants", "register", "--from_source", bad, ok});
@@ -161,8 +162,8 @@ TEST_F(RegisterFromSourceTest, KeepGoingRegistersTheValidKernels) {
   EXPECT_EQ(Cli({"variants", "ls", "vxv"}).stdout_text.find("p_vxv"),
             std::string::npos);
 
-  CommandResult some = Cli(
-      {"variants", "register", "--from_source", "--keep_going", bad, ok});
+  CommandResult some =
+      Cli({"variants", "register", "--from_source", "--keep_going", bad, ok});
   EXPECT_EQ(some.exit_code, 2);
   EXPECT_THAT(some.stderr_text, HasSubstr(bad + ":6:64:"));
   EXPECT_THAT(some.stderr_text, HasSubstr("skipped bad"));
@@ -187,7 +188,7 @@ TEST_F(RegisterFromSourceTest, KeepGoingRegistersTheValidKernels) {
   EXPECT_EQ(rm.exit_code, 0) << rm.stderr_text;
   EXPECT_EQ(Cli({"variants", "ls", "vxv"}).stdout_text.find("p_vxv"),
             std::string::npos);
-  EXPECT_EQ(Cli({"variants", "rm", "vxv", "--all_variants"}).exit_code, 
+  EXPECT_EQ(Cli({"variants", "rm", "vxv", "--all_variants"}).exit_code,
             Cli({"variants", "rm", "vxv", "nope"}).exit_code);
 }
 
