@@ -145,6 +145,19 @@ absl::StatusOr<int64_t> CtxselClient::DeleteVariant(const std::string& kernel,
   v1::DeleteVariantRequest request;
   request.set_kernel(kernel);
   request.set_name(name);
+  return SendDelete(request);
+}
+
+absl::StatusOr<int64_t> CtxselClient::DeleteAllVariants(
+    const std::string& kernel) {
+  v1::DeleteVariantRequest request;
+  request.set_kernel(kernel);
+  request.set_all_variants(true);
+  return SendDelete(request);
+}
+
+absl::StatusOr<int64_t> CtxselClient::SendDelete(
+    const v1::DeleteVariantRequest& request) {
   auto response = Unary<v1::DeleteVariantResponse>(
       [&](grpc::ClientContext* context, v1::DeleteVariantResponse* out) {
         return variants_->DeleteVariant(context, request, out);

@@ -84,6 +84,8 @@ class CtxselClient {
   // Returns the registry revision after the delete.
   absl::StatusOr<int64_t> DeleteVariant(const std::string& kernel,
                                         const std::string& name);
+  // Every variant of `kernel` in one atomic change; the new revision.
+  absl::StatusOr<int64_t> DeleteAllVariants(const std::string& kernel);
 
   // --- Inventory ---
   absl::StatusOr<v1::ReportNodeResponse> ReportNode(const v1::Node& node);
@@ -134,6 +136,8 @@ class CtxselClient {
   // Calls a unary RPC with a NewContext() and converts its status.
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call) const;
+  // DeleteVariant with `request`; the new revision.
+  absl::StatusOr<int64_t> SendDelete(const v1::DeleteVariantRequest& request);
   // Every item of a paged listing (see the .cc).
   template <typename Response, typename Item, typename Request, typename Call,
             typename Items>

@@ -16,8 +16,8 @@ namespace ctxsel::server {
 
 class Housekeeping {
  public:
-  // Starts the thread; it checks for suspect and expired nodes every TTL / 4 (at least
-  // every 50 ms, at most every second).
+  // Starts the thread; it checks for suspect and expired nodes every TTL / 4
+  // (at least every 50 ms, at most every second).
   explicit Housekeeping(Inventory* inventory);
   // Stops and joins the thread.
   ~Housekeeping();

@@ -223,6 +223,24 @@ absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
   return revision_;
 }
 
+absl::StatusOr<int64_t> VariantRegistry::DeleteAllVariants(
+    const std::string& kernel) {
+  absl::MutexLock lock(&mu_);
+  const auto it = kernels_.find(kernel);
+  if (it == kernels_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("kernel ", kernel, " has no variants"));
+  }
+  StoreBatch batch;
+  batch.clear_kernels.push_back(kernel);
+  batch.revision = revision_ + 1;
+  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
+  revision_ = batch.revision;
+  kernels_.erase(it);
+  if (observer_ != nullptr) observer_->KernelChanged(kernel, {});
+  return revision_;
+}
+
 int64_t VariantRegistry::revision() const {
   absl::ReaderMutexLock lock(&mu_);
   return revision_;

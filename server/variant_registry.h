@@ -99,6 +99,10 @@ class VariantRegistry {
   absl::StatusOr<int64_t> Delete(const std::string& kernel,
                                  const std::string& name);
 
+  // Removes every variant of `kernel` in one Store batch (one revision);
+  // returns the new revision. NotFoundError if the kernel has no variants.
+  absl::StatusOr<int64_t> DeleteAllVariants(const std::string& kernel);
+
   int64_t revision() const;
   // Registered kernels and their variant counts, for logs.
   size_t kernel_count() const;

@@ -247,5 +247,63 @@ TEST_F(VariantRegistryTest, ListPagesEndBeforeTheByteBudget) {
   EXPECT_THAT(too_small.status().message(), HasSubstr("variant k/v0"));
 }
 
+TEST_F(VariantRegistryTest, ReplaceKeepsTheBatchsDeclarationOrder) {
+  ASSERT_TRUE(registry_
+                  ->Register("k",
+                             {{"a", "device={kind(gpu)}", {}},
+                              {"b", "device={kind(cpu)}", {}},
+                              {"c", "device={kind(host)}", {}}},
+                             false)
+                  .ok());
+  // Re-registering the same declarations (one selector changed) must not
+  // move the changed one: equal scores go to the lower order.
+  auto replaced = registry_->Register("k",
+                                      {{"a", "device={kind(gpu)}", {}},
+                                       {"b", "device={kind(nohost)}", {}},
+                                       {"c", "device={kind(host)}", {}}},
+                                      true);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  Reopen();
+  EXPECT_THAT(Names("k"), ElementsAre("a", "b", "c"));
+  for (int i = 0; i < 3; ++i) {
+    auto v = registry_->Get("k", std::string(1, static_cast<char>('a' + i)));
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->order, i);
+  }
+}
+
+TEST_F(VariantRegistryTest, DeleteAllVariantsIsOneAtomicChange) {
+  ASSERT_TRUE(registry_
+                  ->Register("k",
+                             {{"a", "device={kind(gpu)}", {}},
+                              {"b", "device={kind(cpu)}", {}}},
+                             false)
+                  .ok());
+  ASSERT_TRUE(
+      registry_->Register("other", {{"x", "device={kind(gpu)}", {}}}, false)
+          .ok());
+  auto revision = registry_->DeleteAllVariants("k");
+  ASSERT_TRUE(revision.ok()) << revision.status();
+  EXPECT_EQ(*revision, 3);  // one revision for the whole kernel
+  EXPECT_THAT(observer_.kernels["k"], IsEmpty());
+  EXPECT_THAT(Names("k"), IsEmpty());
+  EXPECT_EQ(registry_->DeleteAllVariants("k").status().code(),
+            absl::StatusCode::kNotFound);
+  Reopen();
+  EXPECT_THAT(Names("k"), IsEmpty());
+  EXPECT_THAT(Names("other"), ElementsAre("x"));
+  EXPECT_EQ(registry_->revision(), 3);
+}
+
+TEST_F(VariantRegistryTest, DeleteAllVariantsStoreFailureChangesNothing) {
+  BrokenStore broken;
+  RecordingObserver observer;
+  auto registry = VariantRegistry::Open(&broken, &observer);
+  ASSERT_TRUE(registry.ok());
+  EXPECT_EQ((*registry)->DeleteAllVariants("k").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(observer.calls, 0);
+}
+
 }  // namespace
 }  // namespace ctxsel::server

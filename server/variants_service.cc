@@ -63,12 +63,20 @@ grpc::Status VariantsService::GetVariant(grpc::ServerContext* /*context*/,
 grpc::Status VariantsService::DeleteVariant(
     grpc::ServerContext* /*context*/, const v1::DeleteVariantRequest* request,
     v1::DeleteVariantResponse* response) {
+  if (request->all_variants() && !request->name().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "name: must be empty with all_variants");
+  }
   absl::StatusOr<int64_t> revision =
-      registry_->Delete(request->kernel(), request->name());
+      request->all_variants()
+          ? registry_->DeleteAllVariants(request->kernel())
+          : registry_->Delete(request->kernel(), request->name());
   if (!revision.ok()) return ToGrpcStatus(revision.status());
   response->set_revision(*revision);
   spdlog::info("variants: deleted {}/{} (revision {})",
-               LogSafe(request->kernel()), LogSafe(request->name()), *revision);
+               LogSafe(request->kernel()),
+               request->all_variants() ? "*" : LogSafe(request->name()),
+               *revision);
   return grpc::Status::OK;
 }
 

@@ -1,13 +1,16 @@
-// ctxsel-cli import FILE...: the variants declared in C, C++ and Fortran
-// sources (declare variant, begin/end declare variant, metadirective), as
-// JSON on stdout. Errors go to stderr as file:line:column and are also in the
-// JSON; the exit code is 2 when there is any.
+// ctxsel-cli import [--define=...] [--undefine=...] [--fortran_form=...]
+// FILE...: the variants declared in C, C++ and Fortran sources (declare
+// variant, begin/end declare variant, metadirective), as JSON on stdout.
+// Errors and warnings (constructs read past, source_import.h) go to stderr
+// as file:line:column and are also in the JSON; the exit code is 2 when
+// there is any error.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "client/cli/command.h"
 #include "client/cli/input_file.h"
+#include "client/cli/source_import.h"
 #include "nlohmann/json.hpp"
 #include "selector/pragma/importer.h"
 #include "selector/selector.h"
@@ -59,31 +62,43 @@ json MetadirectiveJson(const pragma::ImportedMetadirective& m) {
 
 int RunImport(const std::vector<std::string>& args) {
   if (args.empty()) return UsageError(kImportCommand);
+  absl::StatusOr<pragma::ImportOptions> options = ImportOptionsFromFlags();
+  if (!options.ok()) {
+    std::fprintf(stderr, "ctxsel-cli import: %s\n",
+                 std::string(options.status().message()).c_str());
+    return kExitBadInput;
+  }
   json variants = json::array(), metadirectives = json::array(),
-       errors = json::array();
+       errors = json::array(), warnings = json::array();
   for (const std::string& path : args) {
-    absl::StatusOr<std::string> text = ReadInputFile(path);
-    if (!text.ok()) {
+    absl::StatusOr<pragma::ImportResult> r = ImportSourceFile(path, *options);
+    if (!r.ok()) {
       std::fprintf(stderr, "%s: cannot read the file\n", path.c_str());
       errors.push_back(
           {{"location", {{"file", path}, {"line", 0}, {"column", 0}}},
            {"message", "cannot read the file"}});
       continue;
     }
-    pragma::ImportResult r = pragma::ImportVariants(path, *text);
-    for (const auto& v : r.variants) variants.push_back(VariantJson(v));
-    for (const auto& m : r.metadirectives) {
+    for (const auto& v : r->variants) variants.push_back(VariantJson(v));
+    for (const auto& m : r->metadirectives) {
       metadirectives.push_back(MetadirectiveJson(m));
     }
-    for (const pragma::ImportError& e : r.errors) {
+    for (const pragma::ImportError& e : r->errors) {
       std::fprintf(stderr, "%s\n", e.ToString().c_str());
-      errors.push_back(
-          {{"location", Location(e.location)}, {"message", e.message}});
+      json error = {{"location", Location(e.location)}, {"message", e.message}};
+      if (!e.kernel.empty()) error["kernel"] = e.kernel;
+      errors.push_back(error);
+    }
+    for (const pragma::ImportWarning& w : r->warnings) {
+      std::fprintf(stderr, "%s\n", w.ToString().c_str());
+      warnings.push_back(
+          {{"location", Location(w.location)}, {"message", w.message}});
     }
   }
   const json out = {{"variants", variants},
                     {"metadirectives", metadirectives},
-                    {"errors", errors}};
+                    {"errors", errors},
+                    {"warnings", warnings}};
   std::printf("%s\n", out.dump(2).c_str());
   return errors.empty() ? kExitOk : kExitBadInput;
 }
@@ -91,7 +106,9 @@ int RunImport(const std::vector<std::string>& args) {
 }  // namespace
 
 const Command kImportCommand = {
-    "import", "import FILE...",
+    "import",
+    "import [--define=NAME[=VALUE],...] [--undefine=NAME,...] "
+    "[--fortran_form=auto|fixed|free] FILE...",
     "Variants declared in C/C++/Fortran sources, as JSON.", RunImport};
 
 }  // namespace ctxsel::cli

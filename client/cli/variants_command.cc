@@ -3,17 +3,24 @@
 //   ctxsel-cli variants register saxpy 'saxpy_nv=device={arch(nvptx)}'
 //   ctxsel-cli variants register saxpy --variants_file=saxpy.json --replace
 //   ctxsel-cli variants register --from_source saxpy.c gemm.f90
+//   ctxsel-cli variants register --from_source --keep_going src/*.c
 //   ctxsel-cli variants ls [KERNEL]
 //   ctxsel-cli variants get KERNEL NAME
 //   ctxsel-cli variants rm KERNEL NAME
+//   ctxsel-cli variants rm KERNEL --all_variants   (one atomic change)
 //
 // --variants_file: see variants_file.h (an eval document works as it is).
 // --from_source reads `declare variant` and `begin/end declare variant`
-// directives through the pragma importer (selector/pragma/importer.h) and
-// registers each base function's variants as one atomic batch (effective,
-// canonical selectors).
+// directives through the pragma importer (selector/pragma/importer.h, flags
+// in source_import.h) and registers each base function's variants as one
+// atomic batch (effective, canonical selectors), in declaration order. Any
+// error stops the whole command before anything is sent, unless
+// --keep_going: then every kernel whose directives are all valid is
+// registered, the others are reported with file:line:column, and the exit
+// code is 2 if anything was skipped.
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +29,7 @@
 #include "client/cli/common_flags.h"
 #include "client/cli/input_file.h"
 #include "client/cli/service_output.h"
+#include "client/cli/source_import.h"
 #include "client/cli/variants_file.h"
 #include "selector/pragma/importer.h"
 
@@ -30,8 +38,14 @@ ABSL_FLAG(std::string, variants_file, "",
 ABSL_FLAG(bool, from_source, false,
           "variants register: the arguments are C/C++/Fortran sources whose "
           "declare variant directives are registered.");
+ABSL_FLAG(bool, keep_going, false,
+          "variants register --from_source: register every kernel whose "
+          "directives are all valid, report the others, exit 2 if any was "
+          "skipped.");
 ABSL_FLAG(bool, replace, false,
           "variants register: replace all of the kernel's variants.");
+ABSL_FLAG(bool, all_variants, false,
+          "variants rm KERNEL: remove every variant of the kernel at once.");
 
 namespace ctxsel::cli {
 namespace {
@@ -68,30 +82,39 @@ v1::Variant FromImported(const pragma::ImportedVariant& imported) {
   return v;
 }
 
-// Imports every file; any import error fails the whole command (exit 2)
-// before anything is sent.
-absl::StatusOr<SourceBatches> ImportSources(
-    const std::vector<std::string>& files) {
+// What the sources declare: the batches to register and what was wrong.
+struct SourceImport {
   SourceBatches batches;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors;  // "file:line:column: message"
+  std::set<std::string> skipped;    // kernels with an invalid directive
+};
+
+// Imports every file, printing warnings to stderr as it goes.
+absl::StatusOr<SourceImport> ImportSources(
+    const std::vector<std::string>& files) {
+  absl::StatusOr<pragma::ImportOptions> options = ImportOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  SourceImport out;
   for (const std::string& file : files) {
-    absl::StatusOr<std::string> text = ReadInputFile(file);
-    if (!text.ok()) return text.status();
-    pragma::ImportResult result = pragma::ImportVariants(file, *text);
-    for (const pragma::ImportError& e : result.errors) {
-      errors.push_back(e.ToString());
+    absl::StatusOr<pragma::ImportResult> result =
+        ImportSourceFile(file, *options);
+    if (!result.ok()) {
+      out.errors.push_back(absl::StrCat(file, ": ", result.status().message()));
+      continue;
     }
-    for (const pragma::ImportedVariant& v : result.variants) {
-      batches[v.base].push_back(FromImported(v));
+    for (const pragma::ImportWarning& w : result->warnings) {
+      std::fprintf(stderr, "%s\n", w.ToString().c_str());
+    }
+    for (const pragma::ImportError& e : result->errors) {
+      out.errors.push_back(e.ToString());
+      if (!e.kernel.empty()) out.skipped.insert(e.kernel);
+    }
+    for (const pragma::ImportedVariant& v : result->variants) {
+      out.batches[v.base].push_back(FromImported(v));
     }
   }
-  if (!errors.empty()) {
-    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
-  }
-  if (batches.empty()) {
-    return absl::InvalidArgumentError("no declare variant directives found");
-  }
-  return batches;
+  for (const std::string& kernel : out.skipped) out.batches.erase(kernel);
+  return out;
 }
 
 void PrintRegistered(const std::string& kernel,
@@ -102,10 +125,30 @@ void PrintRegistered(const std::string& kernel,
 }
 
 int RegisterFromSources(const std::vector<std::string>& files) {
-  auto batches = ImportSources(files);
-  if (!batches.ok()) return ReportError("variants register", batches.status());
-  auto client = ConnectToServer();
-  for (auto& [kernel, variants] : *batches) {
+  const bool keep_going = absl::GetFlag(FLAGS_keep_going);
+  auto imported = ImportSources(files);
+  if (!imported.ok()) {
+    return ReportError("variants register", imported.status());
+  }
+  if (!imported->errors.empty() && !keep_going) {
+    return ReportError(
+        "variants register",
+        absl::InvalidArgumentError(absl::StrCat(
+            absl::StrJoin(imported->errors, "\n"),
+            "\nnothing registered (--keep_going registers the valid "
+            "kernels)")));
+  }
+  for (const std::string& e : imported->errors) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+  }
+  if (imported->batches.empty() && imported->errors.empty()) {
+    return ReportError(
+        "variants register",
+        absl::InvalidArgumentError("no declare variant directives found"));
+  }
+  std::unique_ptr<client::CtxselClient> client =
+      imported->batches.empty() ? nullptr : ConnectToServer();
+  for (auto& [kernel, variants] : imported->batches) {
     v1::RegisterVariantsRequest request;
     request.set_kernel(kernel);
     request.set_replace(absl::GetFlag(FLAGS_replace));
@@ -115,6 +158,17 @@ int RegisterFromSources(const std::vector<std::string>& files) {
       return ReportError("variants register " + kernel, response.status());
     }
     PrintRegistered(kernel, *response);
+  }
+  for (const std::string& kernel : imported->skipped) {
+    std::fprintf(stderr, "skipped %s: its directives have errors\n",
+                 kernel.c_str());
+  }
+  if (!imported->errors.empty()) {
+    std::fprintf(stderr,
+                 "variants register: %zu error(s), %zu kernel(s) "
+                 "skipped\n",
+                 imported->errors.size(), imported->skipped.size());
+    return kExitBadInput;
   }
   return kExitOk;
 }
@@ -208,6 +262,14 @@ int Get(const std::vector<std::string>& args) {
 }
 
 int Remove(const std::vector<std::string>& args) {
+  if (absl::GetFlag(FLAGS_all_variants)) {
+    if (args.size() != 1) return UsageError(kVariantsCommand);
+    auto revision = ConnectToServer()->DeleteAllVariants(args[0]);
+    if (!revision.ok()) return ReportError("variants rm", revision.status());
+    std::printf("deleted every variant of %s (revision %lld)\n",
+                args[0].c_str(), static_cast<long long>(*revision));
+    return kExitOk;
+  }
   if (args.size() != 2) return UsageError(kVariantsCommand);
   auto revision = ConnectToServer()->DeleteVariant(args[0], args[1]);
   if (!revision.ok()) return ReportError("variants rm", revision.status());
@@ -234,10 +296,13 @@ const Command kVariantsCommand = {
     "variants",
     "variants register KERNEL [NAME=SELECTOR...] [--variants_file=FILE] "
     "[--replace] [--json]\n"
-    "variants register --from_source [--replace] FILE...\n"
+    "variants register --from_source [--replace] [--keep_going] "
+    "[--define=NAME[=VALUE],...] [--undefine=NAME,...] "
+    "[--fortran_form=auto|fixed|free] FILE...\n"
     "variants ls [KERNEL] [--json]\n"
     "variants get KERNEL NAME [--json]\n"
-    "variants rm KERNEL NAME",
+    "variants rm KERNEL NAME\n"
+    "variants rm KERNEL --all_variants",
     "Manage the registered variants of kernels.", RunVariants};
 
 }  // namespace ctxsel::cli

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -93,6 +94,96 @@ absl::StatusOr<std::vector<std::vector<std::string>>> ReadAppendArgs(
   return ops;
 }
 
+// The OpenMP 5.2 directive names a metadirective variant may start with
+// (combined constructs start with one of them), and what they are.
+enum class VariantUse { kConstruct, kStandalone, kMetadirective };
+struct DirectiveName {
+  absl::string_view name;  // words separated by one space
+  VariantUse use;
+};
+constexpr DirectiveName kDirectiveNames[] = {
+    {"allocate", VariantUse::kConstruct},
+    {"allocators", VariantUse::kConstruct},
+    {"assume", VariantUse::kConstruct},
+    {"atomic", VariantUse::kConstruct},
+    {"barrier", VariantUse::kStandalone},
+    {"begin metadirective", VariantUse::kMetadirective},
+    {"cancel", VariantUse::kStandalone},
+    {"cancellation point", VariantUse::kStandalone},
+    {"critical", VariantUse::kConstruct},
+    {"depobj", VariantUse::kStandalone},
+    {"dispatch", VariantUse::kConstruct},
+    {"distribute", VariantUse::kConstruct},
+    {"do", VariantUse::kConstruct},
+    {"error", VariantUse::kStandalone},
+    {"flush", VariantUse::kStandalone},
+    {"for", VariantUse::kConstruct},
+    {"interop", VariantUse::kStandalone},
+    {"loop", VariantUse::kConstruct},
+    {"masked", VariantUse::kConstruct},
+    {"master", VariantUse::kConstruct},
+    {"metadirective", VariantUse::kMetadirective},
+    {"nothing", VariantUse::kConstruct},
+    {"ordered", VariantUse::kConstruct},
+    {"parallel", VariantUse::kConstruct},
+    {"scan", VariantUse::kStandalone},
+    {"scope", VariantUse::kConstruct},
+    {"section", VariantUse::kConstruct},
+    {"sections", VariantUse::kConstruct},
+    {"simd", VariantUse::kConstruct},
+    {"single", VariantUse::kConstruct},
+    {"target", VariantUse::kConstruct},
+    {"target enter data", VariantUse::kStandalone},
+    {"target exit data", VariantUse::kStandalone},
+    {"target update", VariantUse::kStandalone},
+    {"task", VariantUse::kConstruct},
+    {"taskgroup", VariantUse::kConstruct},
+    {"taskloop", VariantUse::kConstruct},
+    {"taskwait", VariantUse::kStandalone},
+    {"taskyield", VariantUse::kStandalone},
+    {"teams", VariantUse::kConstruct},
+    {"tile", VariantUse::kConstruct},
+    {"unroll", VariantUse::kConstruct},
+    {"workshare", VariantUse::kConstruct},
+};
+
+// Checks one directive variant ("" is `nothing`): a known directive, not a
+// metadirective (5.1 §2.3.4), not standalone in a `begin metadirective`.
+absl::Status CheckDirectiveVariant(const LogicalLine& line, size_t offset,
+                                   absl::string_view text, bool begin) {
+  if (text.empty()) return absl::OkStatus();
+  // The leading words, up to a clause's parenthesis.
+  std::string words;
+  for (size_t i = 0; i < text.size() && text[i] != '('; ++i) {
+    words.push_back(text[i]);
+  }
+  const DirectiveName* best = nullptr;
+  for (const DirectiveName& d : kDirectiveNames) {
+    if (absl::StartsWith(words, d.name) &&
+        (words.size() == d.name.size() || words[d.name.size()] == ' ' ||
+         words[d.name.size()] == ',') &&
+        (best == nullptr || d.name.size() > best->name.size())) {
+      best = &d;
+    }
+  }
+  const std::string first = words.substr(0, words.find_first_of(" ,"));
+  if (best == nullptr) {
+    return ErrorAt(line, offset,
+                   absl::StrCat("'", first, "' is not an OpenMP directive"));
+  }
+  if (best->use == VariantUse::kMetadirective) {
+    return ErrorAt(line, offset,
+                   "a directive variant must not be a metadirective");
+  }
+  if (begin && best->use == VariantUse::kStandalone) {
+    return ErrorAt(line, offset,
+                   absl::StrCat("'", best->name,
+                                "' is a standalone directive: it cannot be a "
+                                "variant of begin metadirective"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
@@ -173,6 +264,7 @@ absl::StatusOr<selector::Selector> ParseSelectorAt(const LogicalLine& line,
 
 absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
     const LogicalLine& line, const OmpDirective& directive) {
+  const bool begin = directive.kind == DirectiveKind::kBeginMetadirective;
   MetadirectiveClauses out;
   for (const OmpClause& clause : directive.clauses) {
     if (clause.name == "when") {
@@ -186,10 +278,16 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
           ParseSelectorAt(line, text, clause.argument_offset,
                           selector::Directive::kMetadirective);
       if (!s.ok()) return s.status();
-      out.when.push_back(
-          {*std::move(s), std::string(absl::StripAsciiWhitespace(text)),
-           CollapseSpaces(absl::string_view(clause.argument).substr(colon + 1)),
-           clause.name_offset});
+      std::string variant =
+          CollapseSpaces(absl::string_view(clause.argument).substr(colon + 1));
+      if (absl::Status bad = CheckDirectiveVariant(
+              line, clause.argument_offset + colon + 1, variant, begin);
+          !bad.ok()) {
+        return bad;
+      }
+      out.when.push_back({*std::move(s),
+                          std::string(absl::StripAsciiWhitespace(text)),
+                          std::move(variant), clause.name_offset});
     } else if (clause.name == "otherwise" || clause.name == "default") {
       if (out.otherwise.has_value()) {
         return ErrorAt(
@@ -199,6 +297,11 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
       }
       out.otherwise = CollapseSpaces(clause.argument);
       out.otherwise_clause = clause.name;
+      if (absl::Status bad = CheckDirectiveVariant(line, clause.argument_offset,
+                                                   *out.otherwise, begin);
+          !bad.ok()) {
+        return bad;
+      }
     } else {
       return ErrorAt(
           line, clause.name_offset,

@@ -61,6 +61,9 @@ struct MetadirectiveClauses {
   std::optional<std::string> otherwise;
   std::string otherwise_clause;
 };
+// Each directive variant must start with an OpenMP directive name, must not
+// be a metadirective and, in a `begin metadirective`, not a standalone
+// directive (barrier, taskwait, target update, ...).
 absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
     const LogicalLine& line, const OmpDirective& directive);
 

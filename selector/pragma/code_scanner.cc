@@ -31,20 +31,48 @@ bool IsNotAFunctionName(const std::string& word) {
   return words->contains(word);
 }
 
-// Starts of heads whose `{` opens a scope to descend into.
-bool OpensScope(const std::vector<std::string>& words) {
-  for (const std::string& w : words) {
-    if (w == "namespace" || w == "class" || w == "struct" || w == "union") {
-      return true;
+// What a head whose `{` opens a scope to descend into opens, or "".
+struct ScopeHead {
+  std::string what;  // "a namespace", "a class", ...
+  std::string name;  // its name ("" for extern "C")
+  bool is_class = false;
+};
+std::optional<ScopeHead> OpensScope(const std::vector<std::string>& words) {
+  if (words.size() >= 2 && words[0] == "extern" && words[1] == "\"\"") {
+    return ScopeHead{"an extern \"C\" block", "", false};
+  }
+  const bool is_template = !words.empty() && words[0] == "template";
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "enum") return std::nullopt;
+    if (w == "namespace") {
+      std::string name;
+      for (size_t k = i + 1; k < words.size(); ++k) name += words[k];
+      return ScopeHead{"a namespace",
+                       name.empty() ? "(anonymous namespace)" : name, false};
+    }
+    if (w == "class" || w == "struct" || w == "union") {
+      if (is_template && i > 0 && words[i - 1] != ">") continue;  // <class T>
+      std::string name;
+      for (size_t k = i + 1; k < words.size(); ++k) {
+        if (IsIdentifier(words[k]) && words[k] != "final" &&
+            words[k] != "alignas") {
+          name = words[k];
+          break;
+        }
+        if (words[k] == ":" || words[k] == "<") break;
+      }
+      return ScopeHead{is_template ? "a class template" : "a class", name,
+                       true};
     }
   }
-  return words.size() >= 2 && words[0] == "extern" && words[1] == "\"\"";
+  return std::nullopt;
 }
 
 }  // namespace
 
 bool CodeScanner::at_declaration_scope() const {
-  return blocks_.empty() || blocks_.back() == Block::kScope;
+  return blocks_.empty() || blocks_.back().kind == Block::kScope;
 }
 
 std::vector<CodeEvent> CodeScanner::Feed(const LogicalLine& line,
@@ -80,11 +108,22 @@ std::vector<CodeEvent> CodeScanner::Feed(const LogicalLine& line,
   return events;
 }
 
+CodeEvent CodeScanner::FunctionEvent(CodeEvent::Kind kind,
+                                     const FunctionName& name) {
+  CodeEvent e;
+  e.kind = kind;
+  e.name = QualifiedName(name);
+  e.line = head_[name.first].line;
+  e.offset = head_[name.first].offset;
+  e.not_a_base = NotABase(name, e.name);
+  return e;
+}
+
 void CodeScanner::OnToken(Token token, std::vector<CodeEvent>& events) {
   if (!at_declaration_scope()) {
     if (token.text == "{") ++body_depth_;
     if (token.text == "}" && --body_depth_ == 0) {
-      if (blocks_.back() == Block::kBody) current_function_.clear();
+      if (blocks_.back().kind == Block::kBody) current_function_.clear();
       blocks_.pop_back();
     }
     return;
@@ -95,13 +134,11 @@ void CodeScanner::OnToken(Token token, std::vector<CodeEvent>& events) {
     if (!blocks_.empty()) blocks_.pop_back();
     head_.clear();
   } else if (token.text == ";") {
-    const int name = FunctionNameIndex();
-    if (name >= 0) {
-      events.push_back({CodeEvent::kFunctionDeclaration, QualifiedName(name),
-                        head_[name].line, head_[name].offset});
+    if (std::optional<FunctionName> name = FindFunctionName()) {
+      events.push_back(FunctionEvent(CodeEvent::kFunctionDeclaration, *name));
     } else if (!head_.empty()) {
       events.push_back(
-          {CodeEvent::kOtherDeclaration, "", token.line, token.offset});
+          {CodeEvent::kOtherDeclaration, "", token.line, token.offset, ""});
     }
     head_.clear();
   } else if (token.text == ":" && head_.size() == 1 &&
@@ -121,25 +158,30 @@ void CodeScanner::OnOpenBrace(const Token& brace,
     words.push_back(t.text);
     if (t.text == "=") has_assignment = true;
   }
-  const int name = FunctionNameIndex();
-  if (name >= 0) {
-    current_function_ = QualifiedName(name);
-    events.push_back({CodeEvent::kFunctionDefinition, current_function_,
-                      head_[name].line, head_[name].offset});
-    blocks_.push_back(Block::kBody);
+  std::optional<ScopeHead> scope =
+      has_assignment ? std::nullopt : OpensScope(words);
+  std::optional<FunctionName> name =
+      scope && scope->is_class ? std::nullopt : FindFunctionName();
+  if (name) {
+    CodeEvent e = FunctionEvent(CodeEvent::kFunctionDefinition, *name);
+    current_function_ = e.name;
+    events.push_back(std::move(e));
+    blocks_.push_back({Block::kBody, "", false});
     body_depth_ = 1;
-  } else if (!has_assignment && OpensScope(words)) {
-    blocks_.push_back(Block::kScope);
+  } else if (scope) {
+    events.push_back(
+        {CodeEvent::kScope, "", brace.line, brace.offset, scope->what});
+    blocks_.push_back({Block::kScope, scope->name, scope->is_class});
   } else {
     events.push_back(
-        {CodeEvent::kOtherDeclaration, "", brace.line, brace.offset});
-    blocks_.push_back(Block::kOpaque);
+        {CodeEvent::kOtherDeclaration, "", brace.line, brace.offset, ""});
+    blocks_.push_back({Block::kOpaque, "", false});
     body_depth_ = 1;
   }
   head_.clear();
 }
 
-int CodeScanner::FunctionNameIndex() const {
+std::optional<CodeScanner::FunctionName> CodeScanner::FindFunctionName() const {
   size_t i = 0;
   if (!head_.empty() && head_[0].text == "template") {
     int angle = 0;  // skip template<...>
@@ -151,30 +193,103 @@ int CodeScanner::FunctionNameIndex() const {
   }
   for (int paren = 0; i < head_.size(); ++i) {
     const std::string& t = head_[i].text;
-    if (t == "=" && paren == 0) return -1;
+    if (t == "=" && paren == 0) return std::nullopt;
+    if (t == "operator" && paren == 0) {
+      // operator+ operator() operator new[] operator bool operator""_x
+      FunctionName name;
+      name.first = static_cast<int>(i);
+      name.name = "operator";
+      size_t k = i + 1;
+      if (k + 1 < head_.size() && head_[k].text == "(" &&
+          head_[k + 1].text == ")") {
+        name.name += "()";
+        k += 2;
+      }
+      for (; k < head_.size() && head_[k].text != "("; ++k) {
+        const std::string& part = head_[k].text;
+        if (IsIdentifier(part) && IsIdentChar(name.name.back()) &&
+            name.name.back() != '"') {
+          name.name += " ";
+        }
+        name.name += part;
+      }
+      if (k >= head_.size()) return std::nullopt;
+      name.params = static_cast<int>(k);
+      return name;
+    }
     if (t == "(") {
       if (paren == 0 && i > 0 && IsIdentifier(head_[i - 1].text) &&
           !IsNotAFunctionName(head_[i - 1].text)) {
-        return static_cast<int>(i - 1);
+        FunctionName name;
+        name.first = static_cast<int>(i - 1);
+        name.name = head_[i - 1].text;
+        if (i >= 2 && head_[i - 2].text == "~") {
+          name.first = static_cast<int>(i - 2);
+          name.name = "~" + name.name;
+        }
+        name.params = static_cast<int>(i);
+        return name;
       }
       ++paren;
     } else if (t == ")") {
       --paren;
     }
   }
-  return -1;
+  return std::nullopt;
 }
 
-std::string CodeScanner::QualifiedName(int index) const {
-  std::string name = head_[index].text;
-  int i = index;
-  if (i > 0 && head_[i - 1].text == "~") name = "~" + name, --i;
+std::string CodeScanner::QualifiedName(const FunctionName& name) const {
+  std::string qualified = name.name;
+  int i = name.first;
   while (i >= 2 && head_[i - 1].text == "::" &&
          IsIdentifier(head_[i - 2].text)) {
-    name = head_[i - 2].text + "::" + name;
+    qualified = head_[i - 2].text + "::" + qualified;
     i -= 2;
   }
-  return name;
+  for (auto b = blocks_.rbegin(); b != blocks_.rend(); ++b) {
+    if (!b->name.empty()) qualified = b->name + "::" + qualified;
+  }
+  return qualified;
+}
+
+std::string CodeScanner::NotABase(const FunctionName& name,
+                                  const std::string& qualified) const {
+  if (absl::StartsWith(name.name, "~")) return "a destructor";
+  // A constructor: named after its class (in the class, or `S::S`).
+  const std::vector<std::string> parts = absl::StrSplit(qualified, "::");
+  if (parts.size() >= 2 && parts[parts.size() - 2] == parts.back()) {
+    const bool in_class = !blocks_.empty() && blocks_.back().is_class &&
+                          blocks_.back().name == parts.back();
+    const bool out_of_line = name.first >= 2 &&
+                             head_[name.first - 1].text == "::" &&
+                             head_[name.first - 2].text == parts.back();
+    if (in_class || out_of_line) return "a constructor";
+  }
+  // Several declarators: a top-level comma outside <...> and (...).
+  int paren = 0, angle = 0;
+  size_t i = 0;
+  if (!head_.empty() && head_[0].text == "template") {
+    for (int depth = 0; i < head_.size(); ++i) {
+      if (head_[i].text == "<") ++depth;
+      if (head_[i].text == ">" && --depth == 0) break;
+    }
+    ++i;
+  }
+  for (; i < head_.size(); ++i) {
+    const std::string& t = head_[i].text;
+    if (static_cast<int>(i) == name.first) {
+      i = name.params - 1;  // the name itself (operator, may hold a comma)
+      continue;
+    }
+    if (t == "(" || t == "[") ++paren;
+    if (t == ")" || t == "]") --paren;
+    if (paren == 0 && t == "<") ++angle;
+    if (paren == 0 && t == ">" && angle > 0) --angle;
+    if (t == "," && paren == 0 && angle == 0) {
+      return "a declaration with several declarators";
+    }
+  }
+  return "";
 }
 
 void FortranScopes::Feed(const LogicalLine& line) {

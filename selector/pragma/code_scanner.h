@@ -5,8 +5,10 @@
 // definitions inside a `begin declare variant` region, and the function a
 // metadirective sits in. CodeScanner reads the code lines (not preprocessor
 // lines) of a C/C++ file and reports every function declaration and
-// definition at namespace or class scope; it follows namespaces, classes and
-// `extern "C"` blocks and skips function bodies and initializers.
+// definition at namespace or class scope, with its qualified name; it
+// follows namespaces, classes and `extern "C"` blocks, recognizes operator
+// functions, constructors, destructors and declarations with several
+// declarators, and skips function bodies and initializers.
 // FortranScopes tracks the enclosing subroutine or function.
 //
 // Example:
@@ -18,6 +20,7 @@
 #ifndef CTXSEL_SELECTOR_PRAGMA_CODE_SCANNER_H_
 #define CTXSEL_SELECTOR_PRAGMA_CODE_SCANNER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +33,19 @@ struct CodeEvent {
   enum Kind {
     kFunctionDeclaration,  // `void f(int);`
     kFunctionDefinition,   // `void f(int) {`
-    kOtherDeclaration,     // `int x = 3;`, `struct S {...};`
+    kOtherDeclaration,     // `int x = 3;`, `enum E {...};`
+    kScope,                // `namespace n {`, `struct S {`, `extern "C" {`
   };
   Kind kind;
-  std::string name;   // function name, `ns::f` when qualified; else empty
+  // Function name qualified by its enclosing namespaces and classes
+  // (`ns::Class::f`, `ns::operator+`); else empty.
+  std::string name;
   size_t line = 0;    // index of the logical line given to Feed()
   size_t offset = 0;  // offset of the name (or of the declaration's end)
+  // Why this function cannot be a base function (a constructor, a
+  // destructor, several declarators), or for kScope what opens ("a
+  // namespace"); empty otherwise.
+  std::string not_a_base;
 };
 
 class CodeScanner {
@@ -55,15 +65,31 @@ class CodeScanner {
     size_t offset;
   };
   enum class Block { kScope, kBody, kOpaque };
+  struct OpenBlock {
+    Block kind;
+    std::string name;  // namespace or class name; "" for extern "C", bodies
+    bool is_class = false;
+  };
+  // The declarator name of a function head.
+  struct FunctionName {
+    int first = -1;    // index in head_ of its first token (`~`, name)
+    std::string name;  // unqualified: `f`, `~S`, `operator+`
+    int params = -1;   // index of the `(` of the parameter list
+  };
 
   void OnToken(Token token, std::vector<CodeEvent>& events);
   void OnOpenBrace(const Token& brace, std::vector<CodeEvent>& events);
-  // The index in head_ of the function name, or -1.
-  int FunctionNameIndex() const;
-  std::string QualifiedName(int index) const;
+  // The function declared by head_, if it declares one.
+  std::optional<FunctionName> FindFunctionName() const;
+  // `name` with the qualifiers written before it and the enclosing scopes.
+  std::string QualifiedName(const FunctionName& name) const;
+  // Why `name` cannot be a base function, or "".
+  std::string NotABase(const FunctionName& name,
+                       const std::string& qualified) const;
+  CodeEvent FunctionEvent(CodeEvent::Kind kind, const FunctionName& name);
 
   std::vector<Token> head_;  // tokens of the declaration being read
-  std::vector<Block> blocks_;
+  std::vector<OpenBlock> blocks_;
   int body_depth_ = 0;  // brace depth inside the current body/opaque block
   std::string current_function_;
 };

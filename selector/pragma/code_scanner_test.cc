@@ -19,8 +19,10 @@ std::vector<std::string> Events(absl::string_view text) {
     for (const CodeEvent& e : scanner.Feed(lines[i], i)) {
       const char* kind = e.kind == CodeEvent::kFunctionDeclaration  ? "decl "
                          : e.kind == CodeEvent::kFunctionDefinition ? "def "
+                         : e.kind == CodeEvent::kScope              ? "scope"
                                                                     : "other";
-      out.push_back(kind + e.name);
+      out.push_back(kind + e.name +
+                    (e.not_a_base.empty() ? "" : " (" + e.not_a_base + ")"));
     }
   }
   return out;
@@ -34,8 +36,8 @@ TEST(CodeScannerTest, FindsDeclarationsAndDefinitions) {
                      "typedef int (*fp)(int);\n"
                      "struct S { int a; };\n"
                      "int table[] = {1, 2};\n"),
-              ElementsAre("decl f", "def g", "other", "other", "other",
-                          "other"));
+              ElementsAre("decl f", "def g", "other", "other",
+                          "scope (a class)", "other", "other"));
 }
 
 TEST(CodeScannerTest, FollowsNamespacesClassesAndTemplates) {
@@ -47,8 +49,34 @@ TEST(CodeScannerTest, FollowsNamespacesClassesAndTemplates) {
                      "}  // namespace ns\n"
                      "void ns::later() __attribute__((noinline));\n"
                      "extern \"C\" {\nvoid c_fun(void);\n}\n"),
-              ElementsAre("def twice", "def A", "decl ~A", "def get", "other",
-                          "decl ns::later", "decl c_fun"));
+              ElementsAre("scope (a namespace)", "def ns::twice",
+                          "scope (a class)", "def ns::A::A (a constructor)",
+                          "decl ns::A::~A (a destructor)", "def ns::A::get",
+                          "other", "decl ns::later",
+                          "scope (an extern \"C\" block)", "decl c_fun"));
+}
+
+TEST(CodeScannerTest, QualifiedNamesOperatorsAndDeclarators) {
+  EXPECT_THAT(
+      Events("namespace a { namespace b {\n"
+             "struct V { V operator+(const V&) const; bool operator()(int);\n"
+             "  operator bool() const; };\n"
+             "V operator-(V x, V y) { return x; }\n"
+             "void *operator new[](unsigned long n);\n"
+             "} }\n"
+             "a::b::V::V(int) {}\n"
+             "int x, f(int);\n"
+             "void g(int), h(int);\n"
+             "std::map<int, int> m(int);\n"
+             "template <class T> struct W { };\n"),
+      ElementsAre("scope (a namespace)", "scope (a namespace)",
+                  "scope (a class)", "decl a::b::V::operator+",
+                  "decl a::b::V::operator()", "decl a::b::V::operator bool",
+                  "def a::b::operator-", "decl a::b::operator new[]",
+                  "def a::b::V::V (a constructor)",
+                  "decl f (a declaration with several declarators)",
+                  "decl g (a declaration with several declarators)", "decl m",
+                  "scope (a class template)"));
 }
 
 TEST(CodeScannerTest, KnowsTheCurrentFunction) {

@@ -129,15 +129,19 @@ absl::Status ReadParenthesized(const LogicalLine& line, const std::string& text,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<OmpClause>> ReadClauses(const LogicalLine& line,
-                                                   const std::string& text,
-                                                   Cursor& cursor) {
-  std::vector<OmpClause> clauses;
+absl::Status ReadClauses(const LogicalLine& line, const std::string& text,
+                         Cursor& cursor, std::vector<OmpClause>& clauses) {
+  bool after_clause = false;  // a comma may only follow a clause
   while (!cursor.AtEnd()) {
     if (cursor.Peek() == ',') {
+      if (!after_clause) {
+        return ErrorAt(line, cursor.pos(), "expected a clause before ','");
+      }
+      after_clause = false;
       cursor.set_pos(cursor.pos() + 1);
       continue;
     }
+    after_clause = true;
     OmpClause clause;
     clause.name_offset = cursor.pos();
     clause.name = cursor.Word();
@@ -154,7 +158,7 @@ absl::StatusOr<std::vector<OmpClause>> ReadClauses(const LogicalLine& line,
     }
     clauses.push_back(std::move(clause));
   }
-  return clauses;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -166,8 +170,8 @@ absl::Status ErrorAt(const LogicalLine& line, size_t offset,
       absl::StrCat(p.line, ":", p.column, ": ", message));
 }
 
-absl::StatusOr<std::optional<OmpDirective>> ParseOmpDirective(
-    const LogicalLine& line, Language language) {
+std::optional<OmpDirective> ParseOmpDirective(const LogicalLine& line,
+                                              Language language) {
   const std::string text =
       language == Language::kFortran ? FortranLower(line.text) : line.text;
   Cursor cursor(text, 0);
@@ -202,17 +206,16 @@ absl::StatusOr<std::optional<OmpDirective>> ParseOmpDirective(
   if (directive.kind == DirectiveKind::kOther) return directive;
   if (directive.kind == DirectiveKind::kDeclareVariant) {
     if (cursor.Peek() != '(') {
-      return ErrorAt(line, cursor.pos(),
-                     "expected '(variant-name)' after declare variant");
+      directive.error =
+          ErrorAt(line, cursor.pos(),
+                  "expected '(variant-name)' after declare variant");
+      return directive;
     }
-    absl::Status s = ReadParenthesized(line, text, cursor, directive.argument,
-                                       directive.argument_offset);
-    if (!s.ok()) return s;
+    directive.error = ReadParenthesized(line, text, cursor, directive.argument,
+                                        directive.argument_offset);
+    if (!directive.error.ok()) return directive;
   }
-  absl::StatusOr<std::vector<OmpClause>> clauses =
-      ReadClauses(line, text, cursor);
-  if (!clauses.ok()) return clauses.status();
-  directive.clauses = *std::move(clauses);
+  directive.error = ReadClauses(line, text, cursor, directive.clauses);
   return directive;
 }
 

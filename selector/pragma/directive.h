@@ -9,10 +9,10 @@
 //
 // Example:
 //
-//   absl::StatusOr<std::optional<OmpDirective>> d = ParseOmpDirective(
+//   std::optional<OmpDirective> d = ParseOmpDirective(
 //       line, Language::kC);  // "#pragma omp declare variant(f) match(...)"
-//   // d->value().kind == DirectiveKind::kDeclareVariant
-//   // d->value().argument == "f"; d->value().clauses[0].name == "match"
+//   // d->kind == DirectiveKind::kDeclareVariant, d->error is OK
+//   // d->argument == "f"; d->clauses[0].name == "match"
 #ifndef CTXSEL_SELECTOR_PRAGMA_DIRECTIVE_H_
 #define CTXSEL_SELECTOR_PRAGMA_DIRECTIVE_H_
 
@@ -52,14 +52,19 @@ struct OmpDirective {
   std::string argument;
   size_t argument_offset = 0;
   std::vector<OmpClause> clauses;  // not parsed for kOther
+  // A syntax error after the directive name (unbalanced parenthesis, a
+  // missing clause around a comma): the kind is known, so a `begin` still
+  // pairs with its `end`; `clauses` holds those read before it.
+  absl::Status error;
 };
 
 // Returns nullopt when `line` is not an OpenMP directive. Fortran directive
 // text is lower-cased outside string literals (Fortran is case-insensitive).
 // Syntax errors (unbalanced parentheses, a missing `declare variant(...)`
-// argument) are InvalidArgumentError "L:C: message" at the original position.
-absl::StatusOr<std::optional<OmpDirective>> ParseOmpDirective(
-    const LogicalLine& line, Language language);
+// argument, a comma with no clause before it) are InvalidArgumentError
+// "L:C: message" at the original position, in `OmpDirective::error`.
+std::optional<OmpDirective> ParseOmpDirective(const LogicalLine& line,
+                                              Language language);
 
 // Splits `text` at top-level commas (outside (), [], {} and literals),
 // returning each piece with its offset in `text`, whitespace trimmed.

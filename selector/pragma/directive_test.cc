@@ -15,10 +15,8 @@ LogicalLine Line(absl::string_view text, Language language = Language::kC) {
 TEST(DirectiveTest, NonOpenMpLinesAreNotDirectives) {
   for (absl::string_view text :
        {"int x;", "#include <x>", "#pragma once", "#pragma ompx foo"}) {
-    absl::StatusOr<std::optional<OmpDirective>> d =
-        ParseOmpDirective(Line(text), Language::kC);
-    ASSERT_TRUE(d.ok()) << text;
-    EXPECT_FALSE(d->has_value()) << text;
+    std::optional<OmpDirective> d = ParseOmpDirective(Line(text), Language::kC);
+    EXPECT_FALSE(d.has_value()) << text;
   }
 }
 
@@ -39,10 +37,10 @@ TEST(DirectiveTest, RecognizesVariantDirectives) {
       {"#pragma omp parallel for", DirectiveKind::kOther},
   };
   for (const Case& c : cases) {
-    absl::StatusOr<std::optional<OmpDirective>> d =
+    std::optional<OmpDirective> d =
         ParseOmpDirective(Line(c.text), Language::kC);
-    ASSERT_TRUE(d.ok() && d->has_value()) << c.text;
-    EXPECT_EQ((*d)->kind, c.kind) << c.text;
+    ASSERT_TRUE(d.has_value()) << c.text;
+    EXPECT_EQ(d->kind, c.kind) << c.text;
   }
 }
 
@@ -50,10 +48,10 @@ TEST(DirectiveTest, SplitsArgumentAndClauses) {
   const LogicalLine line = Line(
       "#pragma omp declare variant( ns::f ) match(device={arch(\"a)\")}), "
       "adjust_args(need_device_ptr: p) append_args(interop(target))");
-  absl::StatusOr<std::optional<OmpDirective>> d =
-      ParseOmpDirective(line, Language::kC);
-  ASSERT_TRUE(d.ok()) << d.status();
-  const OmpDirective& dir = **d;
+  std::optional<OmpDirective> d = ParseOmpDirective(line, Language::kC);
+  ASSERT_TRUE(d.has_value());
+  ASSERT_TRUE(d->error.ok()) << d->error;
+  const OmpDirective& dir = *d;
   EXPECT_EQ(dir.argument, " ns::f ");
   ASSERT_EQ(dir.clauses.size(), 3u);
   EXPECT_EQ(dir.clauses[0].name, "match");
@@ -64,26 +62,55 @@ TEST(DirectiveTest, SplitsArgumentAndClauses) {
 }
 
 TEST(DirectiveTest, FortranIsCaseInsensitiveOutsideStrings) {
-  absl::StatusOr<std::optional<OmpDirective>> d = ParseOmpDirective(
+  std::optional<OmpDirective> d = ParseOmpDirective(
       Line("!$OMP DECLARE VARIANT(Base:Var) MATCH(DEVICE={ARCH(\"X\")})",
            Language::kFortran),
       Language::kFortran);
-  ASSERT_TRUE(d.ok() && d->has_value());
-  EXPECT_EQ((*d)->kind, DirectiveKind::kDeclareVariant);
-  EXPECT_EQ((*d)->argument, "base:var");
-  EXPECT_EQ((*d)->clauses[0].argument, "device={arch(\"X\")}");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->kind, DirectiveKind::kDeclareVariant);
+  EXPECT_EQ(d->argument, "base:var");
+  EXPECT_EQ(d->clauses[0].argument, "device={arch(\"X\")}");
 }
 
 TEST(DirectiveTest, SyntaxErrorsHavePositions) {
-  absl::StatusOr<std::optional<OmpDirective>> d = ParseOmpDirective(
+  std::optional<OmpDirective> d = ParseOmpDirective(
       Line("#pragma omp declare variant match(x)"), Language::kC);
-  ASSERT_FALSE(d.ok());
-  EXPECT_THAT(d.status().message(),
-              HasSubstr("1:29: expected '(variant-name)'"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->kind, DirectiveKind::kDeclareVariant);
+  EXPECT_THAT(d->error.message(), HasSubstr("1:29: expected '(variant-name)'"));
   d = ParseOmpDirective(Line("#pragma omp declare variant(f) match(x"),
                         Language::kC);
-  ASSERT_FALSE(d.ok());
-  EXPECT_THAT(d.status().message(), HasSubstr("1:37: unbalanced parenthesis"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_THAT(d->error.message(), HasSubstr("1:37: unbalanced parenthesis"));
+}
+
+TEST(DirectiveTest, BeginWithBadClausesKeepsItsKind) {
+  std::optional<OmpDirective> d = ParseOmpDirective(
+      Line("#pragma omp begin declare variant match(device={kind(gpu)}"),
+      Language::kC);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->kind, DirectiveKind::kBeginDeclareVariant);
+  EXPECT_FALSE(d->error.ok());
+}
+
+TEST(DirectiveTest, CommaNeedsAClauseBeforeIt) {
+  for (absl::string_view text :
+       {"!$omp declare variant(f) match(user={condition(.true.)}),, "
+        "adjust_args(nothing: a)",
+        "!$omp declare variant(f) , match(user={condition(.true.)})"}) {
+    std::optional<OmpDirective> d =
+        ParseOmpDirective(Line(text, Language::kFortran), Language::kFortran);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_THAT(d->error.message(), HasSubstr("expected a clause before ','"))
+        << text;
+  }
+  std::optional<OmpDirective> d = ParseOmpDirective(
+      Line("!$omp declare variant(f) match(user={condition(.true.)}), "
+           "adjust_args(nothing: a)",
+           Language::kFortran),
+      Language::kFortran);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->error.ok()) << d->error;
 }
 
 TEST(DirectiveTest, TopLevelSplitting) {

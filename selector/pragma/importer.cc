@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "selector/pragma/clauses.h"
 #include "selector/pragma/code_scanner.h"
 #include "selector/pragma/directive.h"
+#include "selector/pragma/embedded.h"
+#include "selector/pragma/fortran_expr.h"
+#include "selector/pragma/preprocessor.h"
 #include "selector/pragma/symbol_name.h"
 
 namespace ctxsel::pragma {
@@ -35,24 +39,49 @@ struct Region {
 // A `declare variant` waiting for its base function (C/C++).
 struct Pending {
   ImportedVariant variant;  // everything but `base`
+  absl::Status error;       // when the directive is invalid
 };
+
+// Offset of the text after `#pragma` in a directive line.
+size_t AfterPragma(const std::string& text) {
+  const size_t at = text.find("pragma");
+  return at == std::string::npos ? 0 : at + 6;
+}
+
+bool IsFixedSentinelInFreeForm(absl::string_view text) {
+  return text.size() >= 5 &&
+         (text[0] == 'c' || text[0] == 'C' || text[0] == '*') &&
+         absl::EqualsIgnoreCase(text.substr(1, 4), "$omp");
+}
 
 class Importer {
  public:
-  Importer(absl::string_view file, Language language)
-      : file_(file), language_(language) {}
+  Importer(absl::string_view file, const ImportOptions& options)
+      : file_(file),
+        language_(options.language.value_or(LanguageOf(file))),
+        fixed_form_(options.fixed_form.value_or(IsFixedFormName(file))),
+        preprocessor_(options.defines, options.undefines) {}
 
   ImportResult Run(absl::string_view text) {
-    const std::vector<LogicalLine> lines = SplitLogicalLines(text, language_);
+    std::vector<SourceNote> notes;
+    const std::vector<LogicalLine> lines =
+        SplitLogicalLines(text, language_, fixed_form_, &notes);
     for (size_t i = 0; i < lines.size(); ++i) {
-      absl::StatusOr<std::optional<OmpDirective>> d =
-          ParseOmpDirective(lines[i], language_);
-      if (!d.ok()) {
-        AddError(d.status());
-      } else if (d->has_value() && (*d)->kind != DirectiveKind::kOther) {
-        OnDirective(lines[i], **d);
-      } else if (!d->has_value() && !IsPreprocessorLine(lines[i])) {
-        OnCode(lines[i], i);
+      const LogicalLine& line = lines[i];
+      if (!preprocessor_.Feed(line, &notes)) continue;
+      if (language_ == Language::kFortran) {
+        OnFortranLine(line, i, notes);
+      } else if (IsPreprocessorLine(line)) {  // #pragma
+        OnDirectiveLine(preprocessor_.Expand(line, AfterPragma(line.text)));
+      } else {
+        for (const LinePiece& piece : SplitEmbeddedDirectives(line)) {
+          if (piece.directive) {
+            OnDirectiveLine(
+                preprocessor_.Expand(piece.line, AfterPragma(piece.line.text)));
+          } else {
+            OnCode(piece.line, i);
+          }
+        }
       }
     }
     FailPending();
@@ -61,12 +90,17 @@ class Importer {
                "begin declare variant is never closed by "
                "end declare variant");
     }
-    std::stable_sort(
-        result_.errors.begin(), result_.errors.end(),
-        [](const ImportError& a, const ImportError& b) {
-          return std::make_pair(a.location.line, a.location.column) <
-                 std::make_pair(b.location.line, b.location.column);
-        });
+    for (const SourceNote& n : notes) {
+      result_.warnings.push_back(
+          {{file_, n.position.line, n.position.column}, n.message});
+    }
+    auto by_position = [](const auto& a, const auto& b) {
+      return std::make_pair(a.location.line, a.location.column) <
+             std::make_pair(b.location.line, b.location.column);
+    };
+    std::stable_sort(result_.errors.begin(), result_.errors.end(), by_position);
+    std::stable_sort(result_.warnings.begin(), result_.warnings.end(),
+                     by_position);
     return std::move(result_);
   }
 
@@ -77,25 +111,61 @@ class Importer {
                                      : absl::StartsWith(t, "!$");
   }
 
+  void OnDirectiveLine(const LogicalLine& line) {
+    std::optional<OmpDirective> d = ParseOmpDirective(line, language_);
+    if (d.has_value() && d->kind != DirectiveKind::kOther) {
+      OnDirective(line, *d);
+    }
+  }
+
+  void OnFortranLine(const LogicalLine& line, size_t index,
+                     std::vector<SourceNote>& notes) {
+    absl::StatusOr<LogicalLine> translated = TranslateFortranExpressions(line);
+    if (!translated.ok()) {
+      std::optional<OmpDirective> d = ParseOmpDirective(line, language_);
+      if (d.has_value() && d->kind != DirectiveKind::kOther) {
+        if (d->error.ok()) d->error = translated.status();
+        OnDirective(line, *d);
+      }
+      return;
+    }
+    std::optional<OmpDirective> d = ParseOmpDirective(*translated, language_);
+    if (d.has_value()) {
+      if (d->kind != DirectiveKind::kOther) OnDirective(*translated, *d);
+      return;
+    }
+    if (IsPreprocessorLine(line)) return;
+    const absl::string_view t = absl::StripLeadingAsciiWhitespace(line.text);
+    if (!fixed_form_ && IsFixedSentinelInFreeForm(t)) {
+      notes.push_back({line.PositionOf(line.text.size() - t.size()),
+                       "a fixed-form directive sentinel in a free-form "
+                       "source is not read (fixed form is for .f, .for, "
+                       ".ftn or --fortran_form=fixed)"});
+    }
+    fortran_.Feed(line);
+    (void)index;
+  }
+
   SourceLocation Where(const LogicalLine& line, size_t offset) const {
     const Position p = line.PositionOf(offset);
     return {file_, p.line, p.column};
   }
 
   // `status` holds "L:C: message".
-  void AddError(const absl::Status& status) {
+  void AddError(const absl::Status& status, const std::string& kernel = "") {
     std::vector<absl::string_view> parts =
         absl::StrSplit(status.message(), absl::MaxSplits(':', 2));
     SourceLocation where{file_, 0, 0};
     if (parts.size() == 3 && absl::SimpleAtoi(parts[0], &where.line) &&
         absl::SimpleAtoi(parts[1], &where.column)) {
-      AddError(where, absl::StripLeadingAsciiWhitespace(parts[2]));
+      AddError(where, absl::StripLeadingAsciiWhitespace(parts[2]), kernel);
     } else {
-      AddError(where, status.message());
+      AddError(where, status.message(), kernel);
     }
   }
-  void AddError(const SourceLocation& where, absl::string_view message) {
-    result_.errors.push_back({where, std::string(message)});
+  void AddError(const SourceLocation& where, absl::string_view message,
+                const std::string& kernel = "") {
+    result_.errors.push_back({where, std::string(message), kernel});
   }
 
   void OnDirective(const LogicalLine& line, const OmpDirective& d) {
@@ -109,6 +179,7 @@ class Importer {
         return OnEnd(line, d);
       case DirectiveKind::kMetadirective:
       case DirectiveKind::kBeginMetadirective:
+        if (!d.error.ok()) return AddError(d.error);
         return OnMetadirective(line, d);
       case DirectiveKind::kEndMetadirective:
       case DirectiveKind::kOther:
@@ -141,39 +212,51 @@ class Importer {
   }
 
   void OnDeclareVariant(const LogicalLine& line, const OmpDirective& d) {
+    ImportedVariant v;
+    v.directive = Directive::kDeclareVariant;
+    v.location = Where(line, d.offset);
+    absl::Status status = ReadDeclareVariant(line, d, v);
+    if (language_ == Language::kFortran) {
+      if (!status.ok()) return AddError(status, v.base);
+      result_.variants.push_back(std::move(v));
+    } else if (!scanner_.at_declaration_scope()) {
+      AddError(status.ok() ? ErrorAt(line, d.offset,
+                                     "declare variant inside a function body")
+                           : status);
+    } else {
+      pending_.push_back({std::move(v), std::move(status)});
+    }
+  }
+
+  // Fills `v` from the directive: names (Fortran: the base too, even when
+  // the rest is invalid, so the error names its kernel), then clauses.
+  absl::Status ReadDeclareVariant(const LogicalLine& line,
+                                  const OmpDirective& d, ImportedVariant& v) {
+    absl::Status names = SetNames(line, d, v);
+    if (!d.error.ok()) return d.error;
+    if (!names.ok()) return names;
     absl::StatusOr<VariantClauses> clauses =
         ReadVariantClauses(line, d, "declare variant");
-    if (!clauses.ok()) return AddError(clauses.status());
+    if (!clauses.ok()) return clauses.status();
     const OmpClause& match = *clauses->match;
     absl::StatusOr<Selector> own =
         ParseSelectorAt(line, match.argument, match.argument_offset,
                         Directive::kDeclareVariant);
-    if (!own.ok()) return AddError(own.status());
+    if (!own.ok()) return own.status();
     absl::StatusOr<Selector> effective =
         Effective(line, match.argument_offset, *own);
-    if (!effective.ok()) return AddError(effective.status());
-
-    ImportedVariant v;
-    v.directive = Directive::kDeclareVariant;
+    if (!effective.ok()) return effective.status();
     v.selector = effective->ToString();
     v.selector_text = std::string(absl::StripAsciiWhitespace(match.argument));
     v.enclosing_selector_texts = EnclosingTexts();
     v.adjust_args = std::move(clauses->adjust_args);
     v.append_args = std::move(clauses->append_args);
-    v.location = Where(line, d.offset);
-    if (!SetNames(line, d, v)) return;
-    if (!v.base.empty()) {
-      result_.variants.push_back(std::move(v));
-    } else if (language_ == Language::kC && !scanner_.at_declaration_scope()) {
-      AddError(v.location, "declare variant inside a function body");
-    } else {
-      pending_.push_back({std::move(v)});
-    }
+    return absl::OkStatus();
   }
 
   // Sets v.variant, and v.base when the directive names it (Fortran).
-  bool SetNames(const LogicalLine& line, const OmpDirective& d,
-                ImportedVariant& v) {
+  absl::Status SetNames(const LogicalLine& line, const OmpDirective& d,
+                        ImportedVariant& v) {
     absl::string_view arg = d.argument;
     size_t colon = language_ == Language::kFortran ? FindTopLevel(arg, ':')
                                                    : absl::string_view::npos;
@@ -183,19 +266,18 @@ class Importer {
     } else if (language_ == Language::kFortran) {
       v.base = fortran_.current_procedure();
       if (v.base.empty()) {
-        AddError(v.location,
-                 "declare variant without base-proc-name outside a procedure");
-        return false;
+        return ErrorAt(
+            line, d.offset,
+            "declare variant without base-proc-name outside a procedure");
       }
     }
     v.variant = std::string(absl::StripAsciiWhitespace(arg));
     if (v.variant.empty() ||
         (colon != absl::string_view::npos && v.base.empty())) {
-      AddError(Where(line, d.argument_offset),
-               "declare variant needs ([base-name:]variant-name)");
-      return false;
+      return ErrorAt(line, d.argument_offset,
+                     "declare variant needs ([base-name:]variant-name)");
     }
-    return true;
+    return absl::OkStatus();
   }
 
   void OnBegin(const LogicalLine& line, const OmpDirective& d) {
@@ -207,8 +289,11 @@ class Importer {
       return;
     }
     absl::StatusOr<VariantClauses> clauses =
-        ReadVariantClauses(line, d, "begin declare variant");
+        d.error.ok() ? ReadVariantClauses(line, d, "begin declare variant")
+                     : absl::StatusOr<VariantClauses>(d.error);
     if (!clauses.ok()) {
+      // Still a region: its `end` pairs with it, its definitions are
+      // reported as skipped.
       AddError(clauses.status());
     } else {
       const OmpClause& match = *clauses->match;
@@ -258,23 +343,59 @@ class Importer {
   }
 
   void OnCode(const LogicalLine& line, size_t index) {
-    if (language_ == Language::kFortran) return fortran_.Feed(line);
     for (const CodeEvent& e : scanner_.Feed(line, index)) {
+      const SourceLocation at = Where(line, e.offset);
       if (e.kind == CodeEvent::kOtherDeclaration) {
         FailPending();
         continue;
       }
+      if (e.kind == CodeEvent::kScope) {
+        for (const Pending& p : pending_) {
+          AddError(p.variant.location,
+                   absl::StrCat("declare variant must precede a function "
+                                "declaration or definition, not ",
+                                e.not_a_base, " (line ", at.line, ")"));
+        }
+        pending_.clear();
+        continue;
+      }
+      if (!e.not_a_base.empty()) {
+        const std::string why = absl::StrCat(
+            e.name, " is ", e.not_a_base, ", which cannot be a base function");
+        for (const Pending& p : pending_) {
+          AddError(p.variant.location, absl::StrCat("declare variant: ", why,
+                                                    " (line ", at.line, ")"));
+        }
+        pending_.clear();
+        if (e.kind == CodeEvent::kFunctionDefinition && InRegion()) {
+          AddError(at, absl::StrCat("begin declare variant: ", why));
+        }
+        continue;
+      }
       for (Pending& p : pending_) {
+        if (!p.error.ok()) {
+          AddError(p.error, e.name);
+          continue;
+        }
         p.variant.base = e.name;
         result_.variants.push_back(std::move(p.variant));
       }
       pending_.clear();
-      if (e.kind == CodeEvent::kFunctionDefinition && !regions_.empty() &&
-          regions_.back().effective) {
-        AddRegionVariant(line, e);
+      if (e.kind == CodeEvent::kFunctionDefinition && InRegion()) {
+        if (regions_.back().effective) {
+          AddRegionVariant(line, e);
+        } else {
+          AddError(at,
+                   absl::StrCat("definition of ", e.name,
+                                " is skipped: its begin declare variant (line ",
+                                regions_.back().location.line, ") is invalid"),
+                   e.name);
+        }
       }
     }
   }
+
+  bool InRegion() const { return !regions_.empty(); }
 
   void AddRegionVariant(const LogicalLine& line, const CodeEvent& e) {
     const Region& region = regions_.back();
@@ -292,6 +413,10 @@ class Importer {
 
   void FailPending() {
     for (const Pending& p : pending_) {
+      if (!p.error.ok()) {
+        AddError(p.error);
+        continue;
+      }
       AddError(p.variant.location,
                "declare variant is not followed by a function declaration or "
                "definition");
@@ -301,6 +426,8 @@ class Importer {
 
   std::string file_;
   Language language_;
+  bool fixed_form_;
+  Preprocessor preprocessor_;
   CodeScanner scanner_;
   FortranScopes fortran_;
   std::vector<Region> regions_;
@@ -318,14 +445,20 @@ std::string ImportError::ToString() const {
   return absl::StrCat(location.ToString(), ": ", message);
 }
 
-ImportResult ImportVariants(absl::string_view file_name,
-                            absl::string_view text) {
-  return ImportVariants(file_name, text, LanguageOf(file_name));
+std::string ImportWarning::ToString() const {
+  return absl::StrCat(location.ToString(), ": warning: ", message);
+}
+
+ImportResult ImportVariants(absl::string_view file_name, absl::string_view text,
+                            const ImportOptions& options) {
+  return Importer(file_name, options).Run(text);
 }
 
 ImportResult ImportVariants(absl::string_view file_name, absl::string_view text,
                             Language language) {
-  return Importer(file_name, language).Run(text);
+  ImportOptions options;
+  options.language = language;
+  return ImportVariants(file_name, text, options);
 }
 
 }  // namespace ctxsel::pragma

@@ -13,11 +13,17 @@
 //     (or the older `default(directive)`): an ordered list of directive
 //     variants, the first one winning on equal scores.
 // `adjust_args` and `append_args` are kept, because a launcher must pass
-// arguments accordingly. Comments, string literals, continuation lines and
-// `#if 0` regions are handled by source_text.h.
+// arguments accordingly. Comments, string literals and continuation lines
+// (free- and fixed-form Fortran too) are handled by source_text.h; `#if`
+// branches and macros by preprocessor.h; `_Pragma("omp ...")` and
+// `[[omp::directive(...)]]` by embedded.h. Base functions get their
+// qualified names (`ns::Class::f`); a directive before anything that cannot
+// be a base (a namespace, a class, a constructor, several declarators) is
+// an error.
 //
-// Errors are collected, not fatal: each names file:line:column, and the
-// variants found elsewhere in the file are still returned.
+// Errors are collected, not fatal: each names file:line:column (and the
+// kernel it concerns when known), and the variants found elsewhere in the
+// file are still returned. Constructs that are read past are warnings.
 //
 // Example:
 //
@@ -30,6 +36,7 @@
 #ifndef CTXSEL_SELECTOR_PRAGMA_IMPORTER_H_
 #define CTXSEL_SELECTOR_PRAGMA_IMPORTER_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,19 +100,40 @@ struct ImportedMetadirective {
 struct ImportError {
   SourceLocation location;
   std::string message;
+  // The base function (kernel) whose variants this error leaves incomplete,
+  // so that a caller may register the other kernels; empty when unknown.
+  std::string kernel;
   std::string ToString() const;  // "file:line:column: message"
+};
+
+// Something the importer read past or could not decide: a construct it does
+// not support (`#include "x.h"`, a directive in a macro), an `#if` it could
+// not evaluate, fixed-form text past column 72.
+struct ImportWarning {
+  SourceLocation location;
+  std::string message;
+  std::string ToString() const;  // "file:line:column: warning: message"
 };
 
 struct ImportResult {
   std::vector<ImportedVariant> variants;  // in source order
   std::vector<ImportedMetadirective> metadirectives;
-  std::vector<ImportError> errors;  // in source order
+  std::vector<ImportError> errors;      // in source order
+  std::vector<ImportWarning> warnings;  // in source order
 };
 
-// Imports the variants of one source file, language from the file name
-// (LanguageOf()).
-ImportResult ImportVariants(absl::string_view file_name,
-                            absl::string_view text);
+struct ImportOptions {
+  std::optional<Language> language;  // default: LanguageOf(file name)
+  std::optional<bool> fixed_form;    // Fortran; default: IsFixedFormName()
+  // -DNAME[=VALUE] ("1" when no value) and -UNAME (applied after), for
+  // `#if` and for macros in directives (preprocessor.h).
+  std::map<std::string, std::string> defines;
+  std::vector<std::string> undefines;
+};
+
+// Imports the variants of one source file.
+ImportResult ImportVariants(absl::string_view file_name, absl::string_view text,
+                            const ImportOptions& options = {});
 ImportResult ImportVariants(absl::string_view file_name, absl::string_view text,
                             Language language);
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "selector/pragma/symbol_name.h"
@@ -259,8 +260,8 @@ TEST(ImporterTest, ErrorsNameFileLineAndColumn) {
        "e.c:1:60: unknown clause 'nowait' on declare variant"},
       {"e.c", "#pragma omp metadirective when(device={arch(nvptx)} teams)\n",
        "e.c:1:32: when needs 'context-selector: directive'"},
-      {"e.c", "#pragma omp metadirective otherwise(a) default(b)\n",
-       "e.c:1:40: 'default' after 'otherwise'"},
+      {"e.c", "#pragma omp metadirective otherwise(simd) default(for)\n",
+       "e.c:1:43: 'default' after 'otherwise'"},
       {"e.f90", "!$omp declare variant(g) match(construct={parallel})\n",
        "e.f90:1:1: declare variant without base-proc-name outside a procedure"},
   };
@@ -308,7 +309,9 @@ TEST(ImporterTest, EffectiveSelectorErrorsPointIntoEachRegion) {
       ElementsAre("n.c:1:49: trait selector 'kind' given twice in the device "
                   "trait set (first at 2:82) (in the effective selector of "
                   "'device={kind(cpu)}, implementation={vendor(llvm)}' nested "
-                  "in 'device={kind(gpu)}')"));
+                  "in 'device={kind(gpu)}')",
+                  "n.c:3:6: definition of f is skipped: its begin declare "
+                  "variant (line 2) is invalid"));
 }
 
 TEST(ImporterTest, ErrorsDoNotHideOtherVariants) {
@@ -321,6 +324,272 @@ TEST(ImporterTest, ErrorsDoNotHideOtherVariants) {
   EXPECT_EQ(r.errors.size(), 1u);
   ASSERT_EQ(r.variants.size(), 1u);
   EXPECT_EQ(r.variants[0].variant, "h");
+}
+
+}  // namespace
+}  // namespace ctxsel::pragma
+
+namespace ctxsel::pragma {
+namespace {
+
+using ::testing::HasSubstr;
+
+// "base variant" per variant.
+std::vector<std::string> Bases(const ImportResult& r) {
+  std::vector<std::string> out;
+  for (const ImportedVariant& v : r.variants) {
+    out.push_back(v.base + " " + v.variant);
+  }
+  return out;
+}
+
+std::vector<std::string> Warnings(const ImportResult& r) {
+  std::vector<std::string> out;
+  for (const ImportWarning& w : r.warnings) out.push_back(w.ToString());
+  return out;
+}
+
+// Item 2: the other spellings of a directive are read, not skipped.
+TEST(ImporterKindsTest, PragmaOperatorAndAttributeSyntax) {
+  ImportResult r = ImportVariants(
+      "a.cpp",
+      "_Pragma(\"omp declare variant(f_gpu) match(device={kind(gpu)})\")\n"
+      "void f(int);\n"
+      "[[omp::directive(declare variant(g_gpu) match(device={kind(gpu)}))]]\n"
+      "void g(int);\n"
+      "[[omp::sequence(directive(declare variant(h1) "
+      "match(device={kind(gpu)})), omp::directive(declare variant(h2) "
+      "match(device={kind(cpu)})))]] void h(int);\n"
+      "[[using omp: decl(declare variant(k_gpu) match(device={kind(gpu)}))]]\n"
+      "void k(int);\n"
+      "void m() {\n"
+      "  [[omp::directive(metadirective when(device={kind(gpu)}: teams) "
+      "otherwise(parallel))]]\n"
+      "  {}\n"
+      "}\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  EXPECT_THAT(Bases(r),
+              ElementsAre("f f_gpu", "g g_gpu", "h h1", "h h2", "k k_gpu"));
+  EXPECT_EQ(r.variants[0].location.line, 1);
+  EXPECT_EQ(r.variants[0].location.column, 1);
+  ASSERT_EQ(r.metadirectives.size(), 1u);
+  EXPECT_EQ(r.metadirectives[0].function, "m");
+}
+
+TEST(ImporterKindsTest, FixedFormFortranByExtensionOrOption) {
+  const char* text =
+      "      SUBROUTINE VXV(V1, V2)\n"
+      "C$OMP DECLARE VARIANT(P_VXV)\n"
+      "     & MATCH(CONSTRUCT={PARALLEL})\n"
+      "*$OMP DECLARE VARIANT(T_VXV) MATCH(CONSTRUCT={TARGET})\n"
+      "      END SUBROUTINE\n";
+  ImportResult r = ImportVariants("vxv.F", text);
+  EXPECT_THAT(Errors(r), IsEmpty());
+  EXPECT_THAT(Bases(r), ElementsAre("vxv p_vxv", "vxv t_vxv"));
+  ImportOptions fixed;
+  fixed.fixed_form = true;
+  EXPECT_THAT(Bases(ImportVariants("vxv.f90", text, fixed)),
+              ElementsAre("vxv p_vxv", "vxv t_vxv"));
+  // Read as free form, the fixed sentinels are warned about, not dropped
+  // silently.
+  ImportResult free = ImportVariants("vxv.f90", text);
+  EXPECT_THAT(free.variants, IsEmpty());
+  EXPECT_THAT(Warnings(free),
+              ElementsAre(HasSubstr("vxv.f90:2:1: warning: a fixed-form"),
+                          HasSubstr("vxv.f90:4:1: warning: a fixed-form")));
+}
+
+TEST(ImporterKindsTest, SkippedConstructsAreWarnedAbout) {
+  ImportResult r =
+      ImportVariants("w.c",
+                     "#include \"variants.h\"\n"
+                     "#define DECLARE_GPU _Pragma(\"omp declare variant(f_gpu) "
+                     "match(device={kind(gpu)})\")\n"
+                     "#if __has_include(<cuda.h>)\n"
+                     "#endif\n");
+  EXPECT_THAT(Warnings(r), ElementsAre(HasSubstr("w.c:1:"), HasSubstr("w.c:2:"),
+                                       HasSubstr("w.c:3:")));
+}
+
+// Item 3: only the branch the compiler sees is read.
+TEST(ImporterKindsTest, IfdefSelectsOneBeginDeclareVariant) {
+  const char* text =
+      "#ifdef USE_NVPTX\n"
+      "#pragma omp begin declare variant match(device={arch(nvptx)})\n"
+      "#else\n"
+      "#pragma omp begin declare variant match(device={arch(amdgcn)})\n"
+      "#endif\n"
+      "void f(void) {}\n"
+      "#pragma omp end declare variant\n";
+  ImportResult amd = ImportVariants("p.c", text);
+  EXPECT_THAT(Errors(amd), IsEmpty());
+  ASSERT_EQ(amd.variants.size(), 1u);
+  EXPECT_THAT(amd.variants[0].selector, HasSubstr("amdgcn"));
+  ImportOptions nv;
+  nv.defines["USE_NVPTX"] = "1";
+  ImportResult nvptx = ImportVariants("p.c", text, nv);
+  ASSERT_EQ(nvptx.variants.size(), 1u);
+  EXPECT_THAT(nvptx.variants[0].selector, HasSubstr("nvptx"));
+}
+
+TEST(ImporterKindsTest, DefinedNamesInSelectorsAreExpanded) {
+  ImportOptions options;
+  options.defines["MIN_N"] = "1024";
+  ImportResult r = ImportVariants(
+      "m.c",
+      "#define GPU_ARCH nvptx\n"
+      "#pragma omp declare variant(f_gpu) match(device={arch(GPU_ARCH)}, "
+      "user={condition(n > MIN_N)})\n"
+      "void f(int n);\n",
+      options);
+  EXPECT_THAT(Errors(r), IsEmpty());
+  ASSERT_EQ(r.variants.size(), 1u);
+  EXPECT_THAT(r.variants[0].selector, HasSubstr("arch(nvptx)"));
+  EXPECT_THAT(r.variants[0].selector, HasSubstr("1024"));
+}
+
+// Item 4: base functions.
+TEST(ImporterKindsTest, QualifiedBasesAndOperators) {
+  ImportResult r = ImportVariants(
+      "q.cpp",
+      "namespace a {\n"
+      "#pragma omp declare variant(f_gpu) match(device={kind(gpu)})\n"
+      "void f();\n"
+      "}\n"
+      "namespace b {\n"
+      "#pragma omp declare variant(f_gpu) match(device={kind(gpu)})\n"
+      "void f();\n"
+      "struct M {\n"
+      "#pragma omp declare variant(add_gpu) match(device={kind(gpu)})\n"
+      "  M operator+(const M&) const;\n"
+      "};\n"
+      "}\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  EXPECT_THAT(Bases(r), ElementsAre("a::f f_gpu", "b::f f_gpu",
+                                    "b::M::operator+ add_gpu"));
+}
+
+TEST(ImporterKindsTest, WhatCannotBeABaseIsAnError) {
+  struct Case {
+    const char* code;
+    const char* message;
+  } cases[] = {
+      {"namespace n {\nvoid f();\n}\n", "not a namespace"},
+      {"struct S {\nvoid f();\n};\n", "not a class"},
+      {"extern \"C\" {\nvoid f();\n}\n", "not an extern \"C\" block"},
+      {"template <class T> struct S {\nvoid f();\n};\n",
+       "not a class template"},
+      {"void f(), g();\n", "several declarators"},
+      {"struct S {\n#pragma omp declare variant(v) match(device={kind(gpu)})\n"
+       "S();\n};\n",
+       "S::S is a constructor"},
+      {"struct S {\n#pragma omp declare variant(v) match(device={kind(gpu)})\n"
+       "~S();\n};\n",
+       "S::~S is a destructor"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = absl::StartsWith(c.code, "struct S {\n#pragma")
+                                 ? std::string(c.code)
+                                 : std::string(
+                                       "#pragma omp declare variant(v) "
+                                       "match(device={kind(gpu)})\n") +
+                                       c.code;
+    ImportResult r = ImportVariants("b.cpp", text);
+    EXPECT_THAT(r.variants, IsEmpty()) << c.code;
+    EXPECT_THAT(Errors(r), ElementsAre(HasSubstr(c.message))) << c.code;
+  }
+  // A template function is a base.
+  EXPECT_THAT(Bases(ImportVariants(
+                  "t.cpp",
+                  "#pragma omp declare variant(v) match(device={kind(gpu)})\n"
+                  "template <typename T> T twice(T x);\n")),
+              ElementsAre("twice v"));
+}
+
+// Item 5: Fortran operators in condition().
+TEST(ImporterKindsTest, FortranLogicalOperators) {
+  ImportResult r = ImportVariants(
+      "c.f90",
+      "subroutine f(n, big)\n"
+      "!$omp declare variant(g) match(user={condition(n .gt. 4 .and. "
+      ".not. n .eq. 7 .or. .false. .eqv. .true.)})\n"
+      "!$omp declare variant(h) match(user={condition(n /= 3 .and. n .le. "
+      "9 .neqv. n .lt. 2)})\n"
+      "end subroutine\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  ASSERT_EQ(r.variants.size(), 2u);
+  // .not. binds looser than .eq.; .eqv. loosest of all.
+  EXPECT_THAT(r.variants[0].selector,
+              HasSubstr("condition((n > 4 && !(n == 7) || 0) == 1)"));
+  EXPECT_THAT(r.variants[1].selector, HasSubstr("n != 3"));
+  ImportResult bad = ImportVariants(
+      "c.f90",
+      "subroutine f(n)\n"
+      "!$omp declare variant(g) match(user={condition(n .xor. 1)})\n"
+      "end subroutine\n");
+  EXPECT_THAT(Errors(bad),
+              ElementsAre(HasSubstr("c.f90:2:50: Fortran expression: unknown "
+                                    "Fortran operator '.xor.'")));
+}
+
+// Item 7: errors.
+TEST(ImporterKindsTest, BadBeginStillPairsWithItsEnd) {
+  ImportResult r = ImportVariants(
+      "e.c",
+      "#pragma omp begin declare variant match(device={kind(gpu)}\n"
+      "void f(void) {}\n"
+      "#pragma omp end declare variant\n"
+      "#pragma omp begin declare variant match(device={kind(gpu)}) bogus\n"
+      "void g(void) {}\n"
+      "#pragma omp end declare variant\n");
+  EXPECT_THAT(Errors(r),
+              ElementsAre(HasSubstr("e.c:1:40: unbalanced parenthesis"),
+                          HasSubstr("e.c:2:6: definition of f is skipped"),
+                          HasSubstr("e.c:4:61: unknown clause 'bogus'"),
+                          HasSubstr("e.c:5:6: definition of g is skipped")));
+  EXPECT_EQ(r.errors[1].kernel, "f");
+}
+
+TEST(ImporterKindsTest, MetadirectiveVariantsAreValidated) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"#pragma omp metadirective default(bad_directive)",
+       "'bad_directive' is not an OpenMP directive"},
+      {"#pragma omp metadirective when(device={kind(gpu)}: metadirective "
+       "default(teams))",
+       "must not be a metadirective"},
+      {"#pragma omp begin metadirective when(device={kind(gpu)}: barrier)",
+       "'barrier' is a standalone directive"},
+      {"#pragma omp begin metadirective when(device={kind(gpu)}: target "
+       "update to(x))",
+       "'target update' is a standalone directive"},
+  };
+  for (const Case& c : cases) {
+    ImportResult r =
+        ImportVariants("m.c", std::string("void f() {\n") + c.text + "\n}\n");
+    EXPECT_THAT(Errors(r), ElementsAre(HasSubstr(c.message))) << c.text;
+  }
+  ImportResult ok = ImportVariants(
+      "m.c",
+      "void f() {\n#pragma omp metadirective when(device={kind(gpu)}: "
+      "target teams distribute parallel for) when(user={condition(1)}: "
+      "barrier) otherwise(nothing)\n}\n");
+  EXPECT_THAT(Errors(ok), IsEmpty());
+}
+
+TEST(ImporterKindsTest, ErrorsNameTheirKernel) {
+  ImportResult r = ImportVariants(
+      "k.c",
+      "#pragma omp declare variant(f1) match(device={kind(gpu)})\n"
+      "#pragma omp declare variant(f2) match(device={kind(nonsense)})\n"
+      "void f(void);\n"
+      "#pragma omp declare variant(g1) match(device={kind(gpu)})\n"
+      "void g(void);\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].kernel, "f");
+  EXPECT_THAT(Bases(r), ElementsAre("f f1", "g g1"));
 }
 
 }  // namespace

@@ -160,55 +160,6 @@ class CSplitter {
   std::vector<LogicalLine> lines_;
 };
 
-// The value of a `#if`/`#elif` condition when it is a plain integer.
-enum class Truth { kFalse, kTrue, kUnknown };
-Truth ConditionValue(absl::string_view condition) {
-  int64_t value;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(condition), &value)) {
-    return Truth::kUnknown;
-  }
-  return value != 0 ? Truth::kTrue : Truth::kFalse;
-}
-
-// Drops the lines of known-false conditional branches.
-std::vector<LogicalLine> DropDeadBranches(std::vector<LogicalLine> lines) {
-  struct Group {
-    bool parent_active;
-    bool active;
-    bool decided;  // a branch known to be true was seen
-  };
-  std::vector<Group> stack;
-  std::vector<LogicalLine> out;
-  for (LogicalLine& line : lines) {
-    const bool was_active = stack.empty() || stack.back().active;
-    absl::string_view t = absl::StripLeadingAsciiWhitespace(line.text);
-    bool keep = was_active;
-    if (absl::ConsumePrefix(&t, "#")) {
-      t = absl::StripLeadingAsciiWhitespace(t);
-      size_t n = 0;
-      while (n < t.size() && IsIdentChar(t[n])) ++n;
-      const absl::string_view word = t.substr(0, n);
-      const absl::string_view rest = t.substr(n);
-      if (word == "if" || word == "ifdef" || word == "ifndef") {
-        Truth v = word == "if" ? ConditionValue(rest) : Truth::kUnknown;
-        stack.push_back(
-            {was_active, was_active && v != Truth::kFalse, v == Truth::kTrue});
-      } else if (!stack.empty() && (word == "elif" || word == "else")) {
-        Group& g = stack.back();
-        Truth v = word == "else" ? Truth::kTrue : ConditionValue(rest);
-        g.active = g.parent_active && !g.decided && v != Truth::kFalse;
-        g.decided = g.decided || v == Truth::kTrue;
-        keep = g.parent_active;
-      } else if (!stack.empty() && word == "endif") {
-        keep = stack.back().parent_active;
-        stack.pop_back();
-      }
-    }
-    if (keep) out.push_back(std::move(line));
-  }
-  return out;
-}
-
 // Fortran: where a `!` comment starts outside strings, or npos.
 size_t FortranCommentStart(absl::string_view line, size_t from) {
   char quote = 0;
@@ -270,7 +221,104 @@ std::vector<LogicalLine> SplitFortran(absl::string_view text) {
   return lines;
 }
 
+// Fixed form (Fortran 2018 §6.3.3).
+constexpr size_t kFixedFormWidth = 72;
+
+bool IsFixedSentinel(absl::string_view line) {
+  return line.size() >= 5 &&
+         (line[0] == 'c' || line[0] == 'C' || line[0] == '*' ||
+          line[0] == '!') &&
+         absl::EqualsIgnoreCase(line.substr(1, 4), "$omp");
+}
+
+std::vector<LogicalLine> SplitFortranFixed(absl::string_view text,
+                                           std::vector<SourceNote>* notes) {
+  std::vector<LogicalLine> lines;
+  LogicalLine current;
+  bool open = false;  // `current` may still be continued
+  auto flush = [&] {
+    if (open) lines.push_back(std::move(current));
+    current = LogicalLine();
+    open = false;
+  };
+  int number = 0;
+  for (absl::string_view physical : absl::StrSplit(text, '\n')) {
+    ++number;
+    absl::ConsumeSuffix(&physical, "\r");
+    if (!physical.empty() && physical[0] == '#') {
+      flush();
+      for (size_t i = 0; i < physical.size(); ++i) {
+        current.text.push_back(physical[i]);
+        current.positions.push_back({number, static_cast<int>(i) + 1});
+      }
+      current.end = {number, static_cast<int>(physical.size()) + 1};
+      open = true;
+      flush();
+      continue;
+    }
+    const bool directive = IsFixedSentinel(physical);
+    if (!directive && !physical.empty() &&
+        (physical[0] == 'c' || physical[0] == 'C' || physical[0] == '*' ||
+         physical[0] == '!')) {
+      continue;  // a comment line
+    }
+    if (absl::StripAsciiWhitespace(physical).empty()) continue;
+    if (physical.size() > kFixedFormWidth) {
+      const absl::string_view tail = physical.substr(kFixedFormWidth);
+      const size_t comment = FortranCommentStart(physical, directive ? 5 : 0);
+      if (!absl::StripAsciiWhitespace(tail).empty() &&
+          (comment == absl::string_view::npos || comment > kFixedFormWidth) &&
+          notes != nullptr) {
+        notes->push_back({{number, static_cast<int>(kFixedFormWidth) + 1},
+                          "fixed form: text past column 72 is ignored"});
+      }
+      physical = physical.substr(0, kFixedFormWidth);
+    }
+    const bool continuation = physical.size() > 5 && physical[5] != ' ' &&
+                              physical[5] != '0' && physical[5] != '\t';
+    size_t body = continuation ? 6 : 5;
+    if (!continuation || !open) {
+      flush();
+      open = true;
+      if (directive) {
+        for (int i = 0; i < 5; ++i) {
+          current.text.push_back("!$omp"[i]);
+          current.positions.push_back({number, i + 1});
+        }
+      } else {
+        body = std::min<size_t>(6, physical.size());
+      }
+    } else {
+      current.text.push_back(' ');
+      current.positions.push_back({number, static_cast<int>(body) + 1});
+    }
+    body = std::min(body, physical.size());
+    if (continuation) {
+      while (body < physical.size() && absl::ascii_isspace(physical[body])) {
+        ++body;
+      }
+    }
+    size_t stop = FortranCommentStart(physical, body);
+    if (stop == absl::string_view::npos) stop = physical.size();
+    while (stop > body && absl::ascii_isspace(physical[stop - 1])) --stop;
+    for (size_t i = body; i < stop; ++i) {
+      current.text.push_back(physical[i]);
+      current.positions.push_back({number, static_cast<int>(i) + 1});
+    }
+    current.end = {number, static_cast<int>(stop) + 1};
+  }
+  flush();
+  return lines;
+}
+
 }  // namespace
+
+bool IsFixedFormName(absl::string_view file_name) {
+  for (absl::string_view ext : {".f", ".for", ".ftn"}) {
+    if (absl::EndsWithIgnoreCase(file_name, ext)) return true;
+  }
+  return false;
+}
 
 Language LanguageOf(absl::string_view file_name) {
   for (absl::string_view ext :
@@ -281,9 +329,12 @@ Language LanguageOf(absl::string_view file_name) {
 }
 
 std::vector<LogicalLine> SplitLogicalLines(absl::string_view text,
-                                           Language language) {
-  if (language == Language::kFortran) return SplitFortran(text);
-  return DropDeadBranches(CSplitter(text).Run());
+                                           Language language, bool fixed_form,
+                                           std::vector<SourceNote>* notes) {
+  if (language == Language::kFortran) {
+    return fixed_form ? SplitFortranFixed(text, notes) : SplitFortran(text);
+  }
+  return CSplitter(text).Run();
 }
 
 }  // namespace ctxsel::pragma

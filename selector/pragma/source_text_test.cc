@@ -54,15 +54,32 @@ TEST(SourceTextTest, LiteralsHideCommentsAndPragmas) {
               ElementsAre("s = R\"\";", "int y;"));
 }
 
-TEST(SourceTextTest, IfZeroRegionsAreDropped) {
-  EXPECT_THAT(
-      Texts("a\n#if 0\nb\n#if X\nc\n#endif\n#else\nd\n#endif\n"
-            "#if 1\ne\n#else\nf\n#endif\n#ifdef Y\ng\n#else\nh\n"
-            "#endif\n#if 0\ni\n#elif 1\nj\n#elif 1\nk\n#endif",
-            Language::kC),
-      ElementsAre("a", "#if 0", "#else", "d", "#endif", "#if 1", "e", "#else",
-                  "#endif", "#ifdef Y", "g", "#else", "h", "#endif", "#if 0",
-                  "#elif 1", "j", "#elif 1", "#endif"));
+TEST(SourceTextTest, FixedFormFortran) {
+  std::vector<SourceNote> notes;
+  std::vector<LogicalLine> lines = SplitLogicalLines(
+      "C     a comment\n"
+      "      SUBROUTINE F(A,\n"
+      "     +             B)\n"
+      "C$OMP DECLARE VARIANT(G)\n"
+      "*$OMP+ MATCH(CONSTRUCT={PARALLEL})\n"
+      "!$omp declare variant(h) match(user={condition(1)})\n"
+      "      X = 1                                                           "
+      "  IGNORED\n",
+      Language::kFortran, /*fixed_form=*/true, &notes);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].text, "SUBROUTINE F(A, B)");
+  EXPECT_EQ(lines[1].text,
+            "!$omp DECLARE VARIANT(G) MATCH(CONSTRUCT={PARALLEL})");
+  EXPECT_EQ(lines[1].PositionOf(lines[1].text.find("MATCH")).line, 5);
+  EXPECT_EQ(lines[1].PositionOf(lines[1].text.find("MATCH")).column, 8);
+  EXPECT_EQ(lines[2].text,
+            "!$omp declare variant(h) match(user={condition(1)})");
+  EXPECT_EQ(lines[3].text, "X = 1");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].position.line, 7);
+  EXPECT_TRUE(IsFixedFormName("a.F"));
+  EXPECT_TRUE(IsFixedFormName("a.for"));
+  EXPECT_FALSE(IsFixedFormName("a.f90"));
 }
 
 TEST(SourceTextTest, FortranCommentsContinuationsAndDirectives) {

@@ -95,7 +95,7 @@ TEST(ImportE2eTest, NestedMetadataAndDeclareVariantInRegion) {
   const json out = Import("nested.cpp");
   ASSERT_EQ(out["variants"].size(), 4u);
   const json& dispatch = out["variants"][0];
-  EXPECT_EQ(dispatch["base"], "axpy");
+  EXPECT_EQ(dispatch["base"], "blas::axpy");  // qualified by its namespace
   EXPECT_EQ(dispatch["variant"], "axpy_dispatch");
   EXPECT_EQ(dispatch["adjust_args"],
             json::parse(R"([{"op":"need_device_ptr","args":["x","y"]}])"));

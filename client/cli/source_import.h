@@ -1,0 +1,31 @@
+// Reading C/C++/Fortran sources for `import` and `variants register
+// --from_source`: one set of flags, one way to call the pragma importer.
+//
+//   --define=NAME[=VALUE],...   like -D: for #if and macros in directives
+//   --undefine=NAME,...         like -U (after the defines; _OPENMP too)
+//   --fortran_form=auto|fixed|free
+//                               auto: fixed form for .f .for .ftn (any case)
+//
+// Warnings (skipped constructs) go to stderr as "file:line:column: warning:
+// ..." by the caller.
+#ifndef CTXSEL_CLIENT_CLI_SOURCE_IMPORT_H_
+#define CTXSEL_CLIENT_CLI_SOURCE_IMPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "selector/pragma/importer.h"
+
+namespace ctxsel::cli {
+
+// The importer options from the flags above; InvalidArgumentError naming
+// the flag when one is malformed.
+absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags();
+
+// Reads `path` and imports it with `options`.
+absl::StatusOr<pragma::ImportResult> ImportSourceFile(
+    const std::string& path, const pragma::ImportOptions& options);
+
+}  // namespace ctxsel::cli
+
+#endif  // CTXSEL_CLIENT_CLI_SOURCE_IMPORT_H_

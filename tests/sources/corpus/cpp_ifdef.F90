@@ -1,0 +1,8 @@
+! expect: k k_cpu
+subroutine k()
+#ifdef USE_GPU
+  !$omp declare variant(k_gpu) match(device={kind(gpu)})
+#else
+  !$omp declare variant(k_cpu) match(device={kind(cpu)})
+#endif
+end subroutine
