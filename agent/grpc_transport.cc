@@ -73,8 +73,10 @@ class GrpcHeartbeatStream : public HeartbeatStream {
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
-                                                absl::Duration max_reconnect) {
+std::shared_ptr<grpc::Channel> MakeAgentChannel(
+    const std::string& address,
+    std::shared_ptr<grpc::ChannelCredentials> credentials,
+    absl::Duration max_reconnect) {
   grpc::ChannelArguments args;
   int max_ms = static_cast<int>(
       std::max<int64_t>(100, absl::ToInt64Milliseconds(max_reconnect)));
@@ -83,8 +85,7 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
   // Also the connection attempt's timeout: not so short that a busy server's
   // handshake cannot finish.
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+  return grpc::CreateCustomChannel(address, credentials, args);
 }
 
 v1::Device ToProto(const DeviceInfo& d) {

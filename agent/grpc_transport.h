@@ -5,7 +5,10 @@
 // absl::Status, and nothing else; the decisions live in Reporter.
 //
 //   GrpcInventoryTransport transport(
-//       [] { return MakeAgentChannel("127.0.0.1:7070", absl::Seconds(1)); },
+//       [&] {
+//         return MakeAgentChannel("ctxsel:7070", credentials,
+//                                 absl::Seconds(1));
+//       },
 //       "ctxsel-agent 0.1.0");
 #ifndef CTXSEL_AGENT_GRPC_TRANSPORT_H_
 #define CTXSEL_AGENT_GRPC_TRANSPORT_H_
@@ -22,11 +25,14 @@
 
 namespace ctxsel::agent {
 
-// A channel to `address` whose own reconnection backoff is capped at
-// `max_reconnect` (gRPC's default grows to two minutes, which would keep a
-// restarted server's nodes away far longer than a heartbeat or two).
-std::shared_ptr<grpc::Channel> MakeAgentChannel(const std::string& address,
-                                                absl::Duration max_reconnect);
+// A channel to `address` with `credentials` (client/credentials.h) whose
+// own reconnection backoff is capped at `max_reconnect` (gRPC's default
+// grows to two minutes, which would keep a restarted server's nodes away
+// far longer than a heartbeat or two).
+std::shared_ptr<grpc::Channel> MakeAgentChannel(
+    const std::string& address,
+    std::shared_ptr<grpc::ChannelCredentials> credentials,
+    absl::Duration max_reconnect);
 
 using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 

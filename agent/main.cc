@@ -4,6 +4,7 @@
 //   ctxsel-agent --print                 # what this machine has, then exit
 //   ctxsel-agent --print --json
 //   ctxsel-agent --server=ctxsel:7070 --node_id=n7 --heartbeat=5s
+//       --ca=ca.pem --tls_cert=n7.pem --tls_key=n7.key
 //   ctxsel-agent --backends= --devices_file=fleet/n7.json   # a simulated node
 //
 // SIGTERM or SIGINT deregisters the node and exits.
@@ -25,6 +26,7 @@
 #include "agent/grpc_transport.h"
 #include "agent/node_id.h"
 #include "agent/reporter.h"
+#include "client/credentials.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -91,8 +93,18 @@ int Serve(ctxsel::agent::Discovery& discovery) {
 
   absl::Duration heartbeat = absl::GetFlag(FLAGS_heartbeat);
   const std::string server = absl::GetFlag(FLAGS_server);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ctxsel::client::MakeChannelCredentials(
+          ctxsel::client::ClientSecurityFromFlags());
+  if (!credentials.ok()) {
+    std::cerr << "ctxsel-agent: " << credentials.status().message() << "\n";
+    return 2;
+  }
   ctxsel::agent::GrpcInventoryTransport transport(
-      [&] { return ctxsel::agent::MakeAgentChannel(server, heartbeat); },
+      [&] {
+        return ctxsel::agent::MakeAgentChannel(server, *credentials,
+                                               heartbeat);
+      },
       kAgentVersion);
   ctxsel::agent::RealClock clock;
   ctxsel::agent::Reporter::Options options;
@@ -129,7 +141,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Finds this node's devices and reports them to a ctxsel server.\n"
       "  ctxsel-agent --print [--json]\n"
-      "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]");
+      "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]\n"
+      "      --ca=CA.pem --tls_cert=NODE.pem --tls_key=NODE.key | --insecure");
   absl::ParseCommandLine(argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
   absl::StatusOr<ctxsel::agent::Discovery> discovery =

@@ -27,9 +27,18 @@ constexpr int kKernels = 1000;
 constexpr int kVariants = 16;
 
 // The server and a channel to it, started once for every benchmark.
+// Authentication off, as with --insecure and no --tokens_file: the bench
+// measures selection, not token lookups.
+server::AuthOptions NoAuth() {
+  server::AuthOptions options;
+  options.required = false;
+  return options;
+}
+
 struct Rig {
+  server::Authorizer authorizer{NoAuth()};
   server::placement::Placer placer;
-  server::CtxselService ping;
+  server::CtxselService ping{&authorizer};
   std::unique_ptr<server::PlacementService> placement;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<v1::Ctxsel::Stub> ping_stub;
@@ -42,7 +51,8 @@ struct Rig {
     LoadFleet(placer, kNodes);
     LoadKernels(placer, kKernels, kVariants);
     // The bench sends no claiming Selects, so it needs no ClaimBook.
-    placement = std::make_unique<server::PlacementService>(&placer, nullptr);
+    placement = std::make_unique<server::PlacementService>(&authorizer, &placer,
+                                                           nullptr);
     int port = 0;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

@@ -33,6 +33,9 @@ class ScratchFile {
 grpc::Status AdminService::Backup(grpc::ServerContext* context,
                                   const v1::BackupRequest* /*request*/,
                                   grpc::ServerWriter<v1::BackupChunk>* writer) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Admin/Backup");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   std::string pattern = scratch_dir_ + "/backup-XXXXXX";
   const int fd = mkstemp(pattern.data());
   if (fd < 0) {

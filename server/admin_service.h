@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/auth.h"
 #include "server/store.h"
 
 namespace ctxsel::server {
@@ -14,15 +15,20 @@ namespace ctxsel::server {
 class AdminService final : public v1::Admin::Service {
  public:
   // Backups are staged in `scratch_dir` (the data directory: same disk,
-  // same permissions as the store).
-  AdminService(Store* store, std::string scratch_dir)
-      : store_(store), scratch_dir_(std::move(scratch_dir)) {}
+  // same permissions as the store). Every call is checked by `authorizer`,
+  // which must outlive the service.
+  AdminService(const Authorizer* authorizer, Store* store,
+               std::string scratch_dir)
+      : authorizer_(authorizer),
+        store_(store),
+        scratch_dir_(std::move(scratch_dir)) {}
 
   grpc::Status Backup(grpc::ServerContext* context,
                       const v1::BackupRequest* request,
                       grpc::ServerWriter<v1::BackupChunk>* writer) override;
 
  private:
+  const Authorizer* const authorizer_;
   Store* const store_;
   const std::string scratch_dir_;
 };

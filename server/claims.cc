@@ -30,12 +30,12 @@ absl::Status NotFound(const std::string& id) {
 
 ClaimRecord ClaimToRecord(const Claim& claim) {
   return {claim.id, claim.node, claim.device, claim.holder,
-          absl::ToUnixMillis(claim.expires)};
+          absl::ToUnixMillis(claim.expires), claim.owner};
 }
 
 Claim ClaimFromRecord(const ClaimRecord& record) {
   return {record.id, record.node, record.device, record.holder,
-          absl::FromUnixMillis(record.expires_unix_ms)};
+          absl::FromUnixMillis(record.expires_unix_ms), record.owner};
 }
 
 // Answers the Placer's question for one SelectAndClaim, under the book's
@@ -138,7 +138,7 @@ std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
 
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
-    const std::string& holder) {
+    const std::string& holder, const std::string& owner) {
   if (absl::Status s = CheckDuration(duration, "claim.duration_ms"); !s.ok()) {
     return s;
   }
@@ -166,6 +166,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   claim.node = placement->choice.device.node;
   claim.device = placement->choice.device.id;
   claim.holder = holder;
+  claim.owner = owner;
   claim.expires = WholeMillis(now + duration);
   batch.puts.push_back(ClaimToRecord(claim));
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
@@ -190,6 +191,15 @@ absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
   Erase(id);
   Insert(renewed);
   return renewed;
+}
+
+absl::StatusOr<Claim> ClaimBook::Find(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || it->second.expires <= options_.now()) {
+    return NotFound(id);
+  }
+  return it->second;
 }
 
 absl::Status ClaimBook::Release(const std::string& id) {

@@ -49,6 +49,9 @@ struct Claim {
   std::string device;  // the device id
   std::string holder;  // e.g. "alice@n1:42"
   absl::Time expires;  // whole milliseconds, as stored
+  // The principal that made it (server/auth.h); only it or an admin may
+  // renew or release it. Empty: made without authentication.
+  std::string owner;
 };
 
 struct ClaimOptions {
@@ -81,7 +84,11 @@ class ClaimBook {
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
-                                         const std::string& holder);
+                                         const std::string& holder,
+                                         const std::string& owner = "");
+
+  // The live claim `id`; NotFoundError as for Renew.
+  absl::StatusOr<Claim> Find(const std::string& id) const;
 
   // The claim then expires `duration` from now. NotFoundError for a claim
   // that is unknown, released or expired; InvalidArgumentError for

@@ -3,6 +3,7 @@
 #define CTXSEL_SERVER_CTXSEL_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/auth.h"
 
 namespace ctxsel::server {
 
@@ -10,9 +11,16 @@ inline constexpr char kServerVersion[] = "0.1.0";
 
 class CtxselService final : public ctxsel::v1::Ctxsel::Service {
  public:
+  // Every call is checked by `authorizer`, which must outlive the service.
+  explicit CtxselService(const Authorizer* authorizer)
+      : authorizer_(authorizer) {}
+
   grpc::Status Ping(grpc::ServerContext* context,
                     const ctxsel::v1::PingRequest* request,
                     ctxsel::v1::PingResponse* response) override;
+
+ private:
+  const Authorizer* const authorizer_;
 };
 
 }  // namespace ctxsel::server

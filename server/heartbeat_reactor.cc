@@ -26,8 +26,8 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 }
 
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
-                                   absl::Duration interval)
-    : inventory_(inventory), interval_(interval) {
+                                   absl::Duration interval, Principal caller)
+    : inventory_(inventory), interval_(interval), caller_(std::move(caller)) {
   StartRead(&beat_);
 }
 
@@ -43,6 +43,10 @@ void HeartbeatReactor::OnReadDone(bool ok) {
                                      "' (a heartbeat stream carries one "
                                      "non-empty node, first '",
                                      node_, "')")));
+    return;
+  }
+  if (absl::Status s = Authorizer::CheckNode(caller_, node_); !s.ok()) {
+    Finish(ToGrpcStatus(s));
     return;
   }
   std::vector<std::pair<std::string, double>> utilisation;

@@ -6,10 +6,28 @@
 #include "server/watch_reactor.h"
 
 namespace ctxsel::server {
+namespace {
 
-grpc::Status InventoryService::ReportNode(grpc::ServerContext* /*context*/,
+// A callback-API call refused before it starts: finishes with `status`.
+template <typename Reactor>
+class Refused final : public Reactor {
+ public:
+  explicit Refused(grpc::Status status) { this->Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
                                           const v1::ReportNodeRequest* request,
                                           v1::ReportNodeResponse* response) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Inventory/ReportNode");
+  if (!who.ok()) return ToGrpcStatus(who.status());
+  if (absl::Status s = Authorizer::CheckNode(*who, request->node().id());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   absl::Status reported = inventory_->Report(NodeFromProto(request->node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
   response->set_heartbeat_interval_ms(
@@ -21,19 +39,36 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* /*context*/,
 }
 
 grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
-InventoryService::Heartbeat(grpc::CallbackServerContext* /*context*/) {
-  return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
+InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Inventory/Heartbeat");
+  if (!who.ok()) {
+    return new Refused<
+        grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
+        ToGrpcStatus(who.status()));
+  }
+  return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
+                              *std::move(who));
 }
 
 grpc::Status InventoryService::Deregister(
-    grpc::ServerContext* /*context*/, const v1::DeregisterRequest* request,
+    grpc::ServerContext* context, const v1::DeregisterRequest* request,
     v1::DeregisterResponse* /*response*/) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Inventory/Deregister");
+  if (!who.ok()) return ToGrpcStatus(who.status());
+  if (absl::Status s = Authorizer::CheckNode(*who, request->node()); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(inventory_->Deregister(request->node()));
 }
 
-grpc::Status InventoryService::ListNodes(grpc::ServerContext* /*context*/,
+grpc::Status InventoryService::ListNodes(grpc::ServerContext* context,
                                          const v1::ListNodesRequest* request,
                                          v1::ListNodesResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Inventory/ListNodes");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   const bool with_devices = request->include_devices();
   PageBudget<NodeState> budget(
       options_.page_bytes, [with_devices](const NodeState& node) {
@@ -62,8 +97,11 @@ void InventoryService::ListedDeviceToProto(const Device& device,
 }
 
 grpc::Status InventoryService::ListDevices(
-    grpc::ServerContext* /*context*/, const v1::ListDevicesRequest* request,
+    grpc::ServerContext* context, const v1::ListDevicesRequest* request,
     v1::ListDevicesResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Inventory/ListDevices");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   PageBudget<Device> budget(options_.page_bytes, [this](const Device& device) {
     v1::Device out;
     ListedDeviceToProto(device, &out);
@@ -81,8 +119,14 @@ grpc::Status InventoryService::ListDevices(
 }
 
 grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
-    grpc::CallbackServerContext* /*context*/,
+    grpc::CallbackServerContext* context,
     const v1::WatchInventoryRequest* request) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Inventory/WatchInventory");
+  if (!caller.ok()) {
+    return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
+        ToGrpcStatus(caller.status()));
+  }
   return new WatchReactor(inventory_, request->initial());
 }
 

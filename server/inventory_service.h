@@ -13,6 +13,7 @@
 
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/auth.h"
 #include "server/inventory.h"
 #include "server/page_budget.h"
 #include "server/placement/placer.h"
@@ -34,9 +35,15 @@ using InventoryServiceBase = v1::Inventory::WithCallbackMethod_Heartbeat<
 
 class InventoryService final : public InventoryServiceBase {
  public:
-  InventoryService(Inventory* inventory, const placement::Placer* placer,
+  // Every call is checked by `authorizer`, which must outlive the service;
+  // agents report, heartbeat and deregister only their own node.
+  InventoryService(const Authorizer* authorizer, Inventory* inventory,
+                   const placement::Placer* placer,
                    InventoryServiceOptions options)
-      : inventory_(inventory), placer_(placer), options_(std::move(options)) {}
+      : authorizer_(authorizer),
+        inventory_(inventory),
+        placer_(placer),
+        options_(std::move(options)) {}
 
   grpc::Status ReportNode(grpc::ServerContext* context,
                           const v1::ReportNodeRequest* request,
@@ -60,6 +67,7 @@ class InventoryService final : public InventoryServiceBase {
   // A listed device: its proto with its class from the Placer.
   void ListedDeviceToProto(const Device& device, v1::Device* out) const;
 
+  const Authorizer* const authorizer_;
   Inventory* const inventory_;
   const placement::Placer* const placer_;
   const InventoryServiceOptions options_;

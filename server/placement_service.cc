@@ -1,12 +1,31 @@
 #include "server/placement_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/proto_convert.h"
 
 namespace ctxsel::server {
+namespace {
 
-grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
+// OK when `who` made claim `id` or is an admin; NotFoundError for a claim
+// that is not live, PermissionDeniedError naming both principals otherwise.
+absl::Status CheckClaimOwner(const ClaimBook& claims, const Principal& who,
+                             const std::string& id) {
+  absl::StatusOr<Claim> claim = claims.Find(id);
+  if (!claim.ok()) return claim.status();
+  if (Authorizer::MayActFor(who, claim->owner)) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("claim_id: '", id, "' belongs to '", claim->owner,
+                   "', not to '", who.name, "'"));
+}
+
+}  // namespace
+
+grpc::Status PlacementService::Select(grpc::ServerContext* context,
                                       const v1::SelectRequest* request,
                                       v1::SelectResponse* response) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Placement/Select");
+  if (!who.ok()) return ToGrpcStatus(who.status());
   absl::StatusOr<Job> job = JobFromProto(request->job());
   if (!job.ok()) return ToGrpcStatus(job.status());
   if (!request->has_claim()) {
@@ -17,16 +36,19 @@ grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
   }
   absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
       *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
-      request->claim().holder());
+      request->claim().holder(), who->name);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
   PlacementToProto(claimed->placement, response);
   ClaimToProto(claimed->claim, response->mutable_claim());
   return grpc::Status::OK;
 }
 
-grpc::Status PlacementService::Explain(grpc::ServerContext* /*context*/,
+grpc::Status PlacementService::Explain(grpc::ServerContext* context,
                                        const v1::ExplainRequest* request,
                                        v1::ExplainResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Placement/Explain");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<Job> job = JobFromProto(request->job());
   if (!job.ok()) return ToGrpcStatus(job.status());
   absl::StatusOr<placement::PlacementReport> report = placer_->Explain(*job);
@@ -35,9 +57,16 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status PlacementService::RenewClaim(grpc::ServerContext* /*context*/,
+grpc::Status PlacementService::RenewClaim(grpc::ServerContext* context,
                                           const v1::RenewClaimRequest* request,
                                           v1::RenewClaimResponse* response) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Placement/RenewClaim");
+  if (!who.ok()) return ToGrpcStatus(who.status());
+  if (absl::Status s = CheckClaimOwner(*claims_, *who, request->claim_id());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   absl::StatusOr<Claim> claim = claims_->Renew(
       request->claim_id(), absl::Milliseconds(request->duration_ms()));
   if (!claim.ok()) return ToGrpcStatus(claim.status());
@@ -46,14 +75,24 @@ grpc::Status PlacementService::RenewClaim(grpc::ServerContext* /*context*/,
 }
 
 grpc::Status PlacementService::ReleaseClaim(
-    grpc::ServerContext* /*context*/, const v1::ReleaseClaimRequest* request,
+    grpc::ServerContext* context, const v1::ReleaseClaimRequest* request,
     v1::ReleaseClaimResponse* /*response*/) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Placement/ReleaseClaim");
+  if (!who.ok()) return ToGrpcStatus(who.status());
+  if (absl::Status s = CheckClaimOwner(*claims_, *who, request->claim_id());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(claims_->Release(request->claim_id()));
 }
 
-grpc::Status PlacementService::ListClaims(grpc::ServerContext* /*context*/,
+grpc::Status PlacementService::ListClaims(grpc::ServerContext* context,
                                           const v1::ListClaimsRequest* request,
                                           v1::ListClaimsResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Placement/ListClaims");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   for (const Claim& claim : claims_->List(request->node())) {
     ClaimToProto(claim, response->add_claims());
   }

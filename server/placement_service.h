@@ -6,6 +6,7 @@
 #define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/auth.h"
 #include "server/claims.h"
 #include "server/placement/placer.h"
 
@@ -13,8 +14,11 @@ namespace ctxsel::server {
 
 class PlacementService final : public v1::Placement::Service {
  public:
-  PlacementService(const placement::Placer* placer, ClaimBook* claims)
-      : placer_(placer), claims_(claims) {}
+  // Every call is checked by `authorizer`, which must outlive the service;
+  // launchers renew and release only the claims they made.
+  PlacementService(const Authorizer* authorizer,
+                   const placement::Placer* placer, ClaimBook* claims)
+      : authorizer_(authorizer), placer_(placer), claims_(claims) {}
 
   grpc::Status Select(grpc::ServerContext* context,
                       const v1::SelectRequest* request,
@@ -33,6 +37,7 @@ class PlacementService final : public v1::Placement::Service {
                           v1::ListClaimsResponse* response) override;
 
  private:
+  const Authorizer* const authorizer_;
   const placement::Placer* const placer_;
   ClaimBook* const claims_;
 };

@@ -1,12 +1,15 @@
 // ctxsel-server: serves ctxsel.v1 with gRPC health checking and reflection.
 //
-//   ctxsel-server --listen=127.0.0.1:7070 --data_dir=/var/lib/ctxsel
-//   ctxsel-server --listen=127.0.0.1:0 --port_file=/tmp/port   # any free port
+//   ctxsel-server --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel
+//       --tls_cert=server.pem --tls_key=server.key --client_ca=ca.pem
+//       --tokens_file=/etc/ctxsel/tokens
+//   ctxsel-server --insecure --listen=127.0.0.1:0 --port_file=/tmp/port
 //
 // Variants are durable in --data_dir (SQLite, see server/sqlite_store.h;
 // one server per directory, backup and restore in docs/operations.md);
 // the inventory is soft state rebuilt from agent reports. SIGTERM or SIGINT
-// stops it gracefully: in-flight calls get a grace period. The wiring is in
+// stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
+// --tokens_file (docs/security.md). The wiring is in
 // server/server_setup.h; this file is flags, start, signal, stop.
 #include <signal.h>
 
@@ -77,16 +80,28 @@ ABSL_FLAG(int64_t, max_grpc_memory_bytes, 0,
 ABSL_FLAG(int, fd_headroom, 64,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (chain) the server presents; with --tls_key.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, client_ca, "",
+          "PEM CA that signs client (agent) certificates; a certificate's "
+          "SAN or CN is its node. Empty: no client certificates.");
+ABSL_FLAG(bool, insecure, false,
+          "Serve plaintext without TLS (local tests and demos only).");
+ABSL_FLAG(std::string, tokens_file, "",
+          "Bearer tokens: lines 'ROLE NAME SHA256' (ctxsel-cli admin token "
+          "prints them); reread on SIGHUP. See docs/security.md.");
 
 namespace {
 
-// Blocks SIGTERM/SIGINT in every thread (call before starting any) so that
+// Blocks SIGTERM/SIGINT/SIGHUP in every thread (call before starting any) so that
 // only sigwait() in main receives them.
 sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -115,6 +130,11 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.client_ca = absl::GetFlag(FLAGS_client_ca);
+  options.insecure = absl::GetFlag(FLAGS_insecure);
+  options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   return options;
 }
 
@@ -155,7 +175,16 @@ int main(int argc, char** argv) {
   }
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&stop_signals, &signal_number) == 0 &&
+         signal_number == SIGHUP) {
+    absl::Status reloaded = (*server)->ReloadTokens();
+    if (reloaded.ok()) {
+      spdlog::info("SIGHUP: reread --tokens_file");
+    } else {
+      spdlog::error("SIGHUP: kept the previous tokens: {}",
+                    std::string(reloaded.message()));
+    }
+  }
   spdlog::info("received signal {}, shutting down", signal_number);
   (*server)->Shutdown(
       absl::Milliseconds(absl::GetFlag(FLAGS_shutdown_grace_ms)));

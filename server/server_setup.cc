@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -87,6 +88,58 @@ void SetConnectionLimits(const ServerOptions& options,
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
 }
 
+absl::StatusOr<std::string> ReadPem(absl::string_view flag,
+                                    const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": cannot read ", path));
+  }
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
+    const ServerOptions& options) {
+  absl::StatusOr<std::string> cert = ReadPem("tls_cert", options.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem("tls_key", options.tls_key);
+  if (!key.ok()) return key.status();
+  // Client certificates are asked for and verified when offered, not
+  // required: launchers and readers come with a token instead.
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!options.client_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem("client_ca", options.client_ca);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+absl::Status CheckSecurityOptions(const ServerOptions& options) {
+  const bool tls = !options.tls_cert.empty() || !options.tls_key.empty();
+  if (tls && (options.tls_cert.empty() || options.tls_key.empty())) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: give both or neither");
+  }
+  if (tls && options.insecure) {
+    return absl::InvalidArgumentError(
+        "--insecure: not with --tls_cert/--tls_key");
+  }
+  if (!tls && !options.insecure) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: required (or --insecure for plaintext; "
+        "see docs/security.md)");
+  }
+  if (!tls && !options.client_ca.empty()) {
+    return absl::InvalidArgumentError("--client_ca: needs --tls_cert");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
@@ -145,48 +198,89 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
   service_options.page_bytes = PageBytes(options.max_message_bytes);
+  const Authorizer* authorizer = authorizer_.get();
+  ctxsel_service_ = std::make_unique<CtxselService>(authorizer);
   variants_service_ = std::make_unique<VariantsService>(
-      registry_.get(), PageBytes(options.max_message_bytes));
+      authorizer, registry_.get(), PageBytes(options.max_message_bytes));
   placement_service_ =
-      std::make_unique<PlacementService>(&placer_, claims_.get());
+      std::make_unique<PlacementService>(authorizer, &placer_, claims_.get());
   inventory_service_ = std::make_unique<InventoryService>(
-      inventory_.get(), &placer_, service_options);
-  admin_service_ = std::make_unique<AdminService>(store_.get(), data_dir_);
+      authorizer, inventory_.get(), &placer_, service_options);
+  admin_service_ =
+      std::make_unique<AdminService>(authorizer, store_.get(), data_dir_);
+}
+
+absl::Status RunningServer::ListenTls(const ServerOptions& options,
+                                      grpc::ServerBuilder& builder) {
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      TlsCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  // gRPC's own port: gRPC 1.51 can take an accepted descriptor only as a
+  // plaintext channel (grpc_server_add_channel_from_fd), so TLS gives up
+  // the Listener's survival of EMFILE; the raised RLIMIT_NOFILE and the
+  // connection limits remain (docs/security.md, "TLS and descriptors").
+  builder.AddListeningPort(options.listen, *credentials, &port_);
+  return absl::OkStatus();
 }
 
 absl::Status RunningServer::Listen(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  // The Listener accepts connections, not gRPC: gRPC 1.51's listener
-  // stops for good after running out of descriptors once.
-  ListenerOptions listener_options;
-  listener_options.fd_headroom = options.fd_headroom;
-  absl::StatusOr<std::unique_ptr<Listener>> listener =
-      Listener::Bind(options.listen, listener_options);
-  if (!listener.ok()) return listener.status();
-  listener_ = *std::move(listener);
-  port_ = listener_->port();
   grpc::ServerBuilder builder;
+  if (options.insecure) {
+    // The Listener accepts connections, not gRPC: gRPC 1.51's listener
+    // stops for good after running out of descriptors once.
+    ListenerOptions listener_options;
+    listener_options.fd_headroom = options.fd_headroom;
+    absl::StatusOr<std::unique_ptr<Listener>> listener =
+        Listener::Bind(options.listen, listener_options);
+    if (!listener.ok()) return listener.status();
+    listener_ = *std::move(listener);
+    port_ = listener_->port();
+  } else if (absl::Status s = ListenTls(options, builder); !s.ok()) {
+    return s;
+  }
   SetConnectionLimits(options, builder);
-  builder.RegisterService(&ctxsel_service_);
+  builder.RegisterService(ctxsel_service_.get());
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr) {
-    return absl::InternalError("gRPC could not start the server");
+  if (server_ == nullptr || port_ == 0) {
+    return listener_ != nullptr
+               ? absl::InternalError("gRPC could not start the server")
+               : absl::UnavailableError(
+                     absl::StrCat("cannot listen on ", options.listen));
   }
-  listener_->Start(server_.get());
-  spdlog::info("ctxsel-server {} listening on {} (port {}), node TTL {}",
+  if (listener_ != nullptr) {
+    listener_->Start(server_.get());
+    spdlog::warn(
+        "--insecure: plaintext on {}; anyone who can reach it can read and "
+        "forge calls (docs/security.md)",
+        options.listen);
+  }
+  spdlog::info("ctxsel-server {} listening on {} (port {}, {}), node TTL {}",
                kServerVersion, options.listen, port_,
+               listener_ != nullptr
+                   ? "plaintext"
+                   : (options.client_ca.empty() ? "TLS" : "TLS, mTLS"),
                absl::FormatDuration(node_ttl_));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options) {
+  if (absl::Status s = CheckSecurityOptions(options); !s.ok()) return s;
   std::unique_ptr<RunningServer> server(new RunningServer);
+  AuthOptions auth;
+  auth.required = !options.insecure || !options.tokens_file.empty();
+  auth.tokens_file = options.tokens_file;
+  server->authorizer_ = std::make_unique<Authorizer>(auth);
+  if (absl::Status s = server->authorizer_->Load(); !s.ok()) return s;
+  if (!auth.required) {
+    spdlog::warn("--insecure without --tokens_file: every call is allowed");
+  }
   server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
                           ? options.node_ttl
                           : 3 * options.heartbeat_interval;
@@ -206,7 +300,7 @@ RunningServer::~RunningServer() {
 
 void RunningServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
-  listener_->Stop();
+  if (listener_ != nullptr) listener_->Stop();
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/admin_service.h"
+#include "server/auth.h"
 #include "server/claims.h"
 #include "server/ctxsel_service.h"
 #include "server/housekeeping.h"
@@ -82,6 +83,20 @@ struct ServerOptions {
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/listener.h).
   int fd_headroom = 64;
+
+  // Security (docs/security.md). TLS needs both PEM files; without them
+  // the server refuses to start unless `insecure` says plaintext is meant.
+  std::string tls_cert;
+  std::string tls_key;
+  // CA that verifies client certificates (mTLS); a client that presents a
+  // certificate this CA did not sign is refused in the handshake. Empty:
+  // no client certificates are asked for.
+  std::string client_ca;
+  bool insecure = false;
+  // Bearer tokens and certificate roles (server/auth.h). With TLS every
+  // call but health and reflection needs a token or a client certificate;
+  // with `insecure` and no tokens_file every call is allowed.
+  std::string tokens_file;
 };
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops
@@ -99,6 +114,9 @@ class RunningServer {
   VariantRegistry& registry() { return *registry_; }
   Inventory& inventory() { return *inventory_; }
   const placement::Placer& placer() const { return placer_; }
+  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP); on
+  // an error the previous tokens stay in force.
+  absl::Status ReloadTokens() { return authorizer_->Load(); }
 
   // Reports NOT_SERVING to health checks, refuses new calls, lets in-flight
   // calls run for up to `grace`, then cancels the rest and returns.
@@ -113,9 +131,13 @@ class RunningServer {
   absl::Status OpenClaims();
   void MakeServices(const ServerOptions& options);
   absl::Status Listen(const ServerOptions& options);
+  // With TLS: gRPC's own listening port (see Listen()).
+  absl::Status ListenTls(const ServerOptions& options,
+                         grpc::ServerBuilder& builder);
 
   // Declaration order is construction order; destruction runs backwards,
   // so the server stops before the services and state it calls into.
+  std::unique_ptr<Authorizer> authorizer_;
   std::string data_dir_;
   std::unique_ptr<Store> store_;
   placement::Placer placer_;
@@ -124,7 +146,7 @@ class RunningServer {
   std::unique_ptr<ClaimBook> claims_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
-  CtxselService ctxsel_service_;
+  std::unique_ptr<CtxselService> ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;
   std::unique_ptr<PlacementService> placement_service_;
@@ -138,17 +160,19 @@ class RunningServer {
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 
-// Opens the variant store, loads the claims, builds every part and starts
-// listening on options.listen (through a Listener: SO_REUSEPORT off, so a
-// port already taken is an error, not a second listener; descriptor
-// headroom) with health checking, reflection, the message size and
+// Loads the tokens, opens the variant store, loads the claims, builds every
+// part and starts listening on options.listen — with TLS on gRPC's own
+// port, or with `insecure` through a Listener (SO_REUSEPORT off, so a port
+// already taken is an error, not a second listener; descriptor headroom;
+// docs/security.md says why TLS cannot use it) — with health checking, reflection, the message size and
 // connection limits of `options`, and only identity (uncompressed)
 // requests; the housekeeping thread then runs until the server is
 // destroyed. Errors: the store's own (a corrupt or unreadable store keeps
 // its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
 // use by another server; the message starts "cannot open the variant
 // store", "cannot load the variant store" or "cannot load the claims"),
-// InvalidArgumentError for an address that does not parse,
+// InvalidArgumentError for an address that does not parse or for neither
+// TLS files nor `insecure`, the tokens file's and PEM files' errors,
 // UnavailableError ("cannot listen on ...") when it cannot be bound. Logs
 // one line for the loaded store, one for the claims and one for the
 // address.

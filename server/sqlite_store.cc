@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS claims (
   node TEXT NOT NULL,
   device TEXT NOT NULL,
   holder TEXT NOT NULL,
-  expires_unix_ms INTEGER NOT NULL);
+  expires_unix_ms INTEGER NOT NULL,
+  owner TEXT NOT NULL DEFAULT '');
 )sql";
 
 // A prepared statement that finalizes itself.
@@ -423,6 +424,16 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   // Claims are short-lived and not part of STATE: a store from before
   // claims existed simply gets the table.
   if (absl::Status s = Exec(db_, path_, kClaimsSchema); !s.ok()) return s;
+  // Claims from before owners existed belong to no one (only admins may
+  // release them).
+  if (!Statement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
+    if (absl::Status s = Exec(db_, path_,
+                              "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
+                              "NULL DEFAULT ''");
+        !s.ok()) {
+      return s;
+    }
+  }
   absl::StatusOr<StoreSummary> summary = ReadSummary(db_, path_);
   if (!summary.ok()) return summary.status();
   if (absl::Status s =
@@ -614,7 +625,7 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
 absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
   absl::MutexLock lock(&mu_);
   constexpr char kSelect[] =
-      "SELECT id, node, device, holder, expires_unix_ms FROM claims "
+      "SELECT id, node, device, holder, expires_unix_ms, owner FROM claims "
       "ORDER BY id";
   Statement statement(db_, kSelect);
   if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
@@ -626,6 +637,7 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
     claim.device = statement.Text(2);
     claim.holder = statement.Text(3);
     claim.expires_unix_ms = statement.Int(4);
+    claim.owner = statement.Text(5);
     claims.push_back(std::move(claim));
   }
   if (statement.rc() != SQLITE_DONE) {
@@ -655,13 +667,14 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
     if (!applied.ok()) break;
     constexpr char kSql[] =
         "INSERT OR REPLACE INTO claims (id, node, device, holder, "
-        "expires_unix_ms) VALUES (?, ?, ?, ?, ?)";
+        "expires_unix_ms, owner) VALUES (?, ?, ?, ?, ?, ?)";
     Statement statement(db_, kSql);
     statement.Bind(1, claim.id)
         .Bind(2, claim.node)
         .Bind(3, claim.device)
         .Bind(4, claim.holder)
-        .Bind(5, claim.expires_unix_ms);
+        .Bind(5, claim.expires_unix_ms)
+        .Bind(6, claim.owner);
     applied = run(statement, kSql);
   }
   if (applied.ok()) applied = Exec(db_, path_, "COMMIT");

@@ -72,6 +72,7 @@ struct ClaimRecord {
   std::string device;
   std::string holder;
   int64_t expires_unix_ms = 0;
+  std::string owner;
 };
 
 // One atomic change of the claims: the deletions, then the puts.

@@ -8,9 +8,12 @@
 namespace ctxsel::server {
 
 grpc::Status VariantsService::RegisterVariants(
-    grpc::ServerContext* /*context*/,
+    grpc::ServerContext* context,
     const v1::RegisterVariantsRequest* request,
     v1::RegisterVariantsResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Variants/RegisterVariants");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   std::vector<VariantSpec> specs;
   specs.reserve(request->variants_size());
   for (const v1::Variant& variant : request->variants()) {
@@ -31,8 +34,11 @@ grpc::Status VariantsService::RegisterVariants(
 }
 
 grpc::Status VariantsService::ListVariants(
-    grpc::ServerContext* /*context*/, const v1::ListVariantsRequest* request,
+    grpc::ServerContext* context, const v1::ListVariantsRequest* request,
     v1::ListVariantsResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Variants/ListVariants");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   PageBudget<Variant> budget(page_bytes_, [](const Variant& variant) {
     v1::Variant out;
     VariantToProto(variant, &out);
@@ -50,9 +56,12 @@ grpc::Status VariantsService::ListVariants(
   return grpc::Status::OK;
 }
 
-grpc::Status VariantsService::GetVariant(grpc::ServerContext* /*context*/,
+grpc::Status VariantsService::GetVariant(grpc::ServerContext* context,
                                          const v1::GetVariantRequest* request,
                                          v1::GetVariantResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Variants/GetVariant");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<Variant> variant =
       registry_->Get(request->kernel(), request->name());
   if (!variant.ok()) return ToGrpcStatus(variant.status());
@@ -61,8 +70,11 @@ grpc::Status VariantsService::GetVariant(grpc::ServerContext* /*context*/,
 }
 
 grpc::Status VariantsService::DeleteVariant(
-    grpc::ServerContext* /*context*/, const v1::DeleteVariantRequest* request,
+    grpc::ServerContext* context, const v1::DeleteVariantRequest* request,
     v1::DeleteVariantResponse* response) {
+  absl::StatusOr<Principal> caller =
+      authorizer_->Authorize(*context, "Variants/DeleteVariant");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (request->all_variants() && !request->name().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "name: must be empty with all_variants");

@@ -4,6 +4,7 @@
 #define CTXSEL_SERVER_VARIANTS_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
+#include "server/auth.h"
 #include "server/variant_registry.h"
 
 namespace ctxsel::server {
@@ -11,8 +12,10 @@ namespace ctxsel::server {
 class VariantsService final : public v1::Variants::Service {
  public:
   // List pages carry at most `page_bytes` of variants (PageBytes()).
-  VariantsService(VariantRegistry* registry, size_t page_bytes)
-      : registry_(registry), page_bytes_(page_bytes) {}
+  // Every call is checked by `authorizer`, which must outlive the service.
+  VariantsService(const Authorizer* authorizer, VariantRegistry* registry,
+                  size_t page_bytes)
+      : authorizer_(authorizer), registry_(registry), page_bytes_(page_bytes) {}
 
   grpc::Status RegisterVariants(
       grpc::ServerContext* context, const v1::RegisterVariantsRequest* request,
@@ -28,6 +31,7 @@ class VariantsService final : public v1::Variants::Service {
                              v1::DeleteVariantResponse* response) override;
 
  private:
+  const Authorizer* const authorizer_;
   VariantRegistry* const registry_;
   const size_t page_bytes_;
 };

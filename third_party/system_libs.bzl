@@ -28,6 +28,7 @@ _LIBS = {
     "hwloc": (["hwloc"], []),
     "sqlite3": (["sqlite3"], []),
     "nlohmann_json": (["nlohmann_json"], []),
+    "libcrypto": (["libcrypto"], []),
 }
 
 # .proto files that Debian's grpc-proto package ships, linked into the repository.

@@ -17,6 +17,7 @@ PACKAGES=(
   libhwloc-dev           # agent: CPU topology
   libsqlite3-dev         # server: durable variant store
   nlohmann-json3-dev     # CLI and agent: JSON input and output
+  libssl-dev openssl     # token hashes (SHA-256); tests and demo make certificates
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
 )
 

@@ -1,5 +1,8 @@
 // ctxsel-cli admin backup FILE: an online backup of the server's variant
 // store (docs/operations.md, "Backup and restore").
+// ctxsel-cli admin token --role=ROLE --name=NAME: a fresh bearer token on
+// stdout, and on stderr the line that grants it, for the server's
+// --tokens_file (docs/security.md). Offline: the server never sees it.
 //
 // The copy streams into FILE.tmp-PID beside FILE, is checked (an intact
 // store holding what the server announced), synced, then renamed to FILE:
@@ -12,10 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
+#include "server/auth.h"
 #include "server/sqlite_store.h"
+
+ABSL_FLAG(std::string, role, "",
+          "admin token: the token's role (admin, agent, launcher, reader).");
+ABSL_FLAG(std::string, name, "",
+          "admin token: who holds it; for role agent, its node id.");
 
 namespace ctxsel::cli {
 namespace {
@@ -72,16 +82,33 @@ int RunBackup(const std::string& file) {
   return kExitOk;
 }
 
+int RunToken() {
+  absl::StatusOr<server::Role> role =
+      server::RoleFromName(absl::GetFlag(FLAGS_role));
+  if (!role.ok()) return BadUsage("admin token", role.status().message());
+  const std::string name = absl::GetFlag(FLAGS_name);
+  if (name.empty() || name.find_first_of(" \t\n#") != std::string::npos) {
+    return BadUsage("admin token",
+                    "--name: required, without spaces or '#'");
+  }
+  const std::string token = server::NewToken();
+  std::printf("%s\n", token.c_str());
+  std::fprintf(stderr, "%s\n", server::TokenLine(*role, name, token).c_str());
+  return kExitOk;
+}
+
 int RunAdmin(const std::vector<std::string>& args) {
   if (args.size() == 2 && args[0] == "backup") return RunBackup(args[1]);
+  if (args.size() == 1 && args[0] == "token") return RunToken();
   return UsageError(kAdminCommand);
 }
 
 }  // namespace
 
 const Command kAdminCommand = {
-    "admin", "admin backup FILE",
-    "Copy the server's variant store to FILE while it serves (operations.md).",
+    "admin", "admin backup FILE | admin token --role=ROLE --name=NAME",
+    "Copy the server's variant store to FILE while it serves (operations.md); "
+    "or print a new token (stdout) and its --tokens_file line (stderr).",
     RunAdmin};
 
 }  // namespace ctxsel::cli

@@ -8,6 +8,7 @@
 #include "absl/flags/usage.h"
 #include "client/cli/commands.h"
 #include "client/cli/common_flags.h"
+#include "client/credentials.h"
 
 int main(int argc, char** argv) {
   namespace cli = ::ctxsel::cli;
@@ -25,6 +26,17 @@ int main(int argc, char** argv) {
       !timeout.ok()) {
     std::fprintf(stderr, "ctxsel-cli: %s\n",
                  std::string(timeout.message()).c_str());
+    return cli::kExitBadInput;
+  }
+  // Bad security flags (an unreadable --ca, a token with --insecure) are
+  // reported once, before any command runs.
+  if (absl::Status credentials =
+          ctxsel::client::MakeChannelCredentials(
+              ctxsel::client::ClientSecurityFromFlags())
+              .status();
+      !credentials.ok()) {
+    std::fprintf(stderr, "ctxsel-cli: %s\n",
+                 std::string(credentials.message()).c_str());
     return cli::kExitBadInput;
   }
   const std::string name = positional[1];

@@ -22,9 +22,13 @@ std::string ServerAddress() {
 }
 
 std::unique_ptr<client::CtxselClient> ConnectToServer() {
-  // main() has rejected a bad --timeout before any command runs.
-  return client::CtxselClient::Connect(
-      ServerAddress(),
+  // main() has rejected a bad --timeout and bad security flags before any
+  // command runs.
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      client::MakeChannelCredentials(client::ClientSecurityFromFlags())
+          .value_or(nullptr);
+  return std::make_unique<client::CtxselClient>(
+      grpc::CreateChannel(ServerAddress(), credentials),
       CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000)));
 }
 

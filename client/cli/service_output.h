@@ -23,7 +23,9 @@ namespace ctxsel::cli {
 // else kDefaultServer.
 std::string ServerAddress();
 
-// A client for ServerAddress() whose calls have the --timeout deadline.
+// A client for ServerAddress() whose calls have the --timeout deadline,
+// with the credentials of --insecure, --ca, --tls_cert, --tls_key and
+// --token_file (client/credentials.h).
 std::unique_ptr<client::CtxselClient> ConnectToServer();
 
 // Prints "<what>: <status>" to stderr (a passed deadline also names the

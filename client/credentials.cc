@@ -1,0 +1,102 @@
+#include "client/credentials.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+ABSL_FLAG(bool, insecure, false,
+          "Talk plaintext to a server started with --insecure (no TLS, no "
+          "token).");
+ABSL_FLAG(std::string, ca, "",
+          "PEM CA that signed the server's certificate (default: the "
+          "system's roots).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate (mTLS; an agent's names its node); with "
+          "--tls_key.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, token_file, "",
+          "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
+
+namespace ctxsel::client {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(absl::string_view flag,
+                                     const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": cannot read ", path));
+  }
+  return text.str();
+}
+
+}  // namespace
+
+ClientSecurity ClientSecurityFromFlags() {
+  ClientSecurity security;
+  security.insecure = absl::GetFlag(FLAGS_insecure);
+  security.ca_file = absl::GetFlag(FLAGS_ca);
+  security.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  security.key_file = absl::GetFlag(FLAGS_tls_key);
+  security.token_file = absl::GetFlag(FLAGS_token_file);
+  if (security.token_file.empty()) {
+    if (const char* env = std::getenv("CTXSEL_TOKEN_FILE"); env != nullptr) {
+      security.token_file = env;
+    }
+  }
+  return security;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+MakeChannelCredentials(const ClientSecurity& security) {
+  if (security.insecure) {
+    if (!security.token_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--token_file: a token is sent only over TLS, not with --insecure");
+    }
+    if (!security.cert_file.empty() || !security.ca_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--insecure: not with --ca, --tls_cert or --tls_key");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  grpc::SslCredentialsOptions ssl;
+  if (!security.ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile("ca", security.ca_file);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+  }
+  if (security.cert_file.empty() != security.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: give both or neither");
+  }
+  if (!security.cert_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadFile("tls_cert", security.cert_file);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile("tls_key", security.key_file);
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *cert;
+    ssl.pem_private_key = *key;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> channel =
+      grpc::SslCredentials(ssl);
+  if (security.token_file.empty()) return channel;
+  absl::StatusOr<std::string> text =
+      ReadFile("token_file", security.token_file);
+  if (!text.ok()) return text.status();
+  const std::string token(
+      absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--token_file: ", security.token_file, " is empty"));
+  }
+  return grpc::CompositeChannelCredentials(
+      channel, grpc::AccessTokenCredentials(token));
+}
+
+}  // namespace ctxsel::client
