@@ -32,6 +32,7 @@ ServerOptions TestOptions(const std::string& data_dir) {
   ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.data_dir = data_dir;
+  options.insecure = true;
   return options;
 }
 

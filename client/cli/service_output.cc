@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/credentials.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ctxsel::cli {

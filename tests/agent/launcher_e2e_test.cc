@@ -30,7 +30,7 @@ class LauncherE2E : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     auto agent = Subprocess::Start(
-        {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+        {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
          "--node_id=mixed", "--backends=",
          "--devices_file=" + RunfilePath("tools/fixtures/fleet/mixed.json")});
     ASSERT_TRUE(agent.ok()) << agent.status();
@@ -58,7 +58,7 @@ class LauncherE2E : public ::testing::Test {
     if (agent_) agent_->Wait(std::chrono::seconds(5));
   }
   std::vector<std::string> CliArgs(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--server=" + server_->address()});
+    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
     return args;
   }
   CommandResult Cli(std::vector<std::string> args) {
@@ -67,7 +67,7 @@ class LauncherE2E : public ::testing::Test {
   // `script` run by /bin/sh with $CLI set to the CLI and its --server flag.
   CommandResult Shell(const std::string& script) {
     return RunCommand({"/bin/sh", "-c",
-                       absl::StrCat("CLI='", CliPath(), " --server=",
+                       absl::StrCat("CLI='", CliPath(), " --insecure --server=",
                                     server_->address(), "'\n", script)});
   }
 

@@ -36,7 +36,7 @@ TEST(PingE2E, CliPingsRealServer) {
   ASSERT_TRUE(server.ok()) << server.status();
 
   CommandResult ping =
-      RunCommand({CliPath(), "--server=" + (*server)->address(), "ping"});
+      RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
   EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
   EXPECT_NE(ping.stdout_text.find("pong"), std::string::npos)
       << ping.stdout_text;
@@ -50,7 +50,7 @@ TEST(PingE2E, CliFailsUnreachableWhenNoServerAnswers) {
   const std::string address = DeadAddress();
   ASSERT_FALSE(address.empty());
 
-  CommandResult ping = RunCommand({CliPath(), "--server=" + address, "ping"});
+  CommandResult ping = RunCommand({CliPath(), "--insecure", "--server=" + address, "ping"});
   EXPECT_EQ(ping.exit_code, kUnreachable);
   EXPECT_NE(ping.stderr_text.find("ping " + address + ": UNAVAILABLE"),
             std::string::npos)
@@ -64,7 +64,7 @@ TEST(PingE2E, CtxselServerEnvironmentChoosesTheServer) {
   ASSERT_FALSE(dead.empty());
   {
     ScopedServerEnv env((*server)->address());
-    CommandResult ping = RunCommand({CliPath(), "ping"});
+    CommandResult ping = RunCommand({CliPath(), "--insecure", "ping"});
     EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
     EXPECT_NE(ping.stdout_text.find("pong from " + (*server)->address()),
               std::string::npos)
@@ -72,10 +72,10 @@ TEST(PingE2E, CtxselServerEnvironmentChoosesTheServer) {
   }
   {
     ScopedServerEnv env(dead);
-    CommandResult ping = RunCommand({CliPath(), "ping"});
+    CommandResult ping = RunCommand({CliPath(), "--insecure", "ping"});
     EXPECT_EQ(ping.exit_code, kUnreachable) << ping.stdout_text;
     // An explicit --server wins over the environment.
-    ping = RunCommand({CliPath(), "--server=" + (*server)->address(), "ping"});
+    ping = RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
     EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
   }
 }

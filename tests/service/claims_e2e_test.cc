@@ -65,7 +65,7 @@ class ClaimsE2E : public ::testing::Test {
       const std::string file = absl::StrCat(dir_, "/", node, ".json");
       std::ofstream(file) << kDevicesJson;
       auto agent = Subprocess::Start(
-          {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+          {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
            "--node_id=" + node, "--backends=", "--devices_file=" + file,
            kHeartbeat},
           "", absl::StrCat(dir_, "/", node, ".log"));
@@ -101,7 +101,7 @@ class ClaimsE2E : public ::testing::Test {
   }
 
   std::vector<std::string> CliArgs(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--server=" + server_->address()});
+    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
     return args;
   }
   CommandResult Cli(std::vector<std::string> args) {
@@ -237,7 +237,7 @@ TEST_F(ClaimsE2E, RunHereStaysOnThisNode) {
   const std::string file = dir_ + "/here.json";
   std::ofstream(file) << kDevicesJson;
   auto agent = Subprocess::Start(
-      {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+      {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
        "--backends=", "--devices_file=" + file, kHeartbeat},
       "", dir_ + "/here.log");
   ASSERT_TRUE(agent.ok()) << agent.status();

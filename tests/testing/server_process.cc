@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -56,6 +57,10 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   argv.insert(argv.end(),
               {ServerPath(), absl::StrCat("--listen=127.0.0.1:", port),
                "--port_file=" + port_file});
+  const bool tls = std::any_of(
+      extra_flags.begin(), extra_flags.end(),
+      [](const std::string& flag) { return flag.rfind("--tls_cert", 0) == 0; });
+  if (!tls) argv.push_back("--insecure");
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   auto process = Subprocess::Start(argv, server->log_path_, server->log_path_);
   if (!process.ok()) return process.status();
@@ -73,6 +78,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   server->address_ = absl::StrCat("127.0.0.1:", server->port_);
+  if (tls) return server;  // serving: the port file follows the bind
   absl::Status serving =
       WaitForServing(server->address_, std::chrono::seconds(10));
   if (!serving.ok()) return serving;

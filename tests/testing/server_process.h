@@ -3,7 +3,8 @@
 //
 //   auto server = ServerProcess::Start({"--heartbeat_ttl=1s"});
 //   ASSERT_TRUE(server.ok()) << server.status();
-//   RunCommand({CliPath(), "--server=" + (*server)->address(), "ping"});
+//   RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(),
+//               "ping"});
 #ifndef CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
 #define CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
 
@@ -29,7 +30,9 @@ absl::Status WaitForServing(const std::string& address,
 class ServerProcess {
  public:
   // Starts ctxsel-server with --listen=127.0.0.1:<port> (0 = a free port)
-  // plus `extra_flags`, and waits for SERVING. Its log goes to log_path().
+  // plus `extra_flags` — plus --insecure unless they hold --tls_cert — and
+  // waits for SERVING (with TLS, for the port file only: the caller has
+  // the credentials). Its log goes to log_path().
   // open_file_limit > 0 sets the server's soft and hard RLIMIT_NOFILE
   // (`ulimit -n`), so the server cannot raise it.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
