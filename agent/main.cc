@@ -102,8 +102,7 @@ int Serve(ctxsel::agent::Discovery& discovery) {
   }
   ctxsel::agent::GrpcInventoryTransport transport(
       [&] {
-        return ctxsel::agent::MakeAgentChannel(server, *credentials,
-                                               heartbeat);
+        return ctxsel::agent::MakeAgentChannel(server, *credentials, heartbeat);
       },
       kAgentVersion);
   ctxsel::agent::RealClock clock;

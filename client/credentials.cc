@@ -83,8 +83,7 @@ MakeChannelCredentials(const ClientSecurity& security) {
     ssl.pem_cert_chain = *cert;
     ssl.pem_private_key = *key;
   }
-  std::shared_ptr<grpc::ChannelCredentials> channel =
-      grpc::SslCredentials(ssl);
+  std::shared_ptr<grpc::ChannelCredentials> channel = grpc::SslCredentials(ssl);
   if (security.token_file.empty()) return channel;
   absl::StatusOr<std::string> text =
       ReadFile("token_file", security.token_file);
@@ -95,8 +94,8 @@ MakeChannelCredentials(const ClientSecurity& security) {
     return absl::InvalidArgumentError(
         absl::StrCat("--token_file: ", security.token_file, " is empty"));
   }
-  return grpc::CompositeChannelCredentials(
-      channel, grpc::AccessTokenCredentials(token));
+  return grpc::CompositeChannelCredentials(channel,
+                                           grpc::AccessTokenCredentials(token));
 }
 
 }  // namespace ctxsel::client

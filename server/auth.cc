@@ -95,9 +95,8 @@ absl::StatusOr<Role> RoleFromName(absl::string_view name) {
   for (const RoleRow& row : kRoles) {
     if (row.name == name) return row.role;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("role: '", name,
-                   "' is not one of admin, agent, launcher, reader"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "role: '", name, "' is not one of admin, agent, launcher, reader"));
 }
 
 std::string Sha256Hex(absl::string_view text) {
@@ -145,8 +144,9 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
     const std::string where = absl::StrCat(file_name, ":", line_number, ": ");
     if (fields.size() != 3) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, "expected 'ROLE NAME SHA256' or 'ROLE NAME "
-                              "cert', found ",
+          absl::StrCat(where,
+                       "expected 'ROLE NAME SHA256' or 'ROLE NAME "
+                       "cert', found ",
                        fields.size(), " field(s)"));
     }
     absl::StatusOr<Role> role = RoleFromName(fields[0]);
@@ -161,9 +161,10 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
     }
     if (!IsSha256Hex(fields[2])) {
       // Not echoed: a token pasted here by mistake must not reach a log.
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, "the third field is neither 'cert' nor 64 lowercase hex "
-                 "digits (the token's SHA-256, not the token)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where,
+                       "the third field is neither 'cert' nor 64 lowercase hex "
+                       "digits (the token's SHA-256, not the token)"));
     }
     if (!table.by_hash.emplace(std::string(fields[2]), Principal{name, *role})
              .second) {
@@ -256,9 +257,9 @@ absl::Status Authorizer::CheckNode(const Principal& principal,
   if (principal.role != Role::kAgent || principal.name == node) {
     return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(absl::StrCat(
-      "node: agent '", principal.name, "' may act only for its own node, not '",
-      node, "'"));
+  return absl::PermissionDeniedError(
+      absl::StrCat("node: agent '", principal.name,
+                   "' may act only for its own node, not '", node, "'"));
 }
 
 bool Authorizer::MayActFor(const Principal& principal,

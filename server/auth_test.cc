@@ -11,8 +11,8 @@ TEST(Sha256HexTest, KnownVector) {
 }
 
 TEST(RoleTest, NamesRoundTrip) {
-  for (Role role : {Role::kAdmin, Role::kAgent, Role::kLauncher,
-                    Role::kReader}) {
+  for (Role role :
+       {Role::kAdmin, Role::kAgent, Role::kLauncher, Role::kReader}) {
     EXPECT_EQ(*RoleFromName(RoleName(role)), role);
   }
   EXPECT_EQ(RoleFromName("root").status().code(),
@@ -48,8 +48,10 @@ TEST(ParseTokensTest, ARawTokenIsRefusedWithoutBeingEchoed) {
 }
 
 TEST(ParseTokensTest, BadRoleAndFieldCountNameTheLine) {
-  EXPECT_NE(ParseTokens("\nroot x cert\n", "t").status().message().find(
-                "t:2: role: 'root'"),
+  EXPECT_NE(ParseTokens("\nroot x cert\n", "t")
+                .status()
+                .message()
+                .find("t:2: role: 'root'"),
             std::string::npos);
   EXPECT_NE(ParseTokens("admin x\n", "t").status().message().find("t:1:"),
             std::string::npos);

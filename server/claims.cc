@@ -29,13 +29,21 @@ absl::Status NotFound(const std::string& id) {
 }  // namespace
 
 ClaimRecord ClaimToRecord(const Claim& claim) {
-  return {claim.id, claim.node, claim.device, claim.holder,
-          absl::ToUnixMillis(claim.expires), claim.owner};
+  return {claim.id,
+          claim.node,
+          claim.device,
+          claim.holder,
+          absl::ToUnixMillis(claim.expires),
+          claim.owner};
 }
 
 Claim ClaimFromRecord(const ClaimRecord& record) {
-  return {record.id, record.node, record.device, record.holder,
-          absl::FromUnixMillis(record.expires_unix_ms), record.owner};
+  return {record.id,
+          record.node,
+          record.device,
+          record.holder,
+          absl::FromUnixMillis(record.expires_unix_ms),
+          record.owner};
 }
 
 // Answers the Placer's question for one SelectAndClaim, under the book's

@@ -94,8 +94,8 @@ ABSL_FLAG(std::string, tokens_file, "",
 
 namespace {
 
-// Blocks SIGTERM/SIGINT/SIGHUP in every thread (call before starting any) so that
-// only sigwait() in main receives them.
+// Blocks SIGTERM/SIGINT/SIGHUP in every thread (call before starting any) so
+// that only sigwait() in main receives them.
 sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);

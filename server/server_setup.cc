@@ -107,7 +107,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
   if (!key.ok()) return key.status();
   // Client certificates are asked for and verified when offered, not
   // required: launchers and readers come with a token instead.
-  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   if (!options.client_ca.empty()) {
     absl::StatusOr<std::string> ca = ReadPem("client_ca", options.client_ca);

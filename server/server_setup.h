@@ -164,13 +164,13 @@ class RunningServer {
 // part and starts listening on options.listen — with TLS on gRPC's own
 // port, or with `insecure` through a Listener (SO_REUSEPORT off, so a port
 // already taken is an error, not a second listener; descriptor headroom;
-// docs/security.md says why TLS cannot use it) — with health checking, reflection, the message size and
-// connection limits of `options`, and only identity (uncompressed)
-// requests; the housekeeping thread then runs until the server is
-// destroyed. Errors: the store's own (a corrupt or unreadable store keeps
-// its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
-// use by another server; the message starts "cannot open the variant
-// store", "cannot load the variant store" or "cannot load the claims"),
+// docs/security.md says why TLS cannot use it) — with health checking,
+// reflection, the message size and connection limits of `options`, and only
+// identity (uncompressed) requests; the housekeeping thread then runs until the
+// server is destroyed. Errors: the store's own (a corrupt or unreadable store
+// keeps its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory
+// in use by another server; the message starts "cannot open the variant store",
+// "cannot load the variant store" or "cannot load the claims"),
 // InvalidArgumentError for an address that does not parse or for neither
 // TLS files nor `insecure`, the tokens file's and PEM files' errors,
 // UnavailableError ("cannot listen on ...") when it cannot be bound. Logs

@@ -8,8 +8,7 @@
 namespace ctxsel::server {
 
 grpc::Status VariantsService::RegisterVariants(
-    grpc::ServerContext* context,
-    const v1::RegisterVariantsRequest* request,
+    grpc::ServerContext* context, const v1::RegisterVariantsRequest* request,
     v1::RegisterVariantsResponse* response) {
   absl::StatusOr<Principal> caller =
       authorizer_->Authorize(*context, "Variants/RegisterVariants");
@@ -85,10 +84,9 @@ grpc::Status VariantsService::DeleteVariant(
           : registry_->Delete(request->kernel(), request->name());
   if (!revision.ok()) return ToGrpcStatus(revision.status());
   response->set_revision(*revision);
-  spdlog::info("variants: deleted {}/{} (revision {})",
-               LogSafe(request->kernel()),
-               request->all_variants() ? "*" : LogSafe(request->name()),
-               *revision);
+  spdlog::info(
+      "variants: deleted {}/{} (revision {})", LogSafe(request->kernel()),
+      request->all_variants() ? "*" : LogSafe(request->name()), *revision);
   return grpc::Status::OK;
 }
 

@@ -88,8 +88,7 @@ int RunToken() {
   if (!role.ok()) return BadUsage("admin token", role.status().message());
   const std::string name = absl::GetFlag(FLAGS_name);
   if (name.empty() || name.find_first_of(" \t\n#") != std::string::npos) {
-    return BadUsage("admin token",
-                    "--name: required, without spaces or '#'");
+    return BadUsage("admin token", "--name: required, without spaces or '#'");
   }
   const std::string token = server::NewToken();
   std::printf("%s\n", token.c_str());

@@ -30,10 +30,9 @@ int main(int argc, char** argv) {
   }
   // Bad security flags (an unreadable --ca, a token with --insecure) are
   // reported once, before any command runs.
-  if (absl::Status credentials =
-          ctxsel::client::MakeChannelCredentials(
-              ctxsel::client::ClientSecurityFromFlags())
-              .status();
+  if (absl::Status credentials = ctxsel::client::MakeChannelCredentials(
+                                     ctxsel::client::ClientSecurityFromFlags())
+                                     .status();
       !credentials.ok()) {
     std::fprintf(stderr, "ctxsel-cli: %s\n",
                  std::string(credentials.message()).c_str());

@@ -129,8 +129,9 @@ class AgentFleetTest : public ::testing::Test {
   std::unique_ptr<Subprocess> StartAgent(int i) {
     std::string log = absl::StrCat(dir_, "/", NodeId(i), ".log");
     auto agent = Subprocess::Start(
-        {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
-         "--node_id=" + NodeId(i), "--backends=",
+        {RunfilePath("agent/ctxsel-agent"), "--insecure",
+         "--server=" + server_->address(), "--node_id=" + NodeId(i),
+         "--backends=",
          absl::StrCat("--devices_file=", dir_, "/", NodeId(i), ".json"),
          absl::StrCat("--heartbeat=", absl::FormatDuration(kHeartbeat))},
         "", log);

@@ -30,8 +30,8 @@ class LauncherE2E : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     auto agent = Subprocess::Start(
-        {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
-         "--node_id=mixed", "--backends=",
+        {RunfilePath("agent/ctxsel-agent"), "--insecure",
+         "--server=" + server_->address(), "--node_id=mixed", "--backends=",
          "--devices_file=" + RunfilePath("tools/fixtures/fleet/mixed.json")});
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
@@ -58,7 +58,8 @@ class LauncherE2E : public ::testing::Test {
     if (agent_) agent_->Wait(std::chrono::seconds(5));
   }
   std::vector<std::string> CliArgs(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server_->address()});
     return args;
   }
   CommandResult Cli(std::vector<std::string> args) {

@@ -35,8 +35,8 @@ TEST(PingE2E, CliPingsRealServer) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
 
-  CommandResult ping =
-      RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
+  CommandResult ping = RunCommand(
+      {CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
   EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
   EXPECT_NE(ping.stdout_text.find("pong"), std::string::npos)
       << ping.stdout_text;
@@ -50,7 +50,8 @@ TEST(PingE2E, CliFailsUnreachableWhenNoServerAnswers) {
   const std::string address = DeadAddress();
   ASSERT_FALSE(address.empty());
 
-  CommandResult ping = RunCommand({CliPath(), "--insecure", "--server=" + address, "ping"});
+  CommandResult ping =
+      RunCommand({CliPath(), "--insecure", "--server=" + address, "ping"});
   EXPECT_EQ(ping.exit_code, kUnreachable);
   EXPECT_NE(ping.stderr_text.find("ping " + address + ": UNAVAILABLE"),
             std::string::npos)
@@ -75,7 +76,8 @@ TEST(PingE2E, CtxselServerEnvironmentChoosesTheServer) {
     CommandResult ping = RunCommand({CliPath(), "--insecure", "ping"});
     EXPECT_EQ(ping.exit_code, kUnreachable) << ping.stdout_text;
     // An explicit --server wins over the environment.
-    ping = RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
+    ping = RunCommand(
+        {CliPath(), "--insecure", "--server=" + (*server)->address(), "ping"});
     EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
   }
 }

@@ -65,9 +65,9 @@ class ClaimsE2E : public ::testing::Test {
       const std::string file = absl::StrCat(dir_, "/", node, ".json");
       std::ofstream(file) << kDevicesJson;
       auto agent = Subprocess::Start(
-          {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
-           "--node_id=" + node, "--backends=", "--devices_file=" + file,
-           kHeartbeat},
+          {RunfilePath("agent/ctxsel-agent"), "--insecure",
+           "--server=" + server_->address(), "--node_id=" + node,
+           "--backends=", "--devices_file=" + file, kHeartbeat},
           "", absl::StrCat(dir_, "/", node, ".log"));
       ASSERT_TRUE(agent.ok()) << agent.status();
       agents_.push_back(*std::move(agent));
@@ -101,7 +101,8 @@ class ClaimsE2E : public ::testing::Test {
   }
 
   std::vector<std::string> CliArgs(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server_->address()});
     return args;
   }
   CommandResult Cli(std::vector<std::string> args) {
@@ -236,10 +237,11 @@ TEST_F(ClaimsE2E, RunHereStaysOnThisNode) {
   // An agent with no --node_id goes by the host name, as `--here` does.
   const std::string file = dir_ + "/here.json";
   std::ofstream(file) << kDevicesJson;
-  auto agent = Subprocess::Start(
-      {RunfilePath("agent/ctxsel-agent"), "--insecure", "--server=" + server_->address(),
-       "--backends=", "--devices_file=" + file, kHeartbeat},
-      "", dir_ + "/here.log");
+  auto agent =
+      Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
+                         "--server=" + server_->address(),
+                         "--backends=", "--devices_file=" + file, kHeartbeat},
+                        "", dir_ + "/here.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
   agents_.push_back(*std::move(agent));
   char host[256] = {};

@@ -30,7 +30,8 @@ TEST(CliTimeoutE2E, StoppedServerGivesExit3NamingTheDeadline) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string address = (*server)->address();
-  ASSERT_EQ(RunCommand({CliPath(), "--insecure", "--server=" + address, "ping"}).exit_code,
+  ASSERT_EQ(RunCommand({CliPath(), "--insecure", "--server=" + address, "ping"})
+                .exit_code,
             0);
 
   (*server)->process().Signal(SIGSTOP);
@@ -48,8 +49,8 @@ TEST(CliTimeoutE2E, StoppedServerGivesExit3NamingTheDeadline) {
     };
     for (std::vector<std::string> args : commands) {
       const std::string name = args[0];
-      args.insert(args.begin(),
-                  {CliPath(), "--insecure", "--server=" + address, "--timeout=300ms"});
+      args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + address,
+                                 "--timeout=300ms"});
       // The bound: RunCommand kills the CLI (exit 137, not 3) after 15 s.
       CommandResult result = RunCommand(args, std::chrono::seconds(15));
       EXPECT_EQ(result.exit_code, 3) << name << ": " << result.stderr_text;
@@ -61,8 +62,8 @@ TEST(CliTimeoutE2E, StoppedServerGivesExit3NamingTheDeadline) {
   }
 
   // Resumed, the same server answers again and stops cleanly.
-  CommandResult ping =
-      RunCommand({CliPath(), "--insecure", "--server=" + address, "--timeout=5s", "ping"});
+  CommandResult ping = RunCommand(
+      {CliPath(), "--insecure", "--server=" + address, "--timeout=5s", "ping"});
   EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
   (*server)->process().Signal(SIGTERM);
   EXPECT_EQ((*server)->process().Wait(std::chrono::seconds(10)), 0);

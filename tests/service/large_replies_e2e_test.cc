@@ -55,7 +55,8 @@ class LargeRepliesE2E : public ::testing::Test {
 
   CommandResult Cli(std::vector<std::string> args) {
     args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address(), "--timeout=30s"});
+                {CliPath(), "--insecure", "--server=" + server_->address(),
+                 "--timeout=30s"});
     return RunCommand(args);
   }
 

@@ -37,8 +37,8 @@ class PagingE2E : public ::testing::Test {
 
   // The --json output of a ctxsel-cli listing.
   json CliJson(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address(), "--json"});
+    args.insert(args.begin(), {CliPath(), "--insecure",
+                               "--server=" + server_->address(), "--json"});
     CommandResult result = RunCommand(args);
     EXPECT_EQ(result.exit_code, 0) << result.stderr_text;
     return json::parse(result.stdout_text, nullptr, /*allow_exceptions=*/false);

@@ -29,7 +29,8 @@ class PlacementE2E : public ::testing::Test {
     client_ = client::CtxselClient::Connect(server_->address());
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server_->address()});
     return RunCommand(args);
   }
   void ReportFleet() {

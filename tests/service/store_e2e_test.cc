@@ -38,7 +38,8 @@ class StoreE2E : public ::testing::Test {
   }
   CommandResult Cli(const ServerProcess& server,
                     std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server.address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server.address()});
     return RunCommand(args);
   }
   // Registers `kernels` kernels of `per_kernel` variants, one batch each.

@@ -29,7 +29,8 @@ class VariantsE2E : public ::testing::Test {
     server_ = *std::move(server);
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server_->address()});
     return RunCommand(args);
   }
 

@@ -145,7 +145,8 @@ class RegisterFromSourceTest : public ::testing::Test {
     server_ = *std::move(server);
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server_->address()});
+    args.insert(args.begin(),
+                {CliPath(), "--insecure", "--server=" + server_->address()});
     return RunCommand(args);
   }
   std::unique_ptr<ServerProcess> server_;
