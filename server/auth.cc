@@ -175,8 +175,23 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
   return table;
 }
 
+namespace {
+
+PrincipalLimitOptions EffectiveLimits(const AuthOptions& options) {
+  if (options.required) return options.limits;
+  PrincipalLimitOptions none;
+  none.reports_per_minute = 0;
+  none.heartbeats_per_second = 0;
+  none.registrations_per_minute = 0;
+  none.max_streams = 0;
+  return none;
+}
+
+}  // namespace
+
 Authorizer::Authorizer(AuthOptions options)
     : options_(std::move(options)),
+      limits_(EffectiveLimits(options_)),
       table_(std::make_shared<const TokenTable>()) {}
 
 absl::Status Authorizer::Load() {

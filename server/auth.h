@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "server/principal_limits.h"
 
 namespace ctxsel::server {
 
@@ -71,6 +72,9 @@ struct AuthOptions {
   bool required = true;
   // The tokens file; empty: no tokens, only client certificates.
   std::string tokens_file;
+  // Per-principal limits; not applied when `required` is off (there are no
+  // principals to tell apart).
+  PrincipalLimitOptions limits;
 };
 
 class Authorizer {
@@ -97,11 +101,15 @@ class Authorizer {
   // Whether `principal` may act on what `owner` created (its own, or admin).
   static bool MayActFor(const Principal& principal, absl::string_view owner);
 
+  // The per-principal rate and stream limits (principal_limits.h).
+  PrincipalLimits& limits() const { return limits_; }
+
  private:
   absl::StatusOr<Principal> Identify(
       const grpc::ServerContextBase& context) const;
 
   const AuthOptions options_;
+  mutable PrincipalLimits limits_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
 };

@@ -26,8 +26,14 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 }
 
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
-                                   absl::Duration interval, Principal caller)
-    : inventory_(inventory), interval_(interval), caller_(std::move(caller)) {
+                                   absl::Duration interval, Principal caller,
+                                   PrincipalLimits* limits,
+                                   PrincipalLimits::Stream stream)
+    : inventory_(inventory),
+      interval_(interval),
+      caller_(std::move(caller)),
+      limits_(limits),
+      stream_(std::move(stream)) {
   StartRead(&beat_);
 }
 
@@ -46,6 +52,10 @@ void HeartbeatReactor::OnReadDone(bool ok) {
     return;
   }
   if (absl::Status s = Authorizer::CheckNode(caller_, node_); !s.ok()) {
+    Finish(ToGrpcStatus(s));
+    return;
+  }
+  if (absl::Status s = limits_->Take(Budget::kHeartbeat, node_); !s.ok()) {
     Finish(ToGrpcStatus(s));
     return;
   }

@@ -35,9 +35,12 @@ class HeartbeatReactor final
                                      v1::HeartbeatResponse> {
  public:
   // Starts reading; the reactor deletes itself when the stream is done.
-  // `caller` may beat only for its own node (Authorizer::CheckNode).
+  // `caller` may beat only for its own node (Authorizer::CheckNode), at
+  // most as often as `limits` allow; `stream` counts against its stream
+  // limit until the reactor is done.
   HeartbeatReactor(Inventory* inventory, absl::Duration interval,
-                   Principal caller);
+                   Principal caller, PrincipalLimits* limits,
+                   PrincipalLimits::Stream stream);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -47,6 +50,8 @@ class HeartbeatReactor final
   Inventory* const inventory_;
   const absl::Duration interval_;
   const Principal caller_;
+  PrincipalLimits* const limits_;
+  const PrincipalLimits::Stream stream_;
   std::string node_;  // the node of the first beat
   // One read or one write is in flight at a time, so these need no lock.
   v1::HeartbeatRequest beat_;

@@ -28,6 +28,11 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
       !s.ok()) {
     return ToGrpcStatus(s);
   }
+  if (absl::Status s =
+          authorizer_->limits().Take(Budget::kReport, request->node().id());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   absl::Status reported = inventory_->Report(NodeFromProto(request->node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
   response->set_heartbeat_interval_ms(
@@ -47,8 +52,16 @@ InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
         grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
         ToGrpcStatus(who.status()));
   }
+  absl::StatusOr<PrincipalLimits::Stream> stream =
+      authorizer_->limits().OpenStream(who->name);
+  if (!stream.ok()) {
+    return new Refused<
+        grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
+        ToGrpcStatus(stream.status()));
+  }
   return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
-                              *std::move(who));
+                              *std::move(who), &authorizer_->limits(),
+                              *std::move(stream));
 }
 
 grpc::Status InventoryService::Deregister(
@@ -127,7 +140,13 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(caller.status()));
   }
-  return new WatchReactor(inventory_, request->initial());
+  absl::StatusOr<PrincipalLimits::Stream> stream =
+      authorizer_->limits().OpenStream(caller->name);
+  if (!stream.ok()) {
+    return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
+        ToGrpcStatus(stream.status()));
+  }
+  return new WatchReactor(inventory_, request->initial(), *std::move(stream));
 }
 
 }  // namespace ctxsel::server

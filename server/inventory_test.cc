@@ -133,12 +133,13 @@ TEST_F(InventoryTest, BadReportsAreRejected) {
   sycl.sycl_architecture = "nvidia_gpu_sm_91";
   EXPECT_THAT(inventory_.Report(Node("n1", {sycl})).message(),
               HasSubstr("node.devices[0].sycl_architecture"));
-  // A device id that another node holds.
+  // A device id of another node, even one that node has not reported yet:
+  // ids are scoped to their node.
   Device a = Gpu(0, "nvptx");
-  a.id = "shared";
-  ASSERT_TRUE(inventory_.Report(Node("n1", {a})).ok());
-  EXPECT_EQ(inventory_.Report(Node("n2", {a})).code(),
-            absl::StatusCode::kAlreadyExists);
+  a.id = "n2/gpu0";
+  EXPECT_THAT(inventory_.Report(Node("n1", {a})).message(),
+              HasSubstr("node.devices[0].id: 'n2/gpu0' must start with 'n1/'"));
+  ASSERT_TRUE(inventory_.Report(Node("n2", {a})).ok());
 }
 
 TEST_F(InventoryTest, SyclArchitectureAddsCatalogNames) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/device_normalize.h"
 #include "server/names.h"
@@ -26,6 +27,13 @@ absl::Status NormalizeDevice(const std::string& node_id,
   if (device.id.empty()) device.id = DefaultDeviceId(node_id, device.index);
   if (absl::Status s = ValidateName(device.id, field + ".id"); !s.ok()) {
     return s;
+  }
+  // Scoped to the node: otherwise a node could report another's ids first
+  // and keep that node out of the inventory.
+  if (!absl::StartsWith(device.id, absl::StrCat(node_id, "/"))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".id: '", device.id, "' must start with '", node_id,
+                     "/' (device ids are scoped to their node)"));
   }
   const double u = device.properties.utilisation;
   if (!std::isfinite(u) || u < 0 || u > 1) {

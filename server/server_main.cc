@@ -91,6 +91,17 @@ ABSL_FLAG(bool, insecure, false,
 ABSL_FLAG(std::string, tokens_file, "",
           "Bearer tokens: lines 'ROLE NAME SHA256' (ctxsel-cli admin token "
           "prints them); reread on SIGHUP. See docs/security.md.");
+ABSL_FLAG(double, max_reports_per_minute, 60,
+          "Node reports one node may send per minute (bursts of as many); "
+          "beyond: RESOURCE_EXHAUSTED for that node only. 0: no limit.");
+ABSL_FLAG(double, max_heartbeats_per_second, 10,
+          "Heartbeats one node may send per second; 0: no limit.");
+ABSL_FLAG(double, max_registrations_per_minute, 600,
+          "RegisterVariants calls one principal may make per minute; 0: no "
+          "limit.");
+ABSL_FLAG(int, max_streams_per_principal, 32,
+          "Heartbeat and watch streams one principal may hold open; 0: no "
+          "limit.");
 
 namespace {
 
@@ -135,6 +146,14 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.client_ca = absl::GetFlag(FLAGS_client_ca);
   options.insecure = absl::GetFlag(FLAGS_insecure);
   options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  options.principal_limits.reports_per_minute =
+      absl::GetFlag(FLAGS_max_reports_per_minute);
+  options.principal_limits.heartbeats_per_second =
+      absl::GetFlag(FLAGS_max_heartbeats_per_second);
+  options.principal_limits.registrations_per_minute =
+      absl::GetFlag(FLAGS_max_registrations_per_minute);
+  options.principal_limits.max_streams =
+      absl::GetFlag(FLAGS_max_streams_per_principal);
   return options;
 }
 

@@ -277,6 +277,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   AuthOptions auth;
   auth.required = !options.insecure || !options.tokens_file.empty();
   auth.tokens_file = options.tokens_file;
+  auth.limits = options.principal_limits;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
   if (absl::Status s = server->authorizer_->Load(); !s.ok()) return s;
   if (!auth.required) {

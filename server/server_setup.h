@@ -97,6 +97,9 @@ struct ServerOptions {
   // call but health and reflection needs a token or a client certificate;
   // with `insecure` and no tokens_file every call is allowed.
   std::string tokens_file;
+  // Per-principal rates and streams (server/principal_limits.h); applied
+  // when calls are authenticated.
+  PrincipalLimitOptions principal_limits;
 };
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops

@@ -13,6 +13,11 @@ grpc::Status VariantsService::RegisterVariants(
   absl::StatusOr<Principal> caller =
       authorizer_->Authorize(*context, "Variants/RegisterVariants");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (absl::Status s =
+          authorizer_->limits().Take(Budget::kRegistration, caller->name);
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   std::vector<VariantSpec> specs;
   specs.reserve(request->variants_size());
   for (const v1::Variant& variant : request->variants()) {

@@ -8,8 +8,11 @@
 
 namespace ctxsel::server {
 
-WatchReactor::WatchReactor(const Inventory* inventory, bool initial)
-    : inventory_(inventory), link_(std::make_shared<Link>()) {
+WatchReactor::WatchReactor(const Inventory* inventory, bool initial,
+                           PrincipalLimits::Stream stream)
+    : inventory_(inventory),
+      stream_(std::move(stream)),
+      link_(std::make_shared<Link>()) {
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
   std::vector<NodeState> nodes = inventory_->Nodes(&cursor_);

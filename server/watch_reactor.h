@@ -10,7 +10,7 @@
 //   InventoryService::WatchInventory(grpc::CallbackServerContext*,
 //                                    const v1::WatchInventoryRequest* request)
 //                                    {
-//     return new WatchReactor(inventory_, request->initial());
+//     return new WatchReactor(inventory_, request->initial(), stream);
 //   }
 #ifndef CTXSEL_SERVER_WATCH_REACTOR_H_
 #define CTXSEL_SERVER_WATCH_REACTOR_H_
@@ -26,14 +26,17 @@
 #include "absl/synchronization/mutex.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/inventory.h"
+#include "server/principal_limits.h"
 
 namespace ctxsel::server {
 
 class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
   // Starts the stream, with the current nodes as ADDED events first when
-  // `initial`; the reactor deletes itself when the stream is done.
-  WatchReactor(const Inventory* inventory, bool initial);
+  // `initial`; the reactor deletes itself when the stream is done. `stream`
+  // counts against its principal's stream limit until then.
+  WatchReactor(const Inventory* inventory, bool initial,
+               PrincipalLimits::Stream stream);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -55,6 +58,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   void FinishOnce(grpc::Status status);
 
   const Inventory* const inventory_;
+  const PrincipalLimits::Stream stream_;
   const std::shared_ptr<Link> link_;
   // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   int64_t cursor_ = 0;

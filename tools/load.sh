@@ -36,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/server/ctxsel-server" --listen=127.0.0.1:0 --port_file="$work/port" \
+"$bin/server/ctxsel-server" --insecure --listen=127.0.0.1:0 --port_file="$work/port" \
   --data_dir="$work/data" --heartbeat_interval="$INTERVAL" 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 300); do

@@ -105,9 +105,10 @@ int RunAdmin(const std::vector<std::string>& args) {
 }  // namespace
 
 const Command kAdminCommand = {
-    "admin", "admin backup FILE | admin token --role=ROLE --name=NAME",
-    "Copy the server's variant store to FILE while it serves (operations.md); "
-    "or print a new token (stdout) and its --tokens_file line (stderr).",
+    "admin",
+    "admin backup FILE\n"
+    "admin token --role=ROLE --name=NAME",
+    "Back up the server's store to FILE; or print a new token and its line.",
     RunAdmin};
 
 }  // namespace ctxsel::cli

@@ -40,11 +40,13 @@ absl::Span<const Command* const> AllCommands() { return kCommands; }
 std::string HelpText() {
   std::string out = absl::StrCat(
       "usage: ctxsel-cli [--server=host:port] [--timeout=5s] [--json]\n"
-      "                  <command> [args...]\n"
+      "                  [--ca=CA.pem] [--token_file=FILE] [--insecure]\n"
+      "                  [--tls_cert=PEM --tls_key=PEM] <command> [args...]\n"
       "--server defaults to $CTXSEL_SERVER, else ",
       kDefaultServer,
       ";\n--timeout is the deadline of each call to the server (exit 3 when "
-      "passed)\n\ncommands:\n");
+      "passed);\n--token_file defaults to $CTXSEL_TOKEN_FILE; calls use TLS "
+      "unless --insecure\n(docs/security.md)\n\ncommands:\n");
   for (const Command* command : kCommands) {
     for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
       absl::StrAppend(&out, Wrapped(line));

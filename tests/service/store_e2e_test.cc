@@ -33,8 +33,8 @@ class StoreE2E : public ::testing::Test {
   }
   // Runs a server that is expected not to start; its exit code and log.
   CommandResult StartFails(const std::string& data_dir) {
-    return RunCommand(
-        {ServerPath(), "--listen=127.0.0.1:0", "--data_dir=" + data_dir});
+    return RunCommand({ServerPath(), "--insecure", "--listen=127.0.0.1:0",
+                       "--data_dir=" + data_dir});
   }
   CommandResult Cli(const ServerProcess& server,
                     std::vector<std::string> args) {
@@ -182,7 +182,7 @@ TEST_F(StoreE2E, OnlineBackupRestoresEveryVariant) {
   (*restored)->process().Signal(SIGTERM);
   ASSERT_EQ((*restored)->process().Wait(std::chrono::seconds(10)), 0);
   CommandResult over =
-      RunCommand({ServerPath(), "--listen=127.0.0.1:0",
+      RunCommand({ServerPath(), "--insecure", "--listen=127.0.0.1:0",
                   "--data_dir=" + restored_dir, "--restore_from=" + file});
   EXPECT_EQ(over.exit_code, 1);
   EXPECT_THAT(over.stderr_text, HasSubstr("already holds a store"));
