@@ -119,6 +119,7 @@ echo "[... $(wc -l <"$work/explain.txt") lines in all]"
 
 step "roles: a launcher may not change variants, and no token is no entry"
 cli variants delete saxpy saxpy_avx512 || true
+echo "\$ ctxsel-cli ping   # TLS, but no token"
 "$bin/client/cli/ctxsel-cli" --server="$address" --ca="$certs/ca.pem" ping || true
 
 step "stopping agents (SIGTERM deregisters them) and the server"

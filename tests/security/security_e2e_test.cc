@@ -63,7 +63,7 @@ class SecurityE2E : public ::testing::Test {
     fleet = new Fleet;
     fleet->dir = MakeTempDir("security");
     fleet->rogue_dir = MakeTempDir("rogue");
-    MakeCerts(fleet->dir, {"node-a", "node-b"});
+    MakeCerts(fleet->dir, {"node-a", "node-b", "node-c"});
     MakeCerts(fleet->rogue_dir, {"node-a"});
     AddToken("admin", "ops");
     AddToken("reader", "dashboard");
@@ -250,6 +250,22 @@ TEST_F(SecurityE2E, CliTakesTheSameFlags) {
                   "--insecure", "--token_file=" + d + "/ops.token", "ping"});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.stderr_text, HasSubstr("only over TLS"));
+}
+
+TEST_F(SecurityE2E, ReportFloodExhaustsOnlyThatNode) {
+  // The server's default: 60 reports per minute per node.
+  auto node_c = WithCert(fleet->dir, "node-c");
+  absl::Status report;
+  int accepted = 0;
+  for (int i = 0; i < 70 && report.ok(); ++i) {
+    report = node_c->ReportNode(CpuNode("node-c")).status();
+    if (report.ok()) ++accepted;
+  }
+  EXPECT_EQ(report.code(), absl::StatusCode::kResourceExhausted) << report;
+  EXPECT_THAT(report.message(), HasSubstr("'node-c'"));
+  EXPECT_GE(accepted, 60);
+  EXPECT_TRUE(
+      WithCert(fleet->dir, "node-b")->ReportNode(CpuNode("node-b")).ok());
 }
 
 // Last in the file: every other test has logged what it will.
