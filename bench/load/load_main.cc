@@ -15,6 +15,7 @@
 // --format=kv (what tools/load.sh reads).
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -204,13 +205,15 @@ int Run() {
                  fleet.status().ToString().c_str());
     return 3;
   }
-  const absl::Duration report_time = absl::Now() - report_start;
+  const absl::Time beats_start = absl::Now();
+  const absl::Duration report_time = beats_start - report_start;
   absl::SleepFor(absl::Seconds(1));  // every stream has beaten once
   const int clients = absl::GetFlag(FLAGS_select_clients);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const LatencySummary ping = RunPhase<v1::Ctxsel>(clients, duration);
   const LatencySummary select = RunPhase<v1::Placement>(clients, duration);
   const AgentStats agents = (*fleet)->Stats();
+  const absl::Duration beating = absl::Now() - beats_start;
 
   std::vector<std::pair<std::string, std::string>> report = {
       {"nodes", absl::StrCat(options.nodes)},
@@ -223,6 +226,11 @@ int Run() {
   AddSummary("beat", agents.beat_latency, report);
   report.emplace_back("beats_sent", absl::StrCat(agents.beats_sent));
   report.emplace_back("beats_answered", absl::StrCat(agents.beats_answered));
+  // Answered beats per second over the whole run (both phases).
+  report.emplace_back(
+      "beats_per_s",
+      absl::StrFormat("%.1f", agents.beats_answered /
+                                  std::max(absl::ToDoubleSeconds(beating), 1e-3)));
   report.emplace_back("rereports", absl::StrCat(agents.rereports));
   report.emplace_back("streams_failed", absl::StrCat(agents.streams_failed));
   if (const int pid = absl::GetFlag(FLAGS_server_pid); pid > 0) {
