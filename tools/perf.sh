@@ -43,7 +43,7 @@ trap cleanup EXIT
 # --- Heartbeats and Select under beats: one server per fleet size -------
 load() {  # load NODES -> $work/NODES.kv
   local nodes=$1
-  "$bin/server/ctxsel-server" --listen=127.0.0.1:0 --port_file="$work/port$nodes" \
+  "$bin/server/ctxsel-server" --insecure --listen=127.0.0.1:0 --port_file="$work/port$nodes" \
     --data_dir="$work/data$nodes" --heartbeat_interval="$INTERVAL" \
     --max_connection_idle=10m 2>"$work/server$nodes.log" &
   server_pid=$!
