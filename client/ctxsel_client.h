@@ -64,8 +64,10 @@ class CtxselClient {
       std::shared_ptr<grpc::Channel> channel,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
-  // An insecure channel to `address` (host:port); every unary call gets
-  // `timeout`.
+  // A plaintext channel to `address` (host:port), for servers started with
+  // --insecure; every unary call gets `timeout`. For TLS and tokens, pass
+  // the constructor a channel made with MakeChannelCredentials()
+  // (client/credentials.h).
   static std::unique_ptr<CtxselClient> Connect(
       const std::string& address,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
