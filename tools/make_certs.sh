@@ -2,7 +2,8 @@
 # tools/make_certs.sh DIR [NODE...]: a fresh CA and the certificates a ctxsel
 # fleet needs, with openssl, into DIR (docs/security.md):
 #   DIR/ca.pem, ca.key          the CA (--ca for clients, --client_ca for the server)
-#   DIR/server.pem, server.key  for 127.0.0.1 and localhost (--tls_cert, --tls_key)
+#   DIR/server.pem, server.key  for $SERVER_SAN (--tls_cert, --tls_key); default
+#                               DNS:localhost,IP:127.0.0.1
 #   DIR/NODE.pem, NODE.key      one client certificate per agent; SAN DNS:NODE
 # Keys are P-256 and readable by the owner only. For demos and tests; a real
 # fleet issues from its own CA the same way (docs/security.md).
@@ -28,7 +29,7 @@ issue() {
 key "$dir/ca.key"
 openssl req -x509 -new -key "$dir/ca.key" -subj "/CN=ctxsel CA" -days 30 \
   -out "$dir/ca.pem"
-issue server localhost "DNS:localhost,IP:127.0.0.1"
+issue server server "${SERVER_SAN:-DNS:localhost,IP:127.0.0.1}"
 for node in "$@"; do
   issue "$node" "$node" "DNS:$node"
 done

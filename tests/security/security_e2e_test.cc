@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/credentials.h"
 #include "client/ctxsel_client.h"
@@ -63,7 +64,7 @@ class SecurityE2E : public ::testing::Test {
     fleet = new Fleet;
     fleet->dir = MakeTempDir("security");
     fleet->rogue_dir = MakeTempDir("rogue");
-    MakeCerts(fleet->dir, {"node-a", "node-b", "node-c"});
+    MakeCerts(fleet->dir, {"node-a", "node-b", "node-c", "pvc"});
     MakeCerts(fleet->rogue_dir, {"node-a"});
     AddToken("admin", "ops");
     AddToken("reader", "dashboard");
@@ -266,6 +267,48 @@ TEST_F(SecurityE2E, ReportFloodExhaustsOnlyThatNode) {
   EXPECT_GE(accepted, 60);
   EXPECT_TRUE(
       WithCert(fleet->dir, "node-b")->ReportNode(CpuNode("node-b")).ok());
+}
+
+// The agent binary with its flags (docs/security.md): it reports with its
+// certificate; with another node's certificate it is refused.
+TEST_F(SecurityE2E, AgentReportsWithItsCertificate) {
+  const std::string& d = fleet->dir;
+  auto agent = [&](const std::string& cert, const std::string& log) {
+    return Subprocess::Start(
+        {RunfilePath("agent/ctxsel-agent"),
+         "--server=" + fleet->server->address(), "--node_id=pvc", "--backends=",
+         "--devices_file=" + RunfilePath("tools/fixtures/fleet/pvc.json"),
+         "--heartbeat=200ms", "--ca=" + d + "/ca.pem",
+         "--tls_cert=" + d + "/" + cert + ".pem",
+         "--tls_key=" + d + "/" + cert + ".key"},
+        log, log);
+  };
+  const std::string impostor_log = d + "/impostor.log";
+  auto impostor = agent("node-a", impostor_log);
+  ASSERT_TRUE(impostor.ok()) << impostor.status();
+  auto reader = WithToken("dashboard");
+  bool refused = false;
+  for (int i = 0; i < 250 && !refused; ++i) {  // bounded: up to 5 s
+    refused =
+        absl::StrContains(ReadFileOrEmpty(impostor_log), "PERMISSION_DENIED");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(refused) << ReadFileOrEmpty(impostor_log);
+  EXPECT_TRUE(reader->ListDevices("", "pvc")->empty());
+  (*impostor)->Signal(SIGTERM);
+  (*impostor)->Wait(std::chrono::seconds(5));
+
+  auto real = agent("pvc", d + "/pvc.log");
+  ASSERT_TRUE(real.ok()) << real.status();
+  size_t devices = 0;
+  for (int i = 0; i < 250 && devices == 0; ++i) {
+    auto listed = reader->ListDevices("", "pvc");
+    if (listed.ok()) devices = listed->size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(devices, 0u) << ReadFileOrEmpty(d + "/pvc.log");
+  (*real)->Signal(SIGTERM);
+  EXPECT_EQ((*real)->Wait(std::chrono::seconds(5)), 0);
 }
 
 // Last in the file: every other test has logged what it will.
