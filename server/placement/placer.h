@@ -58,6 +58,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "server/model.h"
+#include "server/placement/coverage.h"
 #include "server/placement/filter_cache.h"
 #include "server/placement/placement.h"
 
@@ -156,6 +157,15 @@ class Placer {
   // Fails only where Select fails with NotFound or InvalidArgument; a job
   // that fits no device gives a report whose `status` says so.
   absl::StatusOr<PlacementReport> Explain(const Job& job) const;
+
+  // Where the kernel's variants run over the live fleet for a job context
+  // (and a matrix of job points), optionally for a what-if variant set and
+  // hypothetical nodes, never stored (coverage.h). Reads the same snapshot
+  // and Resolutions as Select and holds the fleet lock shared for
+  // O(classes x points): it does not slow Select.
+  //   NotFoundError         the kernel has no variants (and none is added);
+  //   InvalidArgumentError  a bad query field, named in the message.
+  absl::StatusOr<CoverageReport> Coverage(const CoverageQuery& query) const;
 
  private:
   std::shared_ptr<const internal::Snapshot> snapshot() const;
