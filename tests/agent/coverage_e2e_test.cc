@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -45,9 +46,8 @@ class CoverageE2E : public ::testing::Test {
              {"mi1", "mi250x.json"},
              {"pvc1", "pvc.json"}}) {
       auto agent = Subprocess::Start(
-          {RunfilePath("agent/ctxsel-agent"),
-           "--server=" + server_->address(), "--node_id=" + node,
-           "--backends=",
+          {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+           "--node_id=" + node, "--backends=",
            "--devices_file=" + RunfilePath("tools/fixtures/fleet/" + file)});
       ASSERT_TRUE(agent.ok()) << agent.status();
       agents_.push_back(*std::move(agent));
@@ -94,7 +94,7 @@ class CoverageE2E : public ::testing::Test {
         RunfilePath("tools/fixtures/coverage/saxpy_next.c"), "/../../../..");
     return RunCommand(
         {"/bin/sh", "-c",
-         absl::StrCat("cd '", root, "' && ctxsel() { :; }\n",
+         absl::StrCat("cd '", root, "'\n",
                       absl::StrReplaceAll(
                           script, {{"ctxsel-cli ",
                                     absl::StrCat(CliPath(), " --server=",
@@ -162,9 +162,8 @@ TEST_F(CoverageE2E, MatrixShowsWhereTheConditionTakesOver) {
 }
 
 TEST_F(CoverageE2E, WhatIfShadowingVariantShowsTheClassesThatSwitch) {
-  json r = Coverage(
-      {"--construct=target", "--var=N=4096", "--from_source",
-       RunfilePath("tools/fixtures/coverage/saxpy_next.c")});
+  json r = Coverage({"--construct=target", "--var=N=4096", "--from_source",
+                     RunfilePath("tools/fixtures/coverage/saxpy_next.c")});
   ASSERT_TRUE(r.is_object());
   EXPECT_TRUE(r["what_if"].get<bool>());
   const json& p = r["points"][0];
@@ -177,18 +176,18 @@ TEST_F(CoverageE2E, WhatIfShadowingVariantShowsTheClassesThatSwitch) {
   CommandResult ls = Cli({"variants", "ls", "saxpy"});
   EXPECT_THAT(ls.stdout_text, Not(HasSubstr("saxpy_h100")));
 
-  json without = Coverage({"--construct=target", "--var=N=4096",
-                           "--without=saxpy_nv"});
+  json without =
+      Coverage({"--construct=target", "--var=N=4096", "--without=saxpy_nv"});
   ASSERT_EQ(without["points"][0]["changes"].size(), 1u);
   EXPECT_TRUE(
       without["points"][0]["changes"][0]["gains_base_only"].get<bool>());
 }
 
 TEST_F(CoverageE2E, HypotheticalNodesJoinTheirClass) {
-  json r = Coverage({"--construct=target", "--var=N=4096",
-                     "--with_devices=" +
-                         RunfilePath("tools/fixtures/fleet/mi250x.json") +
-                         ":16"});
+  json r = Coverage(
+      {"--construct=target", "--var=N=4096",
+       "--with_devices=" + RunfilePath("tools/fixtures/fleet/mi250x.json") +
+           ":16"});
   ASSERT_TRUE(r.is_object());
   const json& p = r["points"][0];
   const json amd = ClassOf(p, "gfx90a");
@@ -225,6 +224,7 @@ TEST_F(CoverageE2E, DocumentedCommandsRun) {
     CommandResult r = Shell(command);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.stderr_text;
     EXPECT_NE(r.stdout_text, "") << command;
+    std::cerr << "$ " << command << "\n" << r.stdout_text;
     if (absl::StrContains(command, "| jq")) ci = command;
   }
   ASSERT_NE(ci, "");
