@@ -2,7 +2,8 @@
 //
 // The Placer holds the registered variants of every kernel and the live
 // devices of the fleet, and answers Select(job) / Explain(job) the way
-// docs/placement.md describes:
+// docs/placement.md describes (and Coverage(query), docs/coverage.md, from
+// the same resolutions):
 //
 //   * Devices with identical traits (kind, arch, isa, vendor, extension and
 //     SYCL architecture) form a *device class*; nodes whose devices have the
@@ -20,9 +21,9 @@
 //     with devices.
 //
 // Thread safety: every method may be called from any thread. Select and
-// Explain read an immutable snapshot published by the writers (SetVariants,
-// RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an atomic
-// pointer swap; writers are serialised among themselves and never hold a
+// Explain (and Coverage) read an immutable snapshot published by the writers
+// (SetVariants, RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an
+// atomic pointer swap; writers are serialised among themselves and never hold a
 // lock a reader needs while they resolve. Device-level state (devices,
 // utilisation, the per-class ordered load structures) sits behind one
 // reader/writer lock that inventory writers and UpdateUtilisations hold
