@@ -211,5 +211,43 @@ TEST_F(CoverageTest, HypotheticalNodesJoinOrAddClassesWithoutEnteringFleet) {
   EXPECT_EQ(placer_.Coverage(Query())->points[0].classes.size(), 3u);
 }
 
+TEST(CoverageLayoutTest, TargetDeviceSelectorsGiveOneRowPerLayout) {
+  Placer placer;
+  ASSERT_TRUE(placer
+                  .SetVariants("halo", {MakeVariant("halo", "halo_offload",
+                                                    "device={kind(cpu)}, "
+                                                    "target_device={device_"
+                                                    "num(1), kind(gpu)}",
+                                                    0),
+                                        MakeVariant("halo", "halo_host",
+                                                    "device={kind(cpu)}", 1)})
+                  .ok());
+  ASSERT_TRUE(placer
+                  .SetNodeDevices("one", {MakeDevice("one", -1, Kind::kXeon),
+                                          MakeDevice("one", 0, Kind::kH100)})
+                  .ok());
+  for (const std::string node : {"two", "three"}) {
+    ASSERT_TRUE(placer
+                    .SetNodeDevices(node, {MakeDevice(node, -1, Kind::kXeon),
+                                           MakeDevice(node, 0, Kind::kH100),
+                                           MakeDevice(node, 1, Kind::kH100)})
+                    .ok());
+  }
+  CoverageQuery q;
+  q.job.kernel = "halo";
+  absl::StatusOr<CoverageReport> r = placer.Coverage(q);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CoveragePoint& p = r->points[0];
+  std::vector<std::string> cpu;  // "variant nodes" per CPU row
+  for (const ClassCoverage& c : p.classes) {
+    EXPECT_NE(c.node_layout, "");
+    if (c.device_class.find("x86_64") == std::string::npos) continue;
+    cpu.push_back(c.variant + " " + std::to_string(c.node_count));
+  }
+  EXPECT_THAT(cpu,
+              ::testing::UnorderedElementsAre("halo_host 1", "halo_offload 2"));
+  EXPECT_EQ(p.node_count, 3);
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement
