@@ -52,6 +52,7 @@ const std::vector<MethodRow>& MethodRoles() {
       {"Inventory/WatchInventory", {R::kAdmin, R::kLauncher, R::kReader}},
       {"Placement/Select", {R::kAdmin, R::kLauncher}},
       {"Placement/Explain", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Placement/Coverage", {R::kAdmin, R::kLauncher, R::kReader}},
       // Launchers: their own claims only (Authorizer::MayActFor).
       {"Placement/RenewClaim", {R::kAdmin, R::kLauncher}},
       {"Placement/ReleaseClaim", {R::kAdmin, R::kLauncher}},
@@ -83,6 +84,10 @@ bool IsSha256Hex(absl::string_view text) {
 }
 
 }  // namespace
+
+bool HasMethodRule(absl::string_view method) {
+  return FindMethod(method) != nullptr;
+}
 
 absl::string_view RoleName(Role role) {
   for (const RoleRow& row : kRoles) {

@@ -51,6 +51,10 @@ std::string Sha256Hex(absl::string_view text);
 // A fresh random token: "ctx_" and 64 hex digits (256 bits).
 std::string NewToken();
 
+// Whether the method table has a rule for `method` ("Service/Method"); a
+// method without one is refused to everyone.
+bool HasMethodRule(absl::string_view method);
+
 // The tokens-file line for `token` ("ROLE NAME SHA256").
 std::string TokenLine(Role role, absl::string_view name,
                       absl::string_view token);

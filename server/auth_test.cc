@@ -1,5 +1,7 @@
 #include "server/auth.h"
 
+#include "ctxsel/v1/ctxsel.pb.h"
+#include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::server {
@@ -8,6 +10,24 @@ namespace {
 TEST(Sha256HexTest, KnownVector) {
   EXPECT_EQ(Sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+// A new RPC without a row would be refused to everyone: every method of
+// every ctxsel.v1 service has one.
+TEST(MethodTableTest, EveryRpcHasARule) {
+  const google::protobuf::FileDescriptor* file =
+      v1::PingRequest::descriptor()->file();
+  int methods = 0;
+  for (int s = 0; s < file->service_count(); ++s) {
+    const google::protobuf::ServiceDescriptor* service = file->service(s);
+    for (int m = 0; m < service->method_count(); ++m) {
+      ++methods;
+      const std::string method =
+          service->name() + "/" + service->method(m)->name();
+      EXPECT_TRUE(HasMethodRule(method)) << method;
+    }
+  }
+  EXPECT_GE(methods, 18);
 }
 
 TEST(RoleTest, NamesRoundTrip) {

@@ -19,6 +19,7 @@ PACKAGES=(
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   libssl-dev openssl     # token hashes (SHA-256); tests and demo make certificates
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
+  jq                     # docs/coverage.md: the CI check on coverage JSON
 )
 
 missing=()
