@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "base/status_details.h"
 #include "absl/strings/str_cat.h"
 #include "selector/job_check.h"
 #include "server/names.h"
@@ -106,8 +107,10 @@ void ClassToProto(const placement::ClassReport& report,
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+                      std::string(status.message()),
+                      ToRpcStatus(status).SerializeAsString());
 }
 
 size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message) {
