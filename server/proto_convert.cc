@@ -30,12 +30,11 @@ int64_t UnixMillis(absl::Time time) {
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
     const v1::ConstructTrait& trait, const std::string& field) {
   if (absl::Status s = selector::CheckConstructName(trait.name()); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".name: ", s.message()));
+    return FieldViolation(field + ".name", s.message());
   }
   if (trait.simdlen() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".simdlen: ", trait.simdlen(), " is negative"));
+    return FieldViolation(field + ".simdlen",
+                          absl::StrCat(trait.simdlen(), " is negative"));
   }
   selector::ConstructTrait out;
   out.name = trait.name();
@@ -57,8 +56,8 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
     return Policy::Enumerator;
 #include "server/placement/policy.def"
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.policy: unknown value ", policy));
+      return FieldViolation("job.policy",
+                            absl::StrCat("unknown value ", policy));
   }
 }
 
@@ -266,8 +265,9 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   for (int i = 0; i < impl.requirements_size(); ++i) {
     if (absl::Status s = selector::CheckRequirement(impl.requirements(i));
         !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job.implementation.requirements[", i, "]: ", s.message()));
+      return FieldViolation(
+          absl::StrCat("job.implementation.requirements[", i, "]"),
+          s.message());
     }
   }
   out.implementation.requires_ = ToSet(impl.requirements());
@@ -275,8 +275,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
     if (absl::Status s =
             selector::CheckMemoryOrder(impl.atomic_default_mem_order());
         !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job.implementation.atomic_default_mem_order: ", s.message()));
+      return FieldViolation("job.implementation.atomic_default_mem_order",
+                            s.message());
     }
   }
   out.implementation.atomic_default_mem_order = impl.atomic_default_mem_order();
@@ -287,8 +287,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   if (!policy.ok()) return policy.status();
   out.policy = *policy;
   if (job.top_k() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job.top_k: ", job.top_k(), " is negative"));
+    return FieldViolation("job.top_k",
+                          absl::StrCat(job.top_k(), " is negative"));
   }
   out.top_k = job.top_k();
   return out;
