@@ -101,11 +101,8 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
   for (size_t i = 0; i < specs.size(); ++i) {
     VariantSpec& spec = specs[i];
     const std::string field = absl::StrCat("variants[", i, "]");
-    if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
-      return s;
-    }
     const std::string where = absl::StrCat(field, " (", spec.name, ")");
-    if (!in_batch.insert(spec.name).second) {
+    if (in_batch.contains(spec.name)) {
       return WithFieldViolation(
           absl::InvalidArgumentError(where + ".name: repeated in the batch"),
           field + ".name", "repeated in the batch");
@@ -119,18 +116,37 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
                         {{"kernel", kernel}, {"name", spec.name}}),
           "ctxsel.v1.Variant", absl::StrCat(kernel, "/", spec.name));
     }
-    absl::StatusOr<selector::Selector> parsed =
-        selector::Selector::Parse(spec.selector_text);
-    if (!parsed.ok()) {
-      return SelectorFieldError(field + ".selector", parsed.status(),
-                                {{"kernel", kernel}, {"variant", spec.name}},
-                                where + ".selector");
-    }
-    variants.push_back(Variant{
-        kernel, std::move(spec.name), std::move(spec.selector_text),
-        *std::move(parsed), next_order++, revision, std::move(spec.metadata)});
+    absl::StatusOr<Variant> variant = VariantFromSpec(kernel, spec, field);
+    if (!variant.ok()) return variant.status();
+    in_batch.insert(variant->name);
+    variant->order = next_order++;
+    variant->revision = revision;
+    variants.push_back(*std::move(variant));
   }
   return variants;
+}
+
+absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
+                                        VariantSpec& spec,
+                                        const std::string& field) {
+  if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<selector::Selector> parsed =
+      selector::Selector::Parse(spec.selector_text);
+  if (!parsed.ok()) {
+    return SelectorFieldError(
+        field + ".selector", parsed.status(),
+        {{"kernel", kernel}, {"variant", spec.name}},
+        absl::StrCat(field, " (", spec.name, ").selector"));
+  }
+  return Variant{kernel,
+                 std::move(spec.name),
+                 std::move(spec.selector_text),
+                 *std::move(parsed),
+                 /*order=*/0,
+                 /*revision=*/0,
+                 std::move(spec.metadata)};
 }
 
 absl::StatusOr<RegisterResult> VariantRegistry::Register(
