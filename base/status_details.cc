@@ -3,8 +3,8 @@
 #include <map>
 
 #include "absl/strings/cord.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/any.pb.h"
 
 namespace ctxsel {
@@ -27,8 +27,8 @@ std::string DetailTypeUrl(absl::string_view full_name) {
 absl::Status FieldViolation(absl::string_view field,
                             absl::string_view description) {
   return WithFieldViolation(
-      absl::InvalidArgumentError(absl::StrCat(field, ": ", description)),
-      field, description);
+      absl::InvalidArgumentError(absl::StrCat(field, ": ", description)), field,
+      description);
 }
 
 absl::Status WithFieldViolation(absl::Status status, absl::string_view field,
@@ -76,8 +76,7 @@ google::rpc::Status ToRpcStatus(const absl::Status& status) {
   if (status.ok()) return out;
   absl::Status with_info = status;
   if (!GetDetail<google::rpc::ErrorInfo>(status).has_value()) {
-    with_info =
-        WithErrorInfo(status, absl::StatusCodeToString(status.code()));
+    with_info = WithErrorInfo(status, absl::StatusCodeToString(status.code()));
   }
   with_info.ForEachPayload(
       [&out](absl::string_view type_url, const absl::Cord& payload) {

@@ -75,8 +75,7 @@ std::string DetailTypeUrl(absl::string_view full_name);
 
 template <typename T>
 std::optional<T> GetDetail(const absl::Status& status) {
-  auto payload =
-      status.GetPayload(DetailTypeUrl(T::descriptor()->full_name()));
+  auto payload = status.GetPayload(DetailTypeUrl(T::descriptor()->full_name()));
   if (!payload.has_value()) return std::nullopt;
   T detail;
   if (!detail.ParseFromString(std::string(*payload))) return std::nullopt;

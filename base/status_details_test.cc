@@ -26,8 +26,8 @@ TEST(StatusDetailsTest, RoundTripsThroughTheWireForm) {
   EXPECT_EQ(rpc.message(), "node: 'n1' is not known");
   EXPECT_EQ(rpc.details_size(), 2);
 
-  absl::Status back = FromRpcStatus(absl::StatusCode::kNotFound,
-                                    rpc.message(), rpc.SerializeAsString());
+  absl::Status back = FromRpcStatus(absl::StatusCode::kNotFound, rpc.message(),
+                                    rpc.SerializeAsString());
   EXPECT_EQ(back, s);
   auto info = GetDetail<google::rpc::ErrorInfo>(back);
   ASSERT_TRUE(info.has_value());

@@ -16,11 +16,10 @@ namespace {
 constexpr size_t kDevicesPerCancelCheck = 64;
 
 absl::Status NodeNotFound(const std::string& node) {
-  return WithResourceInfo(
-      WithErrorInfo(
-          absl::NotFoundError(absl::StrCat("node: '", node, "' is not known")),
-          "NODE_NOT_FOUND", {{"node", node}}),
-      "ctxsel.v1.Node", node);
+  return WithResourceInfo(WithErrorInfo(absl::NotFoundError(absl::StrCat(
+                                            "node: '", node, "' is not known")),
+                                        "NODE_NOT_FOUND", {{"node", node}}),
+                          "ctxsel.v1.Node", node);
 }
 
 int ClampPageSize(int requested, const InventoryOptions& options) {

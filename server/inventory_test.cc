@@ -3,8 +3,8 @@
 #include <map>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -333,28 +333,26 @@ TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
   EXPECT_TRUE(
       inventory_.ListDevices("device={kind(gpu)}", "", 1, gpus->next_page_token)
           .ok());
-  EXPECT_EQ(inventory_.ListDevices("", "", 1, gpus->next_page_token)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      inventory_.ListDevices("device={kind(gpu)}", "b", 1, gpus->next_page_token)
+      inventory_.ListDevices("", "", 1, gpus->next_page_token).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      inventory_
+          .ListDevices("device={kind(gpu)}", "b", 1, gpus->next_page_token)
           .status()
           .code(),
       absl::StatusCode::kInvalidArgument);
   auto nodes = inventory_.ListNodes(1, "");
   ASSERT_TRUE(nodes.ok());
-  EXPECT_EQ(inventory_.ListDevices("", "", 1, nodes->next_page_token)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      inventory_.ListDevices("", "", 1, nodes->next_page_token).status().code(),
+      absl::StatusCode::kInvalidArgument);
 
   absl::Status empty = inventory_.Deregister("");
   EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(GetDetail<google::rpc::BadRequest>(empty)
-                ->field_violations(0)
-                .field(),
-            "node");
+  EXPECT_EQ(
+      GetDetail<google::rpc::BadRequest>(empty)->field_violations(0).field(),
+      "node");
   absl::Status unknown = inventory_.Deregister("zz");
   EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(GetDetail<google::rpc::ResourceInfo>(unknown)->resource_name(),

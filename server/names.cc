@@ -1,16 +1,16 @@
 #include "server/names.h"
 
-#include "base/status_details.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 
 namespace ctxsel::server {
 
 absl::Status ValidateName(const std::string& name, const std::string& field) {
   if (name.empty()) return FieldViolation(field, "empty");
   if (name.size() > kMaxNameBytes) {
-    return FieldViolation(field,
-                          absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
+    return FieldViolation(
+        field, absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
   }
   for (unsigned char c : name) {
     if (c < 0x20 || c == 0x7f) {

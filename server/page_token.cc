@@ -47,8 +47,7 @@ std::string PageFilters(
 std::string EncodePageToken(absl::string_view listing,
                             absl::string_view filters,
                             const std::vector<std::string>& position) {
-  std::vector<std::string> parts = {std::string(kVersion),
-                                    std::string(listing),
+  std::vector<std::string> parts = {std::string(kVersion), std::string(listing),
                                     Fingerprint(filters)};
   parts.insert(parts.end(), position.begin(), position.end());
   return absl::WebSafeBase64Escape(

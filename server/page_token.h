@@ -24,8 +24,7 @@ namespace ctxsel::server {
 // `filters`: the request's filter fields, each with its name
 // (PageFilters({{"match", match}, {"node", node}})).
 std::string PageFilters(
-    const std::vector<std::pair<absl::string_view, absl::string_view>>&
-        fields);
+    const std::vector<std::pair<absl::string_view, absl::string_view>>& fields);
 
 std::string EncodePageToken(absl::string_view listing,
                             absl::string_view filters,

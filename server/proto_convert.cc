@@ -2,8 +2,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
-#include "base/status_details.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "selector/job_check.h"
 #include "server/names.h"
 #include "server/node_report.h"

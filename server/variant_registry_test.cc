@@ -241,9 +241,9 @@ TEST_F(VariantRegistryTest, EmptyKeysAndForeignTokensAreInvalidArguments) {
             "kernel");
   auto missing = registry_->Get("a", "nope");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(GetDetail<google::rpc::ResourceInfo>(missing.status())
-                ->resource_name(),
-            "a/nope");
+  EXPECT_EQ(
+      GetDetail<google::rpc::ResourceInfo>(missing.status())->resource_name(),
+      "a/nope");
 
   auto first = registry_->List("a", 1, "");
   ASSERT_TRUE(first.ok());

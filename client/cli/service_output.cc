@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "base/status_details.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "google/protobuf/util/json_util.h"

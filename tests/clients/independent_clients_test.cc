@@ -1,8 +1,8 @@
 // Clients that share no code with ctxsel's own: Python with stubs generated
 // at test time (independent_client.py), and a client that knows no .proto
 // and learns the API through server reflection (reflection_client.py).
-// A third runs docs/api.md's example. All run with /usr/bin/python3 (Debian's python3-grpcio) against the real
-// server.
+// A third runs docs/api.md's example. All run with /usr/bin/python3 (Debian's
+// python3-grpcio) against the real server.
 #include <string>
 
 #include "gmock/gmock.h"
