@@ -2,20 +2,23 @@
 
 #include <exception>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/host_port.h"
 
 namespace ctxsel {
 
 absl::Status ValidateMetricsAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(absl::string_view(address).substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
+  absl::StatusOr<HostPort> split = ParseHostPort(address);
+  if (!split.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metrics_listen: '", address, "': ", split.status().message()));
+  }
+  if (split->host.empty()) {
+    // civetweb reads a bare port as "every address"; say so explicitly.
     return absl::InvalidArgumentError(
-        absl::StrCat("metrics_listen: '", address, "' is not host:port"));
+        absl::StrCat("metrics_listen: '", address,
+                     "': name the host (127.0.0.1 to keep the metrics local)"));
   }
   return absl::OkStatus();
 }

@@ -26,8 +26,8 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 }
 
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
-                                   absl::Duration interval)
-    : inventory_(inventory), interval_(interval) {
+                                   absl::Duration interval, Metrics* metrics)
+    : inventory_(inventory), interval_(interval), metrics_(metrics) {
   StartRead(&beat_);
 }
 
@@ -55,6 +55,9 @@ void HeartbeatReactor::OnReadDone(bool ok) {
   if (!answer.ok()) {
     Finish(ToGrpcStatus(answer.status()));
     return;
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordHeartbeat(*answer == Inventory::BeatAnswer::kRecorded);
   }
   answer_ = HeartbeatAnswer(node_, *answer, interval_);
   StartWrite(&answer_);

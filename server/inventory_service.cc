@@ -22,7 +22,8 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* /*context*/,
 
 grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
 InventoryService::Heartbeat(grpc::CallbackServerContext* /*context*/) {
-  return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
+  return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
+                              options_.metrics);
 }
 
 grpc::Status InventoryService::Deregister(

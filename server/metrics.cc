@@ -161,11 +161,8 @@ Metrics::Metrics()
                                 "stopped.")
                           .Register(*registry_)
                           .Add({})),
-      heartbeats_(&BuildCounter()
-                       .Name("ctxsel_heartbeats_total")
-                       .Help("Heartbeats received from agents.")
-                       .Register(*registry_)
-                       .Add({})),
+      heartbeats_recorded_(nullptr),
+      heartbeats_rereport_(nullptr),
       store_write_duration_(BuildHistogram()
                                 .Name("ctxsel_store_write_duration_seconds")
                                 .Help("Durable store writes (commit and "
@@ -177,11 +174,21 @@ Metrics::Metrics()
                                       "(nothing was stored).")
                                 .Register(*registry_)),
       fleet_(std::make_shared<FleetCollector>()) {
+  auto& heartbeats = BuildCounter()
+                         .Name("ctxsel_heartbeats_total")
+                         .Help(
+                             "Heartbeats received, by answer: recorded, or "
+                             "rereport (node or device unknown).")
+                         .Register(*registry_);
+  heartbeats_recorded_ = &heartbeats.Add({{"answer", "recorded"}});
+  heartbeats_rereport_ = &heartbeats.Add({{"answer", "rereport"}});
   for (Policy policy : placement::AllPolicies()) {
     for (SelectionOutcome outcome :
          {SelectionOutcome::kVariant, SelectionOutcome::kBase,
           SelectionOutcome::kNone, SelectionOutcome::kClaimedOut}) {
-      RecordSelection(outcome, policy);  // every series exists from zero
+      // Every series exists from zero, so rates and alerts see it.
+      selections_.Add({{"outcome", std::string(OutcomeName(outcome))},
+                       {"policy", std::string(placement::PolicyName(policy))}});
     }
   }
 }
@@ -226,7 +233,11 @@ void Metrics::RecordSelection(SelectionOutcome outcome, Policy policy) {
   selections_
       .Add({{"outcome", std::string(OutcomeName(outcome))},
             {"policy", std::string(placement::PolicyName(policy))}})
-      .Increment(0);
+      .Increment();
+}
+
+void Metrics::RecordHeartbeat(bool recorded) {
+  (recorded ? heartbeats_recorded_ : heartbeats_rereport_)->Increment();
 }
 
 void Metrics::RecordStoreWrite(absl::string_view what, bool ok,

@@ -78,9 +78,11 @@ class Metrics {
   // ctxsel_selections_total{outcome,policy}.
   void RecordSelection(SelectionOutcome outcome, Policy policy);
   // ctxsel_nodes_expired_total: nodes removed because heartbeats stopped.
-  void RecordNodeExpired() { nodes_expired_->Increment(); }
-  // ctxsel_heartbeats_total: heartbeats received.
-  void RecordHeartbeat() { heartbeats_->Increment(); }
+  void RecordNodesExpired(int count) { nodes_expired_->Increment(count); }
+  // ctxsel_heartbeats_total{answer}: heartbeats received, answered
+  // "recorded" or "rereport" (the node or a device is unknown: the agent
+  // must report again).
+  void RecordHeartbeat(bool recorded);
   // ctxsel_store_write_duration_seconds and, when !ok,
   // ctxsel_store_write_failures_total; `what` is "variants" or "claims".
   void RecordStoreWrite(absl::string_view what, bool ok,
@@ -103,7 +105,8 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& rpc_duration_;
   prometheus::Family<prometheus::Counter>& selections_;
   prometheus::Counter* nodes_expired_;
-  prometheus::Counter* heartbeats_;
+  prometheus::Counter* heartbeats_recorded_;
+  prometheus::Counter* heartbeats_rereport_;
   prometheus::Family<prometheus::Histogram>& store_write_duration_;
   prometheus::Family<prometheus::Counter>& store_write_failures_;
   std::shared_ptr<FleetCollector> fleet_;
