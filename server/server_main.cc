@@ -25,6 +25,7 @@
 #include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/port_file.h"
 #include "server/check_config.h"
 #include "server/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -193,7 +194,7 @@ int main(int argc, char** argv) {
   };
   for (const auto& [path, port] : port_files) {
     if (path.empty()) continue;
-    absl::Status written = ctxsel::server::WritePortFile(path, port);
+    absl::Status written = ctxsel::WritePortFile(path, port);
     if (!written.ok()) {
       spdlog::error("cannot write {}: {}", path,
                     std::string(written.message()));

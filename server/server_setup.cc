@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -270,22 +269,6 @@ absl::StatusOr<int64_t> RaiseOpenFileLimit() {
   }
   return limit.rlim_cur == RLIM_INFINITY ? INT64_MAX
                                          : static_cast<int64_t>(limit.rlim_cur);
-}
-
-absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out.flush()) {
-      return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path,
-                                            ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace ctxsel::server

@@ -178,9 +178,6 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
 // effect.
 absl::StatusOr<int64_t> RaiseOpenFileLimit();
 
-// Writes "<port>\n" to `path` through a temporary file and a rename, so a
-// reader polling for it never sees a half-written file.
-absl::Status WritePortFile(const std::string& path, int port);
 
 }  // namespace ctxsel::server
 

@@ -1,7 +1,8 @@
 // A real Prometheus (Debian's /usr/bin/prometheus, loopback, a temporary
-// directory, 1 s scrapes) scrapes a real ctxsel-server under a little
-// traffic; the test asks Prometheus's HTTP API for each key series, so the
-// names, labels and values are checked as an operator's queries see them.
+// directory, 1 s scrapes) scrapes a real ctxsel-server and a real
+// ctxsel-agent under a little traffic; the test asks Prometheus's HTTP API for
+// each key series, so the names, labels and values are checked as an operator's
+// queries see them.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -113,6 +114,20 @@ class PrometheusE2E : public ::testing::Test {
     metrics_port_ = ReadPortFile(metrics_port_file);
     ASSERT_GT(metrics_port_, 0);
 
+    // An agent discovering this machine's host CPU, beating every 200 ms.
+    const std::string agent_port_file = dir + "/agent_metrics_port";
+    agent_log_ = dir + "/agent.log";
+    auto agent = Subprocess::Start(
+        {RunfilePath("agent/ctxsel-agent"), "--server=" + server_->address(),
+         "--node_id=agent-1", "--backends=cpu", "--heartbeat=200ms",
+         "--metrics_listen=127.0.0.1:0",
+         "--metrics_port_file=" + agent_port_file},
+        agent_log_, agent_log_);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = *std::move(agent);
+    agent_metrics_port_ = ReadPortFile(agent_port_file);
+    ASSERT_GT(agent_metrics_port_, 0) << ReadFileOrEmpty(agent_log_);
+
     prometheus_port_ = FreePort();
     const std::string config = dir + "/prometheus.yml";
     std::ofstream(config) << "global:\n"
@@ -121,7 +136,11 @@ class PrometheusE2E : public ::testing::Test {
                           << "  - job_name: ctxsel-server\n"
                           << "    static_configs:\n"
                           << "      - targets: ['127.0.0.1:" << metrics_port_
-                          << "']\n";
+                          << "']\n"
+                          << "  - job_name: ctxsel-agent\n"
+                          << "    static_configs:\n"
+                          << "      - targets: ['127.0.0.1:"
+                          << agent_metrics_port_ << "']\n";
     prometheus_log_ = dir + "/prometheus.log";
     auto prometheus = Subprocess::Start(
         {kPrometheus, "--config.file=" + config,
@@ -177,6 +196,9 @@ class PrometheusE2E : public ::testing::Test {
   }
 
   std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<Subprocess> agent_;
+  std::string agent_log_;
+  int agent_metrics_port_ = 0;
   std::unique_ptr<Subprocess> prometheus_;
   std::string prometheus_log_;
   int metrics_port_ = 0;
@@ -185,6 +207,7 @@ class PrometheusE2E : public ::testing::Test {
 
 TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
   auto client = client::CtxselClient::Connect(server_->address());
+  // Two simulated nodes besides the agent's (so three reports in all).
   for (const v1::Node& node :
        {GpuNode("gpu-nv", "nvidia", "nvptx", "nvidia_gpu_sm_90", 2),
         CpuNode("cpu-1")}) {
@@ -221,7 +244,7 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
       {R"(ctxsel_rpc_requests_total{method="/ctxsel.v1.Placement/Select",code="NOT_FOUND"})",
        equal(1)},
       {R"(ctxsel_rpc_requests_total{method="/ctxsel.v1.Inventory/ReportNode",code="OK"})",
-       equal(2)},
+       equal(3)},
       {R"(ctxsel_rpc_duration_seconds_count{method="/ctxsel.v1.Placement/Select"})",
        equal(5)},
       {R"(ctxsel_selections_total{outcome="variant",policy="least_loaded"})",
@@ -230,8 +253,10 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
        equal(1)},
       {R"(ctxsel_selections_total{outcome="claimed_out",policy="least_loaded"})",
        equal(1)},
-      {R"(ctxsel_nodes{state="healthy"})", equal(2)},
-      {R"(ctxsel_devices{state="healthy"})", equal(4)},
+      // gpu-nv (host CPU and 2 GPUs), cpu-1, and the agent's host CPU.
+      {R"(ctxsel_nodes{state="healthy"})", equal(3)},
+      {R"(ctxsel_devices{state="healthy"})", equal(5)},
+      {R"(ctxsel_heartbeats_total{answer="recorded"})", at_least(2)},
       {R"(ctxsel_nodes{state="suspect"})", equal(0)},
       {R"(ctxsel_claims_active)", equal(2)},
       {R"(ctxsel_store_write_duration_seconds_count{what="variants"})",
@@ -239,12 +264,18 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
       {R"(ctxsel_store_write_duration_seconds_count{what="claims"})", equal(2)},
       {R"(ctxsel_nodes_expired_total)", equal(0)},
       {R"(up{job="ctxsel-server"})", equal(1)},
+      {R"(up{job="ctxsel-agent"})", equal(1)},
+      {R"(ctxsel_agent_reports_total)", equal(1)},
+      {R"(ctxsel_agent_heartbeats_sent_total)", at_least(2)},
+      {R"(ctxsel_agent_discovery_duration_seconds_count)", at_least(2)},
+      {R"(ctxsel_agent_reconnects_total)", equal(0)},
   };
   for (const auto& expectation : expectations) {
     std::optional<double> value = Query(expectation.query, expectation.done);
     ASSERT_TRUE(value.has_value())
         << "no series for " << expectation.query << "; prometheus log:\n"
-        << ReadFileOrEmpty(prometheus_log_);
+        << ReadFileOrEmpty(prometheus_log_) << "\nagent log:\n"
+        << ReadFileOrEmpty(agent_log_);
     EXPECT_TRUE(expectation.done(*value))
         << expectation.query << " = " << *value;
   }
