@@ -81,6 +81,22 @@ prometheus::MetricFamily Gauges(
   return family;
 }
 
+prometheus::MetricFamily Counters(
+    std::string name, std::string help, const std::string& label,
+    std::vector<std::pair<std::string, double>> values) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = prometheus::MetricType::Counter;
+  for (auto& [label_value, value] : values) {
+    prometheus::ClientMetric metric;
+    if (!label.empty()) metric.label.push_back({label, label_value});
+    metric.counter.value = value;
+    family.metric.push_back(std::move(metric));
+  }
+  return family;
+}
+
 // Times one call from its creation to the status it sends.
 class RpcInterceptor final : public grpc::experimental::Interceptor {
  public:
@@ -133,6 +149,19 @@ class Metrics::FleetCollector final : public prometheus::Collectable {
                 {"suspect", counts.suspect_devices}}),
         Gauges("ctxsel_claims_active", "Claims not yet released or expired.",
                {{"", counts.active_claims}}),
+        Counters("ctxsel_resolution_cache_lookups_total",
+                 "Static-resolution cache lookups by Select and Explain, "
+                 "by result (hit, miss).",
+                 "result",
+                 {{"hit", static_cast<double>(counts.resolution_hits)},
+                  {"miss", static_cast<double>(counts.resolution_misses)}}),
+        Counters("ctxsel_resolution_rebuilds_total",
+                 "Up-front static-resolution rebuilds after variants or "
+                 "device classes changed.",
+                 "", {{"", static_cast<double>(counts.resolution_rebuilds)}}),
+        Counters("ctxsel_resolution_rebuild_seconds_total",
+                 "Time spent in those rebuilds.", "",
+                 {{"", counts.resolution_rebuild_seconds}}),
     };
   }
 

@@ -56,6 +56,11 @@ struct FleetCounts {
   int64_t healthy_devices = 0;
   int64_t suspect_devices = 0;
   int64_t active_claims = 0;
+  // The Placer's static-resolution caches (Placer::CacheStats).
+  int64_t resolution_hits = 0;
+  int64_t resolution_misses = 0;
+  int64_t resolution_rebuilds = 0;
+  double resolution_rebuild_seconds = 0;
 };
 
 class Metrics {
@@ -88,8 +93,11 @@ class Metrics {
   void RecordStoreWrite(absl::string_view what, bool ok,
                         absl::Duration latency);
 
-  // ctxsel_nodes{state} and ctxsel_devices{state} (healthy, suspect) and
-  // ctxsel_claims_active, from `source` at each scrape. Call once, before
+  // ctxsel_nodes{state} and ctxsel_devices{state} (healthy, suspect),
+  // ctxsel_claims_active and the resolution cache's counters
+  // (ctxsel_resolution_cache_lookups_total{result}, ctxsel_resolution_
+  // rebuilds_total, ctxsel_resolution_rebuild_seconds_total), from `source`
+  // at each scrape. Call once, before
   // the endpoint serves; `source` must outlive the scrapes.
   void SetFleetSource(std::function<FleetCounts()> source);
 

@@ -82,7 +82,13 @@ TEST(MetricsTest, FleetGaugesReadAtScrapeTime) {
   counts.suspect_nodes = 1;
   counts.healthy_devices = 9;
   counts.active_claims = 4;
+  counts.resolution_hits = 7;
+  counts.resolution_rebuild_seconds = 0.25;
   const std::string text = Text(metrics);
+  EXPECT_THAT(
+      text,
+      HasSubstr("ctxsel_resolution_cache_lookups_total{result=\"hit\"} 7"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_resolution_rebuild_seconds_total 0.25"));
   EXPECT_THAT(text, HasSubstr("ctxsel_nodes{state=\"healthy\"} 2"));
   EXPECT_THAT(text, HasSubstr("ctxsel_nodes{state=\"suspect\"} 1"));
   EXPECT_THAT(text, HasSubstr("ctxsel_devices{state=\"healthy\"} 9"));

@@ -203,6 +203,12 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
           devices;
     }
     counts.active_claims = static_cast<int64_t>(claims_->List("").size());
+    const placement::Placer::CacheStats cache = placer_.cache_stats();
+    counts.resolution_hits = cache.hits;
+    counts.resolution_misses = cache.misses;
+    counts.resolution_rebuilds = cache.rebuilds;
+    counts.resolution_rebuild_seconds =
+        absl::ToDoubleSeconds(cache.rebuild_time);
     return counts;
   });
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =

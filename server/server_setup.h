@@ -178,7 +178,6 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
 // effect.
 absl::StatusOr<int64_t> RaiseOpenFileLimit();
 
-
 }  // namespace ctxsel::server
 
 #endif  // CTXSEL_SERVER_SERVER_SETUP_H_

@@ -59,6 +59,7 @@
 #include "absl/types/span.h"
 #include "server/model.h"
 #include "server/placement/filter_cache.h"
+#include "server/placement/kernel_entry.h"
 #include "server/placement/placement.h"
 
 namespace ctxsel::server::placement {
@@ -157,6 +158,18 @@ class Placer {
   // that fits no device gives a report whose `status` says so.
   absl::StatusOr<PlacementReport> Explain(const Job& job) const;
 
+  // How the static-resolution caches have fared since construction (for
+  // metrics): Select and Explain lookups that found a kernel's resolution
+  // for a job signature and device class cached or computed it, and the
+  // up-front rebuilds after variants or device classes changed.
+  struct CacheStats {
+    int64_t hits = 0;
+    int64_t misses = 0;
+    int64_t rebuilds = 0;
+    absl::Duration rebuild_time;
+  };
+  CacheStats cache_stats() const;
+
  private:
   std::shared_ptr<const internal::Snapshot> snapshot() const;
   void Publish(std::shared_ptr<const internal::Snapshot> snapshot);
@@ -169,6 +182,7 @@ class Placer {
                                             const ClaimCheck* claims) const;
 
   const PlacerOptions options_;
+  mutable internal::ResolutionCounters counters_;
   absl::Mutex write_mu_;  // serialises writers; never taken by readers
   std::unique_ptr<internal::Fleet> fleet_;
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only

@@ -263,6 +263,10 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
        equal(1)},
       {R"(ctxsel_store_write_duration_seconds_count{what="claims"})", equal(2)},
       {R"(ctxsel_nodes_expired_total)", equal(0)},
+      // The first Select resolves saxpy for its signature; the rest hit.
+      {R"(ctxsel_resolution_cache_lookups_total{result="hit"})", at_least(1)},
+      {R"(ctxsel_resolution_cache_lookups_total{result="miss"})", at_least(1)},
+      {R"(ctxsel_resolution_rebuilds_total)", at_least(1)},
       {R"(up{job="ctxsel-server"})", equal(1)},
       {R"(up{job="ctxsel-agent"})", equal(1)},
       {R"(ctxsel_agent_reports_total)", equal(1)},
