@@ -84,7 +84,7 @@ grpc::Status InventoryService::ListDevices(
 grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     grpc::CallbackServerContext* /*context*/,
     const v1::WatchInventoryRequest* request) {
-  return new WatchReactor(inventory_, request->initial());
+  return new WatchReactor(inventory_, request->initial(), options_.metrics);
 }
 
 }  // namespace ctxsel::server

@@ -27,7 +27,7 @@ struct InventoryServiceOptions {
   // List pages carry at most this many bytes of nodes or devices
   // (PageBytes()).
   size_t page_bytes = PageBytes(4 << 20);
-  // Counts heartbeats; may be null (no metrics).
+  // Counts heartbeats and watchers; may be null (no metrics).
   Metrics* metrics = nullptr;
 };
 

@@ -192,6 +192,17 @@ Metrics::Metrics()
                           .Add({})),
       heartbeats_recorded_(nullptr),
       heartbeats_rereport_(nullptr),
+      watchers_(&prometheus::BuildGauge()
+                     .Name("ctxsel_watchers")
+                     .Help("Open WatchInventory streams.")
+                     .Register(*registry_)
+                     .Add({})),
+      watch_lag_(&BuildHistogram()
+                      .Name("ctxsel_watch_lag_seconds")
+                      .Help("From an inventory change to the start of its "
+                            "write to one watcher.")
+                      .Register(*registry_)
+                      .Add({}, LatencyBuckets())),
       store_write_duration_(BuildHistogram()
                                 .Name("ctxsel_store_write_duration_seconds")
                                 .Help("Durable store writes (commit and "
@@ -267,6 +278,10 @@ void Metrics::RecordSelection(SelectionOutcome outcome, Policy policy) {
 
 void Metrics::RecordHeartbeat(bool recorded) {
   (recorded ? heartbeats_recorded_ : heartbeats_rereport_)->Increment();
+}
+
+void Metrics::RecordWatchLag(absl::Duration lag) {
+  watch_lag_->Observe(absl::ToDoubleSeconds(lag));
 }
 
 void Metrics::RecordStoreWrite(absl::string_view what, bool ok,

@@ -23,6 +23,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -88,6 +89,12 @@ class Metrics {
   // "recorded" or "rereport" (the node or a device is unknown: the agent
   // must report again).
   void RecordHeartbeat(bool recorded);
+  // ctxsel_watchers: `delta` is +1 when a WatchInventory stream starts,
+  // -1 when it ends.
+  void RecordWatcher(int delta) { watchers_->Increment(delta); }
+  // ctxsel_watch_lag_seconds: from an inventory change to the start of its
+  // write to one watcher.
+  void RecordWatchLag(absl::Duration lag);
   // ctxsel_store_write_duration_seconds and, when !ok,
   // ctxsel_store_write_failures_total; `what` is "variants" or "claims".
   void RecordStoreWrite(absl::string_view what, bool ok,
@@ -115,6 +122,8 @@ class Metrics {
   prometheus::Counter* nodes_expired_;
   prometheus::Counter* heartbeats_recorded_;
   prometheus::Counter* heartbeats_rereport_;
+  prometheus::Gauge* watchers_;
+  prometheus::Histogram* watch_lag_;
   prometheus::Family<prometheus::Histogram>& store_write_duration_;
   prometheus::Family<prometheus::Counter>& store_write_failures_;
   std::shared_ptr<FleetCollector> fleet_;

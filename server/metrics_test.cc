@@ -102,7 +102,13 @@ TEST(MetricsTest, StoreWritesTimedAndFailuresCounted) {
   metrics.RecordHeartbeat(true);
   metrics.RecordHeartbeat(false);
   metrics.RecordNodesExpired(2);
+  metrics.RecordWatcher(+1);
+  metrics.RecordWatcher(+1);
+  metrics.RecordWatcher(-1);
+  metrics.RecordWatchLag(absl::Milliseconds(3));
   const std::string text = Text(metrics);
+  EXPECT_THAT(text, HasSubstr("ctxsel_watchers 1"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_watch_lag_seconds_count 1"));
   EXPECT_THAT(text, HasSubstr("ctxsel_store_write_duration_seconds_count{what="
                               "\"variants\"} 1"));
   EXPECT_THAT(

@@ -223,6 +223,9 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
   ASSERT_EQ(selected.exit_code, 0) << selected.stderr_text;
   CommandResult unknown = Cli({"select", "--kernel=no_such_kernel"});
   ASSERT_NE(unknown.exit_code, 0);
+  // A watcher gets the three nodes as they are, then leaves.
+  CommandResult watch = Cli({"watch", "--initial", "--max_events=3"});
+  ASSERT_EQ(watch.exit_code, 0) << watch.stderr_text;
   // Two GPUs take one claim each; the third claim finds them all taken.
   for (int i = 0; i < 3; ++i) {
     Cli({"select", "--kernel=saxpy", "--construct=target",
@@ -263,6 +266,8 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
        equal(1)},
       {R"(ctxsel_store_write_duration_seconds_count{what="claims"})", equal(2)},
       {R"(ctxsel_nodes_expired_total)", equal(0)},
+      {R"(ctxsel_watch_lag_seconds_count)", at_least(3)},
+      {R"(ctxsel_watchers)", equal(0)},
       // The first Select resolves saxpy for its signature; the rest hit.
       {R"(ctxsel_resolution_cache_lookups_total{result="hit"})", at_least(1)},
       {R"(ctxsel_resolution_cache_lookups_total{result="miss"})", at_least(1)},
