@@ -27,7 +27,10 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
                                    absl::Duration interval, Metrics* metrics)
-    : inventory_(inventory), interval_(interval), metrics_(metrics) {
+    : inventory_(inventory),
+      interval_(interval),
+      metrics_(metrics),
+      last_beat_(absl::Now()) {
   StartRead(&beat_);
 }
 
@@ -57,7 +60,11 @@ void HeartbeatReactor::OnReadDone(bool ok) {
     return;
   }
   if (metrics_ != nullptr) {
-    metrics_->RecordHeartbeat(*answer == Inventory::BeatAnswer::kRecorded);
+    const absl::Time now = absl::Now();
+    metrics_->RecordHeartbeat(
+        *answer == Inventory::BeatAnswer::kRecorded,
+        now - last_beat_ > inventory_->options().suspect_after);
+    last_beat_ = now;
   }
   answer_ = HeartbeatAnswer(node_, *answer, interval_);
   StartWrite(&answer_);

@@ -35,7 +35,7 @@ class HeartbeatReactor final
                                      v1::HeartbeatResponse> {
  public:
   // Starts reading; the reactor deletes itself when the stream is done.
-  // `metrics` (may be null) counts each beat by its answer.
+  // `metrics` (may be null) counts each beat by its answer, and late beats.
   HeartbeatReactor(Inventory* inventory, absl::Duration interval,
                    Metrics* metrics = nullptr);
 
@@ -47,6 +47,9 @@ class HeartbeatReactor final
   Inventory* const inventory_;
   const absl::Duration interval_;
   Metrics* const metrics_;
+  // The stream's start or its previous beat: a beat later than the
+  // inventory's suspect_after after it is counted late.
+  absl::Time last_beat_;
   std::string node_;  // the node of the first beat
   // One read or one write is in flight at a time, so these need no lock.
   v1::HeartbeatRequest beat_;

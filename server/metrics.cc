@@ -149,6 +149,9 @@ class Metrics::FleetCollector final : public prometheus::Collectable {
                 {"suspect", counts.suspect_devices}}),
         Gauges("ctxsel_claims_active", "Claims not yet released or expired.",
                {{"", counts.active_claims}}),
+        Counters("ctxsel_claims_expired_total",
+                 "Claims that expired instead of being released.", "",
+                 {{"", static_cast<double>(counts.expired_claims)}}),
         Counters("ctxsel_resolution_cache_lookups_total",
                  "Static-resolution cache lookups by Select and Explain, "
                  "by result (hit, miss).",
@@ -192,6 +195,13 @@ Metrics::Metrics()
                           .Add({})),
       heartbeats_recorded_(nullptr),
       heartbeats_rereport_(nullptr),
+      heartbeats_late_(&BuildCounter()
+                            .Name("ctxsel_heartbeats_late_total")
+                            .Help("Heartbeats that came longer than "
+                                  "suspect_after after the stream's previous "
+                                  "one.")
+                            .Register(*registry_)
+                            .Add({})),
       watchers_(&prometheus::BuildGauge()
                      .Name("ctxsel_watchers")
                      .Help("Open WatchInventory streams.")
@@ -276,8 +286,9 @@ void Metrics::RecordSelection(SelectionOutcome outcome, Policy policy) {
       .Increment();
 }
 
-void Metrics::RecordHeartbeat(bool recorded) {
+void Metrics::RecordHeartbeat(bool recorded, bool late) {
   (recorded ? heartbeats_recorded_ : heartbeats_rereport_)->Increment();
+  if (late) heartbeats_late_->Increment();
 }
 
 void Metrics::RecordWatchLag(absl::Duration lag) {

@@ -57,6 +57,7 @@ struct FleetCounts {
   int64_t healthy_devices = 0;
   int64_t suspect_devices = 0;
   int64_t active_claims = 0;
+  int64_t expired_claims = 0;  // since start: a counter
   // The Placer's static-resolution caches (Placer::CacheStats).
   int64_t resolution_hits = 0;
   int64_t resolution_misses = 0;
@@ -87,8 +88,9 @@ class Metrics {
   void RecordNodesExpired(int count) { nodes_expired_->Increment(count); }
   // ctxsel_heartbeats_total{answer}: heartbeats received, answered
   // "recorded" or "rereport" (the node or a device is unknown: the agent
-  // must report again).
-  void RecordHeartbeat(bool recorded);
+  // must report again); when `late` (longer than suspect_after since the
+  // stream's previous beat) also ctxsel_heartbeats_late_total.
+  void RecordHeartbeat(bool recorded, bool late = false);
   // ctxsel_watchers: `delta` is +1 when a WatchInventory stream starts,
   // -1 when it ends.
   void RecordWatcher(int delta) { watchers_->Increment(delta); }
@@ -101,7 +103,8 @@ class Metrics {
                         absl::Duration latency);
 
   // ctxsel_nodes{state} and ctxsel_devices{state} (healthy, suspect),
-  // ctxsel_claims_active and the resolution cache's counters
+  // ctxsel_claims_active, ctxsel_claims_expired_total and the resolution
+  // cache's counters
   // (ctxsel_resolution_cache_lookups_total{result}, ctxsel_resolution_
   // rebuilds_total, ctxsel_resolution_rebuild_seconds_total), from `source`
   // at each scrape. Call once, before
@@ -122,6 +125,7 @@ class Metrics {
   prometheus::Counter* nodes_expired_;
   prometheus::Counter* heartbeats_recorded_;
   prometheus::Counter* heartbeats_rereport_;
+  prometheus::Counter* heartbeats_late_;
   prometheus::Gauge* watchers_;
   prometheus::Histogram* watch_lag_;
   prometheus::Family<prometheus::Histogram>& store_write_duration_;

@@ -100,7 +100,7 @@ TEST(MetricsTest, StoreWritesTimedAndFailuresCounted) {
   metrics.RecordStoreWrite("variants", true, absl::Milliseconds(5));
   metrics.RecordStoreWrite("claims", false, absl::Milliseconds(1));
   metrics.RecordHeartbeat(true);
-  metrics.RecordHeartbeat(false);
+  metrics.RecordHeartbeat(false, /*late=*/true);
   metrics.RecordNodesExpired(2);
   metrics.RecordWatcher(+1);
   metrics.RecordWatcher(+1);
@@ -118,6 +118,7 @@ TEST(MetricsTest, StoreWritesTimedAndFailuresCounted) {
       Not(HasSubstr("ctxsel_store_write_failures_total{what=\"variants\"}")));
   EXPECT_THAT(text,
               HasSubstr("ctxsel_heartbeats_total{answer=\"rereport\"} 1"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_heartbeats_late_total 1"));
   EXPECT_THAT(text, HasSubstr("ctxsel_nodes_expired_total 2"));
 }
 

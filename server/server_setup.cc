@@ -203,6 +203,7 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
           devices;
     }
     counts.active_claims = static_cast<int64_t>(claims_->List("").size());
+    counts.expired_claims = claims_->expired_count();
     const placement::Placer::CacheStats cache = placer_.cache_stats();
     counts.resolution_hits = cache.hits;
     counts.resolution_misses = cache.misses;

@@ -262,6 +262,8 @@ TEST_F(PrometheusE2E, ScrapedSeriesFollowTheTraffic) {
       {R"(ctxsel_heartbeats_total{answer="recorded"})", at_least(2)},
       {R"(ctxsel_nodes{state="suspect"})", equal(0)},
       {R"(ctxsel_claims_active)", equal(2)},
+      {R"(ctxsel_claims_expired_total)", equal(0)},
+      {R"(ctxsel_heartbeats_late_total)", equal(0)},
       {R"(ctxsel_store_write_duration_seconds_count{what="variants"})",
        equal(1)},
       {R"(ctxsel_store_write_duration_seconds_count{what="claims"})", equal(2)},
