@@ -20,6 +20,7 @@ PACKAGES=(
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
   prometheus-cpp-dev     # server and agent: --metrics_listen
   prometheus             # tests: a real Prometheus scrapes the server
+  jq                     # docs/coverage.md: the CI check on coverage JSON
 )
 
 missing=()
