@@ -121,7 +121,7 @@ void CheckFilter(const Request& r, Unit& u) {
 
 absl::Status Evaluate(const Request& r, Unit& u) {
   absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class);
+      r.kernel->Resolution(*r.signature, *u.device_class, r.counters);
   if (!res.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("job: ", res.status().message()));

@@ -37,6 +37,27 @@ TEST_F(PlacerTest, HighestScoringClassWins) {
   EXPECT_THAT(p->explanation, HasSubstr("least_loaded"));
 }
 
+TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
+  AddNode("a", {MakeDevice("a", -1, Kind::kXeon)});
+  const Placer::CacheStats before = placer_.cache_stats();
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  const Placer::CacheStats first = placer_.cache_stats();
+  EXPECT_EQ(first.misses - before.misses, 1);  // one class, resolved now
+  EXPECT_EQ(first.hits - before.hits, 0);
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  const Placer::CacheStats second = placer_.cache_stats();
+  EXPECT_EQ(second.hits - first.hits, 1);
+  EXPECT_EQ(second.misses, first.misses);
+  // A new class is resolved up front for the signature jobs used: a rebuild,
+  // after which the job's lookups on it hit.
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  const Placer::CacheStats rebuilt = placer_.cache_stats();
+  EXPECT_EQ(rebuilt.rebuilds - second.rebuilds, 1);
+  EXPECT_GE(rebuilt.rebuild_time, second.rebuild_time);
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  EXPECT_EQ(placer_.cache_stats().misses, rebuilt.misses);
+}
+
 TEST_F(PlacerTest, BaseFunctionWhereNoVariantFitsRanksBelowVariants) {
   ASSERT_TRUE(placer_
                   .SetVariants("gemm", {MakeVariant("gemm", "gemm_cuda",
