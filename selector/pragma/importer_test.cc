@@ -507,6 +507,31 @@ TEST(ImporterKindsTest, WhatCannotBeABaseIsAnError) {
 }
 
 // Item 5: Fortran operators in condition().
+TEST(ImporterKindsTest, ProgramConditionsImportAsRuntimeOnly) {
+  ImportResult r = ImportVariants(
+      "rt.c",
+      "struct S { int n; };\n"
+      "#pragma omp declare variant(v_call) match(user={condition(foo())})\n"
+      "#pragma omp declare variant(v_sizeof) "
+      "match(user={condition(sizeof(x) > 4)})\n"
+      "#pragma omp declare variant(v_member) match(user={condition(s.n > 3)})\n"
+      "#pragma omp declare variant(v_arrow) match(user={condition(p->n)})\n"
+      "void f(struct S s, struct S *p, double x);\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  ASSERT_EQ(r.variants.size(), 4u);
+  EXPECT_EQ(r.variants[0].selector, "user={condition(foo())}");
+  EXPECT_EQ(r.variants[1].selector, "user={condition(sizeof(x) > 4)}");
+  EXPECT_EQ(r.variants[2].selector, "user={condition(s.n > 3)}");
+  EXPECT_EQ(r.variants[3].selector, "user={condition(p->n)}");
+  for (const ImportedVariant& v : r.variants) {
+    absl::StatusOr<selector::Selector> s =
+        selector::Selector::Parse(v.selector);
+    ASSERT_TRUE(s.ok()) << s.status();
+    // The program's identifiers are not job variables.
+    EXPECT_THAT(s->variables(), IsEmpty()) << v.selector;
+  }
+}
+
 TEST(ImporterKindsTest, FortranLogicalOperators) {
   ImportResult r = ImportVariants(
       "c.f90",
