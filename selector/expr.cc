@@ -151,10 +151,41 @@ std::string TokenText(const Token& t) {
                                       : t.text;
 }
 
-// Whether `prev` and `next` are written without a space between them.
-bool Adjacent(const Token& prev, const Token& next) {
+// Whether tokens[i] is a prefix operator (`*p`, `-x`, `&v`, `!f()`, `~m`):
+// it starts the run or follows an operator, `(`, `[`, `,` or `sizeof`.
+bool IsPrefixOperator(const std::vector<Token>& tokens, size_t first,
+                      size_t i) {
+  const Token& t = tokens[i];
+  if (!(t.Is("*") || t.Is("&") || t.Is("-") || t.Is("+") || t.Is("!") ||
+        t.Is("~"))) {
+    return false;
+  }
+  if (i == first) return true;
+  const Token& prev = tokens[i - 1];
+  if (prev.kind == TokenKind::kIdent) {
+    return IsOneOf(prev.text, kRuntimeOnlyKeywords);
+  }
+  return prev.kind == TokenKind::kPunct && !prev.Is(")") && !prev.Is("]");
+}
+
+// Whether two punctuators written together would read as other tokens
+// (`-` `>` as `->`) or as C's `--`, `++`.
+bool WouldFuse(const Token& prev, const Token& next) {
+  if (prev.kind != TokenKind::kPunct || next.kind != TokenKind::kPunct) {
+    return false;
+  }
+  if ((prev.Is("-") || prev.Is("+")) && prev.text == next.text) return true;
+  absl::StatusOr<std::vector<Token>> both = Lex(prev.text + next.text);
+  return !both.ok() || both->size() != 3 || (*both)[0].text != prev.text;
+}
+
+// Whether tokens[i - 1] and tokens[i] are written without a space between.
+bool Adjacent(const std::vector<Token>& tokens, size_t first, size_t i) {
+  const Token& prev = tokens[i - 1];
+  const Token& next = tokens[i];
+  if (WouldFuse(prev, next)) return false;
   if (prev.Is("(") || prev.Is("[") || prev.Is(".") || prev.Is("->") ||
-      prev.Is("~") || prev.Is("!")) {
+      IsPrefixOperator(tokens, first, i - 1)) {
     return true;
   }
   if (next.Is(")") || next.Is("]") || next.Is(",") || next.Is(".") ||
@@ -171,7 +202,7 @@ std::string RuntimeOnlyText(const std::vector<Token>& tokens, size_t first,
   std::string compact, spaced;
   for (size_t i = first; i < end; ++i) {
     if (i > first) {
-      if (!Adjacent(tokens[i - 1], tokens[i])) compact.push_back(' ');
+      if (!Adjacent(tokens, first, i)) compact.push_back(' ');
       spaced.push_back(' ');
     }
     compact += TokenText(tokens[i]);
@@ -514,18 +545,15 @@ absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
 
 absl::StatusOr<Expression> ParseCondition(const std::vector<Token>& tokens,
                                           size_t& at) {
+  // The balanced run of tokens up to the `)` or `,` that ends the property;
+  // marks are checked first, as `sizeof *p` would also parse as a product.
   const size_t first = at;
-  absl::StatusOr<Expression> parsed = ParseExpression(tokens, at);
-  if (parsed.ok() && (tokens[at].Is(")") || tokens[at].Is(","))) {
-    return parsed;
-  }
-  // The balanced run of tokens up to the `)` or `,` that ends the property.
   std::vector<absl::string_view> open;  // closing brackets expected
   bool runtime_only = false;
   size_t end = first;
   for (;; ++end) {
     const Token& t = tokens[end];
-    if (t.kind == TokenKind::kEnd || t.Is("{") || t.Is("}")) return parsed;
+    if (t.kind == TokenKind::kEnd || t.Is("{") || t.Is("}")) break;
     if (open.empty() && (t.Is(")") || t.Is(","))) break;
     if (t.Is("(") || t.Is("[")) {
       if (open.size() >= static_cast<size_t>(kMaxNestingDepth)) {
@@ -533,12 +561,15 @@ absl::StatusOr<Expression> ParseCondition(const std::vector<Token>& tokens,
       }
       open.push_back(t.Is("(") ? ")" : "]");
     } else if (t.Is(")") || t.Is("]")) {
-      if (open.empty() || !t.Is(open.back())) return parsed;
+      if (open.empty() || !t.Is(open.back())) break;
       open.pop_back();
     }
     if (MarksRuntimeOnly(tokens, first, end)) runtime_only = true;
   }
-  if (!runtime_only) return parsed;
+  const bool balanced = tokens[end].Is(")") || tokens[end].Is(",");
+  if (!runtime_only || !balanced || !open.empty()) {
+    return ParseExpression(tokens, at);
+  }
   at = end;
   return ExpressionParser::RuntimeOnly(RuntimeOnlyText(tokens, first, end),
                                        tokens[first].pos);

@@ -122,11 +122,12 @@ class Expression {
 absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
                                            size_t& at);
 
-// Parses a `condition` property: ParseExpression(), or, when that does not
-// reach the closing `)` (or a `,`) and the balanced token run up to it uses
-// something this language lacks, a runtime-only expression holding the run
-// as canonical text. Other syntax errors are ParseExpression()'s, so a typo
-// in the service's own language (`N >`) is still an error.
+// Parses a `condition` property. When the balanced token run up to the
+// closing `)` (or a `,`) uses something this language lacks (a call,
+// `sizeof`, `.`, `->`, `[]`, bit operators, a string, a cast), the result is
+// a runtime-only expression holding the run as canonical text, C-like
+// spacing that lexes back to the same tokens. Otherwise ParseExpression(),
+// so a typo in the service's own language (`N >`) is still an error.
 absl::StatusOr<Expression> ParseCondition(const std::vector<Token>& tokens,
                                           size_t& at);
 

@@ -44,6 +44,10 @@ TEST(RuntimeOnlyTest, ProgramExpressionsParseAsRuntimeOnly) {
            {"flags & 4", "flags & 4"},
            {"1 << k", "1 << k"},
            {"~m", "~m"},
+           {"sizeof( * p ) > 4", "sizeof(*p) > 4"},
+           {"sizeof *p", "sizeof *p"},
+           {"f(-x, - -y, &v) * *q", "f(-x, - -y, &v) * *q"},
+           {"g() - -1", "g() - -1"},
            {"strcmp(name, \"gpu\") == 0", "strcmp(name, \"gpu\") == 0"},
        }) {
     std::string text = absl::StrCat("user={condition(", c.condition, ")}");

@@ -250,7 +250,9 @@ struct Match {
 
 // Matches `selector` against the whole of `context` (static and dynamic
 // parts). A failing expression (overflow, division by zero, unknown
-// variable) makes the selector not compatible, with the reason. Fails only
+// variable) makes the selector not compatible, with the reason; so does a
+// runtime-only condition ("runtime-only condition(foo()): the program
+// decides"). Fails only
 // on contexts over kMaxConstructTraits and on a score over 64 bits.
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context);
