@@ -530,6 +530,22 @@ TEST(ImporterKindsTest, ProgramConditionsImportAsRuntimeOnly) {
     // The program's identifiers are not job variables.
     EXPECT_THAT(s->variables(), IsEmpty()) << v.selector;
   }
+  // Fortran's component selector is not C's modulo: `s%n` reads no job
+  // variables s and n (it used to be `s % n > 3`).
+  ImportResult f = ImportVariants(
+      "rt.f90",
+      "subroutine f(s, a)\n"
+      "!$omp declare variant(g) match(user={condition(s%n > 3)})\n"
+      "!$omp declare variant(h) match(user={condition(a(1) .gt. 0)})\n"
+      "end subroutine\n");
+  EXPECT_THAT(Errors(f), IsEmpty());
+  ASSERT_EQ(f.variants.size(), 2u);
+  EXPECT_EQ(f.variants[0].selector, "user={condition((((s.n)) > ((3))))}");
+  EXPECT_EQ(f.variants[1].selector, "user={condition((((a(1))) > ((0))))}");
+  for (const ImportedVariant& v : f.variants) {
+    EXPECT_THAT(selector::Selector::Parse(v.selector)->variables(), IsEmpty())
+        << v.selector;
+  }
 }
 
 TEST(ImporterKindsTest, FortranLogicalOperators) {
