@@ -28,12 +28,15 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
                                    absl::Duration interval, Principal caller,
                                    PrincipalLimits* limits,
-                                   PrincipalLimits::Stream stream)
+                                   PrincipalLimits::Stream stream,
+                                   Metrics* metrics)
     : inventory_(inventory),
       interval_(interval),
       caller_(std::move(caller)),
       limits_(limits),
-      stream_(std::move(stream)) {
+      stream_(std::move(stream)),
+      metrics_(metrics),
+      last_beat_(absl::Now()) {
   StartRead(&beat_);
 }
 
@@ -69,6 +72,13 @@ void HeartbeatReactor::OnReadDone(bool ok) {
   if (!answer.ok()) {
     Finish(ToGrpcStatus(answer.status()));
     return;
+  }
+  if (metrics_ != nullptr) {
+    const absl::Time now = absl::Now();
+    metrics_->RecordHeartbeat(
+        *answer == Inventory::BeatAnswer::kRecorded,
+        now - last_beat_ > inventory_->options().suspect_after);
+    last_beat_ = now;
   }
   answer_ = HeartbeatAnswer(node_, *answer, interval_);
   StartWrite(&answer_);

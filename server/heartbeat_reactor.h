@@ -22,6 +22,7 @@
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/auth.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
 
 namespace ctxsel::server {
 
@@ -37,10 +38,11 @@ class HeartbeatReactor final
   // Starts reading; the reactor deletes itself when the stream is done.
   // `caller` may beat only for its own node (Authorizer::CheckNode), at
   // most as often as `limits` allow; `stream` counts against its stream
-  // limit until the reactor is done.
+  // limit until the reactor is done. `metrics` (may be null) counts each
+  // beat by its answer, and late beats.
   HeartbeatReactor(Inventory* inventory, absl::Duration interval,
                    Principal caller, PrincipalLimits* limits,
-                   PrincipalLimits::Stream stream);
+                   PrincipalLimits::Stream stream, Metrics* metrics = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -52,6 +54,10 @@ class HeartbeatReactor final
   const Principal caller_;
   PrincipalLimits* const limits_;
   const PrincipalLimits::Stream stream_;
+  Metrics* const metrics_;
+  // The stream's start or its previous beat: a beat later than the
+  // inventory's suspect_after after it is counted late.
+  absl::Time last_beat_;
   std::string node_;  // the node of the first beat
   // One read or one write is in flight at a time, so these need no lock.
   v1::HeartbeatRequest beat_;

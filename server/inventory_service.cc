@@ -61,7 +61,7 @@ InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
   }
   return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
                               *std::move(who), &authorizer_->limits(),
-                              *std::move(stream));
+                              *std::move(stream), options_.metrics);
 }
 
 grpc::Status InventoryService::Deregister(
@@ -122,7 +122,8 @@ grpc::Status InventoryService::ListDevices(
   });
   absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
       request->match(), request->node(), request->page_size(),
-      request->page_token(), std::move(budget));
+      request->page_token(), std::move(budget),
+      [context] { return context->IsCancelled(); });
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
     ListedDeviceToProto(device, response->add_devices());
@@ -146,7 +147,8 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(stream.status()));
   }
-  return new WatchReactor(inventory_, request->initial(), *std::move(stream));
+  return new WatchReactor(inventory_, request->initial(), *std::move(stream),
+                          options_.metrics);
 }
 
 }  // namespace ctxsel::server

@@ -1,10 +1,30 @@
 #include "server/placement_service.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "server/proto_convert.h"
 
 namespace ctxsel::server {
 namespace {
+
+// Counts one Select by outcome; a bad request is not a selection (the RPC
+// metrics count it).
+void CountSelection(Metrics* metrics, const Job& job,
+                    const absl::Status& status,
+                    const placement::Placement* placement) {
+  if (metrics == nullptr) return;
+  std::optional<SelectionOutcome> outcome;
+  if (status.ok()) {
+    outcome = placement->choice.base() ? SelectionOutcome::kBase
+                                       : SelectionOutcome::kVariant;
+  } else if (absl::IsNotFound(status) || absl::IsFailedPrecondition(status)) {
+    outcome = SelectionOutcome::kNone;
+  } else if (absl::IsResourceExhausted(status)) {
+    outcome = SelectionOutcome::kClaimedOut;
+  }
+  if (outcome.has_value()) metrics->RecordSelection(*outcome, job.policy);
+}
 
 // OK when `who` made claim `id` or is an admin; NotFoundError for a claim
 // that is not live, PermissionDeniedError naming both principals otherwise.
@@ -30,6 +50,8 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
   if (!job.ok()) return ToGrpcStatus(job.status());
   if (!request->has_claim()) {
     absl::StatusOr<placement::Placement> placement = placer_->Select(*job);
+    CountSelection(metrics_, *job, placement.status(),
+                   placement.ok() ? &*placement : nullptr);
     if (!placement.ok()) return ToGrpcStatus(placement.status());
     PlacementToProto(*placement, response);
     return grpc::Status::OK;
@@ -37,6 +59,8 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
   absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
       *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
       request->claim().holder(), who->name);
+  CountSelection(metrics_, *job, claimed.status(),
+                 claimed.ok() ? &claimed->placement : nullptr);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
   PlacementToProto(claimed->placement, response);
   ClaimToProto(claimed->claim, response->mutable_claim());

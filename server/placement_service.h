@@ -1,13 +1,14 @@
 // placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
 // job, asks the Placer (or, for a Select with a claim and the claim RPCs,
 // the ClaimBook), translates its answer (both conversions live in
-// server/proto_convert.h).
+// server/proto_convert.h), and counts each Select's outcome in Metrics.
 #ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/auth.h"
 #include "server/claims.h"
+#include "server/metrics.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {
@@ -15,10 +16,15 @@ namespace ctxsel::server {
 class PlacementService final : public v1::Placement::Service {
  public:
   // Every call is checked by `authorizer`, which must outlive the service;
-  // launchers renew and release only the claims they made.
+  // launchers renew and release only the claims they made. `metrics` may
+  // be null (no metrics).
   PlacementService(const Authorizer* authorizer,
-                   const placement::Placer* placer, ClaimBook* claims)
-      : authorizer_(authorizer), placer_(placer), claims_(claims) {}
+                   const placement::Placer* placer, ClaimBook* claims,
+                   Metrics* metrics = nullptr)
+      : authorizer_(authorizer),
+        placer_(placer),
+        claims_(claims),
+        metrics_(metrics) {}
 
   grpc::Status Select(grpc::ServerContext* context,
                       const v1::SelectRequest* request,
@@ -43,6 +49,7 @@ class PlacementService final : public v1::Placement::Service {
   const Authorizer* const authorizer_;
   const placement::Placer* const placer_;
   ClaimBook* const claims_;
+  Metrics* const metrics_;
 };
 
 }  // namespace ctxsel::server

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/metered_store.h"
 #include "server/sqlite_store.h"
 #include "spdlog/spdlog.h"
 
@@ -158,6 +159,9 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
                                      store.status().ToString()));
   }
   store_ = *std::move(store);
+  if (metrics_ != nullptr) {
+    store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
+  }
   RegistryLimits limits;
   limits.max_batch_size = options.max_batch_size;
   absl::StatusOr<std::unique_ptr<VariantRegistry>> registry =
@@ -199,12 +203,13 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
   service_options.page_bytes = PageBytes(options.max_message_bytes);
+  service_options.metrics = metrics_.get();
   const Authorizer* authorizer = authorizer_.get();
   ctxsel_service_ = std::make_unique<CtxselService>(authorizer);
   variants_service_ = std::make_unique<VariantsService>(
       authorizer, registry_.get(), PageBytes(options.max_message_bytes));
-  placement_service_ =
-      std::make_unique<PlacementService>(authorizer, &placer_, claims_.get());
+  placement_service_ = std::make_unique<PlacementService>(
+      authorizer, &placer_, claims_.get(), metrics_.get());
   inventory_service_ = std::make_unique<InventoryService>(
       authorizer, inventory_.get(), &placer_, service_options);
   admin_service_ =
@@ -242,6 +247,10 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
     return s;
   }
   SetConnectionLimits(options, builder);
+  if (metrics_ != nullptr) {
+    builder.experimental().SetInterceptorCreators(
+        MakeRpcInterceptorFactories(metrics_.get()));
+  }
   builder.RegisterService(ctxsel_service_.get());
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
@@ -270,6 +279,35 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
+  metrics_->SetFleetSource([this] {
+    FleetCounts counts;
+    int64_t sequence = 0;
+    for (const NodeState& node : inventory_->Nodes(&sequence)) {
+      const auto devices = static_cast<int64_t>(node.devices.size());
+      (node.suspect ? counts.suspect_nodes : counts.healthy_nodes) += 1;
+      (node.suspect ? counts.suspect_devices : counts.healthy_devices) +=
+          devices;
+    }
+    counts.active_claims = static_cast<int64_t>(claims_->List("").size());
+    counts.expired_claims = claims_->expired_count();
+    const placement::Placer::CacheStats cache = placer_.cache_stats();
+    counts.resolution_hits = cache.hits;
+    counts.resolution_misses = cache.misses;
+    counts.resolution_rebuilds = cache.rebuilds;
+    counts.resolution_rebuild_seconds =
+        absl::ToDoubleSeconds(cache.rebuild_time);
+    return counts;
+  });
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables());
+  if (!endpoint.ok()) return endpoint.status();
+  metrics_endpoint_ = *std::move(endpoint);
+  spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
+               metrics_endpoint_->port());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options) {
   if (absl::Status s = CheckSecurityOptions(options); !s.ok()) return s;
@@ -283,6 +321,14 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   if (!auth.required) {
     spdlog::warn("--insecure without --tokens_file: every call is allowed");
   }
+  if (!options.metrics_listen.empty()) {
+    // Checked before the store opens, so a typo costs no startup work.
+    if (absl::Status s = ValidateMetricsAddress(options.metrics_listen);
+        !s.ok()) {
+      return s;
+    }
+    server->metrics_ = std::make_unique<Metrics>();
+  }
   server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
                           ? options.node_ttl
                           : 3 * options.heartbeat_interval;
@@ -290,8 +336,11 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
   server->MakeServices(options);
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
-  server->housekeeping_ =
-      std::make_unique<Housekeeping>(server->inventory_.get());
+  if (server->metrics_ != nullptr) {
+    if (absl::Status s = server->ServeMetrics(options); !s.ok()) return s;
+  }
+  server->housekeeping_ = std::make_unique<Housekeeping>(
+      server->inventory_.get(), server->metrics_.get());
   return server;
 }
 
@@ -324,22 +373,6 @@ absl::StatusOr<int64_t> RaiseOpenFileLimit() {
   }
   return limit.rlim_cur == RLIM_INFINITY ? INT64_MAX
                                          : static_cast<int64_t>(limit.rlim_cur);
-}
-
-absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out.flush()) {
-      return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path,
-                                            ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace ctxsel::server

@@ -29,6 +29,9 @@ _LIBS = {
     "sqlite3": (["sqlite3"], []),
     "nlohmann_json": (["nlohmann_json"], []),
     "libcrypto": (["libcrypto"], []),
+    # Prometheus metrics: the registry and text exposition (core) and the
+    # HTTP endpoint Prometheus scrapes (pull, through civetweb).
+    "prometheus": (["prometheus-cpp-core", "prometheus-cpp-pull"], []),
 }
 
 # .proto files that Debian's grpc-proto package ships, linked into the repository.

@@ -19,6 +19,8 @@ PACKAGES=(
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   libssl-dev openssl     # token hashes (SHA-256); tests and demo make certificates
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
+  prometheus-cpp-dev     # server and agent: --metrics_listen
+  prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON
 )
 

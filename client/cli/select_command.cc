@@ -169,9 +169,14 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
 namespace {
 
 std::string ChoiceRow(const v1::PlacementChoice& p) {
-  return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
-                      p.device().id(), " [", p.device_class(), "] score ",
-                      p.score(), p.dynamic() ? " (dynamic)" : "");
+  std::string row = absl::StrCat(
+      p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
+      p.device_class(), "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
+  if (p.runtime_only_variants_size() > 0) {
+    absl::StrAppend(&row, "; runtime-only above it, the program decides: ",
+                    absl::StrJoin(p.runtime_only_variants(), ", "));
+  }
+  return row;
 }
 
 int RunSelect(const std::vector<std::string>& args) {

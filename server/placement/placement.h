@@ -46,6 +46,11 @@ struct Choice {
   // The variant's selector is dynamic (condition or target_device) and was
   // picked with this job's variables and target devices.
   bool dynamic = false;
+  // Variants ranked above the chosen one on this device whose selector
+  // holds except for a runtime-only condition (`condition(foo())`, which
+  // only the program can evaluate), best first: the program itself may
+  // pick one of them. The service never chooses them.
+  std::vector<std::string> runtime_only_variants;
 
   bool base() const { return variant == nullptr; }
   // The variant's name, or "" for the base function.
@@ -80,7 +85,7 @@ struct ClassReport {
   // Devices of the class on suspect nodes (heartbeat overdue), left out
   // while healthy devices can serve; not in the counts above then.
   int suspect_device_count = 0;
-  bool eligible = false;          // false: `reason` says why
+  bool eligible = false;  // false: `reason` says why
   std::string reason;
   bool winner = false;  // its devices competed in the policy pick
   // The engine's breakdown: selection (index -1: base), every variant in
