@@ -55,7 +55,7 @@ unit_flags="$(sed -n 's/^Environment="CTXSEL_SERVER_FLAGS=\(.*\)"$/\1/p' \
   fail "the unit's flags fail --check_config: $(cat "$T/unit_check.out")"
 
 # --- Checking a configuration ---------------------------------------------
-command='ctxsel-server --check_config --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel --metrics_listen=127.0.0.1:9464'
+command='ctxsel-server --check_config --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel --metrics_listen=127.0.0.1:9464 --tls_cert=/etc/ctxsel/server.pem --tls_key=/etc/ctxsel/server.key --client_ca=/etc/ctxsel/ca.pem --tokens_file=/etc/ctxsel/tokens'
 shown "$command"
 read -r -a argv <<<"$(loopback <<<"$command")"
 "$SERVER" "${argv[@]:1}" >"$T/check.out" 2>"$T/check.err" ||
@@ -84,7 +84,7 @@ for f in ctxsel-server.service ctxsel-agent.service; do
 done
 
 # --- Upgrade and Metrics, against a running server ---------------------------
-"$SERVER" --listen=127.0.0.1:0 --port_file="$T/port" --data_dir="$T/live" \
+"$SERVER" --insecure --listen=127.0.0.1:0 --port_file="$T/port" --data_dir="$T/live" \
   --metrics_listen=127.0.0.1:0 --metrics_port_file="$T/metrics_port" 2>"$T/server.log" &
 server_pid=$!
 for _ in $(seq 1 300); do
@@ -94,11 +94,11 @@ done
 [[ -s "$T/port" ]] || fail "server did not start: $(cat "$T/server.log")"
 port="$(cat "$T/port")"
 metrics_port="$(cat "$T/metrics_port")"
-"$CLI" --server="127.0.0.1:$port" select --kernel=none_registered >/dev/null 2>&1 || true
+"$CLI" --insecure --server="127.0.0.1:$port" select --kernel=none_registered >/dev/null 2>&1 || true
 
 shown 'ctxsel-cli --server=HOST:7070 admin backup /backups/ctxsel-before-upgrade.db'
 mkdir -p "$T/backups"
-"$CLI" --server="127.0.0.1:$port" admin backup "$T/backups/ctxsel-before-upgrade.db" >"$T/backup.out" ||
+"$CLI" --insecure --server="127.0.0.1:$port" admin backup "$T/backups/ctxsel-before-upgrade.db" >"$T/backup.out" ||
   fail "admin backup: $(cat "$T/backup.out")"
 [[ -s "$T/backups/ctxsel-before-upgrade.db" ]] || fail "no backup written"
 
