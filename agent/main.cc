@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/device_json.h"
@@ -25,6 +26,7 @@
 #include "agent/grpc_transport.h"
 #include "agent/node_id.h"
 #include "agent/reporter.h"
+#include "base/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -48,7 +50,9 @@ ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
 
 namespace {
 
-constexpr char kAgentVersion[] = "ctxsel-agent 0.1.0";
+std::string AgentVersion() {
+  return absl::StrCat("ctxsel-agent ", ctxsel::kVersion);
+}
 
 absl::StatusOr<ctxsel::agent::Discovery> MakeDiscovery(
     const std::string& node) {
@@ -93,7 +97,7 @@ int Serve(ctxsel::agent::Discovery& discovery) {
   const std::string server = absl::GetFlag(FLAGS_server);
   ctxsel::agent::GrpcInventoryTransport transport(
       [&] { return ctxsel::agent::MakeAgentChannel(server, heartbeat); },
-      kAgentVersion);
+      AgentVersion());
   ctxsel::agent::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();
@@ -114,8 +118,8 @@ int Serve(ctxsel::agent::Discovery& discovery) {
     spdlog::info("signal {}: deregistering and exiting", signal_number);
     reporter.Stop();
   });
-  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}", kAgentVersion,
-               discovery.node(), first.devices.size(), server,
+  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}",
+               AgentVersion(), discovery.node(), first.devices.size(), server,
                absl::FormatDuration(heartbeat));
   absl::Status s = reporter.Run();
   waiter.join();

@@ -39,12 +39,16 @@ absl::Span<const Command* const> AllCommands() { return kCommands; }
 
 std::string HelpText() {
   std::string out = absl::StrCat(
-      "usage: ctxsel-cli [--server=host:port] [--timeout=5s] [--json]\n"
-      "                  <command> [args...]\n"
+      "usage: ctxsel-cli [--server=host:port] [--timeout=5s]\n"
+      "                  [-o|--output=table|wide|json|yaml|name] [--json]\n"
+      "                  [--no-headers] <command> [args...] [-h|--help]\n"
+      "       ctxsel-cli --version | help [COMMAND]\n"
       "--server defaults to $CTXSEL_SERVER, else ",
       kDefaultServer,
       ";\n--timeout is the deadline of each call to the server (exit 3 when "
-      "passed)\n\ncommands:\n");
+      "passed);\n-o json and -o yaml print the result message (--json is -o "
+      "json),\n"
+      "-o name one name per line; usage errors exit 2\n\ncommands:\n");
   for (const Command* command : kCommands) {
     for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
       absl::StrAppend(&out, Wrapped(line));

@@ -219,13 +219,6 @@ int RunExplain(const std::vector<std::string>& args) {
 
 }  // namespace
 
-// The job flags (JobFromFlags) that select and explain share.
-#define CTXSEL_CLI_JOB_FLAGS                                             \
-  "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
-  "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
-  "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
-  "[--top_k=N] [--here]"
-
 const Command kSelectCommand = {
     "select",
     "select " CTXSEL_CLI_JOB_FLAGS
@@ -236,7 +229,5 @@ const Command kSelectCommand = {
 const Command kExplainCommand = {
     "explain", "explain " CTXSEL_CLI_JOB_FLAGS " [--json]",
     "Show the per-class, per-variant breakdown of a selection.", RunExplain};
-
-#undef CTXSEL_CLI_JOB_FLAGS
 
 }  // namespace ctxsel::cli
