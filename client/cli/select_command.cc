@@ -166,9 +166,15 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
 
 namespace {
 
+// The short class name; -o wide: the full trait form.
 std::string ChoiceRow(const v1::PlacementChoice& p) {
+  const bool wide = OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
+                    OutputFormat::kWide;
+  const std::string& device_class = wide || p.device_class_short_name().empty()
+                                        ? p.device_class()
+                                        : p.device_class_short_name();
   return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
-                      p.device().id(), " [", p.device_class(), "] score ",
+                      p.device().id(), " [", device_class, "] score ",
                       p.score(), p.dynamic() ? " (dynamic)" : "");
 }
 
@@ -189,7 +195,7 @@ int RunSelect(const std::vector<std::string>& args) {
   } else if (format == "env") {
     std::fputs(client::ExportLines(LaunchEnv(*request, *answer)).c_str(),
                stdout);
-  } else {
+  } else if (!PrintMessage(*answer)) {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
     if (answer->has_claim()) {
       std::printf("claim %s until %s\n", answer->claim().id().c_str(),
@@ -209,9 +215,7 @@ int RunExplain(const std::vector<std::string>& args) {
   if (!job.ok()) return ReportError("explain", job.status());
   auto report = ConnectToServer()->Explain(*job);
   if (!report.ok()) return ReportError("explain", report.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s", ToJson(*report).c_str());
-  } else {
+  if (!PrintMessage(*report)) {
     std::printf("%s\n", report->text().c_str());
   }
   return report->has_placement() ? kExitOk : kExitFailure;

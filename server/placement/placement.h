@@ -41,6 +41,7 @@ struct Choice {
   Device device;
   // The device class of `device` (see DeviceClassName in device_class.h).
   std::string device_class;
+  std::string device_class_short_name;  // DeviceClassShortName
   // The OpenMP score of the variant on that device; 0 for the base function.
   uint64_t score = 0;
   // The variant's selector is dynamic (condition or target_device) and was
@@ -70,6 +71,7 @@ struct Placement {
 // and node layout, and `node_layout` says which.
 struct ClassReport {
   std::string device_class;
+  std::string device_class_short_name;
   selector::DeviceTraits traits;
   std::string sycl_architecture;
   // The layout ("0:<class>,1:<class>,-1:<class>") of the nodes this report
@@ -80,7 +82,7 @@ struct ClassReport {
   // Devices of the class on suspect nodes (heartbeat overdue), left out
   // while healthy devices can serve; not in the counts above then.
   int suspect_device_count = 0;
-  bool eligible = false;          // false: `reason` says why
+  bool eligible = false;  // false: `reason` says why
   std::string reason;
   bool winner = false;  // its devices competed in the policy pick
   // The engine's breakdown: selection (index -1: base), every variant in
