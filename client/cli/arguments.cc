@@ -40,29 +40,6 @@ struct FlagWord {
 
 }  // namespace
 
-std::vector<std::string> FlagsIn(absl::string_view text) {
-  std::vector<std::string> out;
-  for (size_t at = text.find("--"); at != absl::string_view::npos;
-       at = text.find("--", at + 2)) {
-    size_t end = at + 2;
-    while (end < text.size() && (absl::ascii_isalnum(text[end]) ||
-                                 text[end] == '_' || text[end] == '-')) {
-      ++end;
-    }
-    std::string name =
-        absl::StrReplaceAll(text.substr(at + 2, end - at - 2), {{"-", "_"}});
-    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) {
-      out.push_back(std::move(name));
-    }
-    at = end - 2;
-  }
-  return out;
-}
-
-std::vector<std::string> FlagsOf(const Command& command) {
-  return FlagsIn(command.usage);
-}
-
 absl::StatusOr<Arguments> ParseArguments(int argc, const char* const* argv) {
   Arguments out;
   std::vector<FlagWord> words;

@@ -25,17 +25,6 @@
 
 namespace ctxsel::cli {
 
-// The flags every command takes (help names them on its first lines).
-inline constexpr absl::string_view kGlobalFlags[] = {
-    "server", "timeout", "output", "json", "no_headers", "help", "version"};
-
-// The names of the --flags that `text` names ('-' read as '_'), in order,
-// once each; a bare "--" (the end of the flags) is none.
-std::vector<std::string> FlagsIn(absl::string_view text);
-
-// FlagsIn(command.usage): the flags the command takes besides kGlobalFlags.
-std::vector<std::string> FlagsOf(const Command& command);
-
 struct Arguments {
   const Command* command = nullptr;  // null: none named
   // The first positional word when it names no command (an error unless

@@ -110,6 +110,18 @@ TEST(CliBinaryTest, UsageErrorsExitTwoHelpAndVersionExitZero) {
   EXPECT_THAT(out, HasSubstr("usage: ctxsel-cli select"));
   ASSERT_EQ(RunCli("devices -h", &out), 0) << out;
   EXPECT_THAT(out, HasSubstr("usage: ctxsel-cli devices ls"));
+  ASSERT_EQ(RunCli("completion bash", &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("complete -o default -F _ctxsel_cli ctxsel-cli"));
+  EXPECT_THAT(out, HasSubstr("    nodes) words=\"--json --server"));
+  // The script completes a select flag after "select".
+  EXPECT_EQ(
+      RunCli("completion bash > \"$TEST_TMPDIR/c.sh\" && bash -c '. "
+             "\"$TEST_TMPDIR/c.sh\"; COMP_WORDS=(ctxsel-cli select "
+             "--dev); COMP_CWORD=2; _ctxsel_cli; echo \"${COMPREPLY[@]}\"'",
+             &out),
+      0)
+      << out;
+  EXPECT_EQ(out, "--device_filter\n");
   ASSERT_EQ(RunCli("--version", &out), 0) << out;
   EXPECT_THAT(out, ::testing::StartsWith("ctxsel-cli 0."));
 }

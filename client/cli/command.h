@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace ctxsel::cli {
 
 // Exit codes of every command (docs/service.md lists them for users).
@@ -43,6 +45,17 @@ struct Command {
 // The command objects, one per line of commands.def (kPingCommand, ...).
 #define CTXSEL_CLI_COMMAND(Name) extern const Command k##Name##Command;
 #include "client/cli/commands.def"
+
+// The flags every command takes (help names them on its first lines).
+inline constexpr absl::string_view kGlobalFlags[] = {
+    "server", "timeout", "output", "json", "no_headers", "help", "version"};
+
+// The names of the --flags that `text` names ('-' read as '_'), in order,
+// once each; a bare "--" (the end of the flags) is none.
+std::vector<std::string> FlagsIn(absl::string_view text);
+
+// FlagsIn(command.usage): the flags the command takes besides kGlobalFlags.
+std::vector<std::string> FlagsOf(const Command& command);
 
 // "usage: <usage lines>" for `command`, ready to print.
 std::string UsageText(const Command& command);

@@ -113,15 +113,15 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   ReportFleet();
   CommandResult nv = Cli({"devices", "ls", "--match=device={arch(nvptx)}"});
   ASSERT_EQ(nv.exit_code, 0) << nv.stderr_text;
-  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/0"));
-  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/1"));
+  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu0"));
+  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu1"));
   EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-amd/")));
-  EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/host")));
+  EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/cpu0")));
   // The SYCL catalog's names are arch traits too.
   CommandResult sycl =
       Cli({"devices", "ls", "--match=device={arch(amd_gpu_gfx90a)}"});
   ASSERT_EQ(sycl.exit_code, 0) << sycl.stderr_text;
-  EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/0"));
+  EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/gpu0"));
   EXPECT_THAT(sycl.stdout_text, Not(HasSubstr("gpu-nv/")));
   CommandResult bad = Cli({"devices", "ls", "--match=device={arch(}"});
   EXPECT_EQ(bad.exit_code, 2);
