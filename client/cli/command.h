@@ -20,7 +20,7 @@
 
 namespace ctxsel::cli {
 
-// Exit codes of every command (docs/service.md lists them for users).
+// Exit codes of every command (docs/launchers.md lists them for users).
 inline constexpr int kExitOk = 0;
 // The operation failed, e.g. no placement (FAILED_PRECONDITION).
 inline constexpr int kExitFailure = 1;
@@ -33,12 +33,14 @@ inline constexpr int kExitExhausted = 4;
 
 struct Command {
   const char* name;
-  // One line per form, '\n'-separated, with every flag the command reads,
-  // e.g. "archs [--json] [NAME]".
+  // One line per form, '\n'-separated, e.g. "archs [--json] [NAME]". The
+  // --flags it names are the flags the command takes (FlagsOf) besides the
+  // global ones; the parser rejects any other with exit 2.
   const char* usage;
   const char* summary;  // One line for `ctxsel-cli help`.
   // `args` are the positional arguments after the command name; flags are
-  // already parsed into absl flags. Returns the process exit code.
+  // already parsed into absl flags (ParseArguments, arguments.h). Returns the
+  // process exit code.
   int (*run)(const std::vector<std::string>& args);
 };
 
