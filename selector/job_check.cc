@@ -32,7 +32,10 @@ absl::Status CheckClosedName(const std::vector<absl::string_view>& known,
 }  // namespace
 
 absl::Status CheckConstructName(absl::string_view name) {
-  const std::vector<absl::string_view> known = internal::JobConstructNames();
+  // Built once: every Select checks every construct name of its job.
+  static const auto* const kKnown = new std::vector<absl::string_view>(
+      internal::JobConstructNames());
+  const std::vector<absl::string_view>& known = *kKnown;
   if (std::find(known.begin(), known.end(), name) != known.end()) {
     return absl::OkStatus();
   }

@@ -15,6 +15,7 @@
 // --format=kv (what tools/load.sh reads).
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -45,7 +46,10 @@ ABSL_FLAG(int, select_clients, 2,
           "Concurrent Select (and Ping) clients, 1..64.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(5),
           "Length of each phase (Ping, then Select), 100ms..120s.");
-ABSL_FLAG(int, agent_channels, 8, "Connections the agents' streams share.");
+ABSL_FLAG(int, agent_channels, 0,
+          "Connections the agents' streams share; 0: one per 90 agents (the "
+          "server's --max_concurrent_streams defaults to 100 per connection; "
+          "real agents hold one connection each).");
 ABSL_FLAG(std::string, node_prefix, "load-n", "Names of the simulated nodes.");
 ABSL_FLAG(int, server_pid, 0, "If set, report this process's RSS and threads.");
 ABSL_FLAG(std::string, format, "text", "text or kv (key=value lines).");
@@ -72,7 +76,7 @@ absl::Status CheckFlags() {
       {"kernels", absl::GetFlag(FLAGS_kernels), 1, 1000},
       {"variants", absl::GetFlag(FLAGS_variants), 1, 64},
       {"select_clients", absl::GetFlag(FLAGS_select_clients), 1, 64},
-      {"agent_channels", absl::GetFlag(FLAGS_agent_channels), 1, 256},
+      {"agent_channels", absl::GetFlag(FLAGS_agent_channels), 0, 512},
       {"duration (ms)",
        absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_duration)), 100, 120000},
   };
@@ -196,6 +200,7 @@ int Run() {
   options.nodes = absl::GetFlag(FLAGS_nodes);
   options.devices_per_node = absl::GetFlag(FLAGS_devices_per_node);
   options.channels = absl::GetFlag(FLAGS_agent_channels);
+  if (options.channels == 0) options.channels = (options.nodes + 89) / 90;
   options.node_prefix = absl::GetFlag(FLAGS_node_prefix);
   const absl::Time report_start = absl::Now();
   auto fleet = AgentFleet::Start(options);
@@ -204,13 +209,15 @@ int Run() {
                  fleet.status().ToString().c_str());
     return 3;
   }
-  const absl::Duration report_time = absl::Now() - report_start;
+  const absl::Time beats_start = absl::Now();
+  const absl::Duration report_time = beats_start - report_start;
   absl::SleepFor(absl::Seconds(1));  // every stream has beaten once
   const int clients = absl::GetFlag(FLAGS_select_clients);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const LatencySummary ping = RunPhase<v1::Ctxsel>(clients, duration);
   const LatencySummary select = RunPhase<v1::Placement>(clients, duration);
   const AgentStats agents = (*fleet)->Stats();
+  const absl::Duration beating = absl::Now() - beats_start;
 
   std::vector<std::pair<std::string, std::string>> report = {
       {"nodes", absl::StrCat(options.nodes)},
@@ -223,6 +230,11 @@ int Run() {
   AddSummary("beat", agents.beat_latency, report);
   report.emplace_back("beats_sent", absl::StrCat(agents.beats_sent));
   report.emplace_back("beats_answered", absl::StrCat(agents.beats_answered));
+  // Answered beats per second over the whole run (both phases).
+  report.emplace_back(
+      "beats_per_s",
+      absl::StrFormat("%.1f", agents.beats_answered /
+                                  std::max(absl::ToDoubleSeconds(beating), 1e-3)));
   report.emplace_back("rereports", absl::StrCat(agents.rereports));
   report.emplace_back("streams_failed", absl::StrCat(agents.streams_failed));
   if (const int pid = absl::GetFlag(FLAGS_server_pid); pid > 0) {
