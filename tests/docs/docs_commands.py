@@ -1,9 +1,9 @@
 """Runs every ctxsel command shown in README.md and docs/*.md against a real
 server, real agents (this machine and the fleet fixtures) and the real CLI.
 
-Commands are the lines of fenced code blocks that name ctxsel-cli,
-ctxsel-server or ctxsel-agent (continuation lines joined, `# comments`
-dropped), run in document order, each in bash with the environment the
+Commands are the lines of ```sh (or bash/shell) code blocks that name
+ctxsel-cli, ctxsel-server or ctxsel-agent (continuation lines joined,
+`# comments` dropped), run in document order, each in bash with the environment the
 previous ones exported (so `eval "$(... --format=env)"` feeds `$CTXSEL_CLAIM`).
 Other lines of a block (shell glue such as `exec ./saxpy`) are not run.
 
@@ -20,7 +20,9 @@ the claim the previous command took, `[OPTIONAL]` parts are dropped
 
 ctxsel-server and ctxsel-agent lines are daemons: started in the background
 on 127.0.0.1 port 0 and checked to serve. Every other command must exit 0
-unless EXPECTED_EXIT says otherwise; SKIPPED lists blocks not run, with why.
+unless EXPECTED_EXIT says otherwise. Lines naming them in blocks of another
+language (a diagram, a synopsis) are not commands: each is printed as SKIP
+with the reason, as are the entries of SKIPPED.
 
 usage: docs_commands.py RUNFILES_ROOT TMPDIR
 """
@@ -36,10 +38,8 @@ DOCS = ["README.md"] + sorted(
     if f.endswith(".md"))
 
 # (document, first line of the command) -> why it is not run.
-SKIPPED = {
-    ("docs/selectors.md", "ctxsel-cli [--json] eval [FILE|-]"):
-        "a synopsis of eval's arguments, not a command",
-}
+SKIPPED = {}
+SHELL_BLOCKS = ("sh", "bash", "shell")
 # (document, start of the command) -> its documented exit code.
 EXPECTED_EXIT = {
     ("docs/sources.md", "ctxsel-cli variants register --from_source --keep_going"):
@@ -69,11 +69,12 @@ def substitutions(port):
 
 def commands(doc):
     """(line number, command) for each ctxsel command in doc's code blocks."""
-    out, in_block, text, start = [], False, "", 0
+    out, in_block, text, start, lang = [], False, "", 0, ""
     for number, line in enumerate(open(os.path.join(ROOT, doc)), 1):
         line = line.rstrip("\n")
         if line.startswith("```"):
             in_block = not in_block
+            lang = line[3:].strip()
             continue
         if not in_block:
             continue
@@ -84,7 +85,8 @@ def commands(doc):
             text = text[:-1].rstrip()
             continue
         if re.search(r"(^|[\s\"(/])ctxsel-(cli|server|agent)\b", text):
-            out.append((start, re.sub(r"\s+#\s.*$", "", text).strip()))
+            out.append((start, re.sub(r"\s+#\s.*$", "", text).strip(),
+                        lang in SHELL_BLOCKS))
         text = ""
     return out
 
@@ -119,8 +121,11 @@ def main():
     daemons, port, failures, ran = [], None, [], 0
     try:
         for doc in DOCS:
-            for number, command in commands(doc):
+            for number, command, shell in commands(doc):
                 where = "%s:%d" % (doc, number)
+                if not shell:
+                    print("SKIP %s: not a shell block: %s" % (where, command))
+                    continue
                 if any(doc == d and command.startswith(c)
                        for (d, c) in SKIPPED):
                     print("SKIP %s: %s" % (where, command))
