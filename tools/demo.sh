@@ -46,8 +46,8 @@ for fleet_file in tools/fixtures/fleet/*.json; do
 done
 expected_nodes=$(( $(ls tools/fixtures/fleet/*.json | wc -l) + 1 ))
 for _ in $(seq 100); do
-  nodes=$("$bin/client/cli/ctxsel-cli" --server="$address" --json nodes ls 2>/dev/null |
-          grep -c '"id"' || true)
+  nodes=$("$bin/client/cli/ctxsel-cli" --server="$address" nodes ls -o name \
+          2>/dev/null | wc -l)
   [[ "$nodes" -ge "$expected_nodes" ]] && break
   sleep 0.1
 done
