@@ -4,14 +4,24 @@
 // Ping is the floor a unary RPC costs here; the ratio says what placement
 // adds on top.
 //
+//
+// BM_SelectWhileCoverage: the same Select RPCs without (arg 0) and with
+// another client issuing Placement.Coverage queries (a 2 x 4 job-point
+// matrix each), 100 per second or back to back (arg -1) (docs/coverage.md);
+// the ratios say what coverage costs Select.
+//
 //   bazel run -c opt //bench:select_rpc_bench
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "bench/bench_fleet.h"
 #include "benchmark/benchmark.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
@@ -112,6 +122,65 @@ void BM_SelectRpc(benchmark::State& state) {
       static_cast<double>(bytes) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_SelectRpc)->UseRealTime();
+
+// A coverage matrix: 2 construct sets x 4 values of N, for one kernel.
+v1::CoverageRequest CoverageRequest(int kernel) {
+  v1::CoverageRequest r;
+  r.mutable_job()->set_kernel(absl::StrCat("k", kernel));
+  v1::ConstructList* offload = r.add_construct_lists();
+  for (const char* c : {"target", "teams", "parallel", "for"}) {
+    offload->add_construct()->set_name(c);
+  }
+  r.add_construct_lists()->add_construct()->set_name("parallel");
+  v1::VariableRange* n = r.add_variable_ranges();
+  n->set_name("N");
+  for (int64_t v : {1, 64, 4096, 1000000}) n->add_values(v);
+  return r;
+}
+
+// Arg: coverage queries per second from a concurrent client: 0 none, -1
+// back to back (on a machine with few cores this mostly measures the two
+// clients sharing the CPU, not coverage holding Select up).
+void BM_SelectWhileCoverage(benchmark::State& state) {
+  Rig& rig = GetRig();
+  std::vector<v1::SelectRequest> requests;
+  for (int k = 0; k < kKernels; ++k) requests.push_back(Request(k));
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> coverage_queries{0};
+  std::thread coverage;
+  const int64_t rate = state.range(0);
+  if (rate != 0) {
+    coverage = std::thread([&] {
+      absl::Time next = absl::Now();
+      for (int k = 0; !stop.load(); k = (k + 1) % kKernels) {
+        if (rate > 0) {
+          next += absl::Seconds(1) / rate;
+          absl::SleepFor(next - absl::Now());
+        }
+        grpc::ClientContext ctx;
+        v1::CoverageResponse response;
+        if (rig.placement_stub->Coverage(&ctx, CoverageRequest(k), &response)
+                .ok()) {
+          coverage_queries.fetch_add(1);
+        }
+      }
+    });
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    grpc::ClientContext ctx;
+    v1::SelectResponse response;
+    grpc::Status s = rig.placement_stub->Select(&ctx, requests[i], &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+    if (++i == requests.size()) i = 0;
+  }
+  stop.store(true);
+  if (coverage.joinable()) coverage.join();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["coverage_queries"] =
+      static_cast<double>(coverage_queries.load());
+}
+BENCHMARK(BM_SelectWhileCoverage)->Arg(0)->Arg(100)->Arg(-1)->UseRealTime();
 
 // The same Selects without gRPC: what placement itself costs.
 void BM_SelectInProcess(benchmark::State& state) {

@@ -272,6 +272,14 @@ absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
       });
 }
 
+absl::StatusOr<v1::CoverageResponse> CtxselClient::Coverage(
+    const v1::CoverageRequest& request) {
+  return Unary<v1::CoverageResponse>(
+      [&](grpc::ClientContext* context, v1::CoverageResponse* out) {
+        return placement_->Coverage(context, request, out);
+      });
+}
+
 absl::StatusOr<v1::BackupSummary> CtxselClient::Backup(std::ostream& out) {
   std::unique_ptr<grpc::ClientContext> context = NewContext();
   std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader =

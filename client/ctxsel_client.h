@@ -111,6 +111,9 @@ class CtxselClient {
   // RESOURCE_EXHAUSTED when every fitting device is claimed).
   absl::StatusOr<v1::SelectResponse> Select(const v1::SelectRequest& request);
   absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
+  // Where the kernel's variants run (docs/coverage.md); stores nothing.
+  absl::StatusOr<v1::CoverageResponse> Coverage(
+      const v1::CoverageRequest& request);
 
   // --- Admin ---
   // Streams a backup of the server's store into `out`; returns what it

@@ -35,6 +35,18 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
+grpc::Status PlacementService::Coverage(grpc::ServerContext* /*context*/,
+                                        const v1::CoverageRequest* request,
+                                        v1::CoverageResponse* response) {
+  absl::StatusOr<placement::CoverageQuery> query =
+      CoverageQueryFromProto(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  absl::StatusOr<placement::CoverageReport> report = placer_->Coverage(*query);
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  CoverageToProto(*report, response);
+  return grpc::Status::OK;
+}
+
 grpc::Status PlacementService::RenewClaim(grpc::ServerContext* /*context*/,
                                           const v1::RenewClaimRequest* request,
                                           v1::RenewClaimResponse* response) {

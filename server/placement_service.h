@@ -22,6 +22,9 @@ class PlacementService final : public v1::Placement::Service {
   grpc::Status Explain(grpc::ServerContext* context,
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
+  grpc::Status Coverage(grpc::ServerContext* context,
+                        const v1::CoverageRequest* request,
+                        v1::CoverageResponse* response) override;
   grpc::Status RenewClaim(grpc::ServerContext* context,
                           const v1::RenewClaimRequest* request,
                           v1::RenewClaimResponse* response) override;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "selector/job_check.h"
 #include "server/names.h"
+#include "server/node_report.h"
 
 namespace ctxsel::server {
 namespace {
@@ -332,6 +333,133 @@ void ClaimToProto(const Claim& claim, v1::Claim* out) {
   out->set_device(claim.device);
   out->set_holder(claim.holder);
   out->set_expires_unix_ms(absl::ToUnixMillis(claim.expires));
+}
+
+namespace {
+
+void ConstructToProto(const selector::ConstructTrait& t,
+                      v1::ConstructTrait* out) {
+  out->set_name(t.name);
+  out->set_simdlen(t.simdlen);
+  out->mutable_aligned()->insert(t.aligned.begin(), t.aligned.end());
+  for (const auto& [variable, step] : t.linear) out->add_linear(variable);
+  FromSet(t.uniform, out->mutable_uniform());
+  out->set_inbranch(t.inbranch);
+  out->set_notinbranch(t.notinbranch);
+}
+
+v1::CoverageOutcome OutcomeToProto(placement::CoverageOutcome outcome) {
+  switch (outcome) {
+    case placement::CoverageOutcome::kVariant:
+      return v1::VARIANT;
+    case placement::CoverageOutcome::kBase:
+      return v1::BASE_ONLY;
+    case placement::CoverageOutcome::kDepends:
+      return v1::DEPENDS_ON_VARIABLES;
+  }
+  return v1::COVERAGE_OUTCOME_UNSPECIFIED;
+}
+
+}  // namespace
+
+absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
+    const v1::CoverageRequest& request) {
+  placement::CoverageQuery q;
+  absl::StatusOr<Job> job = JobFromProto(request.job());
+  if (!job.ok()) return job.status();
+  q.job = *std::move(job);
+  for (int i = 0; i < request.construct_lists_size(); ++i) {
+    std::vector<selector::ConstructTrait>& list =
+        q.construct_lists.emplace_back();
+    const v1::ConstructList& in = request.construct_lists(i);
+    for (int j = 0; j < in.construct_size(); ++j) {
+      absl::StatusOr<selector::ConstructTrait> trait = ConstructFromProto(
+          in.construct(j),
+          absl::StrCat("construct_lists[", i, "].construct[", j, "]"));
+      if (!trait.ok()) return trait.status();
+      list.push_back(*std::move(trait));
+    }
+  }
+  for (const v1::VariableRange& range : request.variable_ranges()) {
+    q.variable_ranges.emplace_back(
+        range.name(),
+        std::vector<int64_t>(range.values().begin(), range.values().end()));
+  }
+  for (int i = 0; i < request.with_variants_size(); ++i) {
+    VariantSpec spec = VariantSpecFromProto(request.with_variants(i));
+    absl::StatusOr<Variant> v = VariantFromSpec(
+        q.job.kernel, spec, absl::StrCat("with_variants[", i, "]"));
+    if (!v.ok()) return v.status();
+    q.with_variants.push_back(*std::move(v));
+  }
+  q.without_variants.assign(request.without_variants().begin(),
+                            request.without_variants().end());
+  for (int i = 0; i < request.hypothetical_nodes_size(); ++i) {
+    NodeState node = NodeFromProto(request.hypothetical_nodes(i));
+    if (absl::Status s = NormalizeReport(node); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hypothetical_nodes[", i, "]: ", s.message()));
+    }
+    for (Device& d : node.devices) {
+      q.hypothetical_devices.push_back(std::move(d));
+    }
+  }
+  return q;
+}
+
+void CoverageToProto(const placement::CoverageReport& report,
+                     v1::CoverageResponse* out) {
+  out->set_kernel(report.kernel);
+  out->set_what_if(report.what_if);
+  for (const std::string& v : report.variants) out->add_variants(v);
+  for (const placement::CoveragePoint& p : report.points) {
+    v1::CoveragePoint* point = out->add_points();
+    for (const selector::ConstructTrait& t : p.construct) {
+      ConstructToProto(t, point->add_construct());
+    }
+    point->mutable_variables()->insert(p.variables.begin(), p.variables.end());
+    for (const placement::ClassCoverage& c : p.classes) {
+      v1::ClassCoverage* cc = point->add_classes();
+      cc->set_device_class(c.device_class);
+      cc->set_node_layout(c.node_layout);
+      cc->set_hypothetical(c.hypothetical);
+      cc->set_device_count(c.device_count);
+      cc->set_node_count(c.node_count);
+      cc->set_outcome(OutcomeToProto(c.outcome));
+      cc->set_variant(c.variant);
+      cc->set_score(c.score);
+      cc->set_dynamic(c.dynamic);
+      for (const placement::DecidingCandidate& d : c.deciding) {
+        v1::DecidingCandidate* dc = cc->add_deciding();
+        dc->set_variant(d.variant);
+        dc->set_selector(d.selector);
+        dc->set_score(d.score);
+        dc->set_dynamic(d.dynamic);
+      }
+      for (const std::string& t : c.tied_with) cc->add_tied_with(t);
+    }
+    for (const placement::OutcomeShare& s : p.shares) {
+      v1::OutcomeShare* share = point->add_shares();
+      share->set_outcome(OutcomeToProto(s.outcome));
+      share->set_variant(s.variant);
+      share->set_device_count(s.device_count);
+      share->set_node_count(s.node_count);
+    }
+    point->set_device_count(p.device_count);
+    point->set_node_count(p.node_count);
+    point->set_base_only_share(p.base_only_share);
+    for (const placement::ClassChange& c : p.changes) {
+      v1::ClassChange* change = point->add_changes();
+      change->set_device_class(c.device_class);
+      change->set_node_layout(c.node_layout);
+      change->set_new_class(c.new_class);
+      change->set_before(c.before);
+      change->set_after(c.after);
+      change->set_gains_base_only(c.gains_base_only);
+      change->set_loses_base_only(c.loses_base_only);
+    }
+  }
+  for (const std::string& v : report.dead_variants) out->add_dead_variants(v);
 }
 
 }  // namespace ctxsel::server

@@ -16,6 +16,7 @@
 #include "server/claims.h"
 #include "server/inventory.h"
 #include "server/model.h"
+#include "server/placement/coverage.h"
 #include "server/placement/placement.h"
 #include "server/variant_registry.h"
 
@@ -59,6 +60,15 @@ void ReportToProto(const placement::PlacementReport& report,
                    v1::ExplainResponse* out);
 
 void ClaimToProto(const Claim& claim, v1::Claim* out);
+
+// Placement.Coverage: the job as JobFromProto reads it, each construct list,
+// range, what-if variant (VariantFromSpec's checks) and hypothetical node
+// (NormalizeReport's checks) checked; InvalidArgumentError naming the
+// field, e.g. "hypothetical_nodes[0]: node.devices[1].index: ...".
+absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
+    const v1::CoverageRequest& request);
+void CoverageToProto(const placement::CoverageReport& report,
+                     v1::CoverageResponse* out);
 
 }  // namespace ctxsel::server
 

@@ -280,5 +280,50 @@ TEST(ProtoConvertTest, StatusKeepsCodeAndMessage) {
   EXPECT_EQ(s.error_message(), "no device");
 }
 
+TEST(ProtoConvertTest, CoverageRequestIsCheckedFieldByField) {
+  v1::CoverageRequest request;
+  request.mutable_job()->set_kernel("saxpy");
+  request.add_construct_lists()->add_construct()->set_name("target");
+  v1::VariableRange* n = request.add_variable_ranges();
+  n->set_name("N");
+  n->add_values(1);
+  n->add_values(4096);
+  v1::Variant* with = request.add_with_variants();
+  with->set_name("saxpy_gpu");
+  with->set_selector("device={kind(gpu)}");
+  request.add_without_variants("saxpy_nv");
+  v1::Node* node = request.add_hypothetical_nodes();
+  node->set_id("rack1");
+  v1::Device* gpu = node->add_devices();
+  gpu->set_index(0);
+  gpu->set_sycl_architecture("amd_gpu_gfx90a");
+  absl::StatusOr<placement::CoverageQuery> q = CoverageQueryFromProto(request);
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->construct_lists.size(), 1u);
+  EXPECT_EQ(q->construct_lists[0][0].name, "target");
+  ASSERT_EQ(q->variable_ranges.size(), 1u);
+  EXPECT_THAT(q->variable_ranges[0].second, ElementsAre(1, 4096));
+  ASSERT_EQ(q->with_variants.size(), 1u);
+  EXPECT_EQ(q->with_variants[0].kernel, "saxpy");
+  EXPECT_THAT(q->without_variants, ElementsAre("saxpy_nv"));
+  // Normalised as a node report: id, node and catalog traits filled in.
+  ASSERT_EQ(q->hypothetical_devices.size(), 1u);
+  EXPECT_EQ(q->hypothetical_devices[0].node, "rack1");
+  EXPECT_TRUE(q->hypothetical_devices[0].traits.arch.contains("amdgcn"));
+
+  v1::CoverageRequest bad = request;
+  bad.mutable_with_variants(0)->set_selector("devce={}");
+  EXPECT_THAT(std::string(CoverageQueryFromProto(bad).status().message()),
+              HasSubstr("with_variants[0] (saxpy_gpu).selector: 1:1"));
+  bad = request;
+  bad.mutable_construct_lists(0)->mutable_construct(0)->set_name("tget");
+  EXPECT_THAT(std::string(CoverageQueryFromProto(bad).status().message()),
+              HasSubstr("construct_lists[0].construct[0].name: 'tget'"));
+  bad = request;
+  bad.mutable_hypothetical_nodes(0)->mutable_devices(0)->set_utilisation(2);
+  EXPECT_THAT(std::string(CoverageQueryFromProto(bad).status().message()),
+              HasSubstr("hypothetical_nodes[0]: "));
+}
+
 }  // namespace
 }  // namespace ctxsel::server

@@ -96,11 +96,8 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
   for (size_t i = 0; i < specs.size(); ++i) {
     VariantSpec& spec = specs[i];
     const std::string field = absl::StrCat("variants[", i, "]");
-    if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
-      return s;
-    }
     const std::string where = absl::StrCat(field, " (", spec.name, ")");
-    if (!in_batch.insert(spec.name).second) {
+    if (in_batch.contains(spec.name)) {
       return absl::InvalidArgumentError(where + ".name: repeated in the batch");
     }
     if (taken.contains(spec.name)) {
@@ -108,17 +105,35 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
           absl::StrCat(where, ".name: kernel ", kernel,
                        " already has a variant of that name"));
     }
-    absl::StatusOr<selector::Selector> parsed =
-        selector::Selector::Parse(spec.selector_text);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ".selector: ", parsed.status().message()));
-    }
-    variants.push_back(Variant{
-        kernel, std::move(spec.name), std::move(spec.selector_text),
-        *std::move(parsed), next_order++, revision, std::move(spec.metadata)});
+    absl::StatusOr<Variant> variant = VariantFromSpec(kernel, spec, field);
+    if (!variant.ok()) return variant.status();
+    in_batch.insert(variant->name);
+    variant->order = next_order++;
+    variant->revision = revision;
+    variants.push_back(*std::move(variant));
   }
   return variants;
+}
+
+absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
+                                        VariantSpec& spec,
+                                        const std::string& field) {
+  if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<selector::Selector> parsed =
+      selector::Selector::Parse(spec.selector_text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " (", spec.name, ").selector: ", parsed.status().message()));
+  }
+  return Variant{kernel,
+                 std::move(spec.name),
+                 std::move(spec.selector_text),
+                 *std::move(parsed),
+                 /*order=*/0,
+                 /*revision=*/0,
+                 std::move(spec.metadata)};
 }
 
 absl::StatusOr<RegisterResult> VariantRegistry::Register(

@@ -49,6 +49,14 @@ struct VariantSpec {
   VariantMetadata metadata;
 };
 
+// The checks Register makes on each variant on its own: a valid name and a
+// selector that parses. Errors start with `field` ("variants[1]"), e.g.
+// "variants[1] (foo).selector: 1:9: ...". Moves from `spec`; order and
+// revision are 0.
+absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
+                                        VariantSpec& spec,
+                                        const std::string& field);
+
 struct RegisterResult {
   int64_t revision = 0;
   std::vector<Variant> variants;  // as stored, declaration order

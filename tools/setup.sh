@@ -18,6 +18,7 @@ PACKAGES=(
   libsqlite3-dev         # server: durable variant store
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
+  jq                     # docs/coverage.md: the CI check on coverage JSON
 )
 
 missing=()

@@ -74,7 +74,7 @@ absl::StatusOr<Arguments> ParseArguments(int argc, const char* const* argv) {
         absl::FindCommandLineFlag(name) == nullptr) {
       value = name.substr(1);  // -ojson
       name = "output";
-    } else if (single_dash && name == "o") {
+    } else if (name == "o") {  // -o json, --o=json
       name = "output";
     }
     if (name == "help" || name == "version") {

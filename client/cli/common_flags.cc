@@ -41,17 +41,43 @@ absl::StatusOr<OutputFormat> OutputFormatFromFlags() {
       "--output: '", output, "' is not table, wide, json, yaml or name"));
 }
 
-absl::StatusOr<JobVariables> JobVariablesFromFlags() {
-  JobVariables out;
-  for (const std::string& assignment : absl::GetFlag(FLAGS_var)) {
-    const size_t eq = assignment.find('=');
+absl::StatusOr<VariableRanges> VariableRangesFromFlags() {
+  VariableRanges out;
+  for (const std::string& item : absl::GetFlag(FLAGS_var)) {
+    const size_t eq = item.find('=');
     int64_t value = 0;
-    if (eq == std::string::npos || eq == 0 ||
-        !absl::SimpleAtoi(assignment.substr(eq + 1), &value)) {
+    const std::string number =
+        eq == std::string::npos ? item : item.substr(eq + 1);
+    if (eq == 0 || !absl::SimpleAtoi(number, &value) ||
+        (eq == std::string::npos && out.empty())) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--var: '", assignment, "' is not NAME=INTEGER"));
+          absl::StrCat("--var: '", item, "' is not NAME=INTEGER"));
     }
-    out.emplace_back(assignment.substr(0, eq), value);
+    if (eq != std::string::npos) {
+      const std::string name = item.substr(0, eq);
+      for (const auto& [seen, values] : out) {
+        if (seen == name) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--var: '", name, "' is given twice"));
+        }
+      }
+      out.emplace_back(name, std::vector<int64_t>{});
+    }
+    out.back().second.push_back(value);
+  }
+  return out;
+}
+
+absl::StatusOr<JobVariables> JobVariablesFromFlags() {
+  absl::StatusOr<VariableRanges> ranges = VariableRangesFromFlags();
+  if (!ranges.ok()) return ranges.status();
+  JobVariables out;
+  for (const auto& [name, values] : *ranges) {
+    if (values.size() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--var: '", values[1], "' is not NAME=INTEGER"));
+    }
+    out.emplace_back(name, values[0]);
   }
   return out;
 }

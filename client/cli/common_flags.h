@@ -56,8 +56,18 @@ absl::StatusOr<OutputFormat> OutputFormatFromFlags();
 using JobVariables = std::vector<std::pair<std::string, int64_t>>;
 
 // The --var flag's NAME=INTEGER assignments; INVALID_ARGUMENT naming the
-// first one that is not of that form.
+// first one that is not of that form (a range is one; see below).
 absl::StatusOr<JobVariables> JobVariablesFromFlags();
+
+// Variables with the values they take, in the order given.
+using VariableRanges =
+    std::vector<std::pair<std::string, std::vector<int64_t>>>;
+
+// The --var flag with ranges: NAME=INTEGER, and INTEGERs after one
+// continue its list ("--var=N=1,64,4096,M=2" gives N: 1, 64, 4096 and M: 2).
+// INVALID_ARGUMENT naming the first item that is neither, or a name given
+// twice.
+absl::StatusOr<VariableRanges> VariableRangesFromFlags();
 
 // The --construct list with the spaces selectors are written with removed
 // ("target, teams" is target, teams); names are checked where the job is.

@@ -34,6 +34,29 @@ TEST(JobVariablesFromFlagsTest, RejectsOtherSpellingsNamingTheAssignment) {
   }
 }
 
+TEST(JobVariablesFromFlagsTest, RejectsARangeNamingItsSecondValue) {
+  absl::StatusOr<JobVariables> vars = Parse({"N=1", "64"});
+  ASSERT_FALSE(vars.ok());
+  EXPECT_EQ(vars.status().message(), "--var: '64' is not NAME=INTEGER");
+}
+
+TEST(VariableRangesFromFlagsTest, IntegersContinueTheNamedList) {
+  absl::SetFlag(&FLAGS_var,
+                std::vector<std::string>{"N=1", "64", "4096", "M=2", "-3"});
+  absl::StatusOr<VariableRanges> ranges = VariableRangesFromFlags();
+  ASSERT_TRUE(ranges.ok()) << ranges.status();
+  EXPECT_EQ(*ranges, (VariableRanges{{"N", {1, 64, 4096}}, {"M", {2, -3}}}));
+}
+
+TEST(VariableRangesFromFlagsTest, RejectsALeadingValueAndARepeatedName) {
+  absl::SetFlag(&FLAGS_var, std::vector<std::string>{"64", "N=1"});
+  EXPECT_EQ(VariableRangesFromFlags().status().message(),
+            "--var: '64' is not NAME=INTEGER");
+  absl::SetFlag(&FLAGS_var, std::vector<std::string>{"N=1", "N=2"});
+  EXPECT_EQ(VariableRangesFromFlags().status().message(),
+            "--var: 'N' is given twice");
+}
+
 TEST(CallTimeoutFromFlagsTest, RoundsUpToWholeMilliseconds) {
   absl::SetFlag(&FLAGS_timeout, absl::Milliseconds(300));
   EXPECT_EQ(CallTimeoutFromFlags().value(), std::chrono::milliseconds(300));

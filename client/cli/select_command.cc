@@ -81,7 +81,7 @@ absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
 
 }  // namespace
 
-absl::StatusOr<v1::Job> JobFromFlags() {
+absl::StatusOr<v1::Job> JobFromFlags(bool read_variables) {
   v1::Job job;
   job.set_kernel(absl::GetFlag(FLAGS_kernel));
   if (job.kernel().empty())
@@ -89,10 +89,12 @@ absl::StatusOr<v1::Job> JobFromFlags() {
   for (const std::string& name : ConstructNamesFromFlags()) {
     job.add_construct()->set_name(name);
   }
-  absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
-  if (!variables.ok()) return variables.status();
-  for (const auto& [name, value] : *variables) {
-    (*job.mutable_variables())[name] = value;
+  if (read_variables) {
+    absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
+    if (!variables.ok()) return variables.status();
+    for (const auto& [name, value] : *variables) {
+      (*job.mutable_variables())[name] = value;
+    }
   }
   auto policy = ParsePolicy(absl::GetFlag(FLAGS_policy));
   if (!policy.ok()) return policy.status();

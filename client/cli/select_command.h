@@ -30,8 +30,9 @@ using EnvVars = client::LaunchEnvironment;
 
 // The job of the select/explain/run flags (--kernel, --construct, --var,
 // --policy, --nodes or --here, --device_filter, ...); INVALID_ARGUMENT
-// naming the flag.
-absl::StatusOr<v1::Job> JobFromFlags();
+// naming the flag. Without `read_variables`, --var is left to the caller
+// (coverage reads it as ranges).
+absl::StatusOr<v1::Job> JobFromFlags(bool read_variables = true);
 
 // JobFromFlags() plus, with --claim=DURATION, a claim for --holder
 // (default DefaultHolder()).

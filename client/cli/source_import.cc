@@ -1,10 +1,12 @@
 #include "client/cli/source_import.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/input_file.h"
 
 ABSL_FLAG(std::vector<std::string>, define, {},
@@ -18,6 +20,26 @@ ABSL_FLAG(std::string, fortran_form, "auto",
           ".f .for .ftn), fixed or free.");
 
 namespace ctxsel::cli {
+namespace {
+
+v1::Variant FromImported(const pragma::ImportedVariant& imported) {
+  v1::Variant v;
+  v.set_name(imported.variant);
+  v.set_selector(imported.selector);
+  v1::VariantMetadata* m = v.mutable_metadata();
+  for (const pragma::AdjustArgs& a : imported.adjust_args) {
+    m->add_adjust_args(absl::StrCat(a.op, ": ", absl::StrJoin(a.args, ", ")));
+  }
+  for (const std::vector<std::string>& types : imported.append_args) {
+    m->add_append_args(
+        absl::StrCat("interop(", absl::StrJoin(types, ", "), ")"));
+  }
+  m->set_source_file(imported.location.file);
+  m->set_source_line(imported.location.line);
+  return v;
+}
+
+}  // namespace
 
 absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags() {
   pragma::ImportOptions options;
@@ -46,6 +68,33 @@ absl::StatusOr<pragma::ImportResult> ImportSourceFile(
   absl::StatusOr<std::string> text = ReadInputFile(path);
   if (!text.ok()) return text.status();
   return pragma::ImportVariants(path, *text, options);
+}
+
+absl::StatusOr<SourceImport> ImportSources(
+    const std::vector<std::string>& files) {
+  absl::StatusOr<pragma::ImportOptions> options = ImportOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  SourceImport out;
+  for (const std::string& file : files) {
+    absl::StatusOr<pragma::ImportResult> result =
+        ImportSourceFile(file, *options);
+    if (!result.ok()) {
+      out.errors.push_back(absl::StrCat(file, ": ", result.status().message()));
+      continue;
+    }
+    for (const pragma::ImportWarning& w : result->warnings) {
+      std::fprintf(stderr, "%s\n", w.ToString().c_str());
+    }
+    for (const pragma::ImportError& e : result->errors) {
+      out.errors.push_back(e.ToString());
+      if (!e.kernel.empty()) out.skipped.insert(e.kernel);
+    }
+    for (const pragma::ImportedVariant& v : result->variants) {
+      out.batches[v.base].push_back(FromImported(v));
+    }
+  }
+  for (const std::string& kernel : out.skipped) out.batches.erase(kernel);
+  return out;
 }
 
 }  // namespace ctxsel::cli

@@ -11,9 +11,13 @@
 #ifndef CTXSEL_CLIENT_CLI_SOURCE_IMPORT_H_
 #define CTXSEL_CLIENT_CLI_SOURCE_IMPORT_H_
 
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ctxsel/v1/ctxsel.pb.h"
 #include "selector/pragma/importer.h"
 
 namespace ctxsel::cli {
@@ -21,6 +25,21 @@ namespace ctxsel::cli {
 // The importer options from the flags above; InvalidArgumentError naming
 // the flag when one is malformed.
 absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags();
+
+// One kernel's variants from source files, in source order.
+using SourceBatches = std::map<std::string, std::vector<v1::Variant>>;
+
+// What the sources declare: the batches to register and what was wrong.
+struct SourceImport {
+  SourceBatches batches;
+  std::vector<std::string> errors;  // "file:line:column: message"
+  std::set<std::string> skipped;    // kernels with an invalid directive
+};
+
+// Imports every file with the flags above, printing warnings to stderr as
+// it goes; kernels with an invalid directive are left out of `batches`.
+absl::StatusOr<SourceImport> ImportSources(
+    const std::vector<std::string>& files);
 
 // Reads `path` and imports it with `options`.
 absl::StatusOr<pragma::ImportResult> ImportSourceFile(

@@ -62,61 +62,6 @@ absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
   return variants;
 }
 
-// One kernel's variants from source files, in source order.
-using SourceBatches = std::map<std::string, std::vector<v1::Variant>>;
-
-v1::Variant FromImported(const pragma::ImportedVariant& imported) {
-  v1::Variant v;
-  v.set_name(imported.variant);
-  v.set_selector(imported.selector);
-  v1::VariantMetadata* m = v.mutable_metadata();
-  for (const pragma::AdjustArgs& a : imported.adjust_args) {
-    m->add_adjust_args(absl::StrCat(a.op, ": ", absl::StrJoin(a.args, ", ")));
-  }
-  for (const std::vector<std::string>& types : imported.append_args) {
-    m->add_append_args(
-        absl::StrCat("interop(", absl::StrJoin(types, ", "), ")"));
-  }
-  m->set_source_file(imported.location.file);
-  m->set_source_line(imported.location.line);
-  return v;
-}
-
-// What the sources declare: the batches to register and what was wrong.
-struct SourceImport {
-  SourceBatches batches;
-  std::vector<std::string> errors;  // "file:line:column: message"
-  std::set<std::string> skipped;    // kernels with an invalid directive
-};
-
-// Imports every file, printing warnings to stderr as it goes.
-absl::StatusOr<SourceImport> ImportSources(
-    const std::vector<std::string>& files) {
-  absl::StatusOr<pragma::ImportOptions> options = ImportOptionsFromFlags();
-  if (!options.ok()) return options.status();
-  SourceImport out;
-  for (const std::string& file : files) {
-    absl::StatusOr<pragma::ImportResult> result =
-        ImportSourceFile(file, *options);
-    if (!result.ok()) {
-      out.errors.push_back(absl::StrCat(file, ": ", result.status().message()));
-      continue;
-    }
-    for (const pragma::ImportWarning& w : result->warnings) {
-      std::fprintf(stderr, "%s\n", w.ToString().c_str());
-    }
-    for (const pragma::ImportError& e : result->errors) {
-      out.errors.push_back(e.ToString());
-      if (!e.kernel.empty()) out.skipped.insert(e.kernel);
-    }
-    for (const pragma::ImportedVariant& v : result->variants) {
-      out.batches[v.base].push_back(FromImported(v));
-    }
-  }
-  for (const std::string& kernel : out.skipped) out.batches.erase(kernel);
-  return out;
-}
-
 void PrintRegistered(const std::string& kernel,
                      const v1::RegisterVariantsResponse& response) {
   std::printf("registered %d variant(s) of %s at revision %lld\n",

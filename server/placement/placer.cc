@@ -196,4 +196,14 @@ absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
   return report;
 }
 
+absl::StatusOr<CoverageReport> Placer::Coverage(
+    const CoverageQuery& query) const {
+  std::shared_ptr<const Snapshot> snap = snapshot();
+  auto it = snap->kernels.find(query.job.kernel);
+  const KernelEntry* live =
+      it == snap->kernels.end() ? nullptr : it->second.get();
+  return internal::Cover(live, query, *fleet_,
+                         options_.max_signatures_per_kernel);
+}
+
 }  // namespace ctxsel::server::placement

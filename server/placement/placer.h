@@ -2,7 +2,8 @@
 //
 // The Placer holds the registered variants of every kernel and the live
 // devices of the fleet, and answers Select(job) / Explain(job) the way
-// docs/placement.md describes:
+// docs/placement.md describes (and Coverage(query), docs/coverage.md, from
+// the same resolutions):
 //
 //   * Devices with identical traits (kind, arch, isa, vendor, extension and
 //     SYCL architecture) form a *device class*; nodes whose devices have the
@@ -20,9 +21,9 @@
 //     with devices.
 //
 // Thread safety: every method may be called from any thread. Select and
-// Explain read an immutable snapshot published by the writers (SetVariants,
-// RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an atomic
-// pointer swap; writers are serialised among themselves and never hold a
+// Explain (and Coverage) read an immutable snapshot published by the writers
+// (SetVariants, RemoveKernel, SetNodeDevices, RemoveNode, SetDevices) with an
+// atomic pointer swap; writers are serialised among themselves and never hold a
 // lock a reader needs while they resolve. Device-level state (devices,
 // utilisation, the per-class ordered load structures) sits behind one
 // reader/writer lock that inventory writers and UpdateUtilisations hold
@@ -58,6 +59,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "server/model.h"
+#include "server/placement/coverage.h"
 #include "server/placement/device_class.h"
 #include "server/placement/filter_cache.h"
 #include "server/placement/placement.h"
@@ -158,6 +160,15 @@ class Placer {
   // Fails only where Select fails with NotFound or InvalidArgument; a job
   // that fits no device gives a report whose `status` says so.
   absl::StatusOr<PlacementReport> Explain(const Job& job) const;
+
+  // Where the kernel's variants run over the live fleet for a job context
+  // (and a matrix of job points), optionally for a what-if variant set and
+  // hypothetical nodes, never stored (coverage.h). Reads the same snapshot
+  // and Resolutions as Select and holds the fleet lock shared for
+  // O(classes x points): it does not slow Select.
+  //   NotFoundError         the kernel has no variants (and none is added);
+  //   InvalidArgumentError  a bad query field, named in the message.
+  absl::StatusOr<CoverageReport> Coverage(const CoverageQuery& query) const;
 
  private:
   std::shared_ptr<const internal::Snapshot> snapshot() const;
