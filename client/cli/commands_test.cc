@@ -32,7 +32,7 @@ TEST(CommandsTest, NamesAreUniqueAndEveryUsageLineStartsWithTheName) {
       EXPECT_THAT(std::string(line), StartsWith(std::string(command->name)));
     }
   }
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 15u);
 }
 
 TEST(CommandsTest, UsageLinesNameOnlyRealFlags) {
