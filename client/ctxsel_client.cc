@@ -1,6 +1,7 @@
 #include "client/ctxsel_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 
 namespace ctxsel::client {
 
@@ -40,8 +41,8 @@ absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   // gRPC and Abseil share the canonical code numbering.
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  return FromRpcStatus(static_cast<absl::StatusCode>(status.error_code()),
+                       status.error_message(), status.error_details());
 }
 
 absl::StatusOr<v1::HeartbeatResponse> HeartbeatStream::Beat(

@@ -12,8 +12,8 @@
 //
 // Every unary call (each page of a listing too) has a deadline, the
 // constructor's `timeout`, and returns the server's error as an absl::Status
-// with the same code and message; a call that passes its deadline returns
-// DEADLINE_EXCEEDED naming the deadline ("no answer within 300ms").
+// with the same code, message and details; a call that passes its deadline
+// returns DEADLINE_EXCEEDED naming the deadline ("no answer within 300ms").
 #ifndef CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 #define CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 
@@ -32,7 +32,9 @@
 
 namespace ctxsel::client {
 
-// Converts a gRPC status into the equivalent absl::Status.
+// Converts a gRPC status into the equivalent absl::Status, with the
+// google.rpc details of grpc-status-details-bin as payloads: read them with
+// GetDetail<google::rpc::BadRequest>(status) (base/status_details.h).
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // An open Heartbeat stream of one node (see ctxsel.v1.Inventory.Heartbeat).

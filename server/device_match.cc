@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/fleet_context.h"
+#include "server/selector_field_error.h"
 
 namespace ctxsel::server {
 
@@ -10,8 +11,7 @@ absl::StatusOr<DeviceMatcher> DeviceMatcher::Parse(const std::string& text,
   if (text.empty()) return DeviceMatcher(std::nullopt);
   absl::StatusOr<selector::Selector> parsed = selector::Selector::Parse(text);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": ", parsed.status().message()));
+    return SelectorFieldError(field, parsed.status());
   }
   return DeviceMatcher(*std::move(parsed));
 }

@@ -4,41 +4,27 @@
 #include <cmath>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "server/device_match.h"
+#include "server/page_token.h"
 
 namespace ctxsel::server {
 namespace {
 
+constexpr size_t kDevicesPerCancelCheck = 64;
+
+absl::Status NodeNotFound(const std::string& node) {
+  return WithResourceInfo(WithErrorInfo(absl::NotFoundError(absl::StrCat(
+                                            "node: '", node, "' is not known")),
+                                        "NODE_NOT_FOUND", {{"node", node}}),
+                          "ctxsel.v1.Node", node);
+}
+
 int ClampPageSize(int requested, const InventoryOptions& options) {
   if (requested <= 0) return options.default_page_size;
   return std::min(requested, options.max_page_size);
-}
-
-absl::StatusOr<std::string> DecodeToken(const std::string& token) {
-  std::string raw;
-  if (!absl::WebSafeBase64Unescape(token, &raw)) {
-    return absl::InvalidArgumentError(
-        "page_token: not a token from a previous answer");
-  }
-  return raw;
-}
-
-// Device positions encode as "<node>\0<index>".
-absl::StatusOr<std::pair<std::string, int>> DecodeDeviceToken(
-    const std::string& token) {
-  absl::StatusOr<std::string> raw = DecodeToken(token);
-  if (!raw.ok()) return raw.status();
-  const size_t split = raw->rfind('\0');
-  int index = 0;
-  if (split == std::string::npos ||
-      !absl::SimpleAtoi(raw->substr(split + 1), &index)) {
-    return absl::InvalidArgumentError(
-        "page_token: not a token from a previous answer");
-  }
-  return std::make_pair(raw->substr(0, split), index);
 }
 
 // An estimate of the memory a node snapshot holds, for the event history's
@@ -233,14 +219,14 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
 }
 
 absl::Status Inventory::Deregister(const std::string& node) {
+  if (node.empty()) return FieldViolation("node", "required");
   Wakes wakes;
   {
     absl::MutexLock apply(&apply_mu_);
     {
       absl::MutexLock lock(&mu_);
       if (nodes_.find(node) == nodes_.end()) {
-        return absl::NotFoundError(
-            absl::StrCat("node: '", node, "' is not known"));
+        return NodeNotFound(node);
       }
       RemoveLocked(node, "deregistered");
       wakes = TakeWakesLocked();
@@ -353,9 +339,10 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
     PageBudget<NodeState> budget) const {
   std::string after;
   if (!page_token.empty()) {
-    absl::StatusOr<std::string> decoded = DecodeToken(page_token);
+    absl::StatusOr<std::vector<std::string>> decoded =
+        DecodePageToken(page_token, "ListNodes", "", 1);
     if (!decoded.ok()) return decoded.status();
-    after = *std::move(decoded);
+    after = (*decoded)[0];
   }
   const size_t limit = ClampPageSize(page_size, options_);
   absl::ReaderMutexLock lock(&mu_);
@@ -368,7 +355,8 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
       return TooLargeForAPage(absl::StrCat("node ", it->first), budget);
     }
     if (fit == PageFit::kFull) {
-      page.next_page_token = absl::WebSafeBase64Escape(page.items.back().id);
+      page.next_page_token =
+          EncodePageToken("ListNodes", "", {page.items.back().id});
       break;
     }
     page.items.push_back(it->second);
@@ -378,23 +366,37 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
 
 absl::StatusOr<Page<Device>> Inventory::ListDevices(
     const std::string& match, const std::string& node, int page_size,
-    const std::string& page_token, PageBudget<Device> budget) const {
+    const std::string& page_token, PageBudget<Device> budget,
+    const std::function<bool()>& cancelled) const {
   absl::StatusOr<DeviceMatcher> matcher = DeviceMatcher::Parse(match, "match");
   if (!matcher.ok()) return matcher.status();
+  const std::string filters = PageFilters({{"match", match}, {"node", node}});
   std::pair<std::string, int> after = {"", -2};
   if (!page_token.empty()) {
-    absl::StatusOr<std::pair<std::string, int>> decoded =
-        DecodeDeviceToken(page_token);
+    absl::StatusOr<std::vector<std::string>> decoded =
+        DecodePageToken(page_token, "ListDevices", filters, 2);
     if (!decoded.ok()) return decoded.status();
-    after = *std::move(decoded);
+    after.first = (*decoded)[0];
+    if (!absl::SimpleAtoi((*decoded)[1], &after.second)) {
+      return FieldViolation("page_token",
+                            "not a token from a previous ListDevices answer");
+    }
   }
   const size_t limit = ClampPageSize(page_size, options_);
   absl::ReaderMutexLock lock(&mu_);
   Page<Device> page;
+  size_t examined = 0;
   auto it = node.empty() ? nodes_.lower_bound(after.first) : nodes_.find(node);
   for (; it != nodes_.end() && (node.empty() || it->first == node); ++it) {
     for (const Device& d : it->second.devices) {
       if (std::make_pair(d.node, d.index) <= after) continue;
+      // Matching is the slow part of a long listing: a call cancelled or
+      // past its deadline stops here rather than finishing unseen.
+      if (cancelled && ++examined % kDevicesPerCancelCheck == 0 &&
+          cancelled()) {
+        return absl::CancelledError(
+            "ListDevices: call cancelled or past its deadline");
+      }
       if (!matcher->Matches(d, it->second.devices)) continue;
       const PageFit fit =
           page.items.size() == limit ? PageFit::kFull : budget.Take(d);
@@ -403,8 +405,8 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
       }
       if (fit == PageFit::kFull) {
         const Device& last = page.items.back();
-        page.next_page_token = absl::WebSafeBase64Escape(
-            absl::StrCat(last.node, std::string(1, '\0'), last.index));
+        page.next_page_token = EncodePageToken(
+            "ListDevices", filters, {last.node, absl::StrCat(last.index)});
         return page;
       }
       page.items.push_back(d);

@@ -130,7 +130,8 @@ class Inventory {
       const std::string& node,
       const std::vector<std::pair<std::string, double>>& utilisation);
 
-  // Removes a node now. NotFoundError if unknown.
+  // Removes a node now. InvalidArgumentError for an empty id, NotFoundError
+  // (with ResourceInfo) if unknown.
   absl::Status Deregister(const std::string& node);
 
   // Removes every node with no beat for the TTL; returns their ids.
@@ -142,7 +143,8 @@ class Inventory {
 
   // Live nodes in id order, from `page_token` on; a page ends at
   // `page_size` nodes or before `budget` runs out. ResourceExhaustedError
-  // naming a node too large for a page on its own.
+  // naming a node too large for a page on its own; InvalidArgumentError for
+  // a page token that is not from a ListNodes page (page_token.h).
   absl::StatusOr<Page<NodeState>> ListNodes(
       int page_size, const std::string& page_token,
       PageBudget<NodeState> budget = {}) const;
@@ -150,11 +152,14 @@ class Inventory {
   // Live devices in (node, index) order that match `match` (a context
   // selector, evaluated with the device as `device` and its node's devices
   // as `target_device`s; empty: all) and are on `node` (empty: any).
-  // InvalidArgumentError "match: L:C: ..." for a bad selector. Pages end as
-  // ListNodes' do.
+  // InvalidArgumentError "match: L:C: ..." for a bad selector, and for a
+  // page token from another listing or other `match`/`node`. Pages end as
+  // ListNodes' do. `cancelled` (when given) is asked every few devices;
+  // once it says true the listing stops with CancelledError.
   absl::StatusOr<Page<Device>> ListDevices(
       const std::string& match, const std::string& node, int page_size,
-      const std::string& page_token, PageBudget<Device> budget = {}) const;
+      const std::string& page_token, PageBudget<Device> budget = {},
+      const std::function<bool()>& cancelled = nullptr) const;
 
   // Every live node and the sequence of the latest event, atomically: a
   // watcher sends these, then events after that sequence.

@@ -66,7 +66,7 @@ void InventoryService::ListedDeviceToProto(const Device& device,
 }
 
 grpc::Status InventoryService::ListDevices(
-    grpc::ServerContext* /*context*/, const v1::ListDevicesRequest* request,
+    grpc::ServerContext* context, const v1::ListDevicesRequest* request,
     v1::ListDevicesResponse* response) {
   PageBudget<Device> budget(options_.page_bytes, [this](const Device& device) {
     v1::Device out;
@@ -75,7 +75,8 @@ grpc::Status InventoryService::ListDevices(
   });
   absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
       request->match(), request->node(), request->page_size(),
-      request->page_token(), std::move(budget));
+      request->page_token(), std::move(budget),
+      [context] { return context->IsCancelled(); });
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
     ListedDeviceToProto(device, response->add_devices());

@@ -3,7 +3,9 @@
 #include <map>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -309,6 +311,70 @@ TEST_F(InventoryTest, PagesNodesAndDevices) {
   } while (!token.empty());
   EXPECT_THAT(ids,
               ElementsAre("a/cpu0", "a/gpu0", "b/cpu0", "b/gpu0", "c/cpu0", "c/gpu0"));
+}
+
+// Issue 15: a garbage token listed nothing (an empty page), a device token
+// sent with another filter resumed the other listing, and an empty node id
+// was "not known".
+TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
+  for (const char* id : {"a", "b", "c"}) {
+    ASSERT_TRUE(inventory_.Report(Node(id, {HostCpu(), Gpu(0, "nvptx")})).ok());
+  }
+  for (const char* garbage : {"garbage", "YWJj", "bm9kZQ"}) {
+    auto nodes = inventory_.ListNodes(2, garbage);
+    EXPECT_EQ(nodes.status().code(), absl::StatusCode::kInvalidArgument)
+        << garbage;
+    auto bad = GetDetail<google::rpc::BadRequest>(nodes.status());
+    ASSERT_TRUE(bad.has_value()) << garbage;
+    EXPECT_EQ(bad->field_violations(0).field(), "page_token");
+  }
+  auto gpus = inventory_.ListDevices("device={kind(gpu)}", "", 1, "");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_FALSE(gpus->next_page_token.empty());
+  EXPECT_TRUE(
+      inventory_.ListDevices("device={kind(gpu)}", "", 1, gpus->next_page_token)
+          .ok());
+  EXPECT_EQ(
+      inventory_.ListDevices("", "", 1, gpus->next_page_token).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      inventory_
+          .ListDevices("device={kind(gpu)}", "b", 1, gpus->next_page_token)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  auto nodes = inventory_.ListNodes(1, "");
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(
+      inventory_.ListDevices("", "", 1, nodes->next_page_token).status().code(),
+      absl::StatusCode::kInvalidArgument);
+
+  absl::Status empty = inventory_.Deregister("");
+  EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      GetDetail<google::rpc::BadRequest>(empty)->field_violations(0).field(),
+      "node");
+  absl::Status unknown = inventory_.Deregister("zz");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(GetDetail<google::rpc::ResourceInfo>(unknown)->resource_name(),
+            "zz");
+}
+
+// A long filtered listing asks whether its call is still wanted and stops
+// once it is not (the handler asks ServerContext::IsCancelled, which a
+// passed deadline sets); counted, not timed.
+TEST_F(InventoryTest, ListDevicesStopsWhenCancelled) {
+  std::vector<Device> gpus;
+  for (int i = 0; i < 100; ++i) gpus.push_back(Gpu(i, "nvptx"));
+  Inventory big({}, &observer_);
+  for (int n = 0; n < 50; ++n) {  // 5,000 devices
+    ASSERT_TRUE(big.Report(Node(absl::StrCat("n", n), gpus)).ok());
+  }
+  int asked = 0;
+  auto page = big.ListDevices("device={arch(amdgcn)}", "", 0, "", {},
+                              [&asked] { return ++asked == 3; });
+  EXPECT_EQ(page.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(asked, 3);
 }
 
 TEST_F(InventoryTest, ReportsOverTheLimitsAreRefused) {

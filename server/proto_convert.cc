@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "selector/job_check.h"
 #include "server/names.h"
 #include "server/node_report.h"
@@ -30,12 +31,11 @@ int64_t UnixMillis(absl::Time time) {
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
     const v1::ConstructTrait& trait, const std::string& field) {
   if (absl::Status s = selector::CheckConstructName(trait.name()); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".name: ", s.message()));
+    return FieldViolation(field + ".name", s.message());
   }
   if (trait.simdlen() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".simdlen: ", trait.simdlen(), " is negative"));
+    return FieldViolation(field + ".simdlen",
+                          absl::StrCat(trait.simdlen(), " is negative"));
   }
   selector::ConstructTrait out;
   out.name = trait.name();
@@ -57,8 +57,8 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
     return Policy::Enumerator;
 #include "server/placement/policy.def"
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.policy: unknown value ", policy));
+      return FieldViolation("job.policy",
+                            absl::StrCat("unknown value ", policy));
   }
 }
 
@@ -108,8 +108,10 @@ void ClassToProto(const placement::ClassReport& report,
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+                      std::string(status.message()),
+                      ToRpcStatus(status).SerializeAsString());
 }
 
 size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message) {
@@ -265,8 +267,9 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   for (int i = 0; i < impl.requirements_size(); ++i) {
     if (absl::Status s = selector::CheckRequirement(impl.requirements(i));
         !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job.implementation.requirements[", i, "]: ", s.message()));
+      return FieldViolation(
+          absl::StrCat("job.implementation.requirements[", i, "]"),
+          s.message());
     }
   }
   out.implementation.requires_ = ToSet(impl.requirements());
@@ -274,8 +277,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
     if (absl::Status s =
             selector::CheckMemoryOrder(impl.atomic_default_mem_order());
         !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job.implementation.atomic_default_mem_order: ", s.message()));
+      return FieldViolation("job.implementation.atomic_default_mem_order",
+                            s.message());
     }
   }
   out.implementation.atomic_default_mem_order = impl.atomic_default_mem_order();
@@ -286,8 +289,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   if (!policy.ok()) return policy.status();
   out.policy = *policy;
   if (job.top_k() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job.top_k: ", job.top_k(), " is negative"));
+    return FieldViolation("job.top_k",
+                          absl::StrCat(job.top_k(), " is negative"));
   }
   out.top_k = job.top_k();
   return out;

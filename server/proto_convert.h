@@ -22,7 +22,9 @@
 
 namespace ctxsel::server {
 
-// Same code, same message (the canonical codes are shared).
+// Same code, same message (the canonical codes are shared), and the
+// details the status carries (base/status_details.h) as google.rpc.Status
+// in grpc-status-details-bin; every error has at least an ErrorInfo.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The bytes `message` adds to a reply as one element of a repeated field

@@ -7,7 +7,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "server/names.h"
+#include "server/page_token.h"
+#include "server/selector_field_error.h"
 
 namespace ctxsel::server {
 namespace {
@@ -17,26 +20,28 @@ VariantRecord ToRecord(const Variant& variant) {
           variant.order,  variant.revision, variant.metadata};
 }
 
-// Page tokens are the position of the last listed variant, (kernel, order),
-// made opaque so clients do not build them.
-std::string EncodeToken(const Variant& last) {
-  return absl::WebSafeBase64Escape(
-      absl::StrCat(last.kernel, std::string(1, '\0'), last.order));
+// Page tokens hold the position of the last listed variant, (kernel,
+// order), under the request's `kernel` filter (page_token.h).
+std::string EncodeToken(const std::string& filters, const Variant& last) {
+  return EncodePageToken("ListVariants", filters,
+                         {last.kernel, absl::StrCat(last.order)});
 }
 
-absl::StatusOr<std::pair<std::string, int64_t>> DecodeToken(
-    const std::string& token) {
-  std::string raw;
-  const absl::Status bad = absl::InvalidArgumentError(
-      "page_token: not a token from a previous ListVariants answer");
-  if (!absl::WebSafeBase64Unescape(token, &raw)) return bad;
-  const size_t split = raw.rfind('\0');
-  int64_t order = 0;
-  if (split == std::string::npos ||
-      !absl::SimpleAtoi(raw.substr(split + 1), &order)) {
-    return bad;
-  }
-  return std::make_pair(raw.substr(0, split), order);
+absl::Status VariantNotFound(const std::string& kernel,
+                             const std::string& name) {
+  return WithResourceInfo(
+      WithErrorInfo(absl::NotFoundError(absl::StrCat(
+                        "kernel ", kernel, " has no variant '", name, "'")),
+                    "VARIANT_NOT_FOUND", {{"kernel", kernel}, {"name", name}}),
+      "ctxsel.v1.Variant", absl::StrCat(kernel, "/", name));
+}
+
+// Get and Delete name one variant: both keys are required.
+absl::Status CheckVariantKey(const std::string& kernel,
+                             const std::string& name) {
+  if (kernel.empty()) return FieldViolation("kernel", "required");
+  if (name.empty()) return FieldViolation("name", "required");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -98,12 +103,18 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
     const std::string field = absl::StrCat("variants[", i, "]");
     const std::string where = absl::StrCat(field, " (", spec.name, ")");
     if (in_batch.contains(spec.name)) {
-      return absl::InvalidArgumentError(where + ".name: repeated in the batch");
+      return WithFieldViolation(
+          absl::InvalidArgumentError(where + ".name: repeated in the batch"),
+          field + ".name", "repeated in the batch");
     }
     if (taken.contains(spec.name)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat(where, ".name: kernel ", kernel,
-                       " already has a variant of that name"));
+      return WithResourceInfo(
+          WithErrorInfo(absl::AlreadyExistsError(absl::StrCat(
+                            where, ".name: kernel ", kernel,
+                            " already has a variant of that name")),
+                        "VARIANT_EXISTS",
+                        {{"kernel", kernel}, {"name", spec.name}}),
+          "ctxsel.v1.Variant", absl::StrCat(kernel, "/", spec.name));
     }
     absl::StatusOr<Variant> variant = VariantFromSpec(kernel, spec, field);
     if (!variant.ok()) return variant.status();
@@ -124,8 +135,10 @@ absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
   absl::StatusOr<selector::Selector> parsed =
       selector::Selector::Parse(spec.selector_text);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " (", spec.name, ").selector: ", parsed.status().message()));
+    return SelectorFieldError(
+        field + ".selector", parsed.status(),
+        {{"kernel", kernel}, {"variant", spec.name}},
+        absl::StrCat(field, " (", spec.name, ").selector"));
   }
   return Variant{kernel,
                  std::move(spec.name),
@@ -166,13 +179,18 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
   }
   if (page_size == 0) page_size = limits_.default_page_size;
   page_size = std::min(page_size, limits_.max_page_size);
+  const std::string filters = PageFilters({{"kernel", kernel}});
   std::pair<std::string, int64_t> after = {"", -1};
   const bool resume = !page_token.empty();
   if (resume) {
-    absl::StatusOr<std::pair<std::string, int64_t>> decoded =
-        DecodeToken(page_token);
+    absl::StatusOr<std::vector<std::string>> decoded =
+        DecodePageToken(page_token, "ListVariants", filters, 2);
     if (!decoded.ok()) return decoded.status();
-    after = *std::move(decoded);
+    after.first = (*decoded)[0];
+    if (!absl::SimpleAtoi((*decoded)[1], &after.second)) {
+      return FieldViolation("page_token",
+                            "not a token from a previous ListVariants answer");
+    }
   }
   absl::ReaderMutexLock lock(&mu_);
   VariantPage page;
@@ -191,7 +209,7 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
                                 budget);
       }
       if (fit == PageFit::kFull) {
-        page.next_page_token = EncodeToken(page.variants.back());
+        page.next_page_token = EncodeToken(filters, page.variants.back());
         return page;
       }
       page.variants.push_back(v);
@@ -203,6 +221,7 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
 
 absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
                                              const std::string& name) const {
+  if (absl::Status key = CheckVariantKey(kernel, name); !key.ok()) return key;
   absl::ReaderMutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   if (it != kernels_.end()) {
@@ -210,12 +229,12 @@ absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
       if (v.name == name) return v;
     }
   }
-  return absl::NotFoundError(
-      absl::StrCat("kernel ", kernel, " has no variant '", name, "'"));
+  return VariantNotFound(kernel, name);
 }
 
 absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
                                                 const std::string& name) {
+  if (absl::Status key = CheckVariantKey(kernel, name); !key.ok()) return key;
   absl::MutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   auto found =
@@ -224,8 +243,7 @@ absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
           : std::find_if(it->second.begin(), it->second.end(),
                          [&](const Variant& v) { return v.name == name; });
   if (it == kernels_.end() || found == it->second.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel ", kernel, " has no variant '", name, "'"));
+    return VariantNotFound(kernel, name);
   }
   StoreBatch batch;
   batch.deletes.emplace_back(kernel, name);
@@ -240,11 +258,15 @@ absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
 
 absl::StatusOr<int64_t> VariantRegistry::DeleteAllVariants(
     const std::string& kernel) {
+  if (kernel.empty()) return FieldViolation("kernel", "required");
   absl::MutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   if (it == kernels_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel ", kernel, " has no variants"));
+    return WithResourceInfo(
+        WithErrorInfo(absl::NotFoundError(
+                          absl::StrCat("kernel ", kernel, " has no variants")),
+                      "KERNEL_NOT_FOUND", {{"kernel", kernel}}),
+        "ctxsel.v1.Kernel", kernel);
   }
   StoreBatch batch;
   batch.clear_kernels.push_back(kernel);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 
+#include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/sqlite_store.h"
@@ -213,6 +214,58 @@ TEST_F(VariantRegistryTest, ListPagesAcrossKernels) {
   EXPECT_THAT(Names("b"), ElementsAre("v0", "v1"));
   EXPECT_EQ(registry_->List("", 1, "garbage!").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 15: empty keys were NOT_FOUND, and a token sent with another
+// kernel filter was accepted.
+TEST_F(VariantRegistryTest, EmptyKeysAndForeignTokensAreInvalidArguments) {
+  for (const char* kernel : {"a", "b"}) {
+    ASSERT_TRUE(registry_
+                    ->Register(kernel,
+                               {{"v0", "device={kind(gpu)}", {}},
+                                {"v1", "device={kind(cpu)}", {}}},
+                               false)
+                    .ok());
+  }
+  EXPECT_EQ(registry_->Get("", "v0").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry_->Get("a", "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry_->Delete("", "v0").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto all = registry_->DeleteAllVariants("");
+  EXPECT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetDetail<google::rpc::BadRequest>(all.status())
+                ->field_violations(0)
+                .field(),
+            "kernel");
+  auto missing = registry_->Get("a", "nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      GetDetail<google::rpc::ResourceInfo>(missing.status())->resource_name(),
+      "a/nope");
+
+  auto first = registry_->List("a", 1, "");
+  ASSERT_TRUE(first.ok());
+  ASSERT_FALSE(first->next_page_token.empty());
+  EXPECT_TRUE(registry_->List("a", 1, first->next_page_token).ok());
+  EXPECT_EQ(registry_->List("b", 1, first->next_page_token).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(VariantRegistryTest, BadSelectorNamesFieldLineAndColumn) {
+  auto r = registry_->Register("k", {{"nv", "device={arch(nvptx)", {}}}, false);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetDetail<google::rpc::BadRequest>(r.status())
+                ->field_violations(0)
+                .field(),
+            "variants[0].selector");
+  auto info = GetDetail<google::rpc::ErrorInfo>(r.status());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), "SELECTOR_INVALID");
+  EXPECT_EQ(info->metadata().at("kernel"), "k");
+  EXPECT_EQ(info->metadata().at("line"), "1");
+  EXPECT_FALSE(info->metadata().at("column").empty());
 }
 
 // Pages also end by bytes (PageBudget): here each variant counts as its

@@ -136,7 +136,7 @@ int Supervise(client::CtxselClient& client, pid_t child,
     next_renewal = absl::Now() + renew_every;
     if (renewed.ok()) continue;
     std::fprintf(stderr, "ctxsel-cli run: renewing claim %s: %s\n",
-                 claim_id.c_str(), renewed.status().ToString().c_str());
+                 claim_id.c_str(), ErrorText(renewed.status()).c_str());
     if (absl::IsNotFound(renewed.status())) {
       renewing = false;  // it has ended; the device may be someone else's
     } else {
@@ -190,7 +190,7 @@ int RunRun(const std::vector<std::string>& args) {
   if (absl::Status released = client->ReleaseClaim(answer->claim().id());
       !released.ok() && !absl::IsNotFound(released)) {
     std::fprintf(stderr, "ctxsel-cli run: releasing claim %s: %s\n",
-                 answer->claim().id().c_str(), released.ToString().c_str());
+                 answer->claim().id().c_str(), ErrorText(released).c_str());
   }
   return exit_code;
 }

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/json_output.h"
@@ -84,6 +85,17 @@ std::unique_ptr<client::CtxselClient> ConnectToServer() {
       CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000)));
 }
 
+std::string ErrorText(const absl::Status& status) {
+  // The details are payloads: absl's default ToString would print them as
+  // raw bytes.
+  std::string text =
+      status.ToString(absl::StatusToStringMode::kWithNoExtraData);
+  std::string details = DescribeDetails(status);
+  if (!details.empty()) details.pop_back();  // the last newline
+  if (!details.empty()) absl::StrAppend(&text, "\n", details);
+  return text;
+}
+
 int ReportError(const std::string& what, const absl::Status& status) {
   std::string deadline;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
@@ -91,7 +103,7 @@ int ReportError(const std::string& what, const absl::Status& status) {
         " [--timeout=", absl::FormatDuration(absl::GetFlag(FLAGS_timeout)),
         "]");
   }
-  std::fprintf(stderr, "%s: %s%s\n", what.c_str(), status.ToString().c_str(),
+  std::fprintf(stderr, "%s: %s%s\n", what.c_str(), ErrorText(status).c_str(),
                deadline.c_str());
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:

@@ -26,7 +26,12 @@ std::string ServerAddress();
 // A client for ServerAddress() whose calls have the --timeout deadline.
 std::unique_ptr<client::CtxselClient> ConnectToServer();
 
-// Prints "<what>: <status>" to stderr (a passed deadline also names the
+// "CODE: message", then one indented line per detail the server sent
+// (field, reason with its metadata such as line and column, resource; see
+// DescribeDetails in base/status_details.h). No trailing newline.
+std::string ErrorText(const absl::Status& status);
+
+// Prints "<what>: <ErrorText>" to stderr (a passed deadline also names the
 // --timeout flag: "[--timeout=300ms]") and returns the exit code for it
 // (command.h): kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
 // kExitBadInput for INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS and

@@ -70,6 +70,11 @@ TEST_F(VariantsE2E, BatchWithOneBadSelectorStoresNothing) {
   EXPECT_EQ(reg.exit_code, 2);
   EXPECT_THAT(reg.stderr_text, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(reg.stderr_text, HasSubstr("variants[1] (bad).selector: 1:"));
+  // The details the server sent, printed under the message.
+  EXPECT_THAT(reg.stderr_text, HasSubstr("\n  field variants[1].selector: 1:"));
+  EXPECT_THAT(reg.stderr_text,
+              HasSubstr("\n  reason SELECTOR_INVALID column=21 kernel=saxpy "
+                        "line=1 variant=bad\n"));
   CommandResult ls = Cli({"variants", "ls", "saxpy"});
   ASSERT_EQ(ls.exit_code, 0);
   EXPECT_THAT(ls.stdout_text, Not(HasSubstr("ok")));
@@ -83,6 +88,9 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
   CommandResult missing = Cli({"variants", "get", "saxpy", "nope"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.stderr_text, HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(missing.stderr_text,
+              HasSubstr("\n  reason VARIANT_NOT_FOUND kernel=saxpy name=nope\n"
+                        "  resource ctxsel.v1.Variant saxpy/nope\n"));
 
   CommandResult unknown_kernel = Cli({"select", "--kernel=nope"});
   EXPECT_EQ(unknown_kernel.exit_code, 2) << unknown_kernel.stderr_text;
