@@ -20,12 +20,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "agent/agent_metrics.h"
 #include "agent/device_json.h"
 #include "agent/device_text.h"
 #include "agent/discovery.h"
 #include "agent/grpc_transport.h"
 #include "agent/node_id.h"
 #include "agent/reporter.h"
+#include "base/metrics_endpoint.h"
+#include "base/port_file.h"
 #include "base/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -45,6 +48,12 @@ ABSL_FLAG(std::string, sysfs_root, "/",
 ABSL_FLAG(std::string, devices_file, "",
           "JSON file of extra or simulated devices (see agent/device_json.h); "
           "read again every heartbeat.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "Address of the Prometheus /metrics endpoint, host:port (port 0 "
+          "picks a free port), e.g. 127.0.0.1:9465. Unauthenticated: keep it "
+          "on loopback or a management network. Empty: no metrics.");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "If set, the bound metrics port is written to this file.");
 ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
           "NVML library to dlopen for NVIDIA GPUs.");
 
@@ -81,7 +90,35 @@ int Print(ctxsel::agent::Discovery& discovery) {
 }
 
 int Serve(ctxsel::agent::Discovery& discovery) {
-  ctxsel::agent::Discovery::Result first = discovery.Run();
+  ctxsel::agent::AgentMetrics metrics;
+  std::unique_ptr<ctxsel::MetricsEndpoint> endpoint;
+  if (const std::string address = absl::GetFlag(FLAGS_metrics_listen);
+      !address.empty()) {
+    absl::StatusOr<std::unique_ptr<ctxsel::MetricsEndpoint>> started =
+        ctxsel::MetricsEndpoint::Start(address, {metrics.registry()});
+    if (!started.ok()) {
+      spdlog::error("{}", std::string(started.status().message()));
+      return 2;
+    }
+    endpoint = *std::move(started);
+    spdlog::info("metrics on http://{}/metrics (port {})", address,
+                 endpoint->port());
+    const std::string port_file = absl::GetFlag(FLAGS_metrics_port_file);
+    if (!port_file.empty()) {
+      if (absl::Status s = ctxsel::WritePortFile(port_file, endpoint->port());
+          !s.ok()) {
+        spdlog::error("{}", std::string(s.message()));
+        return 1;
+      }
+    }
+  }
+  const auto discover = [&] {
+    const absl::Time start = absl::Now();
+    ctxsel::agent::Discovery::Result found = discovery.Run();
+    metrics.RecordDiscovery(absl::Now() - start);
+    return found;
+  };
+  ctxsel::agent::Discovery::Result first = discover();
   for (const absl::Status& error : first.errors) {
     spdlog::error("discovery: {}", error.ToString());
   }
@@ -102,10 +139,11 @@ int Serve(ctxsel::agent::Discovery& discovery) {
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();
   options.heartbeat = heartbeat;
+  options.metrics = &metrics;
   ctxsel::agent::Reporter reporter(
       options,
       [&] {
-        ctxsel::agent::Discovery::Result found = discovery.Run();
+        ctxsel::agent::Discovery::Result found = discover();
         for (const absl::Status& e : found.errors) {
           spdlog::warn("discovery: {}", e.ToString());
         }

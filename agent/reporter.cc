@@ -37,6 +37,7 @@ absl::Status Reporter::Run() {
       if (clock_.stopped()) break;
     }
     ++stats_.failures;
+    if (options_.metrics != nullptr) options_.metrics->RecordReconnect();
     absl::Duration wait = backoff_.Next();
     // The first failure of a streak is news; the retries that follow are not.
     spdlog::log(
@@ -64,6 +65,7 @@ absl::Status Reporter::Report(const std::vector<DeviceInfo>& devices) {
       transport_.ReportNode(options_.node, devices);
   if (!answer.ok()) return answer.status();
   ++stats_.reports;
+  if (options_.metrics != nullptr) options_.metrics->RecordReport();
   ever_reported_ = true;
   reported_ = devices;
   UseServerInterval(answer->heartbeat_interval);
@@ -94,6 +96,7 @@ absl::Status Reporter::BeatOnce(HeartbeatStream& stream) {
   absl::StatusOr<BeatAnswer> answer = stream.Beat(options_.node, devices);
   if (!answer.ok()) return answer.status();
   ++stats_.beats;
+  if (options_.metrics != nullptr) options_.metrics->RecordBeat();
   backoff_.Reset();
   last_failure_ = absl::StatusCode::kOk;
   UseServerInterval(answer->heartbeat_interval);

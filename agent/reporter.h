@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/agent_metrics.h"
 #include "agent/backoff.h"
 #include "agent/clock.h"
 #include "agent/device_info.h"
@@ -45,6 +46,8 @@ class Reporter {
     // Reconnection delays. Capped at the heartbeat interval by default, so a
     // restarted server sees every node again within about two heartbeats.
     Backoff::Options backoff = {absl::ZeroDuration(), absl::ZeroDuration()};
+    // Counts reports, beats and reconnects for Prometheus; may be null.
+    AgentMetrics* metrics = nullptr;
   };
 
   // What happened so far; for logs and tests.

@@ -21,12 +21,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define CTXSEL_RETURN_IF_ERROR(expr)                        \
-  do {                                                      \
-    if (::absl::Status ctxsel_status_ = (expr);             \
-        ABSL_PREDICT_FALSE(!ctxsel_status_.ok())) {         \
-      return ctxsel_status_;                                \
-    }                                                       \
+#define CTXSEL_RETURN_IF_ERROR(expr)                \
+  do {                                              \
+    if (::absl::Status ctxsel_status_ = (expr);     \
+        ABSL_PREDICT_FALSE(!ctxsel_status_.ok())) { \
+      return ctxsel_status_;                        \
+    }                                               \
   } while (false)
 
 #define CTXSEL_STATUS_CONCAT_INNER_(a, b) a##b

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
 namespace ctxsel::client {
@@ -50,6 +51,10 @@ LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
       {"CTXSEL_DEVICE_INDEX", absl::StrCat(device.index())},
   };
   if (!claim.empty()) env.emplace_back("CTXSEL_CLAIM", std::string(claim));
+  if (choice.runtime_only_variants_size() > 0) {
+    env.emplace_back("CTXSEL_RUNTIME_ONLY_VARIANTS",
+                     absl::StrJoin(choice.runtime_only_variants(), ","));
+  }
   if (IsHost(device)) {
     env.emplace_back("OMP_NUM_THREADS",
                      absl::StrCat(std::max(device.compute_units(), 1)));

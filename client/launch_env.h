@@ -25,7 +25,9 @@ using LaunchEnvironment = std::vector<std::pair<std::string, std::string>>;
 
 // The variables for `choice`: CTXSEL_VARIANT (the variant, or `kernel` when
 // the base function was chosen), CTXSEL_NODE, CTXSEL_DEVICE,
-// CTXSEL_DEVICE_INDEX, CTXSEL_CLAIM (only when `claim` is not empty); then,
+// CTXSEL_DEVICE_INDEX, CTXSEL_CLAIM (only when `claim` is not empty),
+// CTXSEL_RUNTIME_ONLY_VARIANTS (comma-separated, best first, only when a
+// variant with a runtime-only condition ranks above the choice); then,
 // for an accelerator, its vendor's visibility variable (visibility_env.def)
 // and OMP_DEFAULT_DEVICE=0 (the one device the runtime then sees), or, for
 // the host CPU, OMP_NUM_THREADS (its compute units), OMP_PLACES=cores,

@@ -62,6 +62,17 @@ TEST(LaunchEnvTest, HostGetsAffinityAndBaseGetsTheKernel) {
   EXPECT_THAT(env, Contains(Pair("OMP_NUM_THREADS", "112")));
   EXPECT_THAT(env, Contains(Pair("OMP_PLACES", "cores")));
   EXPECT_THAT(env, Not(Contains(Pair("CUDA_VISIBLE_DEVICES", ::testing::_))));
+  EXPECT_THAT(
+      env, Not(Contains(Pair("CTXSEL_RUNTIME_ONLY_VARIANTS", ::testing::_))));
+}
+
+TEST(LaunchEnvTest, RuntimeOnlyVariantsAboveTheChoice) {
+  v1::PlacementChoice choice = Gpu("nvidia", 0, 0);
+  choice.add_runtime_only_variants("saxpy_tuned");
+  choice.add_runtime_only_variants("saxpy_plan");
+  EXPECT_THAT(
+      LaunchEnv(choice, "saxpy"),
+      Contains(Pair("CTXSEL_RUNTIME_ONLY_VARIANTS", "saxpy_tuned,saxpy_plan")));
 }
 
 TEST(LaunchEnvTest, ExportLinesAreShellQuoted) {

@@ -39,6 +39,8 @@ std::string CandidateText(const CandidateReport& c) {
   std::string status;
   if (c.selected) {
     status = "SELECTED";
+  } else if (c.runtime_only) {
+    status = absl::StrCat("not chosen: ", c.reason);
   } else if (!c.compatible) {
     status = absl::StrCat("not compatible: ", c.reason);
   } else if (c.in_dynamic_prefix && !c.evaluated) {
@@ -83,8 +85,9 @@ Explanation Explain(const Resolution& resolution, const Variables& variables,
       c.selected = true;
     } else if (e.dynamic) {
       std::string reason;
-      internal::MatchDynamic(*data.prefix_asts[r], variables, target_devices,
-                             &reason);
+      c.runtime_only = internal::MatchDynamic(*data.prefix_asts[r], variables,
+                                              target_devices, &reason) ==
+                       internal::DynamicMatch::kProgramDecides;
       c.compatible = false;
       c.reason = reason;
     }

@@ -1,6 +1,7 @@
 #include "selector/expr.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -54,6 +55,8 @@ int Precedence(const ExprNode& n) {
       return kUnaryPrecedence;
     case ExprOp::kCond:
       return kTernaryPrecedence;
+    case ExprOp::kRuntimeOnly:
+      return kPrimaryPrecedence;  // never a child: always the whole tree
     default:
       return FindBinary(n.op)->precedence;
   }
@@ -107,6 +110,113 @@ EvalResult Arith(ExprOp op, int64_t x, int64_t y) {
   }
 }
 
+// What makes a condition runtime-only: C/C++ that the service's expression
+// language lacks. Anything else that fails to parse is a syntax error.
+constexpr absl::string_view kRuntimeOnlyPuncts[] = {".", "->", "[", "]",  "&",
+                                                    "|", "^",  "~", "<<", ">>"};
+constexpr absl::string_view kRuntimeOnlyKeywords[] = {"sizeof", "alignof",
+                                                      "_Alignof"};
+
+template <size_t N>
+bool IsOneOf(absl::string_view text, const absl::string_view (&set)[N]) {
+  return std::find(std::begin(set), std::end(set), text) != std::end(set);
+}
+
+bool EndsOperand(const Token& t) {
+  return t.kind == TokenKind::kIdent || t.Is(")") || t.Is("]");
+}
+
+// Whether tokens[i] (with tokens[i - 1] before it when i > first) is a
+// construct of the program's language, not the service's.
+bool MarksRuntimeOnly(const std::vector<Token>& tokens, size_t first,
+                      size_t i) {
+  const Token& t = tokens[i];
+  if (t.kind == TokenKind::kString) return true;
+  if (t.kind == TokenKind::kPunct && IsOneOf(t.text, kRuntimeOnlyPuncts)) {
+    return true;
+  }
+  if (t.kind == TokenKind::kIdent && IsOneOf(t.text, kRuntimeOnlyKeywords)) {
+    return true;
+  }
+  if (i == first) return false;
+  const Token& prev = tokens[i - 1];
+  if (t.Is("(") && EndsOperand(prev)) return true;  // a call
+  // A cast: `(int)x`, `(long)(y)`.
+  return prev.Is(")") && (t.kind == TokenKind::kIdent ||
+                          t.kind == TokenKind::kInt || t.Is("("));
+}
+
+std::string TokenText(const Token& t) {
+  return t.kind == TokenKind::kString ? absl::StrCat("\"", t.text, "\"")
+                                      : t.text;
+}
+
+// Whether tokens[i] is a prefix operator (`*p`, `-x`, `&v`, `!f()`, `~m`):
+// it starts the run or follows an operator, `(`, `[`, `,` or `sizeof`.
+bool IsPrefixOperator(const std::vector<Token>& tokens, size_t first,
+                      size_t i) {
+  const Token& t = tokens[i];
+  if (!(t.Is("*") || t.Is("&") || t.Is("-") || t.Is("+") || t.Is("!") ||
+        t.Is("~"))) {
+    return false;
+  }
+  if (i == first) return true;
+  const Token& prev = tokens[i - 1];
+  if (prev.kind == TokenKind::kIdent) {
+    return IsOneOf(prev.text, kRuntimeOnlyKeywords);
+  }
+  return prev.kind == TokenKind::kPunct && !prev.Is(")") && !prev.Is("]");
+}
+
+// Whether two punctuators written together would read as other tokens
+// (`-` `>` as `->`) or as C's `--`, `++`.
+bool WouldFuse(const Token& prev, const Token& next) {
+  if (prev.kind != TokenKind::kPunct || next.kind != TokenKind::kPunct) {
+    return false;
+  }
+  if ((prev.Is("-") || prev.Is("+")) && prev.text == next.text) return true;
+  absl::StatusOr<std::vector<Token>> both = Lex(prev.text + next.text);
+  return !both.ok() || both->size() != 3 || (*both)[0].text != prev.text;
+}
+
+// Whether tokens[i - 1] and tokens[i] are written without a space between.
+bool Adjacent(const std::vector<Token>& tokens, size_t first, size_t i) {
+  const Token& prev = tokens[i - 1];
+  const Token& next = tokens[i];
+  if (WouldFuse(prev, next)) return false;
+  if (prev.Is("(") || prev.Is("[") || prev.Is(".") || prev.Is("->") ||
+      IsPrefixOperator(tokens, first, i - 1)) {
+    return true;
+  }
+  if (next.Is(")") || next.Is("]") || next.Is(",") || next.Is(".") ||
+      next.Is("->")) {
+    return true;
+  }
+  return (next.Is("(") || next.Is("[")) && EndsOperand(prev);
+}
+
+// The canonical text of tokens[first, end): C-like spacing when it lexes
+// back to the same tokens, one space between tokens otherwise.
+std::string RuntimeOnlyText(const std::vector<Token>& tokens, size_t first,
+                            size_t end) {
+  std::string compact, spaced;
+  for (size_t i = first; i < end; ++i) {
+    if (i > first) {
+      if (!Adjacent(tokens, first, i)) compact.push_back(' ');
+      spaced.push_back(' ');
+    }
+    compact += TokenText(tokens[i]);
+    spaced += TokenText(tokens[i]);
+  }
+  absl::StatusOr<std::vector<Token>> again = Lex(compact);
+  bool same = again.ok() && again->size() == end - first + 1;
+  for (size_t i = first; same && i < end; ++i) {
+    const Token& a = (*again)[i - first];
+    same = a.kind == tokens[i].kind && a.text == tokens[i].text;
+  }
+  return same ? compact : spaced;
+}
+
 }  // namespace
 
 std::string DescribeEvalError(const EvalResult& result) {
@@ -120,6 +230,8 @@ std::string DescribeEvalError(const EvalResult& result) {
       return "integer overflow";
     case EvalError::kDivisionByZero:
       return "division by zero";
+    case EvalError::kRuntimeOnly:
+      return "the program decides";
   }
   return "";
 }
@@ -172,6 +284,8 @@ EvalResult Expression::Eval(int node, const Variables& variables) const {
       if (!a.ok()) return a;
       return Eval(a.value != 0 ? n.b : n.c, variables);
     }
+    case ExprOp::kRuntimeOnly:
+      return Fail(EvalError::kRuntimeOnly);
     default: {
       EvalResult a = Eval(n.a, variables);
       if (!a.ok()) return a;
@@ -193,6 +307,7 @@ std::string Expression::Print(int node) const {
     case ExprOp::kInt:
       return absl::StrCat(n.value);
     case ExprOp::kVar:
+    case ExprOp::kRuntimeOnly:
       return n.name;
     case ExprOp::kNeg:
     case ExprOp::kNot: {
@@ -232,6 +347,14 @@ class ExpressionParser {
     }
     expr_.text_ = expr_.Print(*root);
     return std::move(expr_);
+  }
+
+  static Expression RuntimeOnly(std::string text, Pos pos) {
+    Expression e;
+    e.nodes_.push_back(ExprNode{ExprOp::kRuntimeOnly, 0, text, -1, -1, -1});
+    e.text_ = std::move(text);
+    e.pos_ = pos;
+    return e;
   }
 
  private:
@@ -418,6 +541,38 @@ class ExpressionParser {
 absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
                                            size_t& at) {
   return ExpressionParser(tokens, at).Run();
+}
+
+absl::StatusOr<Expression> ParseCondition(const std::vector<Token>& tokens,
+                                          size_t& at) {
+  // The balanced run of tokens up to the `)` or `,` that ends the property;
+  // marks are checked first, as `sizeof *p` would also parse as a product.
+  const size_t first = at;
+  std::vector<absl::string_view> open;  // closing brackets expected
+  bool runtime_only = false;
+  size_t end = first;
+  for (;; ++end) {
+    const Token& t = tokens[end];
+    if (t.kind == TokenKind::kEnd || t.Is("{") || t.Is("}")) break;
+    if (open.empty() && (t.Is(")") || t.Is(","))) break;
+    if (t.Is("(") || t.Is("[")) {
+      if (open.size() >= static_cast<size_t>(kMaxNestingDepth)) {
+        return ErrorAt(t.pos, "expression nesting too deep");
+      }
+      open.push_back(t.Is("(") ? ")" : "]");
+    } else if (t.Is(")") || t.Is("]")) {
+      if (open.empty() || !t.Is(open.back())) break;
+      open.pop_back();
+    }
+    if (MarksRuntimeOnly(tokens, first, end)) runtime_only = true;
+  }
+  const bool balanced = tokens[end].Is(")") || tokens[end].Is(",");
+  if (!runtime_only || !balanced || !open.empty()) {
+    return ParseExpression(tokens, at);
+  }
+  at = end;
+  return ExpressionParser::RuntimeOnly(RuntimeOnlyText(tokens, first, end),
+                                       tokens[first].pos);
 }
 
 }  // namespace ctxsel::selector::internal

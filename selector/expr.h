@@ -7,6 +7,11 @@
 // constant subexpressions are folded when parsed. A `-` right before an
 // integer literal is part of it, so "-9223372036854775808" is INT64_MIN.
 //
+// A `condition` may also be any other C/C++/Fortran expression (OpenMP 5.1
+// allows any): ParseCondition() keeps one that uses something this language
+// lacks (a call, `sizeof`, member access, ...) as *runtime-only* opaque text
+// that only the program can evaluate (kRuntimeOnlyMarks in expr.cc).
+//
 // Example:
 //   size_t at = 0;
 //   absl::StatusOr<Expression> e = ParseExpression(tokens, at);
@@ -47,17 +52,24 @@ enum class ExprOp {
   kNe,
   kAnd,
   kOr,
-  kCond
+  kCond,
+  kRuntimeOnly  // opaque program expression; `name` holds its text
 };
 
 struct ExprNode {
   ExprOp op = ExprOp::kInt;
   int64_t value = 0;           // kInt
-  std::string name;            // kVar
+  std::string name;            // kVar; kRuntimeOnly: the text
   int a = -1, b = -1, c = -1;  // operands (node indices)
 };
 
-enum class EvalError { kNone, kUnknownVariable, kOverflow, kDivisionByZero };
+enum class EvalError {
+  kNone,
+  kUnknownVariable,
+  kOverflow,
+  kDivisionByZero,
+  kRuntimeOnly  // only the program can evaluate it
+};
 
 struct EvalResult {
   EvalError error = EvalError::kNone;
@@ -66,13 +78,17 @@ struct EvalResult {
   bool ok() const { return error == EvalError::kNone; }
 };
 
-// "unknown variable N", "integer overflow", "division by zero".
+// "unknown variable N", "integer overflow", "division by zero",
+// "the program decides".
 std::string DescribeEvalError(const EvalResult& result);
 
 class Expression {
  public:
   // True when the expression has no identifiers; value() is then its value.
   bool constant() const { return nodes_[root_].op == ExprOp::kInt; }
+  // True for a runtime-only condition (ParseCondition): never constant,
+  // reads no job variables, and Evaluate() always fails with kRuntimeOnly.
+  bool runtime_only() const { return nodes_[root_].op == ExprOp::kRuntimeOnly; }
   int64_t value() const { return nodes_[root_].value; }
   // Canonical text with minimal parentheses; it never nests deeper than the
   // parsed text, so it always parses again.
@@ -85,7 +101,8 @@ class Expression {
   // Evaluates with `variables`; does not allocate.
   EvalResult Evaluate(const Variables& variables) const;
 
-  // Adds the names of the variables the expression reads to `names`.
+  // Adds the names of the job variables the expression reads to `names`
+  // (none for a runtime-only one: its identifiers are the program's).
   void AddVariables(NameSet& names) const;
 
  private:
@@ -104,6 +121,15 @@ class Expression {
 // overflows or divides by zero, nesting too deep) carry "L:C:".
 absl::StatusOr<Expression> ParseExpression(const std::vector<Token>& tokens,
                                            size_t& at);
+
+// Parses a `condition` property. When the balanced token run up to the
+// closing `)` (or a `,`) uses something this language lacks (a call,
+// `sizeof`, `.`, `->`, `[]`, bit operators, a string, a cast), the result is
+// a runtime-only expression holding the run as canonical text, C-like
+// spacing that lexes back to the same tokens. Otherwise ParseExpression(),
+// so a typo in the service's own language (`N >`) is still an error.
+absl::StatusOr<Expression> ParseCondition(const std::vector<Token>& tokens,
+                                          size_t& at);
 
 }  // namespace ctxsel::selector::internal
 

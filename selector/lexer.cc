@@ -8,9 +8,11 @@ namespace ctxsel::selector::internal {
 namespace {
 
 // Longest first, so "<=" wins over "<".
+// `-> << >> . [ ] & | ^ ~` are only for runtime-only conditions (expr.h).
 constexpr absl::string_view kPuncts[] = {
-    "<=", ">=", "==", "!=", "&&", "||", "=", "{", "}", "(", ")",
-    ",",  ":",  "+",  "-",  "*",  "/",  "%", "<", ">", "!", "?"};
+    "<=", ">=", "==", "!=", "&&", "||", "->", "<<", ">>", "=", "{",
+    "}",  "(",  ")",  ",",  ":",  "+",  "-",  "*",  "/",  "%", "<",
+    ">",  "!",  "?",  ".",  "[",  "]",  "&",  "|",  "^",  "~"};
 
 class Lexer {
  public:

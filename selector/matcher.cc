@@ -182,11 +182,17 @@ bool ImplementationActive(const TraitSet& set, const ImplementationTraits& impl,
 }
 
 // Evaluates a condition; `constant_only` selects which conditions to look at.
+// Runtime-only conditions are skipped; the first is kept in `runtime_only`.
 bool ConditionsHold(const TraitSet& set, const Variables& vars,
-                    bool constant_only, std::string* reason) {
+                    bool constant_only, std::string* reason,
+                    const Expression** runtime_only) {
   for (const TraitSelector& t : set.selectors) {
     for (const Expression& e : t.expressions) {
       if (e.constant() != constant_only) continue;
+      if (e.runtime_only()) {
+        if (*runtime_only == nullptr) *runtime_only = &e;
+        continue;
+      }
       EvalResult r = e.Evaluate(vars);
       if (r.ok() && r.value != 0) continue;
       if (reason) {
@@ -249,9 +255,12 @@ StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
       case SetId::kImplementation:
         ok = ImplementationActive(set, context.implementation, &out.reason);
         break;
-      case SetId::kUser:
-        ok = ConditionsHold(set, kNoVariables, true, &out.reason);
+      case SetId::kUser: {
+        const Expression* runtime_only = nullptr;  // never constant
+        ok =
+            ConditionsHold(set, kNoVariables, true, &out.reason, &runtime_only);
         break;
+      }
       case SetId::kTargetDevice:
         break;
     }
@@ -261,19 +270,26 @@ StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
   return out;
 }
 
-bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
-                  TargetDevicesView devices, std::string* reason) {
+DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
+                          TargetDevicesView devices, std::string* reason) {
+  const Expression* runtime_only = nullptr;
   for (const TraitSet& set : ast.sets) {
     if (set.id == SetId::kUser &&
-        !ConditionsHold(set, variables, false, reason)) {
-      return false;
+        !ConditionsHold(set, variables, false, reason, &runtime_only)) {
+      return DynamicMatch::kFails;
     }
     if (set.id == SetId::kTargetDevice &&
         !TargetDeviceActive(set, variables, devices, reason)) {
-      return false;
+      return DynamicMatch::kFails;
     }
   }
-  return true;
+  if (runtime_only == nullptr) return DynamicMatch::kHolds;
+  if (reason) {
+    *reason = absl::StrCat(
+        "runtime-only condition(", runtime_only->text(),
+        "): ", DescribeEvalError(runtime_only->Evaluate(variables)));
+  }
+  return DynamicMatch::kProgramDecides;
 }
 
 }  // namespace ctxsel::selector::internal

@@ -8,7 +8,8 @@
 //
 // Example:
 //   StaticMatch m = MatchStatic(selector.ast(), context);
-//   if (m.compatible && MatchDynamic(selector.ast(), vars, devices, nullptr))
+//   if (m.compatible && MatchDynamic(selector.ast(), vars, devices, nullptr) ==
+//                           DynamicMatch::kHolds)
 #ifndef CTXSEL_SELECTOR_MATCHER_H_
 #define CTXSEL_SELECTOR_MATCHER_H_
 
@@ -32,10 +33,19 @@ struct StaticMatch {
 // implementation, constant user conditions).
 StaticMatch MatchStatic(const SelectorAst& ast, const Context& context);
 
+enum class DynamicMatch {
+  kFails,
+  kHolds,
+  // Everything the service can evaluate holds, but a runtime-only condition
+  // remains: only the program can tell, so the service never chooses it.
+  kProgramDecides,
+};
+
 // Matches the dynamic part (non-constant conditions, target_device). When
-// it does not hold and `reason` is not null, stores why.
-bool MatchDynamic(const SelectorAst& ast, const Variables& variables,
-                  TargetDevicesView devices, std::string* reason);
+// it does not hold and `reason` is not null, stores why: the failing trait,
+// or "runtime-only condition(foo()): the program decides".
+DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
+                          TargetDevicesView devices, std::string* reason);
 
 // "{a, b}" with sorted names, for reasons.
 std::string SetText(const NameSet& names);

@@ -166,16 +166,21 @@ TEST(DynamicTest, ConditionsAndTargetDevices) {
   devices.devices[0].isa = {"sm_70"};
   devices.devices[1].isa = {"sm_80"};
   std::string reason;
-  EXPECT_TRUE(MatchDynamic(s.ast(), {{"N", 64}, {"D", 0}}, devices, &reason));
-  EXPECT_FALSE(MatchDynamic(s.ast(), {{"N", 1}, {"D", 0}}, devices, &reason));
+  EXPECT_EQ(MatchDynamic(s.ast(), {{"N", 64}, {"D", 0}}, devices, &reason),
+            DynamicMatch::kHolds);
+  EXPECT_EQ(MatchDynamic(s.ast(), {{"N", 1}, {"D", 0}}, devices, &reason),
+            DynamicMatch::kFails);
   EXPECT_EQ(reason, "user.condition(N > 32): false");
-  EXPECT_FALSE(MatchDynamic(s.ast(), {{"N", 64}, {"D", 1}}, devices, &reason));
+  EXPECT_EQ(MatchDynamic(s.ast(), {{"N", 64}, {"D", 1}}, devices, &reason),
+            DynamicMatch::kFails);
   EXPECT_EQ(reason, "target_device.isa: sm_70 not in {sm_80}");
-  EXPECT_FALSE(MatchDynamic(s.ast(), {{"N", 64}, {"D", 7}}, devices, &reason));
+  EXPECT_EQ(MatchDynamic(s.ast(), {{"N", 64}, {"D", 7}}, devices, &reason),
+            DynamicMatch::kFails);
   EXPECT_EQ(reason, "target_device: no device 7 in the context");
-  EXPECT_FALSE(MatchDynamic(s.ast(), {{"N", 64}}, devices, &reason));
+  EXPECT_EQ(MatchDynamic(s.ast(), {{"N", 64}}, devices, &reason),
+            DynamicMatch::kFails);
   EXPECT_EQ(reason, "target_device.device_num(D): unknown variable D");
-  EXPECT_FALSE(MatchDynamic(s.ast(), {}, devices, nullptr));
+  EXPECT_EQ(MatchDynamic(s.ast(), {}, devices, nullptr), DynamicMatch::kFails);
 }
 
 }  // namespace

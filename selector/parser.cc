@@ -322,7 +322,11 @@ class Parser {
                          absl::StrCat("construct selector '", info.name,
                                       "' takes no properties"));
         case PropertyKind::kExpression: {
-          absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
+          // Only a condition may be runtime-only: the service needs the
+          // values of device_num and score.
+          absl::StatusOr<Expression> e = t.id == SelectorId::kUserCondition
+                                             ? ParseCondition(tokens_, at_)
+                                             : ParseExpression(tokens_, at_);
           if (!e.ok()) return e.status();
           t.expressions.push_back(*std::move(e));
           break;

@@ -125,9 +125,13 @@ Selection Select(const Resolution& resolution, const Variables& variables,
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
-    if (e.dynamic && !internal::MatchDynamic(*data.prefix_asts[r], variables,
-                                             target_devices, nullptr)) {
-      continue;
+    if (e.dynamic) {
+      internal::DynamicMatch m = internal::MatchDynamic(
+          *data.prefix_asts[r], variables, target_devices, nullptr);
+      if (m == internal::DynamicMatch::kProgramDecides) {
+        out.runtime_only.push_back(e.index);
+      }
+      if (m != internal::DynamicMatch::kHolds) continue;
     }
     out.index = e.index;
     out.score = e.score;
@@ -152,8 +156,8 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
     out.reason = std::move(m.reason);
     return out;
   }
-  if (!internal::MatchDynamic(selector.ast(), context.variables, target_devices,
-                              &out.reason)) {
+  if (internal::MatchDynamic(selector.ast(), context.variables, target_devices,
+                             &out.reason) != internal::DynamicMatch::kHolds) {
     return out;
   }
   absl::StatusOr<internal::ScoreSum> sum =

@@ -105,7 +105,9 @@ class Selector {
   std::string ToString() const;
 
   // The job variables its expressions read (condition, device_num, score),
-  // sorted: a job must give each for the selector to be judged.
+  // sorted: a job must give each for the selector to be judged. The
+  // identifiers of a runtime-only condition are the program's, not job
+  // variables.
   std::vector<std::string> variables() const;
 
   Directive directive() const;
@@ -248,7 +250,9 @@ struct Match {
 
 // Matches `selector` against the whole of `context` (static and dynamic
 // parts). A failing expression (overflow, division by zero, unknown
-// variable) makes the selector not compatible, with the reason. Fails only
+// variable) makes the selector not compatible, with the reason; so does a
+// runtime-only condition ("runtime-only condition(foo()): the program
+// decides"). Fails only
 // on contexts over kMaxConstructTraits and on a score over 64 bits.
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context);
@@ -309,6 +313,10 @@ struct Selection {
   uint64_t score = 0;
   bool dynamic = false;  // the chosen candidate's selector is dynamic
   int evaluated = 0;     // dynamic-prefix entries looked at
+  // Declaration indices, in rank order, of the candidates ranked above the
+  // choice whose dynamic part holds except for a runtime-only condition:
+  // the program itself may pick one of them.
+  std::vector<int> runtime_only;
   bool base() const { return index < 0; }
 };
 
@@ -316,8 +324,11 @@ struct Selection {
 // candidate whose dynamic part (non-constant `condition`, `target_device`
 // set) holds for `variables` and `target_devices`, or the base function.
 // A dynamic part whose expression fails (unknown variable, overflow,
-// division by zero) or names an unknown device is not compatible.
-// Does not parse, score or allocate.
+// division by zero) or names an unknown device is not compatible. A
+// runtime-only condition (`condition(foo())`, which only the program can
+// evaluate) is never true here: such a candidate is skipped and listed in
+// Selection::runtime_only. Does not parse or score; allocates only for that
+// list.
 Selection Select(const Resolution& resolution, const Variables& variables,
                  TargetDevicesView target_devices);
 
@@ -340,6 +351,9 @@ struct CandidateReport {
   bool in_dynamic_prefix = false;
   bool evaluated = false;  // its dynamic part was evaluated by Select()
   bool selected = false;
+  // Evaluated and skipped only for a runtime-only condition (reason says
+  // which): the program may choose it.
+  bool runtime_only = false;
 };
 
 struct Explanation {

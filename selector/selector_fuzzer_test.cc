@@ -25,6 +25,7 @@ const std::vector<std::string>& Seeds() {
       "implementation={atomic_default_mem_order(seq_cst), "
       "extension(f(g, \"x\", 1)), vendor(score(3): llvm)}",
       "user={condition(N ? B + 1 : 10 / Z % -M)}",
+      "user={condition(score(4): sizeof(s.a[i]) > 4 && p->f(\"x\", ~m))}",
       "device={isa(\"core-avx512\")} /* c */ // d\n",
       "construct={parallel, simd(linear(i:2), linear(j:n), linear(k:-1), "
       "uniform(n), aligned(n:32), inbranch)}",
@@ -59,6 +60,14 @@ const char* kTokens[] = {"{",
                          "construct={",
                          "simd(",
                          "device_num(",
+                         "f(",
+                         ".",
+                         "->",
+                         "[",
+                         "]",
+                         "&",
+                         "<<",
+                         "sizeof",
                          " "};
 
 void Feed(const std::string& s) {
@@ -86,6 +95,9 @@ TEST(SelectorFuzzerTest, PathologicalInputs) {
   std::string chain = "user={condition(1";
   for (int i = 0; i < 3000; ++i) chain += "+1";
   Feed(chain + ")}");
+  Feed("user={condition(f" + std::string(5000, '(') + ")}");
+  Feed("user={condition(f" + std::string(200, '(') + std::string(200, ')') +
+       ")}");
   Feed(std::string("\0\xff{", 3));
 }
 

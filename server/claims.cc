@@ -120,6 +120,7 @@ void ClaimBook::DropExpired(absl::Time now, ClaimBatch* batch) {
     std::string id = by_expiry_.begin()->second;
     Erase(id);
     batch->deletes.push_back(std::move(id));
+    expired_.fetch_add(1);
   }
 }
 

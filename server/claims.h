@@ -20,6 +20,8 @@
 #ifndef CTXSEL_SERVER_CLAIMS_H_
 #define CTXSEL_SERVER_CLAIMS_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -95,6 +97,10 @@ class ClaimBook {
   // then claim id.
   std::vector<Claim> List(absl::string_view node) const;
 
+  // Claims dropped because they expired (not released), since Open; for
+  // metrics.
+  int64_t expired_count() const { return expired_.load(); }
+
  private:
   class Room;  // the ClaimCheck a claiming Select asks
 
@@ -123,6 +129,7 @@ class ClaimBook {
   // Claims (live or expired but not yet dropped) per device.
   absl::flat_hash_map<std::string, int> held_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, std::string>> by_expiry_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> expired_{0};
 };
 
 // The stored form of a claim and back.

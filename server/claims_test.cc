@@ -85,10 +85,12 @@ TEST_F(ClaimBookTest, EachDeviceOnceUntilReleasedOrExpired) {
   ASSERT_TRUE(book_->Release(first).ok());
   EXPECT_EQ(ClaimOne(), "n/0");
   EXPECT_EQ(book_->Release(first).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(book_->expired_count(), 0);  // a release is not an expiry
   // Both claims end 5 minutes after they were made.
   now_ += kFiveMinutes;
   EXPECT_EQ(book_->List("").size(), 0u);
   EXPECT_EQ(ClaimOne(), "n/0");
+  EXPECT_EQ(book_->expired_count(), 2);
   EXPECT_EQ(ClaimOne(), "n/1");
 }
 

@@ -26,8 +26,11 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
 }
 
 HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
-                                   absl::Duration interval)
-    : inventory_(inventory), interval_(interval) {
+                                   absl::Duration interval, Metrics* metrics)
+    : inventory_(inventory),
+      interval_(interval),
+      metrics_(metrics),
+      last_beat_(absl::Now()) {
   StartRead(&beat_);
 }
 
@@ -55,6 +58,13 @@ void HeartbeatReactor::OnReadDone(bool ok) {
   if (!answer.ok()) {
     Finish(ToGrpcStatus(answer.status()));
     return;
+  }
+  if (metrics_ != nullptr) {
+    const absl::Time now = absl::Now();
+    metrics_->RecordHeartbeat(
+        *answer == Inventory::BeatAnswer::kRecorded,
+        now - last_beat_ > inventory_->options().suspect_after);
+    last_beat_ = now;
   }
   answer_ = HeartbeatAnswer(node_, *answer, interval_);
   StartWrite(&answer_);

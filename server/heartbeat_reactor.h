@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
 
 namespace ctxsel::server {
 
@@ -34,7 +35,9 @@ class HeartbeatReactor final
                                      v1::HeartbeatResponse> {
  public:
   // Starts reading; the reactor deletes itself when the stream is done.
-  HeartbeatReactor(Inventory* inventory, absl::Duration interval);
+  // `metrics` (may be null) counts each beat by its answer, and late beats.
+  HeartbeatReactor(Inventory* inventory, absl::Duration interval,
+                   Metrics* metrics = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -43,6 +46,10 @@ class HeartbeatReactor final
  private:
   Inventory* const inventory_;
   const absl::Duration interval_;
+  Metrics* const metrics_;
+  // The stream's start or its previous beat: a beat later than the
+  // inventory's suspect_after after it is counted late.
+  absl::Time last_beat_;
   std::string node_;  // the node of the first beat
   // One read or one write is in flight at a time, so these need no lock.
   v1::HeartbeatRequest beat_;

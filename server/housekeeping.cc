@@ -8,8 +8,8 @@
 
 namespace ctxsel::server {
 
-Housekeeping::Housekeeping(Inventory* inventory)
-    : inventory_(inventory), thread_([this] { Run(); }) {}
+Housekeeping::Housekeeping(Inventory* inventory, Metrics* metrics)
+    : inventory_(inventory), metrics_(metrics), thread_([this] { Run(); }) {}
 
 Housekeeping::~Housekeeping() {
   stop_.Notify();
@@ -24,7 +24,10 @@ void Housekeeping::Run() {
   // Waiting on stop_ (not on the inventory) lets the destructor return at
   // once instead of after up to one tick.
   while (!stop_.WaitForNotificationWithTimeout(tick)) {
-    inventory_->ExpireStale();
+    const std::vector<std::string> expired = inventory_->ExpireStale();
+    if (metrics_ != nullptr && !expired.empty()) {
+      metrics_->RecordNodesExpired(static_cast<int>(expired.size()));
+    }
     inventory_->MarkSuspects();
     absl::StatusOr<std::vector<InventoryEvent>> events =
         inventory_->EventsAfter(cursor, absl::ZeroDuration());

@@ -11,14 +11,16 @@
 
 #include "absl/synchronization/notification.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
 
 namespace ctxsel::server {
 
 class Housekeeping {
  public:
   // Starts the thread; it checks for suspect and expired nodes every TTL / 4
-  // (at least every 50 ms, at most every second).
-  explicit Housekeeping(Inventory* inventory);
+  // (at least every 50 ms, at most every second). `metrics` (may be null)
+  // counts the expired nodes.
+  explicit Housekeeping(Inventory* inventory, Metrics* metrics = nullptr);
   // Stops and joins the thread.
   ~Housekeeping();
   Housekeeping(const Housekeeping&) = delete;
@@ -28,6 +30,7 @@ class Housekeeping {
   void Run();
 
   Inventory* const inventory_;
+  Metrics* const metrics_;
   absl::Notification stop_;
   std::thread thread_;
 };

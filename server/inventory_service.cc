@@ -22,7 +22,8 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* /*context*/,
 
 grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
 InventoryService::Heartbeat(grpc::CallbackServerContext* /*context*/) {
-  return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
+  return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
+                              options_.metrics);
 }
 
 grpc::Status InventoryService::Deregister(
@@ -88,7 +89,7 @@ grpc::Status InventoryService::ListDevices(
 grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     grpc::CallbackServerContext* /*context*/,
     const v1::WatchInventoryRequest* request) {
-  return new WatchReactor(inventory_, request->initial());
+  return new WatchReactor(inventory_, request->initial(), options_.metrics);
 }
 
 }  // namespace ctxsel::server

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
 #include "server/page_budget.h"
 #include "server/placement/placer.h"
 
@@ -26,6 +27,8 @@ struct InventoryServiceOptions {
   // List pages carry at most this many bytes of nodes or devices
   // (PageBytes()).
   size_t page_bytes = PageBytes(4 << 20);
+  // Counts heartbeats and watchers; may be null (no metrics).
+  Metrics* metrics = nullptr;
 };
 
 // The streaming RPCs on the callback API, the rest synchronous.

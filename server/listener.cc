@@ -17,34 +17,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/host_port.h"
 #include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
 namespace {
 
-struct HostPort {
-  std::string host;  // empty: every local address
-  std::string port;
-};
-
 absl::StatusOr<HostPort> SplitAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("listen address '", LogSafe(address),
-                     "': want host:port with a port from 0 to 65535"));
+  absl::StatusOr<HostPort> split = ParseHostPort(address);
+  if (!split.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "listen address '", LogSafe(address), "': ", split.status().message()));
   }
-  HostPort out{address.substr(0, colon), address.substr(colon + 1)};
-  if (out.host.size() >= 2 && out.host.front() == '[' &&
-      out.host.back() == ']') {
-    out.host = out.host.substr(1, out.host.size() - 2);
-  }
-  if (out.host == "*") out.host.clear();
-  return out;
+  return split;
 }
 
 int BoundPort(int fd) {

@@ -1,8 +1,31 @@
 #include "server/placement_service.h"
 
+#include <optional>
+
 #include "server/proto_convert.h"
 
 namespace ctxsel::server {
+namespace {
+
+// Counts one Select by outcome; a bad request is not a selection (the RPC
+// metrics count it).
+void CountSelection(Metrics* metrics, const Job& job,
+                    const absl::Status& status,
+                    const placement::Placement* placement) {
+  if (metrics == nullptr) return;
+  std::optional<SelectionOutcome> outcome;
+  if (status.ok()) {
+    outcome = placement->choice.base() ? SelectionOutcome::kBase
+                                       : SelectionOutcome::kVariant;
+  } else if (absl::IsNotFound(status) || absl::IsFailedPrecondition(status)) {
+    outcome = SelectionOutcome::kNone;
+  } else if (absl::IsResourceExhausted(status)) {
+    outcome = SelectionOutcome::kClaimedOut;
+  }
+  if (outcome.has_value()) metrics->RecordSelection(*outcome, job.policy);
+}
+
+}  // namespace
 
 grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
                                       const v1::SelectRequest* request,
@@ -11,6 +34,8 @@ grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
   if (!job.ok()) return ToGrpcStatus(job.status());
   if (!request->has_claim()) {
     absl::StatusOr<placement::Placement> placement = placer_->Select(*job);
+    CountSelection(metrics_, *job, placement.status(),
+                   placement.ok() ? &*placement : nullptr);
     if (!placement.ok()) return ToGrpcStatus(placement.status());
     PlacementToProto(*placement, response);
     return grpc::Status::OK;
@@ -18,6 +43,8 @@ grpc::Status PlacementService::Select(grpc::ServerContext* /*context*/,
   absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
       *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
       request->claim().holder());
+  CountSelection(metrics_, *job, claimed.status(),
+                 claimed.ok() ? &claimed->placement : nullptr);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
   PlacementToProto(claimed->placement, response);
   ClaimToProto(claimed->claim, response->mutable_claim());

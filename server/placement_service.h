@@ -1,20 +1,23 @@
 // placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
 // job, asks the Placer (or, for a Select with a claim and the claim RPCs,
 // the ClaimBook), translates its answer (both conversions live in
-// server/proto_convert.h).
+// server/proto_convert.h), and counts each Select's outcome in Metrics.
 #ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/claims.h"
+#include "server/metrics.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {
 
 class PlacementService final : public v1::Placement::Service {
  public:
-  PlacementService(const placement::Placer* placer, ClaimBook* claims)
-      : placer_(placer), claims_(claims) {}
+  // `metrics` may be null (no metrics).
+  PlacementService(const placement::Placer* placer, ClaimBook* claims,
+                   Metrics* metrics = nullptr)
+      : placer_(placer), claims_(claims), metrics_(metrics) {}
 
   grpc::Status Select(grpc::ServerContext* context,
                       const v1::SelectRequest* request,
@@ -38,6 +41,7 @@ class PlacementService final : public v1::Placement::Service {
  private:
   const placement::Placer* const placer_;
   ClaimBook* const claims_;
+  Metrics* const metrics_;
 };
 
 }  // namespace ctxsel::server

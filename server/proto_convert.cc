@@ -308,6 +308,9 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
   out->set_device_class_short_name(choice.device_class_short_name);
   out->set_score(choice.score);
   out->set_dynamic(choice.dynamic);
+  for (const std::string& name : choice.runtime_only_variants) {
+    out->add_runtime_only_variants(name);
+  }
 }
 
 void PlacementToProto(const placement::Placement& placement,

@@ -2,22 +2,31 @@
 //
 //   ctxsel-server --listen=127.0.0.1:7070 --data_dir=/var/lib/ctxsel
 //   ctxsel-server --listen=127.0.0.1:0 --port_file=/tmp/port   # any free port
+//   ctxsel-server --metrics_listen=127.0.0.1:9464   # Prometheus /metrics
+//   ctxsel-server --data_dir=/var/lib/ctxsel --check_config   # dry run
 //
 // Variants are durable in --data_dir (SQLite, see server/sqlite_store.h;
 // one server per directory, backup and restore in docs/operations.md);
 // the inventory is soft state rebuilt from agent reports. SIGTERM or SIGINT
-// stops it gracefully: in-flight calls get a grace period. The wiring is in
+// stops it gracefully: in-flight calls get a grace period. Exit status: 0
+// stopped by a signal (or --check_config found no problem), 1 could not
+// start, 2 invalid flags (server/check_config.h). The wiring is in
 // server/server_setup.h; this file is flags, start, signal, stop.
 #include <signal.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/port_file.h"
+#include "server/check_config.h"
 #include "server/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -26,6 +35,17 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
           "Address to serve on, host:port; port 0 picks a free port.");
 ABSL_FLAG(std::string, port_file, "",
           "If set, the bound port is written to this file once serving.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "Address of the Prometheus /metrics endpoint, host:port (port 0 "
+          "picks a free port), e.g. 127.0.0.1:9464. Unauthenticated: keep it "
+          "on loopback or a management network. Empty: no metrics.");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "If set, the bound metrics port is written to this file once "
+          "serving.");
+ABSL_FLAG(bool, check_config, false,
+          "Check the flags, the addresses (bound and let go), --data_dir "
+          "and --restore_from, print what would be done, and exit without "
+          "serving: 0 when the server would start, 2 otherwise.");
 ABSL_FLAG(int, shutdown_grace_ms, 2000,
           "How long in-flight calls may run after SIGTERM/SIGINT.");
 ABSL_FLAG(
@@ -80,6 +100,9 @@ ABSL_FLAG(int, fd_headroom, 64,
 
 namespace {
 
+// Exit status for flags no server can run with (--check_config's too).
+constexpr int kExitBadConfig = 2;
+
 // Blocks SIGTERM/SIGINT in every thread (call before starting any) so that
 // only sigwait() in main receives them.
 sigset_t BlockStopSignals() {
@@ -115,6 +138,7 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   return options;
 }
 
@@ -138,17 +162,41 @@ int main(int argc, char** argv) {
                  std::string(limit.status().message()));
   }
 
-  auto server = ctxsel::server::BuildServer(OptionsFromFlags());
+  const ctxsel::server::ServerOptions options = OptionsFromFlags();
+  if (absl::GetFlag(FLAGS_check_config)) {
+    const ctxsel::server::ConfigCheck check =
+        ctxsel::server::CheckConfig(options);
+    for (const std::string& line : check.plan)
+      std::printf("%s\n", line.c_str());
+    for (const std::string& problem : check.problems) {
+      std::fprintf(stderr, "ctxsel-server: %s\n", problem.c_str());
+    }
+    std::printf("%s\n",
+                check.problems.empty() ? "config OK" : "config invalid");
+    return check.problems.empty() ? 0 : kExitBadConfig;
+  }
+  if (const std::vector<std::string> problems =
+          ctxsel::server::LimitProblems(options);
+      !problems.empty()) {
+    for (const std::string& problem : problems) spdlog::error("{}", problem);
+    return kExitBadConfig;
+  }
+
+  auto server = ctxsel::server::BuildServer(options);
   if (!server.ok()) {
     spdlog::error("{}", std::string(server.status().message()));
     return 1;
   }
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty()) {
-    absl::Status written =
-        ctxsel::server::WritePortFile(port_file, (*server)->port());
+  // A port file, when asked, for each listening port.
+  const std::pair<std::string, int> port_files[] = {
+      {absl::GetFlag(FLAGS_port_file), (*server)->port()},
+      {absl::GetFlag(FLAGS_metrics_port_file), (*server)->metrics_port()},
+  };
+  for (const auto& [path, port] : port_files) {
+    if (path.empty()) continue;
+    absl::Status written = ctxsel::WritePortFile(path, port);
     if (!written.ok()) {
-      spdlog::error("cannot write --port_file: {}",
+      spdlog::error("cannot write {}: {}", path,
                     std::string(written.message()));
       return 1;  // destroying the server stops it
     }

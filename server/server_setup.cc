@@ -13,10 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/metered_store.h"
 #include "server/sqlite_store.h"
 #include "spdlog/spdlog.h"
 
@@ -104,6 +104,9 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
                                      store.status().ToString()));
   }
   store_ = *std::move(store);
+  if (metrics_ != nullptr) {
+    store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
+  }
   RegistryLimits limits;
   limits.max_batch_size = options.max_batch_size;
   absl::StatusOr<std::unique_ptr<VariantRegistry>> registry =
@@ -145,10 +148,11 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
   service_options.page_bytes = PageBytes(options.max_message_bytes);
+  service_options.metrics = metrics_.get();
   variants_service_ = std::make_unique<VariantsService>(
       registry_.get(), PageBytes(options.max_message_bytes));
-  placement_service_ =
-      std::make_unique<PlacementService>(&placer_, claims_.get());
+  placement_service_ = std::make_unique<PlacementService>(
+      &placer_, claims_.get(), metrics_.get());
   inventory_service_ = std::make_unique<InventoryService>(
       inventory_.get(), &placer_, service_options);
   admin_service_ = std::make_unique<AdminService>(store_.get(), data_dir_);
@@ -168,6 +172,10 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   port_ = listener_->port();
   grpc::ServerBuilder builder;
   SetConnectionLimits(options, builder);
+  if (metrics_ != nullptr) {
+    builder.experimental().SetInterceptorCreators(
+        MakeRpcInterceptorFactories(metrics_.get()));
+  }
   builder.RegisterService(&ctxsel_service_);
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
@@ -184,9 +192,46 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
+  metrics_->SetFleetSource([this] {
+    FleetCounts counts;
+    int64_t sequence = 0;
+    for (const NodeState& node : inventory_->Nodes(&sequence)) {
+      const auto devices = static_cast<int64_t>(node.devices.size());
+      (node.suspect ? counts.suspect_nodes : counts.healthy_nodes) += 1;
+      (node.suspect ? counts.suspect_devices : counts.healthy_devices) +=
+          devices;
+    }
+    counts.active_claims = static_cast<int64_t>(claims_->List("").size());
+    counts.expired_claims = claims_->expired_count();
+    const placement::Placer::CacheStats cache = placer_.cache_stats();
+    counts.resolution_hits = cache.hits;
+    counts.resolution_misses = cache.misses;
+    counts.resolution_rebuilds = cache.rebuilds;
+    counts.resolution_rebuild_seconds =
+        absl::ToDoubleSeconds(cache.rebuild_time);
+    return counts;
+  });
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables());
+  if (!endpoint.ok()) return endpoint.status();
+  metrics_endpoint_ = *std::move(endpoint);
+  spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
+               metrics_endpoint_->port());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options) {
   std::unique_ptr<RunningServer> server(new RunningServer);
+  if (!options.metrics_listen.empty()) {
+    // Checked before the store opens, so a typo costs no startup work.
+    if (absl::Status s = ValidateMetricsAddress(options.metrics_listen);
+        !s.ok()) {
+      return s;
+    }
+    server->metrics_ = std::make_unique<Metrics>();
+  }
   server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
                           ? options.node_ttl
                           : 3 * options.heartbeat_interval;
@@ -194,8 +239,11 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
   server->MakeServices(options);
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
-  server->housekeeping_ =
-      std::make_unique<Housekeeping>(server->inventory_.get());
+  if (server->metrics_ != nullptr) {
+    if (absl::Status s = server->ServeMetrics(options); !s.ok()) return s;
+  }
+  server->housekeeping_ = std::make_unique<Housekeeping>(
+      server->inventory_.get(), server->metrics_.get());
   return server;
 }
 
@@ -228,22 +276,6 @@ absl::StatusOr<int64_t> RaiseOpenFileLimit() {
   }
   return limit.rlim_cur == RLIM_INFINITY ? INT64_MAX
                                          : static_cast<int64_t>(limit.rlim_cur);
-}
-
-absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out.flush()) {
-      return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path,
-                                            ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace ctxsel::server

@@ -1,8 +1,9 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
 // registry, the device claims, the inventory, the Placer between them, the
 // five ctxsel.v1 services, health checking and reflection — and starts it
-// listening. ctxsel-server's main() is flags, BuildServer(), a signal,
-// Shutdown(); tests can start the same server in-process.
+// listening, and serves Prometheus metrics when asked. ctxsel-server's main()
+// is flags, BuildServer(), a signal, Shutdown(); tests can start the same
+// server in-process.
 //
 //   ServerOptions options;
 //   options.listen = "127.0.0.1:0";
@@ -24,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/metrics_endpoint.h"
 #include "server/admin_service.h"
 #include "server/claims.h"
 #include "server/ctxsel_service.h"
@@ -31,6 +33,7 @@
 #include "server/inventory.h"
 #include "server/inventory_service.h"
 #include "server/listener.h"
+#include "server/metrics.h"
 #include "server/placement/placer.h"
 #include "server/placement_service.h"
 #include "server/placer_bridge.h"
@@ -82,6 +85,9 @@ struct ServerOptions {
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/listener.h).
   int fd_headroom = 64;
+  // host:port of the Prometheus /metrics endpoint (docs/operations.md,
+  // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.
+  std::string metrics_listen;
 };
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops
@@ -94,6 +100,10 @@ class RunningServer {
 
   // The bound port (the chosen one when ServerOptions::listen had port 0).
   int port() const { return port_; }
+  // The bound metrics port; 0 without ServerOptions::metrics_listen.
+  int metrics_port() const {
+    return metrics_endpoint_ != nullptr ? metrics_endpoint_->port() : 0;
+  }
   // The node TTL in effect (ServerOptions::node_ttl or its default).
   absl::Duration node_ttl() const { return node_ttl_; }
   VariantRegistry& registry() { return *registry_; }
@@ -113,9 +123,13 @@ class RunningServer {
   absl::Status OpenClaims();
   void MakeServices(const ServerOptions& options);
   absl::Status Listen(const ServerOptions& options);
+  absl::Status ServeMetrics(const ServerOptions& options);
 
   // Declaration order is construction order; destruction runs backwards,
   // so the server stops before the services and state it calls into.
+  // Null without ServerOptions::metrics_listen; the parts below take it as
+  // an optional pointer.
+  std::unique_ptr<Metrics> metrics_;
   std::string data_dir_;
   std::unique_ptr<Store> store_;
   placement::Placer placer_;
@@ -133,6 +147,9 @@ class RunningServer {
   // After server_: destroyed first, so no connection reaches a stopped
   // server.
   std::unique_ptr<Listener> listener_;
+  // Before the inventory and claims its scrapes read: destroyed after them
+  // would let a scrape read freed state.
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   int port_ = 0;
   bool shut_down_ = false;
   std::unique_ptr<Housekeeping> housekeeping_;
@@ -143,15 +160,16 @@ class RunningServer {
 // port already taken is an error, not a second listener; descriptor
 // headroom) with health checking, reflection, the message size and
 // connection limits of `options`, and only identity (uncompressed)
-// requests; the housekeeping thread then runs until the server is
-// destroyed. Errors: the store's own (a corrupt or unreadable store keeps
-// its code, e.g. DATA_LOSS, or FAILED_PRECONDITION for a data directory in
-// use by another server; the message starts "cannot open the variant
-// store", "cannot load the variant store" or "cannot load the claims"),
-// InvalidArgumentError for an address that does not parse,
-// UnavailableError ("cannot listen on ...") when it cannot be bound. Logs
-// one line for the loaded store, one for the claims and one for the
-// address.
+// requests, and with ServerOptions::metrics_listen the metrics endpoint;
+// the housekeeping thread then runs until the server is destroyed. Errors:
+// the store's own (a corrupt or unreadable store keeps its code, e.g.
+// DATA_LOSS, or FAILED_PRECONDITION for a data directory in use by another
+// server; the message starts "cannot open the variant store", "cannot load
+// the variant store" or "cannot load the claims"), InvalidArgumentError
+// for an address that does not parse, UnavailableError ("cannot listen on
+// ...") when it cannot be bound (both name metrics_listen for the metrics
+// address). Logs one line for the loaded store, one for the claims and one
+// for each address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 
@@ -159,10 +177,6 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
 // exhaust descriptors as late as the system allows. Returns the limit now in
 // effect.
 absl::StatusOr<int64_t> RaiseOpenFileLimit();
-
-// Writes "<port>\n" to `path` through a temporary file and a rename, so a
-// reader polling for it never sees a half-written file.
-absl::Status WritePortFile(const std::string& path, int port);
 
 }  // namespace ctxsel::server
 

@@ -162,15 +162,5 @@ TEST(ServerSetupTest, CorruptStoreIsReported) {
   EXPECT_THAT(server.status().message(), HasSubstr("the variant store"));
 }
 
-TEST(ServerSetupTest, PortFileHoldsThePort) {
-  const std::string dir = TempDir("port");
-  ASSERT_TRUE(WritePortFile(dir + "/port", 4242).ok());
-  std::ifstream in(dir + "/port");
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "4242\n");
-  EXPECT_FALSE(WritePortFile(dir + "/missing/port", 1).ok());
-}
-
 }  // namespace
 }  // namespace ctxsel::server

@@ -73,10 +73,9 @@ grpc::Status VariantsService::DeleteVariant(
           : registry_->Delete(request->kernel(), request->name());
   if (!revision.ok()) return ToGrpcStatus(revision.status());
   response->set_revision(*revision);
-  spdlog::info("variants: deleted {}/{} (revision {})",
-               LogSafe(request->kernel()),
-               request->all_variants() ? "*" : LogSafe(request->name()),
-               *revision);
+  spdlog::info(
+      "variants: deleted {}/{} (revision {})", LogSafe(request->kernel()),
+      request->all_variants() ? "*" : LogSafe(request->name()), *revision);
   return grpc::Status::OK;
 }
 

@@ -8,8 +8,12 @@
 
 namespace ctxsel::server {
 
-WatchReactor::WatchReactor(const Inventory* inventory, bool initial)
-    : inventory_(inventory), link_(std::make_shared<Link>()) {
+WatchReactor::WatchReactor(const Inventory* inventory, bool initial,
+                           Metrics* metrics)
+    : inventory_(inventory),
+      metrics_(metrics),
+      link_(std::make_shared<Link>()) {
+  if (metrics_ != nullptr) metrics_->RecordWatcher(+1);
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
   std::vector<NodeState> nodes = inventory_->Nodes(&cursor_);
@@ -20,6 +24,7 @@ WatchReactor::WatchReactor(const Inventory* inventory, bool initial)
                            std::make_shared<const NodeState>(std::move(node)),
                            "initial", cursor_, now};
       EventToProto(event, &queue_.emplace_back());
+      queued_at_.push_back(now);
     }
   }
   Pump();
@@ -46,6 +51,10 @@ void WatchReactor::Pump() {
   }
   writing_ = std::move(queue_.front());
   queue_.pop_front();
+  if (metrics_ != nullptr) {
+    metrics_->RecordWatchLag(absl::Now() - queued_at_.front());
+  }
+  queued_at_.pop_front();
   write_in_flight_ = true;
   StartWrite(&writing_);
 }
@@ -59,6 +68,7 @@ bool WatchReactor::Refill() {
   }
   for (const InventoryEvent& event : *events) {
     EventToProto(event, &queue_.emplace_back());
+    queued_at_.push_back(event.time);
     cursor_ = event.sequence;
   }
   return true;
@@ -95,6 +105,7 @@ void WatchReactor::OnDone() {
     link_->reactor = nullptr;
     if (wake_id_.has_value()) inventory_->CancelNotify(*wake_id_);
   }
+  if (metrics_ != nullptr) metrics_->RecordWatcher(-1);
   delete this;
 }
 

@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
 
 namespace ctxsel::server {
 
@@ -33,7 +34,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
   // Starts the stream, with the current nodes as ADDED events first when
   // `initial`; the reactor deletes itself when the stream is done.
-  WatchReactor(const Inventory* inventory, bool initial);
+  // `metrics` (may be null) counts the watcher and each event's lag.
+  WatchReactor(const Inventory* inventory, bool initial,
+               Metrics* metrics = nullptr);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -55,10 +58,13 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   void FinishOnce(grpc::Status status);
 
   const Inventory* const inventory_;
+  Metrics* const metrics_;
   const std::shared_ptr<Link> link_;
   // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   int64_t cursor_ = 0;
   std::deque<v1::InventoryEvent> queue_;
+  // When each queued event happened, for its lag when it is sent.
+  std::deque<absl::Time> queued_at_;
   v1::InventoryEvent writing_;
   bool write_in_flight_ = false;
   bool cancelled_ = false;

@@ -28,6 +28,9 @@ _LIBS = {
     "hwloc": (["hwloc"], []),
     "sqlite3": (["sqlite3"], []),
     "nlohmann_json": (["nlohmann_json"], []),
+    # Prometheus metrics: the registry and text exposition (core) and the
+    # HTTP endpoint Prometheus scrapes (pull, through civetweb).
+    "prometheus": (["prometheus-cpp-core", "prometheus-cpp-pull"], []),
 }
 
 # .proto files that Debian's grpc-proto package ships, linked into the repository.

@@ -18,6 +18,8 @@ PACKAGES=(
   libsqlite3-dev         # server: durable variant store
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   python3-grpcio python3-grpc-tools  # tests: an independent Python client
+  prometheus-cpp-dev     # server and agent: --metrics_listen
+  prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON
 )
 

@@ -109,7 +109,7 @@ json CandidateJson(const sel::CandidateReport& c) {
           {"score", c.score},         {"dynamic", c.dynamic},
           {"reason", c.reason},       {"terms", terms},
           {"evaluated", c.evaluated}, {"subset_of", c.subset_of},
-          {"selector", c.selector}};
+          {"selector", c.selector},   {"runtime_only", c.runtime_only}};
 }
 
 EvalOutcome Evaluate(const json& input) {
@@ -145,11 +145,15 @@ EvalOutcome Evaluate(const json& input) {
   json list = json::array();
   for (const sel::CandidateReport& c : e.candidates)
     list.push_back(CandidateJson(c));
+  json runtime_only = json::array();
+  for (int index : e.selection.runtime_only)
+    runtime_only.push_back(e.candidates[index].name);
   out.output = {{"kernel", kernel->empty() ? json(nullptr) : json(*kernel)},
                 {"selected", e.selection.base()
                                  ? json(nullptr)
                                  : json(e.candidates[e.selection.index].name)},
                 {"score", e.selection.score},
+                {"runtime_only", runtime_only},
                 {"candidates", list}};
   out.text = absl::StrCat(kernel->empty() ? "" : "kernel: ", *kernel,
                           kernel->empty() ? "" : "\n", e.ToText());

@@ -55,6 +55,19 @@ TEST(EvalTest, BaseFunctionIsNull) {
             "device.kind: gpu not in {}");
 }
 
+TEST(EvalTest, RuntimeOnlyCandidatesAreNamedNotSelected) {
+  EvalOutcome out = EvaluateDocument(R"({"variants": [
+      {"name": "tuned", "selector": "user={condition(score(5): tuned(x))}"},
+      {"name": "plain", "selector": "user={condition(score(1): 1)}"}]})");
+  ASSERT_EQ(out.exit_code, 0) << out.output.dump();
+  EXPECT_EQ(out.output["selected"], "plain");
+  EXPECT_EQ(out.output["runtime_only"], json::array({"tuned"}));
+  EXPECT_EQ(out.output["candidates"][0]["runtime_only"], true);
+  EXPECT_EQ(out.output["candidates"][0]["reason"],
+            "runtime-only condition(tuned(x)): the program decides");
+  EXPECT_THAT(out.text, HasSubstr("not chosen: runtime-only condition"));
+}
+
 TEST(EvalTest, InvalidSelectorIsReportedWithPosition) {
   EvalOutcome out = EvaluateDocument(
       R"({"variants": [{"name": "v1", "selector": "device={kind(score(1): gpu)}"}]})");

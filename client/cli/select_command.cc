@@ -175,9 +175,14 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
   const std::string& device_class = wide || p.device_class_short_name().empty()
                                         ? p.device_class()
                                         : p.device_class_short_name();
-  return absl::StrCat(p.base() ? "(base)" : p.variant(), " on ",
-                      p.device().id(), " [", device_class, "] score ",
-                      p.score(), p.dynamic() ? " (dynamic)" : "");
+  std::string row = absl::StrCat(
+      p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
+      device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
+  if (p.runtime_only_variants_size() > 0) {
+    absl::StrAppend(&row, "; runtime-only above it, the program decides: ",
+                    absl::StrJoin(p.runtime_only_variants(), ", "));
+  }
+  return row;
 }
 
 int RunSelect(const std::vector<std::string>& args) {

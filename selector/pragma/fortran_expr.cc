@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "selector/pragma/directive.h"
 
 namespace ctxsel::pragma {
@@ -48,6 +49,12 @@ struct Out {
     offsets.insert(offsets.end(), other.offsets.begin(), other.offsets.end());
   }
 };
+
+// Fortran's component selector `s%n` in C spelling, `s.n`: the engine then
+// keeps a condition using it as runtime-only (selector/expr.h).
+std::string ComponentsInC(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"%", "."}});
+}
 
 class Translator {
  public:
@@ -257,7 +264,7 @@ class Translator {
     if (tok.text == "true" || tok.text == "false" || IsIdentChar(tok.text[0]) ||
         tok.text[0] == '%' || tok.text[0] == '"' || tok.text[0] == '\'') {
       ++at_;
-      out.Add(tok.text, tok.offset);
+      out.Add(ComponentsInC(tok.text), tok.offset);
       if (Peek("(") && IsIdentChar(tok.text[0])) {  // a call: kept as written
         const size_t open = toks_[at_].offset;
         int depth = 0;
@@ -269,7 +276,9 @@ class Translator {
             break;
           }
         }
-        for (size_t k = open; k < end; ++k) out.Add(t_.substr(k, 1), k);
+        for (size_t k = open; k < end; ++k) {
+          out.Add(ComponentsInC(t_.substr(k, 1)), k);
+        }
       }
       if (Peek("**") || Peek("//")) {
         return Error(toks_[at_].offset,
@@ -287,8 +296,10 @@ class Translator {
   absl::Status error_;
 };
 
-// Whether [begin, end) of `text` holds a Fortran-only operator.
+// Whether [begin, end) of `text` holds a Fortran-only operator (`%`, the
+// component selector, included: read as written it would be C's modulo).
 bool HasFortranOperator(absl::string_view text) {
+  if (absl::StrContains(text, '%')) return true;
   for (size_t i = 0; i + 1 < text.size(); ++i) {
     if (text[i] == '.' && absl::ascii_isalpha(text[i + 1])) return true;
     if (text[i] == '/' && text[i + 1] == '=') return true;

@@ -6,8 +6,10 @@
 // engine reads C-like expressions, so the importer rewrites those arguments
 // into C with Fortran's precedence made explicit by parentheses (`.not. a >
 // b` is `!(a > b)`; `.eqv.` binds loosest). Every output character keeps
-// the position of the Fortran token it came from. Arguments without a
-// Fortran-only operator are left as written.
+// the position of the Fortran token it came from. The component selector
+// `s%n` becomes `s.n` (C's `%` is modulo), which makes a condition
+// runtime-only (selector/expr.h). Arguments without a Fortran-only operator
+// are left as written.
 //
 // Example:
 //

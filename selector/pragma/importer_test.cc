@@ -507,6 +507,47 @@ TEST(ImporterKindsTest, WhatCannotBeABaseIsAnError) {
 }
 
 // Item 5: Fortran operators in condition().
+TEST(ImporterKindsTest, ProgramConditionsImportAsRuntimeOnly) {
+  ImportResult r = ImportVariants(
+      "rt.c",
+      "struct S { int n; };\n"
+      "#pragma omp declare variant(v_call) match(user={condition(foo())})\n"
+      "#pragma omp declare variant(v_sizeof) "
+      "match(user={condition(sizeof(x) > 4)})\n"
+      "#pragma omp declare variant(v_member) match(user={condition(s.n > 3)})\n"
+      "#pragma omp declare variant(v_arrow) match(user={condition(p->n)})\n"
+      "void f(struct S s, struct S *p, double x);\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  ASSERT_EQ(r.variants.size(), 4u);
+  EXPECT_EQ(r.variants[0].selector, "user={condition(foo())}");
+  EXPECT_EQ(r.variants[1].selector, "user={condition(sizeof(x) > 4)}");
+  EXPECT_EQ(r.variants[2].selector, "user={condition(s.n > 3)}");
+  EXPECT_EQ(r.variants[3].selector, "user={condition(p->n)}");
+  for (const ImportedVariant& v : r.variants) {
+    absl::StatusOr<selector::Selector> s =
+        selector::Selector::Parse(v.selector);
+    ASSERT_TRUE(s.ok()) << s.status();
+    // The program's identifiers are not job variables.
+    EXPECT_THAT(s->variables(), IsEmpty()) << v.selector;
+  }
+  // Fortran's component selector is not C's modulo: `s%n` reads no job
+  // variables s and n (it used to be `s % n > 3`).
+  ImportResult f = ImportVariants(
+      "rt.f90",
+      "subroutine f(s, a)\n"
+      "!$omp declare variant(g) match(user={condition(s%n > 3)})\n"
+      "!$omp declare variant(h) match(user={condition(a(1) .gt. 0)})\n"
+      "end subroutine\n");
+  EXPECT_THAT(Errors(f), IsEmpty());
+  ASSERT_EQ(f.variants.size(), 2u);
+  EXPECT_EQ(f.variants[0].selector, "user={condition((((s.n)) > ((3))))}");
+  EXPECT_EQ(f.variants[1].selector, "user={condition((((a(1))) > ((0))))}");
+  for (const ImportedVariant& v : f.variants) {
+    EXPECT_THAT(selector::Selector::Parse(v.selector)->variables(), IsEmpty())
+        << v.selector;
+  }
+}
+
 TEST(ImporterKindsTest, FortranLogicalOperators) {
   ImportResult r = ImportVariants(
       "c.f90",

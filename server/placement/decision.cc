@@ -121,7 +121,7 @@ void CheckFilter(const Request& r, Unit& u) {
 
 absl::Status Evaluate(const Request& r, Unit& u) {
   absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class);
+      r.kernel->Resolution(*r.signature, *u.device_class, r.counters);
   if (!res.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("job: ", res.status().message()));
@@ -170,6 +170,9 @@ Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
   c.device_class_short_name = u.device_class->short_name;
   c.score = u.selection.score;
   c.dynamic = u.selection.dynamic;
+  for (int index : u.selection.runtime_only) {
+    c.runtime_only_variants.push_back(r.kernel->variants()[index]->name);
+  }
   return c;
 }
 
@@ -236,6 +239,17 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
   if (u.selection.dynamic) {
     absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
                     u.selection.evaluated, " dynamic candidates evaluated)");
+  }
+  if (!u.selection.runtime_only.empty()) {
+    std::vector<std::string> names;
+    for (int index : u.selection.runtime_only) {
+      names.push_back(
+          absl::StrCat("'", r.kernel->variants()[index]->name, "'"));
+    }
+    absl::StrAppend(&text,
+                    "; ranked above it with a runtime-only condition "
+                    "the program decides: ",
+                    absl::StrJoin(names, ", "));
   }
   absl::StrAppend(&text, ".\n", PolicyName(r.job->policy), " picked device '",
                   d.id, "' on node '", d.node, "' (utilisation ",

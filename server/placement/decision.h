@@ -39,6 +39,8 @@ struct Request {
   // A claiming Select: only devices with claim capacity left; when the best
   // classes have none, the next best classes compete. Null: every device.
   const ClaimCheck* claims = nullptr;
+  // Counts resolution cache hits and misses; null: not counted.
+  ResolutionCounters* counters = nullptr;
 };
 
 struct Decision {

@@ -98,15 +98,20 @@ absl::StatusOr<selector::Resolution> KernelEntry::Compute(
 }
 
 absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
-    const JobSignature& signature, const DeviceClass& c) const {
+    const JobSignature& signature, const DeviceClass& c,
+    ResolutionCounters* counters) const {
   {
     absl::ReaderMutexLock lock(&mu_);
     auto it = cache_.find(signature.key);
     if (it != cache_.end()) {
       auto r = it->second.by_class.find(c.id);
-      if (r != it->second.by_class.end()) return r->second;
+      if (r != it->second.by_class.end()) {
+        if (counters != nullptr) counters->hits.fetch_add(1);
+        return r->second;
+      }
     }
   }
+  if (counters != nullptr) counters->misses.fetch_add(1);
   absl::StatusOr<selector::Resolution> r = Compute(signature, c);
   if (r.ok()) Store(signature, c.id, *r);
   return r;

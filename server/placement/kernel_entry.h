@@ -12,6 +12,8 @@
 #ifndef CTXSEL_SERVER_PLACEMENT_KERNEL_ENTRY_H_
 #define CTXSEL_SERVER_PLACEMENT_KERNEL_ENTRY_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,16 @@
 #include "server/placement/device_class.h"
 
 namespace ctxsel::server::placement::internal {
+
+// How the resolution caches of one Placer's kernels fared, for metrics:
+// lookups by jobs (hits and misses) and the up-front work after variants
+// or device classes change (rebuilds and their time).
+struct ResolutionCounters {
+  std::atomic<int64_t> hits{0};
+  std::atomic<int64_t> misses{0};
+  std::atomic<int64_t> rebuilds{0};
+  std::atomic<int64_t> rebuild_nanos{0};
+};
 
 // The static, non-device part of a job's OpenMP context and its key.
 struct JobSignature {
@@ -59,10 +71,10 @@ class KernelEntry {
 
   // The static resolution of this kernel for `signature` on class `c`,
   // cached. Fails where the engine's Resolve fails (too many construct
-  // traits, score overflow).
-  absl::StatusOr<selector::Resolution> Resolution(const JobSignature& signature,
-                                                  const DeviceClass& c) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // traits, score overflow). With `counters`, counts a hit or a miss.
+  absl::StatusOr<selector::Resolution> Resolution(
+      const JobSignature& signature, const DeviceClass& c,
+      ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).

@@ -47,6 +47,11 @@ struct Choice {
   // The variant's selector is dynamic (condition or target_device) and was
   // picked with this job's variables and target devices.
   bool dynamic = false;
+  // Variants ranked above the chosen one on this device whose selector
+  // holds except for a runtime-only condition (`condition(foo())`, which
+  // only the program can evaluate), best first: the program itself may
+  // pick one of them. The service never chooses them.
+  std::vector<std::string> runtime_only_variants;
 
   bool base() const { return variant == nullptr; }
   // The variant's name, or "" for the base function.

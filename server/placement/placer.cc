@@ -10,6 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "selector/job_check.h"
 #include "server/placement/decision.h"
 #include "server/placement/fleet.h"
@@ -31,6 +33,15 @@ using internal::Fleet;
 using internal::JobSignature;
 using internal::KernelEntry;
 using internal::Snapshot;
+
+namespace {
+
+void CountRebuild(internal::ResolutionCounters& counters, absl::Duration took) {
+  counters.rebuilds.fetch_add(1);
+  counters.rebuild_nanos.fetch_add(absl::ToInt64Nanoseconds(took));
+}
+
+}  // namespace
 
 Placer::Placer(PlacerOptions options)
     : options_(options),
@@ -66,7 +77,9 @@ absl::Status Placer::SetVariants(absl::string_view kernel,
     (*entry)->AdoptSignatures(*it->second);
   }
   // The static work up front, for the signatures jobs have used so far.
+  const absl::Time start = absl::Now();
   (*entry)->ResolveAhead(fleet_->Classes());
+  CountRebuild(counters_, absl::Now() - start);
   next->kernels[kernel] = *std::move(entry);
   Publish(std::move(next));
   return absl::OkStatus();
@@ -85,10 +98,21 @@ bool Placer::RemoveKernel(absl::string_view kernel) {
 void Placer::ApplyClassChanges(const internal::FleetClassChanges& changes) {
   if (changes.created.empty() && changes.freed.empty()) return;
   std::shared_ptr<const Snapshot> current = snapshot();
+  const absl::Time start = absl::Now();
   for (const auto& [name, entry] : current->kernels) {
     entry->Forget(changes.freed);
     entry->ResolveAhead(changes.created);
   }
+  CountRebuild(counters_, absl::Now() - start);
+}
+
+Placer::CacheStats Placer::cache_stats() const {
+  CacheStats stats;
+  stats.hits = counters_.hits.load();
+  stats.misses = counters_.misses.load();
+  stats.rebuilds = counters_.rebuilds.load();
+  stats.rebuild_time = absl::Nanoseconds(counters_.rebuild_nanos.load());
+  return stats;
 }
 
 absl::Status Placer::SetNodeDevices(absl::string_view node,
@@ -162,6 +186,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                                 : options_.default_top_k;
   request.explain = explain;
   request.claims = claims;
+  request.counters = &counters_;
   if (job.policy == Policy::kSpread) {
     // Explain shows what the next spread Select would do without using it.
     request.spread_ticket =

@@ -62,6 +62,7 @@
 #include "server/placement/coverage.h"
 #include "server/placement/device_class.h"
 #include "server/placement/filter_cache.h"
+#include "server/placement/kernel_entry.h"
 #include "server/placement/placement.h"
 
 namespace ctxsel::server::placement {
@@ -170,6 +171,18 @@ class Placer {
   //   InvalidArgumentError  a bad query field, named in the message.
   absl::StatusOr<CoverageReport> Coverage(const CoverageQuery& query) const;
 
+  // How the static-resolution caches have fared since construction (for
+  // metrics): Select and Explain lookups that found a kernel's resolution
+  // for a job signature and device class cached or computed it, and the
+  // up-front rebuilds after variants or device classes changed.
+  struct CacheStats {
+    int64_t hits = 0;
+    int64_t misses = 0;
+    int64_t rebuilds = 0;
+    absl::Duration rebuild_time;
+  };
+  CacheStats cache_stats() const;
+
  private:
   std::shared_ptr<const internal::Snapshot> snapshot() const;
   void Publish(std::shared_ptr<const internal::Snapshot> snapshot);
@@ -182,6 +195,7 @@ class Placer {
                                             const ClaimCheck* claims) const;
 
   const PlacerOptions options_;
+  mutable internal::ResolutionCounters counters_;
   absl::Mutex write_mu_;  // serialises writers; never taken by readers
   std::unique_ptr<internal::Fleet> fleet_;
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only

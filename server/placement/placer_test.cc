@@ -37,6 +37,27 @@ TEST_F(PlacerTest, HighestScoringClassWins) {
   EXPECT_THAT(p->explanation, HasSubstr("least_loaded"));
 }
 
+TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
+  AddNode("a", {MakeDevice("a", -1, Kind::kXeon)});
+  const Placer::CacheStats before = placer_.cache_stats();
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  const Placer::CacheStats first = placer_.cache_stats();
+  EXPECT_EQ(first.misses - before.misses, 1);  // one class, resolved now
+  EXPECT_EQ(first.hits - before.hits, 0);
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  const Placer::CacheStats second = placer_.cache_stats();
+  EXPECT_EQ(second.hits - first.hits, 1);
+  EXPECT_EQ(second.misses, first.misses);
+  // A new class is resolved up front for the signature jobs used: a rebuild,
+  // after which the job's lookups on it hit.
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  const Placer::CacheStats rebuilt = placer_.cache_stats();
+  EXPECT_EQ(rebuilt.rebuilds - second.rebuilds, 1);
+  EXPECT_GE(rebuilt.rebuild_time, second.rebuild_time);
+  ASSERT_TRUE(placer_.Select(SaxpyJob()).ok());
+  EXPECT_EQ(placer_.cache_stats().misses, rebuilt.misses);
+}
+
 TEST_F(PlacerTest, BaseFunctionWhereNoVariantFitsRanksBelowVariants) {
   ASSERT_TRUE(placer_
                   .SetVariants("gemm", {MakeVariant("gemm", "gemm_cuda",
@@ -142,6 +163,63 @@ TEST_F(PlacerTest, DynamicPrefixUsesTheJobsVariables) {
     EXPECT_THAT(s.message(),
                 HasSubstr("job.variables: missing N ('n' was given"));
   }
+}
+
+TEST_F(PlacerTest, RuntimeOnlyVariantsAboveTheChoiceAreNamed) {
+  auto fft = [](const std::string& name, const std::string& selector,
+                int64_t order) {
+    return MakeVariant("fft", name, selector, order);
+  };
+  ASSERT_TRUE(
+      placer_
+          .SetVariants(
+              "fft",
+              {fft("fft_tuned",
+                   "device={arch(nvptx)}, "
+                   "user={condition(score(9): tuned_for(n))}",
+                   0),
+               fft("fft_big",
+                   "device={arch(nvptx)}, user={condition(score(5): N > 1000)}",
+                   1),
+               fft("fft_plan",
+                   "device={arch(nvptx)}, user={condition(score(3): plan.ok)}, "
+                   "target_device={device_num(D)}",
+                   2),
+               fft("fft_small", "device={arch(nvptx), kind(gpu)}", 3),
+               fft("fft_never", "device={arch(nvptx)}, user={condition(p->n)}",
+                   4)})
+          .ok());
+  AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
+  Job job;
+  job.kernel = "fft";
+  job.variables["N"] = 100;
+  job.variables["D"] = 0;
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // Never chosen by the service; named when ranked above the choice.
+  EXPECT_EQ(p->choice.variant->name, "fft_small");
+  EXPECT_THAT(p->choice.runtime_only_variants,
+              ::testing::ElementsAre("fft_tuned", "fft_plan"));
+  EXPECT_THAT(p->explanation,
+              HasSubstr("runtime-only condition the program decides: "
+                        "'fft_tuned', 'fft_plan'"));
+  // What the service can evaluate still rules one out: no device 5.
+  job.variables["D"] = 5;
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(p->choice.runtime_only_variants,
+              ::testing::ElementsAre("fft_tuned"));
+  job.variables["N"] = 4096;
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->choice.variant->name, "fft_big");
+  EXPECT_THAT(p->choice.runtime_only_variants,
+              ::testing::ElementsAre("fft_tuned"));
+  absl::StatusOr<PlacementReport> report = placer_.Explain(job);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->ToText(),
+              HasSubstr("runtime-only condition(tuned_for(n)): the program "
+                        "decides"));
 }
 
 TEST_F(PlacerTest, TargetDeviceDependsOnTheNodesLayout) {

@@ -132,7 +132,10 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
 }
 
 TEST_F(PlacementE2E, SilentNodeExpiresAndIsNeverSelected) {
-  Start({"--heartbeat_interval=100ms"});
+  // A TTL long enough that the first select still sees both nodes on a
+  // loaded machine, and no suspect state to interfere with it (suspect
+  // nodes have tests of their own).
+  Start({"--heartbeat_interval=100ms", "--node_ttl=3s", "--suspect_after=1h"});
   ASSERT_TRUE(
       client_
           ->ReportNode(GpuNode("alive", "amd", "amdgcn", "amd_gpu_gfx90a", 1))

@@ -1,0 +1,26 @@
+#include "base/host_port.h"
+
+#include "absl/strings/numbers.h"
+
+namespace ctxsel {
+
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == absl::string_view::npos ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        "want host:port with a port from 0 to 65535");
+  }
+  HostPort out{std::string(address.substr(0, colon)),
+               std::string(address.substr(colon + 1))};
+  if (out.host.size() >= 2 && out.host.front() == '[' &&
+      out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  }
+  if (out.host == "*") out.host.clear();
+  return out;
+}
+
+}  // namespace ctxsel

@@ -1,0 +1,48 @@
+#include "base/metrics_endpoint.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/host_port.h"
+
+namespace ctxsel {
+
+absl::Status ValidateMetricsAddress(const std::string& address) {
+  absl::StatusOr<HostPort> split = ParseHostPort(address);
+  if (!split.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metrics_listen: '", address, "': ", split.status().message()));
+  }
+  if (split->host.empty()) {
+    // civetweb reads a bare port as "every address"; say so explicitly.
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics_listen: '", address,
+                     "': name the host (127.0.0.1 to keep the metrics local)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
+    const std::string& address,
+    const std::vector<std::weak_ptr<prometheus::Collectable>>& collectables) {
+  if (absl::Status valid = ValidateMetricsAddress(address); !valid.ok()) {
+    return valid;
+  }
+  std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint);
+  try {
+    // One civetweb thread: Prometheus scrapes every few seconds at most.
+    endpoint->exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "metrics_listen: cannot listen on ", address, ": ", e.what()));
+  }
+  for (const auto& collectable : collectables) {
+    endpoint->exposer_->RegisterCollectable(collectable);
+  }
+  const std::vector<int> ports = endpoint->exposer_->GetListeningPorts();
+  endpoint->port_ = ports.empty() ? 0 : ports.front();
+  return endpoint;
+}
+
+}  // namespace ctxsel

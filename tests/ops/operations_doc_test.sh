@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Runs the commands of docs/operations.md ("Install", "Checking a
+# configuration", "Upgrade", "Metrics") on loopback with port 0 and temporary
+# paths, after checking that the page shows each one as written here, and
+# checks the systemd units: `systemd-analyze verify` where it exists, and
+# every flag they pass against the binaries' --helpfull.
+set -euo pipefail
+
+R="$TEST_SRCDIR/$TEST_WORKSPACE"
+T="$(mktemp -d "$TEST_TMPDIR/ops.XXXXXX")"
+DOC="$R/docs/operations.md"
+SERVER="$R/server/ctxsel-server"
+AGENT="$R/agent/ctxsel-agent"
+CLI="$R/client/cli/ctxsel-cli"
+server_pid=""
+cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The page shows `command` verbatim.
+shown() { grep -qF -- "$1" "$DOC" || fail "docs/operations.md does not show: $1"; }
+
+# --- systemd units ---------------------------------------------------------
+mkdir -p "$T/bin" "$T/units"
+ln -s "$SERVER" "$T/bin/ctxsel-server"
+ln -s "$AGENT" "$T/bin/ctxsel-agent"
+for name in ctxsel-server ctxsel-agent; do
+  unit="$R/tools/systemd/$name.service"
+  staged="$T/units/$name.service"
+  sed "s|/usr/local/bin/|$T/bin/|g" "$unit" >"$staged"
+  if command -v systemd-analyze >/dev/null; then
+    out="$(systemd-analyze verify "$staged" 2>&1)" || fail "$name: $out"
+    [[ -z "$out" ]] || fail "systemd-analyze verify $name: $out"
+  else
+    echo "systemd-analyze not installed: $name checked by its flags only"
+  fi
+  for key in DynamicUser ProtectSystem Restart; do
+    grep -q "^$key=" "$unit" || fail "$name: no $key="
+  done
+  help="$("$T/bin/$name" --helpfull 2>&1 || true)"
+  for flag in $(grep -v '^#' "$unit" | grep -oE -- '--[a-z_]+' | sort -u); do
+    grep -qF -- "$flag (" <<<"$help" || fail "$name has no flag $flag"
+  done
+done
+grep -q '^StateDirectory=ctxsel$' "$R/tools/systemd/ctxsel-server.service" ||
+  fail "ctxsel-server.service: no StateDirectory"
+
+# The server unit's flags pass --check_config (its ports and directory
+# replaced by free ports and a temporary one).
+loopback() { sed -e "s|0.0.0.0:7070|127.0.0.1:0|; s|127.0.0.1:9464|127.0.0.1:0|; s|/var/lib/ctxsel|$T/data|"; }
+unit_flags="$(sed -n 's/^Environment="CTXSEL_SERVER_FLAGS=\(.*\)"$/\1/p' \
+  "$R/tools/systemd/ctxsel-server.service" | loopback)"
+[[ -n "$unit_flags" ]] || fail "no CTXSEL_SERVER_FLAGS in the unit"
+# shellcheck disable=SC2086
+"$SERVER" --check_config $unit_flags >"$T/unit_check.out" ||
+  fail "the unit's flags fail --check_config: $(cat "$T/unit_check.out")"
+
+# --- Checking a configuration ---------------------------------------------
+command='ctxsel-server --check_config --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel --metrics_listen=127.0.0.1:9464'
+shown "$command"
+read -r -a argv <<<"$(loopback <<<"$command")"
+"$SERVER" "${argv[@]:1}" >"$T/check.out" 2>"$T/check.err" ||
+  fail "--check_config: $(cat "$T/check.err")"
+grep -q '^listen: serve ctxsel.v1 on 127.0.0.1:0$' "$T/check.out" || fail "$(cat "$T/check.out")"
+grep -q '^config OK$' "$T/check.out" || fail "$(cat "$T/check.out")"
+[[ ! -e "$T/data" ]] || fail "--check_config created the data directory"
+set +e
+"$SERVER" "${argv[@]:1}" --max_threads=0 >"$T/bad.out" 2>"$T/bad.err"
+code=$?
+set -e
+[[ $code -eq 2 ]] || fail "--check_config with --max_threads=0 exited $code, want 2"
+grep -q 'max_threads: must be at least 2' "$T/bad.err" || fail "$(cat "$T/bad.err")"
+grep -q '^config invalid$' "$T/bad.out" || fail "$(cat "$T/bad.out")"
+
+# --- Install ----------------------------------------------------------------
+shown 'sudo tools/install.sh --enable ctxsel-server'
+shown 'sudo tools/install.sh --enable ctxsel-agent'
+DESTDIR="$T/root" BIN_DIR="$R" "$R/tools/install.sh" --enable ctxsel-server >"$T/install.out"
+grep -q 'not starting ctxsel-server' "$T/install.out" || fail "$(cat "$T/install.out")"
+for f in usr/local/bin/ctxsel-server usr/local/bin/ctxsel-agent usr/local/bin/ctxsel-cli; do
+  [[ -x "$T/root/$f" ]] || fail "install.sh did not install $f"
+done
+for f in ctxsel-server.service ctxsel-agent.service; do
+  [[ -f "$T/root/etc/systemd/system/$f" ]] || fail "install.sh did not install $f"
+done
+
+# --- Upgrade and Metrics, against a running server ---------------------------
+"$SERVER" --listen=127.0.0.1:0 --port_file="$T/port" --data_dir="$T/live" \
+  --metrics_listen=127.0.0.1:0 --metrics_port_file="$T/metrics_port" 2>"$T/server.log" &
+server_pid=$!
+for _ in $(seq 1 300); do
+  [[ -s "$T/port" && -s "$T/metrics_port" ]] && break
+  sleep 0.1
+done
+[[ -s "$T/port" ]] || fail "server did not start: $(cat "$T/server.log")"
+port="$(cat "$T/port")"
+metrics_port="$(cat "$T/metrics_port")"
+"$CLI" --server="127.0.0.1:$port" select --kernel=none_registered >/dev/null 2>&1 || true
+
+shown 'ctxsel-cli --server=HOST:7070 admin backup /backups/ctxsel-before-upgrade.db'
+mkdir -p "$T/backups"
+"$CLI" --server="127.0.0.1:$port" admin backup "$T/backups/ctxsel-before-upgrade.db" >"$T/backup.out" ||
+  fail "admin backup: $(cat "$T/backup.out")"
+[[ -s "$T/backups/ctxsel-before-upgrade.db" ]] || fail "no backup written"
+
+shown "curl -s http://127.0.0.1:9464/metrics | grep '^ctxsel_selections_total'"
+curl -s "http://127.0.0.1:$metrics_port/metrics" | grep '^ctxsel_selections_total' >"$T/metrics.out" ||
+  fail "no ctxsel_selections_total on /metrics"
+grep -q 'ctxsel_selections_total{outcome="none",policy="least_loaded"} 1' "$T/metrics.out" ||
+  fail "$(cat "$T/metrics.out")"
+
+shown 'promtool check rules tools/prometheus/ctxsel-alerts.yml'
+if command -v promtool >/dev/null; then
+  (cd "$R" && promtool check rules tools/prometheus/ctxsel-alerts.yml) >"$T/promtool.out" 2>&1 ||
+    fail "$(cat "$T/promtool.out")"
+else
+  echo "promtool not installed: alert rules not checked"
+fi
+echo PASS
