@@ -133,9 +133,9 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
 
 TEST_F(PlacementE2E, SilentNodeExpiresAndIsNeverSelected) {
   // A TTL long enough that the first select still sees both nodes on a
-  // loaded machine, and no suspect state to interfere with it (suspect
-  // nodes have tests of their own).
-  Start({"--heartbeat_interval=100ms", "--node_ttl=3s", "--suspect_after=1h"});
+  // loaded machine. Neither beats before it, so if they are suspect by then
+  // they both are ("alive" reported first) and the NVIDIA node still wins.
+  Start({"--heartbeat_interval=100ms", "--node_ttl=3s", "--suspect_after=2s"});
   ASSERT_TRUE(
       client_
           ->ReportNode(GpuNode("alive", "amd", "amdgcn", "amd_gpu_gfx90a", 1))
