@@ -21,12 +21,7 @@ auto Identity(const DeviceInfo& d) {
 
 }  // namespace
 
-std::string DeviceInfo::PrimaryKind() const {
-  for (const std::string& k : kind) {
-    if (k != "host" && k != "nohost" && k != "any") return k;
-  }
-  return "device";
-}
+std::string DeviceInfo::PrimaryKind() const { return sycl::IdKind(kind); }
 
 bool SameDeviceSet(const std::vector<DeviceInfo>& a,
                    const std::vector<DeviceInfo>& b) {
@@ -38,22 +33,16 @@ bool SameDeviceSet(const std::vector<DeviceInfo>& a,
 }
 
 void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices) {
-  std::set<std::string> used;
-  for (const DeviceInfo& d : devices) {
-    if (!d.id.empty()) used.insert(d.id);
-  }
-  std::map<std::string, int> next_per_kind;
   int next_device_num = 0;
+  std::vector<std::pair<std::string, std::string>> named;
   for (DeviceInfo& d : devices) {
     d.node = node;
     d.index = d.IsHost() ? -1 : next_device_num++;
-    if (!d.id.empty()) continue;
-    std::string kind = d.PrimaryKind();
-    int& n = next_per_kind[kind];
-    while (used.count(absl::StrCat(node, "/", kind, n))) ++n;
-    d.id = absl::StrCat(node, "/", kind, n++);
-    used.insert(d.id);
+    named.emplace_back(d.PrimaryKind(), d.id);
   }
+  // Discovery order is index order: the host CPU (-1) comes first.
+  const std::vector<std::string> ids = sycl::DeviceIds(node, named);
+  for (size_t i = 0; i < devices.size(); ++i) devices[i].id = ids[i];
   std::vector<std::pair<std::string, int>> slots;
   for (const DeviceInfo& d : devices) {
     std::string vendor;

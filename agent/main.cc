@@ -18,6 +18,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/agent_metrics.h"
@@ -29,6 +30,7 @@
 #include "agent/reporter.h"
 #include "base/metrics_endpoint.h"
 #include "base/port_file.h"
+#include "base/version.h"
 #include "client/credentials.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -59,7 +61,9 @@ ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
 
 namespace {
 
-constexpr char kAgentVersion[] = "ctxsel-agent 0.1.0";
+std::string AgentVersion() {
+  return absl::StrCat("ctxsel-agent ", ctxsel::kVersion);
+}
 
 absl::StatusOr<ctxsel::agent::Discovery> MakeDiscovery(
     const std::string& node) {
@@ -141,7 +145,7 @@ int Serve(ctxsel::agent::Discovery& discovery) {
       [&] {
         return ctxsel::agent::MakeAgentChannel(server, *credentials, heartbeat);
       },
-      kAgentVersion);
+      AgentVersion());
   ctxsel::agent::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();
@@ -163,8 +167,8 @@ int Serve(ctxsel::agent::Discovery& discovery) {
     spdlog::info("signal {}: deregistering and exiting", signal_number);
     reporter.Stop();
   });
-  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}", kAgentVersion,
-               discovery.node(), first.devices.size(), server,
+  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}",
+               AgentVersion(), discovery.node(), first.devices.size(), server,
                absl::FormatDuration(heartbeat));
   absl::Status s = reporter.Run();
   waiter.join();

@@ -2,8 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+#include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/arch_traits.h"
 #include "spdlog/spdlog.h"
@@ -27,6 +31,11 @@ struct nvmlDeviceAttributes_t {
       gpuInstanceSliceCount, computeInstanceSliceCount;
   unsigned long long memorySizeMB;
 };
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];  // "00000000:17:00.0"
+};
 
 // NVML entry points, resolved with dlsym.
 struct NvmlApi {
@@ -41,7 +50,18 @@ struct NvmlApi {
   nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
   nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
   nvmlReturn_t (*attributes)(nvmlDevice_t, nvmlDeviceAttributes_t*);  // opt.
+  nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t*);  // optional
 };
+
+// NVML writes the PCI domain with 8 hex digits ("00000000:17:00.0"); sysfs,
+// the other backends and the API use 4 ("0000:17:00.0"), lower case.
+std::string PciBusId(const char* nvml_bus_id) {
+  std::string id = absl::AsciiStrToLower(
+      absl::string_view(nvml_bus_id, strnlen(nvml_bus_id, 32)));
+  const size_t colon = id.find(':');
+  if (colon == 8 && absl::StartsWith(id, "0000")) id.erase(0, 4);
+  return id;
+}
 
 template <typename Fn>
 bool Resolve(void* lib, const char* symbol, Fn& fn) {
@@ -51,6 +71,7 @@ bool Resolve(void* lib, const char* symbol, Fn& fn) {
 
 bool ResolveAll(void* lib, NvmlApi& api) {
   Resolve(lib, "nvmlDeviceGetAttributes_v2", api.attributes);  // optional
+  Resolve(lib, "nvmlDeviceGetPciInfo_v3", api.pci_info);       // optional
   return Resolve(lib, "nvmlInit_v2", api.init) &&
          Resolve(lib, "nvmlShutdown", api.shutdown) &&
          Resolve(lib, "nvmlErrorString", api.error_string) &&
@@ -143,6 +164,11 @@ class NvmlBackend : public DiscoveryBackend {
     nvmlUtilization_t busy{};
     if (api_.utilization(device, &busy) == NVML_SUCCESS) {
       d.utilisation = busy.gpu / 100.0;
+    }
+    nvmlPciInfo_t pci{};
+    if (api_.pci_info != nullptr &&
+        api_.pci_info(device, &pci) == NVML_SUCCESS) {
+      d.pci_bus_id = PciBusId(pci.busId);
     }
     nvmlDeviceAttributes_t attributes{};
     if (api_.attributes != nullptr &&

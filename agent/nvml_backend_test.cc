@@ -34,6 +34,11 @@ TEST(NvmlBackendTest, DescribesGpusThroughTheLoadedLibrary) {
   EXPECT_EQ(h100.memory_bytes, 85520809984);
   EXPECT_DOUBLE_EQ(h100.utilisation, 0.75);
   EXPECT_EQ(h100.attributes.at("uuid"), "GPU-0000");
+  EXPECT_EQ(h100.uuid, "GPU-0000");
+  // NVML's "00000000:17:00.0" in the API's form.
+  EXPECT_EQ(h100.pci_bus_id, "0000:17:00.0");
+  EXPECT_EQ((*gpus)[1].pci_bus_id, "0000:2a:00.0");
+  EXPECT_EQ((*gpus)[2].pci_bus_id, "0001:c3:00.0");
   EXPECT_EQ(h100.compute_units, 0);  // the fake has no nvmlDeviceGetAttributes
   EXPECT_EQ((*gpus)[1].sycl_architecture, "nvidia_gpu_sm_80");
   // Compute capability 10.0 is not in the SYCL catalog: still a GPU.

@@ -13,7 +13,7 @@ ABSL_FLAG(bool, insecure, false,
           "token).");
 ABSL_FLAG(std::string, ca, "",
           "PEM CA that signed the server's certificate (default: the "
-          "system's roots).");
+          "system's roots; default: $CTXSEL_CA).");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM client certificate (mTLS; an agent's names its node); with "
           "--tls_key.");
@@ -44,8 +44,15 @@ ClientSecurity ClientSecurityFromFlags() {
   security.cert_file = absl::GetFlag(FLAGS_tls_cert);
   security.key_file = absl::GetFlag(FLAGS_tls_key);
   security.token_file = absl::GetFlag(FLAGS_token_file);
-  if (security.token_file.empty()) {
-    if (const char* env = std::getenv("CTXSEL_TOKEN_FILE"); env != nullptr) {
+  // The environment fills only TLS settings left unset; --insecure takes
+  // neither, so a shell that exports them can still reach a plaintext server.
+  if (!security.insecure) {
+    if (const char* env = std::getenv("CTXSEL_CA");
+        env != nullptr && security.ca_file.empty()) {
+      security.ca_file = env;
+    }
+    if (const char* env = std::getenv("CTXSEL_TOKEN_FILE");
+        env != nullptr && security.token_file.empty()) {
       security.token_file = env;
     }
   }

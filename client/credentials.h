@@ -9,7 +9,8 @@
 //   grpc::CreateChannel("ctxsel.example:7070", *credentials);
 //
 // The same flags in every client: --insecure, --ca, --tls_cert, --tls_key,
-// --token_file (default $CTXSEL_TOKEN_FILE); ClientSecurityFromFlags()
+// --token_file (default $CTXSEL_TOKEN_FILE; --ca: $CTXSEL_CA);
+// ClientSecurityFromFlags()
 // reads them.
 #ifndef CTXSEL_CLIENT_CREDENTIALS_H_
 #define CTXSEL_CLIENT_CREDENTIALS_H_
@@ -43,7 +44,8 @@ struct ClientSecurity {
   std::string token_file;
 };
 
-// The flags above; --token_file defaults to $CTXSEL_TOKEN_FILE.
+// The flags above; unless --insecure, --ca defaults to $CTXSEL_CA and
+// --token_file to $CTXSEL_TOKEN_FILE.
 ClientSecurity ClientSecurityFromFlags();
 
 // TLS credentials (with the token as call credentials), or insecure ones.

@@ -2,12 +2,13 @@
 #ifndef CTXSEL_SERVER_CTXSEL_SERVICE_H_
 #define CTXSEL_SERVER_CTXSEL_SERVICE_H_
 
+#include "base/version.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/auth.h"
 
 namespace ctxsel::server {
 
-inline constexpr char kServerVersion[] = "0.1.0";
+inline constexpr const char* kServerVersion = kVersion;
 
 class CtxselService final : public ctxsel::v1::Ctxsel::Service {
  public:

@@ -10,7 +10,8 @@
 
 namespace ctxsel::server {
 
-absl::Status NormalizeDevices(std::vector<Device>& devices) {
+absl::Status NormalizeDevices(const std::string& node,
+                              std::vector<Device>& devices) {
   for (size_t i = 0; i < devices.size(); ++i) {
     Device& device = devices[i];
     if (absl::Status s = sycl::NormalizeDeviceTraits(device.sycl_architecture,
@@ -26,15 +27,19 @@ absl::Status NormalizeDevices(std::vector<Device>& devices) {
     return devices[a].index < devices[b].index;
   });
   std::vector<std::pair<std::string, int>> slots;
+  std::vector<std::pair<std::string, std::string>> named;
   for (size_t i : order) {
     const Device& d = devices[i];
+    named.emplace_back(sycl::IdKind(d.traits.kind), d.id);
     const bool host = d.index < 0 || d.traits.kind.contains("host");
     slots.emplace_back(host ? "" : sycl::RuntimeVendor(d.traits),
                        d.identity.vendor_index);
   }
   const std::vector<int> numbers = sycl::VendorIndices(slots);
+  const std::vector<std::string> ids = sycl::DeviceIds(node, named);
   for (size_t k = 0; k < order.size(); ++k) {
     devices[order[k]].identity.vendor_index = numbers[k];
+    devices[order[k]].id = ids[k];
   }
   return absl::OkStatus();
 }

@@ -2,7 +2,7 @@
 // shared rule of selector/sycl/device_normalize.h, so every client's report
 // (agent, hand-written, another tool) ends up described the same way.
 //
-//   absl::Status s = NormalizeDevices(node.devices);
+//   absl::Status s = NormalizeDevices(node.id, node.devices);
 //   // traits completed from the SYCL catalog and checked, names lower case,
 //   // vendor_index filled per vendor; or InvalidArgumentError
 //   // "node.devices[2].traits.kind: 'tpu' is not a device kind ..."
@@ -20,7 +20,10 @@ namespace ctxsel::server {
 // every device with a vendor but no vendor_index the next free number of
 // its vendor, in `index` order (sycl::VendorIndices). Errors name the field
 // by the device's position in `devices`.
-absl::Status NormalizeDevices(std::vector<Device>& devices);
+// Devices without an id get one by the agent's rule (sycl::DeviceIds), so a
+// hand-written report and the agent name the same GPU alike: "<node>/gpu0".
+absl::Status NormalizeDevices(const std::string& node,
+                              std::vector<Device>& devices);
 
 }  // namespace ctxsel::server
 

@@ -103,7 +103,7 @@ TEST(InventoryConcurrencyTest, SlowObserverDoesNotStallBeatsOrListings) {
   observer.entered_.WaitForNotification();
 
   EXPECT_TRUE(ReturnsPromptly([&] {
-    EXPECT_EQ(*inventory.Heartbeat("a", {{"a/0", 0.5}}),
+    EXPECT_EQ(*inventory.Heartbeat("a", {{"a/gpu0", 0.5}}),
               Inventory::BeatAnswer::kRecorded);
     EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 1u);
     EXPECT_EQ(inventory.ListDevices("", "", 0, "")->items.size(), 1u);
@@ -122,17 +122,17 @@ TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
       [&] { EXPECT_TRUE(inventory.Report(GpuNode("n", 2)).ok()); });
   observer.entered_.WaitForNotification();
   // The agent already beats for the devices it is reporting.
-  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/1", 0.25}}),
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/gpu1", 0.25}}),
             Inventory::BeatAnswer::kRecorded);
-  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/7", 0.25}}),
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/gpu7", 0.25}}),
             Inventory::BeatAnswer::kUnknownDevice);
-  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/0", 0.5}}),
+  EXPECT_EQ(*inventory.Heartbeat("n", {{"n/gpu0", 0.5}}),
             Inventory::BeatAnswer::kRecorded);
   observer.release_.Notify();
   reporter.join();
   // The beats that waited for the report reach placement in one batch.
   EXPECT_THAT(observer.log(), ElementsAre("report n", "report n",
-                                          "beat n: n/1=0.250000 n/0=0.500000"));
+                                          "beat n: n/gpu1=0.250000 n/gpu0=0.500000"));
   auto devices = inventory.ListDevices("", "n", 0, "");
   ASSERT_TRUE(devices.ok());
   ASSERT_EQ(devices->items.size(), 2u);

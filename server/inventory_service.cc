@@ -105,8 +105,12 @@ grpc::Status InventoryService::ListNodes(grpc::ServerContext* context,
 void InventoryService::ListedDeviceToProto(const Device& device,
                                            v1::Device* out) const {
   DeviceToProto(device, out);
-  absl::StatusOr<std::string> device_class = placer_->DeviceClassOf(device.id);
-  if (device_class.ok()) out->set_device_class(*device_class);
+  absl::StatusOr<placement::DeviceClassNames> device_class =
+      placer_->DeviceClassOf(device.id);
+  if (device_class.ok()) {
+    out->set_device_class(device_class->name);
+    out->set_device_class_short_name(device_class->short_name);
+  }
 }
 
 grpc::Status InventoryService::ListDevices(

@@ -98,7 +98,7 @@ TEST_F(InventoryTest, ReportFillsIdsAndSortsByIndex) {
       inventory_
           .Report(Node("n1", {Gpu(1, "amdgcn"), HostCpu(), Gpu(0, "nvptx")}))
           .ok());
-  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/host", "n1/0", "n1/1"));
+  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/cpu0", "n1/gpu0", "n1/gpu1"));
   EXPECT_EQ(observer_.nodes["n1"], 3u);
 }
 
@@ -106,12 +106,12 @@ TEST_F(InventoryTest, ListDevicesMatchesSelector) {
   ASSERT_TRUE(inventory_.Report(Node("n1", {HostCpu(), Gpu(0, "nvptx")})).ok());
   ASSERT_TRUE(
       inventory_.Report(Node("n2", {HostCpu(), Gpu(0, "amdgcn")})).ok());
-  EXPECT_THAT(DeviceIds("device={arch(nvptx)}"), ElementsAre("n1/0"));
-  EXPECT_THAT(DeviceIds("device={kind(gpu)}"), ElementsAre("n1/0", "n2/0"));
-  EXPECT_THAT(DeviceIds("device={kind(cpu)}", "n2"), ElementsAre("n2/host"));
+  EXPECT_THAT(DeviceIds("device={arch(nvptx)}"), ElementsAre("n1/gpu0"));
+  EXPECT_THAT(DeviceIds("device={kind(gpu)}"), ElementsAre("n1/gpu0", "n2/gpu0"));
+  EXPECT_THAT(DeviceIds("device={kind(cpu)}", "n2"), ElementsAre("n2/cpu0"));
   // A device whose node's device 0 is an AMD GPU.
   EXPECT_THAT(DeviceIds("target_device={device_num(0), arch(amdgcn)}"),
-              ElementsAre("n2/host", "n2/0"));
+              ElementsAre("n2/cpu0", "n2/gpu0"));
   auto bad = inventory_.ListDevices("device={arch(}", "", 0, "");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("match: 1:"));
@@ -119,8 +119,9 @@ TEST_F(InventoryTest, ListDevicesMatchesSelector) {
 
 TEST_F(InventoryTest, BadReportsAreRejected) {
   Device twice = Gpu(0, "nvptx");
+  twice.id = "n1/gpu0";
   EXPECT_THAT(inventory_.Report(Node("n1", {twice, twice})).message(),
-              HasSubstr("node.devices[1].id: 'n1/0' is used twice"));
+              HasSubstr("node.devices[1].id: 'n1/gpu0' is used twice"));
   Device busy = Gpu(0, "nvptx");
   busy.properties.utilisation = 1.5;
   EXPECT_THAT(inventory_.Report(Node("n1", {busy})).message(),
@@ -149,7 +150,7 @@ TEST_F(InventoryTest, SyclArchitectureAddsCatalogNames) {
   d.sycl_architecture = "nvidia_gpu_sm_90";
   ASSERT_TRUE(inventory_.Report(Node("n1", {d})).ok());
   EXPECT_THAT(DeviceIds("device={arch(nvidia_gpu_sm_90)}"),
-              ElementsAre("n1/0"));
+              ElementsAre("n1/gpu0"));
 }
 
 // The issue's reports: a bare SYCL architecture gets every trait the
@@ -162,7 +163,7 @@ TEST_F(InventoryTest, ReportsAreNormalisedNotTrusted) {
   bare.sycl_architecture = "nvidia_gpu_sm_90";
   ASSERT_TRUE(inventory_.Report(Node("n1", {bare})).ok());
   EXPECT_THAT(DeviceIds("device={kind(gpu), isa(sm_90), vendor(nvidia)}"),
-              ElementsAre("n1/0"));
+              ElementsAre("n1/gpu0"));
 
   Device shouting;
   shouting.index = 0;
@@ -170,7 +171,7 @@ TEST_F(InventoryTest, ReportsAreNormalisedNotTrusted) {
   shouting.traits.vendor = {"Acme"};
   ASSERT_TRUE(inventory_.Report(Node("n2", {shouting})).ok());
   EXPECT_THAT(DeviceIds("device={kind(gpu), vendor(acme)}"),
-              ElementsAre("n2/0"));
+              ElementsAre("n2/gpu0"));
 
   Device tpu;
   tpu.traits.kind = {"tpu"};
@@ -199,10 +200,10 @@ TEST_F(InventoryTest, EachVendorNumbersItsOwnDevices) {
   for (const Device& d : page->items) {
     vendor_index[d.id] = d.identity.vendor_index;
   }
-  EXPECT_EQ(vendor_index["mixed/host"], -1);
-  EXPECT_EQ(vendor_index["mixed/0"], 0);
-  EXPECT_EQ(vendor_index["mixed/1"], 0);
-  EXPECT_EQ(vendor_index["mixed/2"], 0);
+  EXPECT_EQ(vendor_index["mixed/cpu0"], -1);
+  EXPECT_EQ(vendor_index["mixed/gpu0"], 0);
+  EXPECT_EQ(vendor_index["mixed/gpu1"], 0);
+  EXPECT_EQ(vendor_index["mixed/gpu2"], 0);
 }
 
 TEST_F(InventoryTest, ObserverCanRejectReport) {
@@ -215,13 +216,13 @@ TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
   ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
   ASSERT_TRUE(inventory_.Report(Node("n2", {Gpu(0, "nvptx")})).ok());
   now_ += absl::Seconds(2);
-  auto beat = inventory_.Heartbeat("n1", {{"n1/0", 0.75}});
+  auto beat = inventory_.Heartbeat("n1", {{"n1/gpu0", 0.75}});
   ASSERT_TRUE(beat.ok());
   EXPECT_EQ(*beat, Inventory::BeatAnswer::kRecorded);
-  EXPECT_EQ(observer_.utilisation["n1/0"], 0.75);
+  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.75);
   now_ += absl::Seconds(2);
   EXPECT_THAT(inventory_.ExpireStale(), ElementsAre("n2"));
-  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/0"));
+  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/gpu0"));
   EXPECT_EQ(observer_.nodes.count("n2"), 0u);
   auto page = inventory_.ListDevices("", "", 0, "");
   EXPECT_EQ(page->items[0].properties.utilisation, 0.75);
@@ -230,25 +231,25 @@ TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
 TEST_F(InventoryTest, ObserverHearsEachBeatOnce) {
   ASSERT_TRUE(
       inventory_.Report(Node("n1", {Gpu(0, "nvptx"), Gpu(1, "nvptx")})).ok());
-  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/0", 0.25}, {"n1/1", 0.5}}),
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu0", 0.25}, {"n1/gpu1", 0.5}}),
             Inventory::BeatAnswer::kRecorded);
   EXPECT_EQ(observer_.beats["n1"], 1);
-  EXPECT_EQ(observer_.utilisation["n1/0"], 0.25);
-  EXPECT_EQ(observer_.utilisation["n1/1"], 0.5);
+  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.25);
+  EXPECT_EQ(observer_.utilisation["n1/gpu1"], 0.5);
   // A beat naming a device the node does not have tells nothing.
-  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/0", 0.75}, {"n1/9", 0.1}}),
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu0", 0.75}, {"n1/gpu9", 0.1}}),
             Inventory::BeatAnswer::kUnknownDevice);
   EXPECT_EQ(observer_.beats["n1"], 1);
-  EXPECT_EQ(observer_.utilisation["n1/0"], 0.25);
+  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.25);
 }
 
 TEST_F(InventoryTest, UnknownNodeOrDeviceAsksForReport) {
   EXPECT_EQ(*inventory_.Heartbeat("ghost", {}),
             Inventory::BeatAnswer::kUnknownNode);
   ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
-  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/7", 0.1}}),
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu7", 0.1}}),
             Inventory::BeatAnswer::kUnknownDevice);
-  EXPECT_EQ(inventory_.Heartbeat("n1", {{"n1/0", -0.1}}).status().code(),
+  EXPECT_EQ(inventory_.Heartbeat("n1", {{"n1/gpu0", -0.1}}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -310,7 +311,7 @@ TEST_F(InventoryTest, PagesNodesAndDevices) {
     token = page->next_page_token;
   } while (!token.empty());
   EXPECT_THAT(ids,
-              ElementsAre("a/host", "a/0", "b/host", "b/0", "c/host", "c/0"));
+              ElementsAre("a/cpu0", "a/gpu0", "b/cpu0", "b/gpu0", "c/cpu0", "c/gpu0"));
 }
 
 // Issue 15: a garbage token listed nothing (an empty page), a device token
@@ -404,15 +405,15 @@ TEST_F(InventoryTest, BeatsFindDevicesAfterReReports) {
           .ok());
   // The same ids at other positions: the beat must land on each device.
   ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(1, "b"), Gpu(0, "a")})).ok());
-  ASSERT_EQ(*inventory_.Heartbeat("n1", {{"n1/1", 0.75}, {"n1/0", 0.25}}),
+  ASSERT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu1", 0.75}, {"n1/gpu0", 0.25}}),
             Inventory::BeatAnswer::kRecorded);
   auto page = inventory_.ListDevices("", "n1", 0, "");
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->items.size(), 2u);
-  EXPECT_EQ(page->items[0].id, "n1/0");
+  EXPECT_EQ(page->items[0].id, "n1/gpu0");
   EXPECT_EQ(page->items[0].properties.utilisation, 0.25);
   EXPECT_EQ(page->items[1].properties.utilisation, 0.75);
-  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/host", 0.5}}),
+  EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/cpu0", 0.5}}),
             Inventory::BeatAnswer::kUnknownDevice);
 }
 

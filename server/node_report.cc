@@ -24,7 +24,6 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".index: ", device.index, " (must be >= -1)"));
   }
-  if (device.id.empty()) device.id = DefaultDeviceId(node_id, device.index);
   if (absl::Status s = ValidateName(device.id, field + ".id"); !s.ok()) {
     return s;
   }
@@ -89,11 +88,6 @@ bool SameTraits(const selector::DeviceTraits& a,
 
 }  // namespace
 
-std::string DefaultDeviceId(const std::string& node, int index) {
-  return index < 0 ? absl::StrCat(node, "/host")
-                   : absl::StrCat(node, "/", index);
-}
-
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
   if (absl::Status s = ValidateName(node.id, "node.id"); !s.ok()) return s;
   if (node.devices.size() > static_cast<size_t>(limits.max_devices_per_node)) {
@@ -106,7 +100,9 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
     return absl::InvalidArgumentError(absl::StrCat(
         "node.agent_version: longer than ", kMaxNameBytes, " bytes"));
   }
-  if (absl::Status s = NormalizeDevices(node.devices); !s.ok()) return s;
+  if (absl::Status s = NormalizeDevices(node.id, node.devices); !s.ok()) {
+    return s;
+  }
   absl::flat_hash_set<std::string> ids;
   absl::flat_hash_set<int> indices;
   for (size_t i = 0; i < node.devices.size(); ++i) {

@@ -43,7 +43,8 @@ struct ReportLimits {
 // Validates `node` (ids, indices, utilisation in 0..1, device traits,
 // trait names, `limits`) and completes it: traits and vendor indices as
 // NormalizeDevices (device_normalize.h) makes them, empty device ids become
-// "<node>/<index>" ("<node>/host" for -1), empty device nodes the node id,
+// "<node>/<kind><n>" as the agent names them (sycl::DeviceIds: "n1/cpu0",
+// "n1/gpu0"), empty device nodes the node id,
 // devices are sorted by index. Errors name the field: InvalidArgumentError,
 // or ResourceExhaustedError naming the limit and its flag.
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits = {});
@@ -51,9 +52,6 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits = {});
 // True when two reports describe the same devices (utilisation and times
 // aside): a re-report that changes nothing.
 bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b);
-
-// The id a device gets when the report leaves it empty.
-std::string DefaultDeviceId(const std::string& node, int index);
 
 }  // namespace ctxsel::server
 

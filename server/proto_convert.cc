@@ -85,6 +85,7 @@ void CandidateToProto(const selector::CandidateReport& candidate,
 void ClassToProto(const placement::ClassReport& report,
                   v1::DeviceClassReport* out) {
   out->set_device_class(report.device_class);
+  out->set_device_class_short_name(report.device_class_short_name);
   TraitsToProto(report.traits, out->mutable_traits());
   out->set_sycl_architecture(report.sycl_architecture);
   out->set_device_count(report.device_count);
@@ -301,7 +302,10 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
   out->set_node(choice.device.node);
   DeviceToProto(choice.device, out->mutable_device());
   out->mutable_device()->set_device_class(choice.device_class);
+  out->mutable_device()->set_device_class_short_name(
+      choice.device_class_short_name);
   out->set_device_class(choice.device_class);
+  out->set_device_class_short_name(choice.device_class_short_name);
   out->set_score(choice.score);
   out->set_dynamic(choice.dynamic);
   for (const std::string& name : choice.runtime_only_variants) {

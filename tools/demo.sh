@@ -83,8 +83,7 @@ done
 expected_nodes=$(( $(ls tools/fixtures/fleet/*.json | wc -l) + 1 ))
 for _ in $(seq 100); do
   nodes=$("$bin/client/cli/ctxsel-cli" --server="$address" --ca="$certs/ca.pem" \
-            --token_file="$work/admin.token" --json nodes ls 2>/dev/null |
-          grep -c '"id"' || true)
+            --token_file="$work/admin.token" nodes ls -o name 2>/dev/null | wc -l)
   [[ "$nodes" -ge "$expected_nodes" ]] && break
   sleep 0.1
 done

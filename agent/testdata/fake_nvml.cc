@@ -17,6 +17,11 @@ struct nvmlMemory_t {
 struct nvmlUtilization_t {
   unsigned int gpu, memory;
 };
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+};
 
 static nvmlDevice_st devices[3] = {{0}, {1}, {2}};
 static int initialised = 0;
@@ -54,6 +59,14 @@ int nvmlDeviceGetName(nvmlDevice_st* d, char* name, unsigned int length) {
 int nvmlDeviceGetUUID(nvmlDevice_st* d, char* uuid, unsigned int length) {
   static const char* uuids[3] = {"GPU-0000", "GPU-1111", "GPU-2222"};
   std::strncpy(uuid, uuids[d->index], length);
+  return 0;
+}
+// As NVML writes it: an 8-digit domain, upper-case hex.
+int nvmlDeviceGetPciInfo_v3(nvmlDevice_st* d, nvmlPciInfo_t* pci) {
+  static const char* bus_ids[3] = {"00000000:17:00.0", "00000000:2A:00.0",
+                                   "00000001:C3:00.0"};
+  std::memset(pci, 0, sizeof(*pci));
+  std::strncpy(pci->busId, bus_ids[d->index], sizeof(pci->busId) - 1);
   return 0;
 }
 int nvmlDeviceGetCudaComputeCapability(nvmlDevice_st* d, int* major,

@@ -24,7 +24,7 @@ struct Watcher {
     reader = stub->WatchInventory(&context, v1::WatchInventoryRequest());
     thread = std::thread([this] {
       v1::InventoryEvent event;
-      while (removed < kNodes && reader->Read(&event)) {
+      while (removed < kNodes + 1 && reader->Read(&event)) {
         if (event.kind() == v1::InventoryEvent::ADDED) ++added;
         if (event.kind() == v1::InventoryEvent::REMOVED) ++removed;
       }
@@ -48,6 +48,30 @@ TEST(AgentFleetTest, ManyStreamsAreServedWithoutAThreadEach) {
   auto before = ReadProcStatus(pid);
   ASSERT_TRUE(before.ok()) << before.status();
   Watcher watcher((*server)->address());
+  // The watch starts at the server's latest event when the server takes
+  // the call, which may be after the fleet's first reports: a sentinel
+  // node, seen and removed, shows the watch is in place first.
+  {
+    v1::ReportNodeRequest sentinel;
+    sentinel.mutable_node()->set_id("sentinel");
+    v1::Device* cpu = sentinel.mutable_node()->add_devices();
+    cpu->set_index(-1);
+    cpu->mutable_traits()->add_kind("cpu");
+    cpu->mutable_traits()->add_kind("host");
+    const absl::Time seen_deadline = absl::Now() + absl::Seconds(20);
+    while (watcher.added == 0 && absl::Now() < seen_deadline) {
+      grpc::ClientContext context;
+      v1::ReportNodeResponse response;
+      watcher.stub->ReportNode(&context, sentinel, &response);
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ASSERT_EQ(watcher.added, 1);
+    grpc::ClientContext context;
+    v1::DeregisterRequest request;
+    request.set_node("sentinel");
+    v1::DeregisterResponse response;
+    watcher.stub->Deregister(&context, request, &response);
+  }
 
   AgentFleetOptions options;
   options.server = (*server)->address();
@@ -77,11 +101,11 @@ TEST(AgentFleetTest, ManyStreamsAreServedWithoutAThreadEach) {
 
   ASSERT_TRUE((*fleet)->Stop().ok());
   const absl::Time watch_deadline = absl::Now() + absl::Seconds(20);
-  while (watcher.removed < kNodes && absl::Now() < watch_deadline) {
+  while (watcher.removed < kNodes + 1 && absl::Now() < watch_deadline) {
     absl::SleepFor(absl::Milliseconds(20));
   }
-  EXPECT_EQ(watcher.added, kNodes);
-  EXPECT_EQ(watcher.removed, kNodes);
+  EXPECT_EQ(watcher.added, kNodes + 1);  // the sentinel too
+  EXPECT_EQ(watcher.removed, kNodes + 1);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/json_output.h"
 #include "nlohmann/json.hpp"
 #include "selector/sycl/arch_catalog.h"
 
@@ -58,7 +59,10 @@ void PrintText(const sycl::ArchInfo& arch) {
 }
 
 int RunArchs(const std::vector<std::string>& args) {
-  const bool as_json = absl::GetFlag(FLAGS_json);
+  const bool as_json = OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
+                           OutputFormat::kJson ||
+                       OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
+                           OutputFormat::kYaml;
   if (args.size() > 1) return UsageError(kArchsCommand);
   if (args.size() == 1) {
     absl::StatusOr<const sycl::ArchInfo*> arch = sycl::LookupArch(args[0]);
@@ -67,9 +71,7 @@ int RunArchs(const std::vector<std::string>& args) {
                    std::string(arch.status().message()).c_str());
       return kExitBadInput;
     }
-    if (as_json) {
-      std::printf("%s\n", ArchJson(**arch).dump(2).c_str());
-    } else {
+    if (!PrintJsonDocument(ArchJson(**arch))) {
       PrintText(**arch);
     }
     return kExitOk;
@@ -82,7 +84,7 @@ int RunArchs(const std::vector<std::string>& args) {
       PrintText(arch);
     }
   }
-  if (as_json) std::printf("%s\n", all.dump(2).c_str());
+  if (as_json) PrintJsonDocument(all);
   return kExitOk;
 }
 

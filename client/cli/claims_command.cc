@@ -28,18 +28,16 @@ int ListClaims(const std::vector<std::string>& args) {
   if (args.size() > 1) return UsageError(kClaimsCommand);
   auto claims = ConnectToServer()->ListClaims(args.empty() ? "" : args[0]);
   if (!claims.ok()) return ReportError("claims ls", claims.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    v1::ListClaimsResponse response;
-    for (const v1::Claim& c : *claims) *response.add_claims() = c;
-    std::printf("%s", ToJson(response).c_str());
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"CLAIM", "DEVICE", "NODE", "HOLDER", "EXPIRES"}};
+  v1::ListClaimsResponse response;
+  Listing listing;
+  listing.columns = {{"CLAIM"}, {"DEVICE"}, {"NODE"}, {"HOLDER"}, {"EXPIRES"}};
   for (const v1::Claim& c : *claims) {
-    rows.push_back({c.id(), c.device(), c.node(), c.holder(), ExpiryText(c)});
+    *response.add_claims() = c;
+    listing.rows.push_back(
+        {c.id(), c.device(), c.node(), c.holder(), ExpiryText(c)});
+    listing.names.push_back(c.id());
   }
-  PrintTable(rows);
+  PrintListing(response, listing);
   return kExitOk;
 }
 
@@ -50,9 +48,7 @@ int RenewClaim(const std::vector<std::string>& args) {
   auto claim = ConnectToServer()->RenewClaim(
       args[0], absl::ToChronoMilliseconds(duration));
   if (!claim.ok()) return ReportError("claims renew", claim.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s", ToJson(*claim).c_str());
-  } else {
+  if (!PrintMessage(*claim)) {
     std::printf("claim %s on %s until %s\n", claim->id().c_str(),
                 claim->device().c_str(), ExpiryText(*claim).c_str());
   }

@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace ctxsel::cli {
 
-// Exit codes of every command (docs/service.md lists them for users).
+// Exit codes of every command (docs/launchers.md lists them for users).
 inline constexpr int kExitOk = 0;
 // The operation failed, e.g. no placement (FAILED_PRECONDITION).
 inline constexpr int kExitFailure = 1;
@@ -31,18 +33,32 @@ inline constexpr int kExitExhausted = 4;
 
 struct Command {
   const char* name;
-  // One line per form, '\n'-separated, with every flag the command reads,
-  // e.g. "archs [--json] [NAME]".
+  // One line per form, '\n'-separated, e.g. "archs [--json] [NAME]". The
+  // --flags it names are the flags the command takes (FlagsOf) besides the
+  // global ones; the parser rejects any other with exit 2.
   const char* usage;
   const char* summary;  // One line for `ctxsel-cli help`.
   // `args` are the positional arguments after the command name; flags are
-  // already parsed into absl flags. Returns the process exit code.
+  // already parsed into absl flags (ParseArguments, arguments.h). Returns the
+  // process exit code.
   int (*run)(const std::vector<std::string>& args);
 };
 
 // The command objects, one per line of commands.def (kPingCommand, ...).
 #define CTXSEL_CLI_COMMAND(Name) extern const Command k##Name##Command;
 #include "client/cli/commands.def"
+
+// The flags every command takes (help names them on its first lines).
+inline constexpr absl::string_view kGlobalFlags[] = {
+    "server",  "timeout", "output",   "json",     "no_headers", "help",
+    "version", "ca",      "insecure", "tls_cert", "tls_key",    "token_file"};
+
+// The names of the --flags that `text` names ('-' read as '_'), in order,
+// once each; a bare "--" (the end of the flags) is none.
+std::vector<std::string> FlagsIn(absl::string_view text);
+
+// FlagsIn(command.usage): the flags the command takes besides kGlobalFlags.
+std::vector<std::string> FlagsOf(const Command& command);
 
 // "usage: <usage lines>" for `command`, ready to print.
 std::string UsageText(const Command& command);

@@ -39,14 +39,20 @@ absl::Span<const Command* const> AllCommands() { return kCommands; }
 
 std::string HelpText() {
   std::string out = absl::StrCat(
-      "usage: ctxsel-cli [--server=host:port] [--timeout=5s] [--json]\n"
-      "                  [--ca=CA.pem] [--token_file=FILE] [--insecure]\n"
-      "                  [--tls_cert=PEM --tls_key=PEM] <command> [args...]\n"
+      "usage: ctxsel-cli [--server=host:port] [--timeout=5s]\n"
+      "                  [-o|--output=table|wide|json|yaml|name] [--json]\n"
+      "                  [--no-headers] [--ca=CA.pem] [--token_file=FILE]\n"
+      "                  [--insecure] [--tls_cert=PEM --tls_key=PEM]\n"
+      "                  <command> [args...] [-h|--help]\n"
+      "       ctxsel-cli --version | help [COMMAND]\n"
       "--server defaults to $CTXSEL_SERVER, else ",
       kDefaultServer,
       ";\n--timeout is the deadline of each call to the server (exit 3 when "
-      "passed);\n--token_file defaults to $CTXSEL_TOKEN_FILE; calls use TLS "
-      "unless --insecure\n(docs/security.md)\n\ncommands:\n");
+      "passed);\n-o json and -o yaml print the result message (--json is -o "
+      "json),\n"
+      "-o name one name per line; usage errors exit 2;\n"
+      "--ca defaults to $CTXSEL_CA, --token_file to $CTXSEL_TOKEN_FILE; calls "
+      "use TLS\nunless --insecure (docs/security.md)\n\ncommands:\n");
   for (const Command* command : kCommands) {
     for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
       absl::StrAppend(&out, Wrapped(line));

@@ -8,7 +8,10 @@
 ABSL_FLAG(std::string, server, "",
           "Address of the ctxsel server, host:port (default: $CTXSEL_SERVER, "
           "else the address `ctxsel-cli help` shows).");
-ABSL_FLAG(bool, json, false, "Print machine-readable JSON.");
+ABSL_FLAG(bool, json, false, "Print machine-readable JSON (-o json).");
+ABSL_FLAG(std::string, output, "table",
+          "Output format: table, wide (more columns), json, yaml or name.");
+ABSL_FLAG(bool, no_headers, false, "Print tables without their header line.");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5),
           "Deadline of each call to the server, e.g. 300ms or 1m; a call "
           "that passes it exits 3.");
@@ -21,6 +24,22 @@ ABSL_FLAG(std::vector<std::string>, var, {},
           "Job variables as NAME=INTEGER, e.g. N=4096,tasking=1.");
 
 namespace ctxsel::cli {
+
+absl::StatusOr<OutputFormat> OutputFormatFromFlags() {
+  if (absl::GetFlag(FLAGS_json)) return OutputFormat::kJson;
+  static constexpr std::pair<const char*, OutputFormat> kFormats[] = {
+      {"table", OutputFormat::kTable},
+      {"wide", OutputFormat::kWide},
+      {"json", OutputFormat::kJson},
+      {"yaml", OutputFormat::kYaml},
+      {"name", OutputFormat::kName}};
+  const std::string output = absl::GetFlag(FLAGS_output);
+  for (const auto& [name, format] : kFormats) {
+    if (output == name) return format;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--output: '", output, "' is not table, wide, json, yaml or name"));
+}
 
 absl::StatusOr<VariableRanges> VariableRangesFromFlags() {
   VariableRanges out;

@@ -8,6 +8,10 @@
 //   absl::StatusOr<JobVariables> vars = JobVariablesFromFlags();
 //   if (!vars.ok()) return BadUsage("select", vars.status().message());
 //
+// -o/--output picks how results print (--json is -o json):
+//
+//   absl::StatusOr<OutputFormat> format = OutputFormatFromFlags();
+//
 // --timeout is the deadline of every call a service command makes through
 // the client library (each page of a listing has its own):
 //
@@ -27,6 +31,8 @@
 
 ABSL_DECLARE_FLAG(std::string, server);
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, output);
+ABSL_DECLARE_FLAG(bool, no_headers);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(std::string, kernel);
 ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
@@ -36,6 +42,15 @@ namespace ctxsel::cli {
 
 // The server address when neither --server nor $CTXSEL_SERVER is set.
 inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
+
+// How a command prints its result (-o): an aligned table, the table with
+// its wide columns too, the result message as JSON or YAML, or one name per
+// line (what other commands take as an argument).
+enum class OutputFormat { kTable, kWide, kJson, kYaml, kName };
+
+// -o, or json when --json is given; INVALID_ARGUMENT naming the flag and the
+// accepted values otherwise.
+absl::StatusOr<OutputFormat> OutputFormatFromFlags();
 
 // Job variables in the order given, as (name, value).
 using JobVariables = std::vector<std::pair<std::string, int64_t>>;

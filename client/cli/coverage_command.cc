@@ -9,7 +9,7 @@
 //       --without=saxpy_hip
 //   ctxsel-cli coverage --kernel=saxpy --from_source saxpy.c
 //   ctxsel-cli coverage --kernel=saxpy --with_devices=mi300x.json:16
-//   ... -o table|wide|json
+//   ... -o table|wide|json|yaml (the global -o; name prints the table)
 //
 // The job flags are select's (JobFromFlags); --var takes ranges. Nothing is
 // stored. Exit codes: kExitOk, kExitBadInput for bad flags or an unknown
@@ -51,7 +51,6 @@ ABSL_FLAG(std::vector<std::string>, without, {},
 ABSL_FLAG(std::vector<std::string>, with_devices, {},
           "coverage: what-if hypothetical nodes, FILE[:COUNT] each, FILE "
           "in the agent's devices file format (agent/device_json.h).");
-ABSL_FLAG(std::string, o, "table", "coverage: table, wide or json.");
 
 namespace ctxsel::cli {
 namespace {
@@ -291,11 +290,9 @@ void PrintReport(const v1::CoverageResponse& r, bool wide) {
 }
 
 int RunCoverage(const std::vector<std::string>& args) {
-  const std::string format = absl::GetFlag(FLAGS_o);
-  if (format != "table" && format != "wide" && format != "json") {
-    return BadUsage(
-        kWhat, absl::StrCat("-o: '", format, "' is not table, wide or json"));
-  }
+  // -o is global (main has checked it); json and yaml print the response.
+  const OutputFormat format =
+      OutputFormatFromFlags().value_or(OutputFormat::kTable);
   const bool from_source = absl::GetFlag(FLAGS_from_source);
   if (!args.empty() && !from_source) return UsageError(kCoverageCommand);
   if (from_source && args.empty()) {
@@ -324,10 +321,8 @@ int RunCoverage(const std::vector<std::string>& args) {
   absl::StatusOr<v1::CoverageResponse> response =
       ConnectToServer()->Coverage(request);
   if (!response.ok()) return ReportError(kWhat, response.status());
-  if (format == "json") {
-    std::printf("%s", ToJson(*response).c_str());
-  } else {
-    PrintReport(*response, format == "wide");
+  if (!PrintMessage(*response)) {
+    PrintReport(*response, format == OutputFormat::kWide);
   }
   return kExitOk;
 }
@@ -340,7 +335,7 @@ const Command kCoverageCommand = {
     "[--construct_lists='NAME,...;NAME,...'] [--var=NAME=V[,V...],...] "
     "[--impl_vendor=NAME,...] [--requires=NAME,...] "
     "[--with='NAME=SELECTOR;...'] [--without=NAME,...] "
-    "[--with_devices=FILE[:COUNT],...] [-o table|wide|json, or --o=...]\n"
+    "[--with_devices=FILE[:COUNT],...]\n"
     "coverage --kernel=KERNEL --from_source [--define=NAME[=VALUE],...] "
     "[--undefine=NAME,...] [--fortran_form=auto|fixed|free] [job and "
     "what-if flags] FILE...",

@@ -12,6 +12,7 @@
 #include "client/cli/eval_context.h"
 #include "client/cli/eval_kernel.h"
 #include "client/cli/input_file.h"
+#include "client/cli/json_output.h"
 #include "selector/selector.h"
 
 ABSL_FLAG(std::string, directive, "",
@@ -249,9 +250,7 @@ int RunEval(const std::vector<std::string>& args) {
   } catch (const json::exception& e) {
     out = Fail(InputError{nullptr, 0, 0, e.what()});
   }
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s\n", out.output.dump(2).c_str());
-  } else {
+  if (!PrintJsonDocument(out.output)) {
     const bool ok = out.exit_code == kExitOk;
     std::fprintf(ok ? stdout : stderr, "%s%s", out.text.c_str(),
                  ok ? "" : "\n");

@@ -10,6 +10,7 @@
 
 #include "client/cli/command.h"
 #include "client/cli/input_file.h"
+#include "client/cli/json_output.h"
 #include "client/cli/source_import.h"
 #include "nlohmann/json.hpp"
 #include "selector/pragma/importer.h"
@@ -99,7 +100,7 @@ int RunImport(const std::vector<std::string>& args) {
                     {"metadirectives", metadirectives},
                     {"errors", errors},
                     {"warnings", warnings}};
-  std::printf("%s\n", out.dump(2).c_str());
+  if (!PrintJsonDocument(out)) std::printf("%s\n", out.dump(2).c_str());
   return errors.empty() ? kExitOk : kExitBadInput;
 }
 

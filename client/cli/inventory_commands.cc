@@ -35,19 +35,17 @@ int RunNodes(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "ls") return UsageError(kNodesCommand);
   auto nodes = ConnectToServer()->ListNodes(/*include_devices=*/false);
   if (!nodes.ok()) return ReportError("nodes ls", nodes.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    v1::ListNodesResponse all;
-    for (const v1::NodeSummary& n : *nodes) *all.add_nodes() = n;
-    std::printf("%s", ToJson(all).c_str());
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows = {{"NODE", "DEVICES", "AGENT"}};
+  v1::ListNodesResponse all;
+  Listing listing;
+  listing.columns = {{"NODE"}, {"DEVICES"}, {"AGENT"}};
   for (const v1::NodeSummary& n : *nodes) {
-    rows.push_back(
+    *all.add_nodes() = n;
+    listing.rows.push_back(
         {n.node().id(), std::to_string(n.device_count()),
          n.node().agent_version().empty() ? "-" : n.node().agent_version()});
+    listing.names.push_back(n.node().id());
   }
-  PrintTable(rows);
+  PrintListing(all, listing);
   return kExitOk;
 }
 
@@ -56,24 +54,39 @@ int RunDevices(const std::vector<std::string>& args) {
   auto devices = ConnectToServer()->ListDevices(absl::GetFlag(FLAGS_match),
                                                 absl::GetFlag(FLAGS_node));
   if (!devices.ok()) return ReportError("devices ls", devices.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    v1::ListDevicesResponse all;
-    for (const v1::Device& d : *devices) *all.add_devices() = d;
-    std::printf("%s", ToJson(all).c_str());
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"DEVICE", "NODE", "INDEX", "KIND", "ARCH", "VENDOR", "SYCL", "MEMORY",
-       "UTIL", "CLASS"}};
+  v1::ListDevicesResponse all;
+  Listing listing;
+  // The trait lists and the full class run to hundreds of characters: the
+  // table shows the short class name, -o wide the rest.
+  listing.columns = {{"DEVICE"},
+                     {"NODE"},
+                     {"INDEX"},
+                     {"CLASS"},
+                     {"MEMORY"},
+                     {"UTIL"},
+                     {"KIND", true},
+                     {"ARCH", true},
+                     {"VENDOR", true},
+                     {"SYCL", true},
+                     {"UUID", true},
+                     {"PCI", true},
+                     {"CLASS TRAITS", true}};
   for (const v1::Device& d : *devices) {
-    rows.push_back({d.id(), d.node(), std::to_string(d.index()),
-                    JoinList(d.traits().kind()), JoinList(d.traits().arch()),
-                    JoinList(d.traits().vendor()),
-                    d.sycl_architecture().empty() ? "-" : d.sycl_architecture(),
-                    Memory(d.memory_bytes()), Percent(d.utilisation()),
-                    d.device_class().empty() ? "-" : d.device_class()});
+    *all.add_devices() = d;
+    listing.rows.push_back(
+        {d.id(), d.node(), std::to_string(d.index()),
+         d.device_class_short_name().empty() ? "-"
+                                             : d.device_class_short_name(),
+         Memory(d.memory_bytes()), Percent(d.utilisation()),
+         JoinList(d.traits().kind()), JoinList(d.traits().arch()),
+         JoinList(d.traits().vendor()),
+         d.sycl_architecture().empty() ? "-" : d.sycl_architecture(),
+         d.uuid().empty() ? "-" : d.uuid(),
+         d.pci_bus_id().empty() ? "-" : d.pci_bus_id(),
+         d.device_class().empty() ? "-" : d.device_class()});
+    listing.names.push_back(d.id());
   }
-  PrintTable(rows);
+  PrintListing(all, listing);
   return kExitOk;
 }
 
@@ -81,7 +94,8 @@ int RunWatch(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kWatchCommand);
   const int max_events = absl::GetFlag(FLAGS_max_events);
   int seen = 0;
-  const bool json = absl::GetFlag(FLAGS_json);
+  const OutputFormat format =
+      OutputFormatFromFlags().value_or(OutputFormat::kTable);
   auto client = ConnectToServer();
   // The stream has no deadline (it runs until --max_events or ^C); a Ping
   // first makes an unresponsive server exit 3 within --timeout.
@@ -90,8 +104,12 @@ int RunWatch(const std::vector<std::string>& args) {
   }
   absl::Status status = client->WatchInventory(
       absl::GetFlag(FLAGS_initial), [&](const v1::InventoryEvent& event) {
-        if (json) {
+        if (format == OutputFormat::kJson) {
           std::printf("%s", ToJson(event).c_str());
+        } else if (format == OutputFormat::kYaml) {
+          std::printf("---\n%s", ToYaml(event).c_str());
+        } else if (format == OutputFormat::kName) {
+          std::printf("%s\n", event.node().id().c_str());
         } else {
           std::printf("%lld %s %s: %d device(s) (%s)\n",
                       static_cast<long long>(event.sequence()),

@@ -199,7 +199,8 @@ int RunRun(const std::vector<std::string>& args) {
 
 const Command kRunCommand = {
     "run",
-    "run --kernel=K [select's job flags] [--here] [--claim=DURATION] "
+    "run " CTXSEL_CLI_JOB_FLAGS
+    " [--claim=DURATION] "
     "[--holder=WHO] [--wait=DURATION] -- COMMAND [ARGS...]",
     "Claim a device and run COMMAND on it; exit with COMMAND's status.",
     RunRun};

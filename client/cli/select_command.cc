@@ -168,10 +168,16 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
 
 namespace {
 
+// The short class name; -o wide: the full trait form.
 std::string ChoiceRow(const v1::PlacementChoice& p) {
+  const bool wide = OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
+                    OutputFormat::kWide;
+  const std::string& device_class = wide || p.device_class_short_name().empty()
+                                        ? p.device_class()
+                                        : p.device_class_short_name();
   std::string row = absl::StrCat(
       p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
-      p.device_class(), "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
+      device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
   if (p.runtime_only_variants_size() > 0) {
     absl::StrAppend(&row, "; runtime-only above it, the program decides: ",
                     absl::StrJoin(p.runtime_only_variants(), ", "));
@@ -196,7 +202,7 @@ int RunSelect(const std::vector<std::string>& args) {
   } else if (format == "env") {
     std::fputs(client::ExportLines(LaunchEnv(*request, *answer)).c_str(),
                stdout);
-  } else {
+  } else if (!PrintMessage(*answer)) {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
     if (answer->has_claim()) {
       std::printf("claim %s until %s\n", answer->claim().id().c_str(),
@@ -216,22 +222,13 @@ int RunExplain(const std::vector<std::string>& args) {
   if (!job.ok()) return ReportError("explain", job.status());
   auto report = ConnectToServer()->Explain(*job);
   if (!report.ok()) return ReportError("explain", report.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s", ToJson(*report).c_str());
-  } else {
+  if (!PrintMessage(*report)) {
     std::printf("%s\n", report->text().c_str());
   }
   return report->has_placement() ? kExitOk : kExitFailure;
 }
 
 }  // namespace
-
-// The job flags (JobFromFlags) that select and explain share.
-#define CTXSEL_CLI_JOB_FLAGS                                             \
-  "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
-  "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
-  "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
-  "[--top_k=N] [--here]"
 
 const Command kSelectCommand = {
     "select",
@@ -243,7 +240,5 @@ const Command kSelectCommand = {
 const Command kExplainCommand = {
     "explain", "explain " CTXSEL_CLI_JOB_FLAGS " [--json]",
     "Show the per-class, per-variant breakdown of a selection.", RunExplain};
-
-#undef CTXSEL_CLI_JOB_FLAGS
 
 }  // namespace ctxsel::cli

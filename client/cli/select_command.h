@@ -58,6 +58,14 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
       return true;
     });
 
+// The job flags (JobFromFlags) that select, explain and run share, for
+// their usage lines (which are also the flags each takes).
+#define CTXSEL_CLI_JOB_FLAGS                                             \
+  "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
+  "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
+  "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
+  "[--top_k=N] [--here]"
+
 }  // namespace ctxsel::cli
 
 #endif  // CTXSEL_CLIENT_CLI_SELECT_COMMAND_H_

@@ -10,10 +10,66 @@
 #include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/json_output.h"
 #include "client/credentials.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
 
 namespace ctxsel::cli {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+
+// Proto3 JSON writes 64-bit integers as strings (JavaScript's doubles cannot
+// hold them all); the CLI's users read them with jq and YAML tools, which
+// want numbers, so `json` (the proto JSON of a `type` message) gets them back.
+void IntegersAsNumbers(const Descriptor& type, nlohmann::ordered_json& json) {
+  if (!json.is_object()) return;  // a well-known type written as a string
+  for (int i = 0; i < type.field_count(); ++i) {
+    const FieldDescriptor& field = *type.field(i);
+    auto it = json.find(field.name());
+    if (it == json.end()) continue;
+    auto fix = [&field](nlohmann::ordered_json& value) {
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        IntegersAsNumbers(*field.message_type(), value);
+      } else if (value.is_string() &&
+                 (field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                  field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64)) {
+        const std::string text = value.get<std::string>();
+        value = field.cpp_type() == FieldDescriptor::CPPTYPE_INT64
+                    ? nlohmann::ordered_json(std::stoll(text))
+                    : nlohmann::ordered_json(std::stoull(text));
+      }
+    };
+    if (field.is_map()) {
+      const FieldDescriptor& map_value = *field.message_type()->map_value();
+      for (auto& [key, value] : it->items()) {
+        if (map_value.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          IntegersAsNumbers(*map_value.message_type(), value);
+        }
+      }
+    } else if (field.is_repeated() && it->is_array()) {
+      for (nlohmann::ordered_json& element : *it) fix(element);
+    } else {
+      fix(*it);
+    }
+  }
+}
+
+nlohmann::ordered_json JsonOf(const google::protobuf::Message& message) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(text);
+  IntegersAsNumbers(*message.GetDescriptor(), json);
+  return json;
+}
+
+}  // namespace
 
 std::string ServerAddress() {
   if (std::string flag = absl::GetFlag(FLAGS_server); !flag.empty()) {
@@ -77,23 +133,63 @@ int BadUsage(const std::string& what, absl::string_view message) {
 }
 
 std::string ToJson(const google::protobuf::Message& message) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json + "\n";
+  return JsonOf(message).dump() + "\n";
+}
+
+std::string ToYaml(const google::protobuf::Message& message) {
+  return JsonToYaml(JsonOf(message));
+}
+
+bool PrintMessage(const google::protobuf::Message& message) {
+  const OutputFormat format =
+      OutputFormatFromFlags().value_or(OutputFormat::kTable);
+  if (format == OutputFormat::kJson) {
+    std::printf("%s", ToJson(message).c_str());
+    return true;
+  }
+  if (format == OutputFormat::kYaml) {
+    std::printf("%s", ToYaml(message).c_str());
+    return true;
+  }
+  return false;
+}
+
+void PrintListing(const google::protobuf::Message& message,
+                  const Listing& listing) {
+  if (PrintMessage(message)) return;
+  const OutputFormat format =
+      OutputFormatFromFlags().value_or(OutputFormat::kTable);
+  if (format == OutputFormat::kName) {
+    for (const std::string& name : listing.names) {
+      std::printf("%s\n", name.c_str());
+    }
+    return;
+  }
+  const bool wide = format == OutputFormat::kWide;
+  std::vector<std::vector<std::string>> rows(1);
+  for (const Column& column : listing.columns) {
+    if (wide || !column.wide) rows[0].push_back(column.header);
+  }
+  for (const std::vector<std::string>& cells : listing.rows) {
+    std::vector<std::string>& row = rows.emplace_back();
+    for (size_t i = 0; i < cells.size() && i < listing.columns.size(); ++i) {
+      if (wide || !listing.columns[i].wide) row.push_back(cells[i]);
+    }
+  }
+  PrintTable(rows);
 }
 
 void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
+  const size_t first = absl::GetFlag(FLAGS_no_headers) ? 1 : 0;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
     for (size_t i = 0; i < row.size(); ++i) {
       widths[i] = std::max(widths[i], row[i].size());
     }
   }
-  for (const auto& row : rows) {
+  for (size_t r = first; r < rows.size(); ++r) {
+    const std::vector<std::string>& row = rows[r];
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];

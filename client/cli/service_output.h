@@ -1,5 +1,5 @@
 // service_output.h: what the service subcommands of ctxsel-cli share —
-// connecting, exit codes for server errors, JSON and table output.
+// connecting, exit codes for server errors, the -o output formats.
 //
 //   auto client = ConnectToServer();
 //   absl::StatusOr<...> r = client->ListNodes(false);
@@ -45,10 +45,36 @@ int ReportError(const std::string& what, const absl::Status& status);
 // Prints "<what>: <message>" to stderr; returns kExitBadInput.
 int BadUsage(const std::string& what, absl::string_view message);
 
-// One message as JSON (proto field names), followed by a newline.
+// One message as JSON (proto field names, 64-bit integers as numbers, not
+// proto3 JSON's strings), followed by a newline.
 std::string ToJson(const google::protobuf::Message& message);
 
-// Rows (the first is the header) as aligned columns on stdout.
+// The same document as YAML.
+std::string ToYaml(const google::protobuf::Message& message);
+
+// With -o json or yaml prints `message` so and returns true; false for the
+// other formats, which the command prints itself.
+bool PrintMessage(const google::protobuf::Message& message);
+
+// A table column; `wide` ones show only with -o wide.
+struct Column {
+  std::string header;
+  bool wide = false;
+};
+
+// A listing in every -o format: `message` for json and yaml, `names` (one
+// per row, what other commands take) for name, `rows` (one cell per column)
+// for table and wide.
+struct Listing {
+  std::vector<Column> columns;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> names;
+};
+void PrintListing(const google::protobuf::Message& message,
+                  const Listing& listing);
+
+// Rows (the first is the header, left out with --no-headers) as aligned
+// columns on stdout.
 void PrintTable(const std::vector<std::vector<std::string>>& rows);
 
 // When a claim ends, e.g. "2024-05-01T10:00:00Z (in 4m59s)".

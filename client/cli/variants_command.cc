@@ -119,13 +119,17 @@ int RegisterFromSources(const std::vector<std::string>& files) {
 }
 
 void PrintVariants(const std::vector<v1::Variant>& variants) {
-  std::vector<std::vector<std::string>> rows = {
-      {"KERNEL", "VARIANT", "ORDER", "REVISION", "SELECTOR"}};
+  v1::ListVariantsResponse all;
+  Listing listing;
+  listing.columns = {
+      {"KERNEL"}, {"VARIANT"}, {"ORDER"}, {"REVISION"}, {"SELECTOR"}};
   for (const v1::Variant& v : variants) {
-    rows.push_back({v.kernel(), v.name(), std::to_string(v.order()),
-                    std::to_string(v.revision()), v.selector()});
+    *all.add_variants() = v;
+    listing.rows.push_back({v.kernel(), v.name(), std::to_string(v.order()),
+                            std::to_string(v.revision()), v.selector()});
+    listing.names.push_back(absl::StrCat(v.kernel(), "/", v.name()));
   }
-  PrintTable(rows);
+  PrintListing(all, listing);
 }
 
 int Register(const std::vector<std::string>& args) {
@@ -159,9 +163,7 @@ int Register(const std::vector<std::string>& args) {
   auto response = ConnectToServer()->RegisterVariants(request);
   if (!response.ok())
     return ReportError("variants register", response.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s", ToJson(*response).c_str());
-  } else {
+  if (!PrintMessage(*response)) {
     PrintRegistered(request.kernel(), *response);
   }
   return kExitOk;
@@ -170,13 +172,7 @@ int Register(const std::vector<std::string>& args) {
 int List(const std::vector<std::string>& args) {
   auto variants = ConnectToServer()->ListVariants(args.empty() ? "" : args[0]);
   if (!variants.ok()) return ReportError("variants ls", variants.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    v1::ListVariantsResponse all;
-    for (const v1::Variant& v : *variants) *all.add_variants() = v;
-    std::printf("%s", ToJson(all).c_str());
-  } else {
-    PrintVariants(*variants);
-  }
+  PrintVariants(*variants);
   return kExitOk;
 }
 
@@ -184,10 +180,7 @@ int Get(const std::vector<std::string>& args) {
   if (args.size() != 2) return UsageError(kVariantsCommand);
   auto variant = ConnectToServer()->GetVariant(args[0], args[1]);
   if (!variant.ok()) return ReportError("variants get", variant.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s", ToJson(*variant).c_str());
-    return kExitOk;
-  }
+  if (PrintMessage(*variant)) return kExitOk;
   const v1::VariantMetadata& m = variant->metadata();
   const std::string source =
       m.source_file().empty()

@@ -9,12 +9,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
 
+using text_scan::IsIdentChar;
+
 bool IsIdentStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
 bool IsIdentifier(const std::string& t) {
   return !t.empty() && IsIdentStart(t[0]);
 }

@@ -8,11 +8,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
 
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
+using text_scan::IsIdentChar;
 
 // The directive names this importer cares about, as word sequences.
 struct KnownDirective {

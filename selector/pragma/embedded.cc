@@ -8,28 +8,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "selector/pragma/directive.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
 
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
-
-size_t SkipSpace(absl::string_view text, size_t i) {
-  while (i < text.size() && absl::ascii_isspace(text[i])) ++i;
-  return i;
-}
-
-size_t LiteralEnd(absl::string_view text, size_t i) {
-  const char quote = text[i];
-  for (++i; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      ++i;
-    } else if (text[i] == quote) {
-      return i + 1;
-    }
-  }
-  return text.size();
-}
+using text_scan::IsIdentChar;
+using text_scan::LiteralEnd;
+using text_scan::SkipSpace;
 
 class Splitter {
  public:

@@ -9,11 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "selector/pragma/directive.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
 
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
+using text_scan::IsIdentChar;
 
 // Fortran operators and literals with a dot form, and their C spelling.
 struct DottedWord {

@@ -11,40 +11,21 @@
 #include "absl/strings/strip.h"
 #include "selector/expr.h"
 #include "selector/lexer.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
+
+using text_scan::IdentEnd;
+using text_scan::IsIdentChar;
+using text_scan::LiteralEnd;
+using text_scan::SkipSpace;
 
 // Macros inside macros deeper than this are left unexpanded (cycles through
 // several macros are already stopped by the active set).
 constexpr int kMaxExpansionDepth = 64;
 
 bool IsIdentStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
-
-size_t IdentEnd(absl::string_view text, size_t i) {
-  while (i < text.size() && IsIdentChar(text[i])) ++i;
-  return i;
-}
-
-size_t SkipSpace(absl::string_view text, size_t i) {
-  while (i < text.size() && absl::ascii_isspace(text[i])) ++i;
-  return i;
-}
-
-// The end of the "..." or '...' literal starting at `i`.
-size_t LiteralEnd(absl::string_view text, size_t i) {
-  const char quote = text[i];
-  for (++i; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      ++i;
-    } else if (text[i] == quote) {
-      return i + 1;
-    }
-  }
-  return text.size();
-}
-
 // A C integer literal (decimal, 0x, 0b, octal; u/l suffixes) as decimal.
 bool DecimalOf(absl::string_view number, std::string& out) {
   std::string digits;

@@ -9,9 +9,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
+
+using text_scan::IsIdentChar;
 
 struct Char {
   char c;
@@ -48,8 +51,6 @@ std::vector<Char> Splice(absl::string_view text) {
   out.push_back({'\n', pos});  // every line ends with a newline
   return out;
 }
-
-bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
 
 // The identifier-or-number token that ends `text`.
 absl::string_view TrailingWord(const std::string& text) {

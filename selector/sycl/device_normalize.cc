@@ -40,7 +40,8 @@ absl::Status NormalizeDeviceTraits(absl::string_view sycl_architecture,
     traits.isa.insert(catalog->isa.begin(), catalog->isa.end());
     traits.vendor.insert(catalog->vendor.begin(), catalog->vendor.end());
   } else if (traits.kind.empty()) {
-    return absl::InvalidArgumentError("traits.kind: empty and no sycl_architecture (a device needs one)");
+    return absl::InvalidArgumentError(
+        "traits.kind: empty and no sycl_architecture (a device needs one)");
   }
   std::vector<std::string> kinds(traits.kind.begin(), traits.kind.end());
   std::sort(kinds.begin(), kinds.end());
@@ -56,6 +57,31 @@ absl::Status NormalizeDeviceTraits(absl::string_view sycl_architecture,
 std::string RuntimeVendor(const selector::DeviceTraits& traits) {
   if (traits.vendor.empty()) return "";
   return *std::min_element(traits.vendor.begin(), traits.vendor.end());
+}
+
+std::vector<std::string> DeviceIds(
+    absl::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& devices) {
+  std::set<std::string> taken;
+  for (const auto& [kind, id] : devices) {
+    if (!id.empty()) taken.insert(id);
+  }
+  std::map<std::string, int> next;
+  std::vector<std::string> out;
+  for (const auto& [kind, id] : devices) {
+    if (!id.empty()) {
+      out.push_back(id);
+      continue;
+    }
+    int& n = next[kind];
+    std::string candidate = absl::StrCat(node, "/", kind, n++);
+    while (taken.count(candidate) > 0) {
+      candidate = absl::StrCat(node, "/", kind, n++);
+    }
+    taken.insert(candidate);
+    out.push_back(std::move(candidate));
+  }
+  return out;
 }
 
 std::vector<int> VendorIndices(

@@ -44,6 +44,27 @@ std::string RuntimeVendor(const selector::DeviceTraits& traits);
 std::vector<int> VendorIndices(
     const std::vector<std::pair<std::string, int>>& devices);
 
+// The kind a device's id numbers it under: the smallest of its kind traits
+// other than host, nohost and any ("cpu" for {host, cpu}); "device" when
+// there is none.
+template <typename Names>
+std::string IdKind(const Names& kinds) {
+  std::string out;
+  for (const std::string& kind : kinds) {
+    if (kind == "host" || kind == "nohost" || kind == "any") continue;
+    if (out.empty() || kind < out) out = kind;
+  }
+  return out.empty() ? "device" : out;
+}
+
+// Device ids for one node's devices, given in `index` order as (IdKind, id
+// or "" when not reported). The one rule for the agent and the server: each
+// empty id becomes "<node>/<kind><n>", n the next number of that kind whose
+// id no device has ("n1/cpu0", "n1/gpu0", "n1/gpu1").
+std::vector<std::string> DeviceIds(
+    absl::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& devices);
+
 }  // namespace ctxsel::sycl
 
 #endif  // CTXSEL_SELECTOR_SYCL_DEVICE_NORMALIZE_H_

@@ -57,6 +57,16 @@ TEST(DeviceNormalizeTest, EachVendorCountsItsOwnDevices) {
               ElementsAre(1, 0, 2));
 }
 
+TEST(DeviceNormalizeTest, DeviceIdsNumberEachKindAndSkipGivenIds) {
+  EXPECT_EQ(IdKind(std::vector<std::string>{"host", "cpu"}), "cpu");
+  EXPECT_EQ(IdKind(selector::NameSet{"nohost", "gpu"}), "gpu");
+  EXPECT_EQ(IdKind(std::vector<std::string>{"nohost"}), "device");
+  EXPECT_THAT(DeviceIds("n1", {{"cpu", ""}, {"gpu", ""}, {"gpu", "n1/gpu1"},
+                               {"gpu", ""}, {"fpga", ""}}),
+              ElementsAre("n1/cpu0", "n1/gpu0", "n1/gpu1", "n1/gpu2",
+                          "n1/fpga0"));
+}
+
 TEST(DeviceNormalizeTest, RuntimeVendor) {
   selector::DeviceTraits traits;
   EXPECT_EQ(RuntimeVendor(traits), "");

@@ -167,6 +167,7 @@ Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
   if (!u.selection.base()) c.variant = r.kernel->variants()[u.selection.index];
   c.device = d.ToDevice();
   c.device_class = u.device_class->name;
+  c.device_class_short_name = u.device_class->short_name;
   c.score = u.selection.score;
   c.dynamic = u.selection.dynamic;
   for (int index : u.selection.runtime_only) {
@@ -259,6 +260,7 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
 ClassReport Report(const Request& r, const Unit& u) {
   ClassReport c;
   c.device_class = u.device_class->name;
+  c.device_class_short_name = u.device_class->short_name;
   c.traits = u.device_class->traits;
   c.sycl_architecture = u.device_class->sycl_architecture;
   c.node_layout = LayoutText(u);

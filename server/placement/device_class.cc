@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/fleet_context.h"
@@ -65,12 +66,42 @@ std::string DeviceClassName(const selector::DeviceTraits& traits) {
   return parsed.ok() ? parsed->ToString() : text;
 }
 
+std::string DeviceClassShortName(const selector::DeviceTraits& traits,
+                                 const std::string& sycl_architecture) {
+  const bool cpu = traits.kind.count("cpu") > 0;
+  if (!cpu && !sycl_architecture.empty()) return sycl_architecture;
+  const std::vector<std::string> arch = Sorted(traits.arch);
+  if (!cpu) {
+    std::string kind = "device";
+    for (const std::string& k : Sorted(traits.kind)) {
+      if (k != "host" && k != "nohost" && k != "any") kind = k;
+    }
+    return arch.empty() ? kind : absl::StrCat(kind, "/", arch.front());
+  }
+  // The most capable x86-64 level the CPU reports, "x86_64_v4" > "_v3".
+  std::string base = sycl_architecture;
+  for (const std::string& isa : Sorted(traits.isa)) {
+    if (absl::StartsWith(isa, "x86_64_v")) base = isa;
+  }
+  if (base.empty()) base = arch.empty() ? "cpu" : arch.front();
+  // Widest first: the first one the CPU has names its vector unit.
+  static constexpr std::pair<const char*, const char*> kVectorUnits[] = {
+      {"amx_tile", "amx"}, {"avx512f", "avx512"}, {"sve2", "sve2"},
+      {"sve", "sve"},      {"avx2", "avx2"},      {"avx", "avx"},
+      {"neon", "neon"},    {"asimd", "neon"},     {"sse4_2", "sse4_2"}};
+  for (const auto& [isa, unit] : kVectorUnits) {
+    if (traits.isa.count(isa) > 0) return absl::StrCat(base, "/", unit);
+  }
+  return base;
+}
+
 DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
                             std::string sycl_architecture) {
   DeviceClass c;
   c.id = id;
   c.key = DeviceClassKey(traits, sycl_architecture);
   c.name = DeviceClassName(traits);
+  c.short_name = DeviceClassShortName(traits, sycl_architecture);
   c.traits = std::move(traits);
   c.sycl_architecture = std::move(sycl_architecture);
   return c;

@@ -6,7 +6,9 @@
 // one class, and the engine's static resolution is done once per class. A
 // class is named by its traits written as a device selector, e.g.
 //   device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}
-// so a class name can be pasted into `--match`.
+// so a class name can be pasted into `--match`. Its *short name*
+// (DeviceClassShortName) is what tables show: "nvidia_gpu_sm_90",
+// "x86_64_v4/avx512".
 //
 // A *node layout* is which class sits at which device number on a node
 // (the host CPU at -1). The `target_device` trait sets of a job depend only
@@ -31,9 +33,10 @@
 namespace ctxsel::server::placement {
 
 struct DeviceClass {
-  int id = 0;        // stable while the class lives; never reused
-  std::string key;   // DeviceClassKey(traits, sycl_architecture)
-  std::string name;  // the traits as a device selector (see above)
+  int id = 0;              // stable while the class lives; never reused
+  std::string key;         // DeviceClassKey(traits, sycl_architecture)
+  std::string name;        // the traits as a device selector (see above)
+  std::string short_name;  // DeviceClassShortName(traits, sycl_architecture)
   selector::DeviceTraits traits;
   std::string sycl_architecture;
 };
@@ -47,6 +50,19 @@ std::string DeviceClassKey(const selector::DeviceTraits& traits,
 // The class name of `traits` (see above); canonical as the selector engine
 // prints it when the traits form a valid selector.
 std::string DeviceClassName(const selector::DeviceTraits& traits);
+
+// A readable name of a few words for a class, not unique: the SYCL
+// architecture of an accelerator ("nvidia_gpu_sm_90"); for a CPU its
+// x86-64 level (else its SYCL architecture or arch) and its widest vector
+// extension ("x86_64_v4/avx512"); else "<kind>/<arch>" ("gpu/my_accel").
+std::string DeviceClassShortName(const selector::DeviceTraits& traits,
+                                 const std::string& sycl_architecture);
+
+// The names a listing shows for a device's class.
+struct DeviceClassNames {
+  std::string name;
+  std::string short_name;
+};
 
 DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
                             std::string sycl_architecture);

@@ -262,14 +262,16 @@ absl::Status Fleet::UpdateUtilisations(
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Fleet::ClassOf(absl::string_view device_id) const {
+absl::StatusOr<DeviceClassNames> Fleet::ClassOf(
+    absl::string_view device_id) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = devices_.find(device_id);
   if (it == devices_.end()) {
     return absl::NotFoundError(
         absl::StrCat("device '", device_id, "' is not in the fleet"));
   }
-  return it->second->device_class->name;
+  const DeviceClass& device_class = *it->second->device_class;
+  return DeviceClassNames{device_class.name, device_class.short_name};
 }
 
 std::vector<const DeviceClass*> Fleet::Classes() const {

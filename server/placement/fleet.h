@@ -84,7 +84,7 @@ class Fleet {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The device class of a live device; NotFoundError for an unknown one.
-  absl::StatusOr<std::string> ClassOf(absl::string_view device_id) const
+  absl::StatusOr<DeviceClassNames> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The classes of the live devices, by id.

@@ -41,6 +41,7 @@ struct Choice {
   Device device;
   // The device class of `device` (see DeviceClassName in device_class.h).
   std::string device_class;
+  std::string device_class_short_name;  // DeviceClassShortName
   // The OpenMP score of the variant on that device; 0 for the base function.
   uint64_t score = 0;
   // The variant's selector is dynamic (condition or target_device) and was
@@ -75,6 +76,7 @@ struct Placement {
 // and node layout, and `node_layout` says which.
 struct ClassReport {
   std::string device_class;
+  std::string device_class_short_name;
   selector::DeviceTraits traits;
   std::string sycl_architecture;
   // The layout ("0:<class>,1:<class>,-1:<class>") of the nodes this report

@@ -150,7 +150,7 @@ void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
   fleet_->SetSuspect(node, suspect);
 }
 
-absl::StatusOr<std::string> Placer::DeviceClassOf(
+absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
     absl::string_view device_id) const {
   return fleet_->ClassOf(device_id);
 }

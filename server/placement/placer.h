@@ -60,6 +60,7 @@
 #include "absl/types/span.h"
 #include "server/model.h"
 #include "server/placement/coverage.h"
+#include "server/placement/device_class.h"
 #include "server/placement/filter_cache.h"
 #include "server/placement/kernel_entry.h"
 #include "server/placement/placement.h"
@@ -137,7 +138,8 @@ class Placer {
 
   // The device class of a live device (for inventory listings);
   // NotFoundError for an unknown device.
-  absl::StatusOr<std::string> DeviceClassOf(absl::string_view device_id) const;
+  absl::StatusOr<DeviceClassNames> DeviceClassOf(
+      absl::string_view device_id) const;
 
   // --- Placement ----------------------------------------------------------
 

@@ -27,13 +27,14 @@ TEST_F(PlacerTest, IdenticalTraitsFormOneClass) {
           {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kH100),
            MakeDevice("a", 2, Kind::kMi250)});
   AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
-  absl::StatusOr<std::string> a0 = placer_.DeviceClassOf("a/0");
+  absl::StatusOr<DeviceClassNames> a0 = placer_.DeviceClassOf("a/0");
   ASSERT_TRUE(a0.ok()) << a0.status();
-  EXPECT_EQ(*a0,
+  EXPECT_EQ(a0->name,
             "device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}");
-  EXPECT_EQ(*placer_.DeviceClassOf("a/1"), *a0);
-  EXPECT_EQ(*placer_.DeviceClassOf("b/0"), *a0);
-  EXPECT_NE(*placer_.DeviceClassOf("a/2"), *a0);
+  EXPECT_EQ(a0->short_name, "nvidia_gpu_sm_90");
+  EXPECT_EQ(placer_.DeviceClassOf("a/1")->name, a0->name);
+  EXPECT_EQ(placer_.DeviceClassOf("b/0")->name, a0->name);
+  EXPECT_NE(placer_.DeviceClassOf("a/2")->name, a0->name);
   EXPECT_EQ(placer_.DeviceClassOf("c/0").status().code(),
             absl::StatusCode::kNotFound);
 

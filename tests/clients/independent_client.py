@@ -73,7 +73,7 @@ def main():
 
     beats = inventory.Heartbeat(iter([pb.HeartbeatRequest(
         node="py-node",
-        utilisation=[pb.DeviceUtilisation(device_id="py-node/0",
+        utilisation=[pb.DeviceUtilisation(device_id="py-node/gpu0",
                                           utilisation=0.5)])]), timeout=10)
     answers = list(beats)
     assert len(answers) == 1, answers
@@ -82,7 +82,7 @@ def main():
     job = pb.Job(kernel="saxpy", construct=[pb.ConstructTrait(name="target")])
     selected = placement.Select(pb.SelectRequest(job=job), timeout=10)
     assert selected.placement.variant == "saxpy_nv", selected
-    assert selected.placement.device.id == "py-node/0", selected
+    assert selected.placement.device.id == "py-node/gpu0", selected
     explained = placement.Explain(pb.ExplainRequest(job=job), timeout=10)
     assert explained.placement.variant == "saxpy_nv", explained
     assert "saxpy_nv" in explained.text, explained.text

@@ -121,7 +121,7 @@ def main():
     answer = call(channel, pool, "ctxsel.v1.Placement", "Select", {
         "job": {"kernel": "saxpy", "construct": [{"name": "target"}]}})
     assert answer["placement"]["variant"] == "saxpy_nv", answer
-    assert answer["placement"]["device"]["id"] == "reflected/0", answer
+    assert answer["placement"]["device"]["id"] == "reflected/gpu0", answer
     print("reflection client ok")
 
 

@@ -114,15 +114,15 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   ReportFleet();
   CommandResult nv = Cli({"devices", "ls", "--match=device={arch(nvptx)}"});
   ASSERT_EQ(nv.exit_code, 0) << nv.stderr_text;
-  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/0"));
-  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/1"));
+  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu0"));
+  EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu1"));
   EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-amd/")));
-  EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/host")));
+  EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/cpu0")));
   // The SYCL catalog's names are arch traits too.
   CommandResult sycl =
       Cli({"devices", "ls", "--match=device={arch(amd_gpu_gfx90a)}"});
   ASSERT_EQ(sycl.exit_code, 0) << sycl.stderr_text;
-  EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/0"));
+  EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/gpu0"));
   EXPECT_THAT(sycl.stdout_text, Not(HasSubstr("gpu-nv/")));
   CommandResult bad = Cli({"devices", "ls", "--match=device={arch(}"});
   EXPECT_EQ(bad.exit_code, 2);
@@ -134,9 +134,9 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
 
 TEST_F(PlacementE2E, SilentNodeExpiresAndIsNeverSelected) {
   // A TTL long enough that the first select still sees both nodes on a
-  // loaded machine, and no suspect state to interfere with it (suspect
-  // nodes have tests of their own).
-  Start({"--heartbeat_interval=100ms", "--node_ttl=3s", "--suspect_after=1h"});
+  // loaded machine. Neither beats before it, so if they are suspect by then
+  // they both are ("alive" reported first) and the NVIDIA node still wins.
+  Start({"--heartbeat_interval=100ms", "--node_ttl=3s", "--suspect_after=2s"});
   ASSERT_TRUE(
       client_
           ->ReportNode(GpuNode("alive", "amd", "amdgcn", "amd_gpu_gfx90a", 1))

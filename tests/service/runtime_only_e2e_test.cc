@@ -53,7 +53,7 @@ TEST(RuntimeOnlyE2E, SelectNamesRuntimeOnlyVariantsAboveTheChoice) {
   // The program's identifiers (p, n) are not job variables: no --var needed.
   CommandResult table = cli({"select", "--kernel=fft"});
   ASSERT_EQ(table.exit_code, 0) << table.stderr_text;
-  EXPECT_THAT(table.stdout_text, HasSubstr("fft_nv on gpu-nv/0"));
+  EXPECT_THAT(table.stdout_text, HasSubstr("fft_nv on gpu-nv/gpu0"));
   EXPECT_THAT(table.stdout_text,
               HasSubstr("runtime-only above it, the program decides: "
                         "fft_tuned"));

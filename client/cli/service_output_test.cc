@@ -1,0 +1,69 @@
+#include "client/cli/service_output.h"
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "client/cli/common_flags.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::ListDevicesResponse TwoDevices() {
+  v1::ListDevicesResponse all;
+  v1::Device* gpu = all.add_devices();
+  gpu->set_id("n1/gpu0");
+  gpu->set_memory_bytes(uint64_t{85520809984});
+  gpu->mutable_traits()->add_kind("gpu");
+  gpu->mutable_traits()->add_kind("nohost");
+  all.add_devices()->set_id("n1/cpu0");
+  return all;
+}
+
+TEST(ToJsonTest, SixtyFourBitIntegersAreNumbers) {
+  const std::string json = ToJson(TwoDevices());
+  EXPECT_THAT(json, HasSubstr(R"("memory_bytes":85520809984)"));
+  EXPECT_THAT(json, HasSubstr(R"("memory_bytes":0)"));
+  v1::PlacementChoice choice;
+  choice.set_score(uint64_t{1} << 40);
+  EXPECT_THAT(ToJson(choice), HasSubstr(R"("score":1099511627776)"));
+}
+
+TEST(ToYamlTest, BlockStyleWithQuotedStrings) {
+  const std::string yaml = ToYaml(TwoDevices());
+  EXPECT_THAT(yaml, HasSubstr("devices:\n  - id: \"n1/gpu0\"\n"));
+  EXPECT_THAT(yaml, HasSubstr("    memory_bytes: 85520809984\n"));
+  EXPECT_THAT(yaml, HasSubstr("      kind:\n        - \"gpu\"\n"));
+  EXPECT_THAT(yaml, HasSubstr("  - id: \"n1/cpu0\"\n"));
+}
+
+std::string Printed(const Listing& listing) {
+  ::testing::internal::CaptureStdout();
+  PrintListing(TwoDevices(), listing);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(PrintListingTest, EveryOutputFormat) {
+  absl::FlagSaver saver;
+  Listing listing;
+  listing.columns = {{"DEVICE"}, {"KIND", /*wide=*/true}};
+  listing.rows = {{"n1/gpu0", "gpu"}, {"n1/cpu0", "cpu"}};
+  listing.names = {"n1/gpu0", "n1/cpu0"};
+  EXPECT_EQ(Printed(listing), "DEVICE\nn1/gpu0\nn1/cpu0\n");
+  absl::SetFlag(&FLAGS_output, "wide");
+  EXPECT_EQ(Printed(listing), "DEVICE   KIND\nn1/gpu0  gpu\nn1/cpu0  cpu\n");
+  absl::SetFlag(&FLAGS_no_headers, true);
+  EXPECT_EQ(Printed(listing), "n1/gpu0  gpu\nn1/cpu0  cpu\n");
+  absl::SetFlag(&FLAGS_output, "name");
+  EXPECT_EQ(Printed(listing), "n1/gpu0\nn1/cpu0\n");
+  absl::SetFlag(&FLAGS_output, "yaml");
+  EXPECT_EQ(Printed(listing), ToYaml(TwoDevices()));
+  absl::SetFlag(&FLAGS_output, "table");
+  absl::SetFlag(&FLAGS_json, true);
+  EXPECT_EQ(Printed(listing), ToJson(TwoDevices()));
+}
+
+}  // namespace
+}  // namespace ctxsel::cli
