@@ -133,14 +133,15 @@ void Inventory::CommitLocked(NodeState node, ReportInFlight flight) {
   it->second = std::move(node);
   it->second.suspect = was_suspect;
   SetSuspectLocked(it->second, false);
-  std::shared_ptr<const NodeState>& published = published_[it->first];
   // Beats that came while the observer took the report are newer than it.
   if (!flight.beats.empty()) RecordBeatLocked(it->second, flight.beats);
   if (changed) {
-    published = std::make_shared<const NodeState>(it->second);
+    auto snapshot = std::make_shared<const NodeState>(it->second);
+    published_[it->first] = snapshot;
+    const size_t bytes = ApproxBytes(*snapshot);
     RecordEvent(
         added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
-        published, "reported");
+        std::move(snapshot), "reported", bytes);
   }
 }
 
@@ -263,14 +264,20 @@ std::vector<std::string> Inventory::ExpireStale() {
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   auto it = nodes_.find(node);
   for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
+  // Share the last report's snapshot while an event still holds it; copy
+  // (and count) it otherwise.
   std::shared_ptr<const NodeState> last;
   if (auto published = published_.find(node); published != published_.end()) {
-    last = std::move(published->second);
+    last = published->second.lock();
     published_.erase(published);
   }
-  if (last == nullptr) last = std::make_shared<const NodeState>(it->second);
+  size_t bytes = 0;
+  if (last == nullptr) {
+    last = std::make_shared<const NodeState>(it->second);
+    bytes = ApproxBytes(*last);
+  }
   RecordEvent(InventoryEvent::Kind::kRemoved, std::move(last),
-              std::move(reason));
+              std::move(reason), bytes);
   nodes_.erase(it);
 }
 
@@ -281,12 +288,8 @@ void Inventory::TellRemoved(const std::vector<std::string>& nodes) {
 
 void Inventory::RecordEvent(InventoryEvent::Kind kind,
                             std::shared_ptr<const NodeState> node,
-                            std::string reason) {
-  // A snapshot is counted once, by the event that made it (a removal
-  // shares its node's last report's).
-  const size_t bytes =
-      (kind == InventoryEvent::Kind::kRemoved ? 0 : ApproxBytes(*node)) +
-      sizeof(InventoryEvent) + reason.size();
+                            std::string reason, size_t snapshot_bytes) {
+  const size_t bytes = snapshot_bytes + sizeof(InventoryEvent) + reason.size();
   events_.push_back({InventoryEvent{kind, std::move(node), std::move(reason),
                                     ++sequence_, options_.now()},
                      bytes});

@@ -82,8 +82,8 @@ struct InventoryEvent {
   enum class Kind { kAdded, kChanged, kRemoved };
   Kind kind = Kind::kAdded;
   // The node as of the event (for kRemoved: as it was last reported).
-  // Shared, never copied: a removal and every watcher reading the event
-  // point at the snapshot its report made.
+  // Shared: every watcher reading the event points at one snapshot, and a
+  // removal points at its node's last report's while the history holds it.
   std::shared_ptr<const NodeState> node;
   std::string reason;    // "reported", "deregistered", "expired ..."
   int64_t sequence = 0;  // 1, 2, ... since the inventory was created
@@ -221,9 +221,11 @@ class Inventory {
   // Tells the observer about removed nodes, in order.
   void TellRemoved(const std::vector<std::string>& nodes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
+  // `snapshot_bytes`: what the event's snapshot adds to the history (0 when
+  // it shares an earlier event's).
   void RecordEvent(InventoryEvent::Kind kind,
-                   std::shared_ptr<const NodeState> node, std::string reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                   std::shared_ptr<const NodeState> node, std::string reason,
+                   size_t snapshot_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetSuspectLocked(NodeState& node, bool suspect)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The wakes due after the events just recorded; hand them to Wake().
@@ -244,8 +246,10 @@ class Inventory {
       ABSL_GUARDED_BY(mu_);
   mutable int64_t next_wake_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
-  // Each node as of its last event, shared with that event.
-  absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>> published_
+  // Each node as of its last event, while the event history still holds
+  // it: a removal then shares it instead of copying. Weak, so a live node
+  // costs no second copy of its devices.
+  absl::flat_hash_map<std::string, std::weak_ptr<const NodeState>> published_
       ABSL_GUARDED_BY(mu_);
   // device id -> owner, for fleet-wide uniqueness and O(1) beats.
   absl::flat_hash_map<std::string, DeviceOwner> device_nodes_

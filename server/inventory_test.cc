@@ -444,6 +444,15 @@ TEST_F(InventoryTest, EventHistoryIsBoundedByBytesAndSharesSnapshots) {
   EXPECT_EQ((*removal)[1].kind, InventoryEvent::Kind::kRemoved);
   // The removal points at the report's snapshot instead of a copy.
   EXPECT_EQ((*removal)[1].node.get(), (*removal)[0].node.get());
+
+  // n0's report left the history long ago: its removal carries a copy.
+  ASSERT_TRUE(inventory.Deregister("n0").ok());
+  inventory.Nodes(&latest);
+  auto old_removal = inventory.EventsAfter(latest - 1, absl::ZeroDuration());
+  ASSERT_TRUE(old_removal.ok()) << old_removal.status();
+  ASSERT_EQ(old_removal->size(), 1u);
+  EXPECT_EQ(old_removal->front().node->id, "n0");
+  EXPECT_EQ(old_removal->front().node->devices.size(), 200u);
 }
 
 TEST_F(InventoryTest, OverdueNodesAreSuspectUntilTheyBeat) {
