@@ -18,7 +18,7 @@ PACKAGES=(
   libsqlite3-dev         # server: durable variant store
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   libssl-dev openssl     # token hashes (SHA-256); tests and demo make certificates
-  python3-grpcio python3-grpc-tools  # tests: an independent Python client
+  python3-grpcio         # tests: independent Python clients (stubs from protoc + grpc_python_plugin)
   prometheus-cpp-dev     # server and agent: --metrics_listen
   prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON

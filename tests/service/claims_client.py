@@ -1,37 +1,27 @@
 """An independent ctxsel client: Debian's python3-grpcio with stubs that
-Debian's protoc and grpc_python_plugin generate from ctxsel.proto at test
-time. Runs one claim cycle
-(select with a claim, list, renew, release) against a server.
+tests/clients/stubs.py generates from ctxsel.proto at test time. Runs one
+claim cycle (select with a claim, list, renew, release) against a server.
 
-usage: /usr/bin/python3 claims_client.py SERVER PROTO_ROOT WORK_DIR
+usage: /usr/bin/python3 claims_client.py SERVER PROTO_ROOT GOOGLEAPIS_ROOT
+       WORK_DIR
 The server must know kernel `saxpy` and exactly one fitting GPU.
 Prints "claim cycle ok" and exits 0, or fails with a traceback.
 """
 import os
-import subprocess
 import sys
 import time
 
 import grpc
 
-
-def generate(proto_root, out_dir):
-    # Debian's protoc (3.21) with its gRPC Python plugin: the protoc bundled
-    # in Debian's grpc_tools (1.14) predates proto3 `optional`.
-    code = subprocess.call([
-        "protoc", "-I" + proto_root, "--python_out=" + out_dir,
-        "--grpc_python_out=" + out_dir,
-        "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-        os.path.join(proto_root, "ctxsel/v1/ctxsel.proto")
-    ])
-    if code != 0:
-        sys.exit("protoc failed: %d" % code)
-    sys.path.insert(0, out_dir)
+# One stub generator for every Python test client (tests/clients/stubs.py).
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients"))
+import stubs  # noqa: E402
 
 
 def main():
-    server, proto_root, work_dir = sys.argv[1:4]
-    generate(proto_root, work_dir)
+    server, proto_root, googleapis_root, work_dir = sys.argv[1:5]
+    stubs.generate(work_dir, proto_root, googleapis_root)
     from ctxsel.v1 import ctxsel_pb2 as pb
     from ctxsel.v1 import ctxsel_pb2_grpc as rpc
 

@@ -28,9 +28,14 @@ TEST(PythonClientTest, ClaimCycle) {
   const std::string proto = RunfilePath("proto/ctxsel/v1/ctxsel.proto");
   const std::string proto_root = proto.substr(
       0, proto.size() - std::string("ctxsel/v1/ctxsel.proto").size());
+  const std::string status = RunfilePath(
+      "third_party/googleapis/google/rpc/status.proto");
+  const std::string googleapis_root = status.substr(
+      0, status.size() - std::string("google/rpc/status.proto").size());
   CommandResult run = RunCommand(
       {"/usr/bin/python3", RunfilePath("tests/service/claims_client.py"),
-       (*server)->address(), proto_root, MakeTempDir("python")},
+       (*server)->address(), proto_root, googleapis_root,
+       MakeTempDir("python")},
       std::chrono::seconds(60));
   EXPECT_EQ(run.exit_code, 0) << run.stdout_text << run.stderr_text;
   EXPECT_THAT(run.stdout_text, ::testing::HasSubstr("claim cycle ok"));
