@@ -22,6 +22,7 @@ PACKAGES=(
   prometheus-cpp-dev     # server and agent: --metrics_listen
   prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON
+  etcd-server            # tests: a real etcd (3.4) for --store=etcd://
 )
 
 missing=()
