@@ -34,7 +34,8 @@ ClaimRecord ClaimToRecord(const Claim& claim) {
           claim.device,
           claim.holder,
           absl::ToUnixMillis(claim.expires),
-          claim.owner};
+          claim.owner,
+          claim.slot};
 }
 
 Claim ClaimFromRecord(const ClaimRecord& record) {
@@ -43,7 +44,8 @@ Claim ClaimFromRecord(const ClaimRecord& record) {
           record.device,
           record.holder,
           absl::FromUnixMillis(record.expires_unix_ms),
-          record.owner};
+          record.owner,
+          record.slot};
 }
 
 // Answers the Placer's question for one SelectAndClaim, under the book's
@@ -57,7 +59,10 @@ class ClaimBook::Room : public placement::ClaimCheck {
                int32_t claim_capacity) const override
       ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the constructor's caller holds mu_
     auto it = book_.held_.find(device_id);
-    if (it == book_.held_.end() || it->second < claim_capacity) return true;
+    if (it == book_.held_.end() ||
+        static_cast<int64_t>(it->second.size()) < claim_capacity) {
+      return true;
+    }
     refused_.insert(device_id);
     return false;
   }
@@ -107,8 +112,16 @@ absl::StatusOr<Claim*> ClaimBook::FindLive(const std::string& id,
   return &it->second;
 }
 
+int ClaimBook::FreeSlot(const std::string& device) const {
+  auto it = held_.find(device);
+  int slot = 0;
+  if (it == held_.end()) return slot;
+  while (it->second.count(slot) > 0) ++slot;
+  return slot;
+}
+
 void ClaimBook::Insert(Claim claim) {
-  ++held_[claim.device];
+  held_[claim.device].insert(claim.slot);
   by_expiry_.emplace(claim.expires, claim.id);
   std::string id = claim.id;
   by_id_[id] = std::move(claim);
@@ -119,7 +132,9 @@ void ClaimBook::Erase(const std::string& id) {
   if (it == by_id_.end()) return;
   const Claim& claim = it->second;
   by_expiry_.erase({claim.expires, claim.id});
-  if (--held_[claim.device] == 0) held_.erase(claim.device);
+  auto held = held_.find(claim.device);
+  held->second.erase(held->second.find(claim.slot));
+  if (held->second.empty()) held_.erase(held);
   by_id_.erase(it);
 }
 
@@ -154,6 +169,22 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   if (holder.empty()) {
     return absl::InvalidArgumentError("claim.holder: empty");
   }
+  // A store that other servers write refuses a place one of them took
+  // since this book last heard from it (ABORTED): catch up and pick again.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<Claimed> claimed = TrySelectAndClaim(
+        placer, job, duration, holder, owner);
+    if (!absl::IsAborted(claimed.status()) || attempt == kAttempts) {
+      return claimed;
+    }
+    store_->CatchUp();
+  }
+}
+
+absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
+    const placement::Placer& placer, const Job& job, absl::Duration duration,
+    const std::string& holder, const std::string& owner) {
   // Held across the pick and the write: no other claim can take the room
   // this Select saw, and no claim is visible before it is durable.
   absl::MutexLock lock(&mu_);
@@ -177,6 +208,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   claim.holder = holder;
   claim.owner = owner;
   claim.expires = WholeMillis(now + duration);
+  claim.slot = FreeSlot(claim.device);
   batch.puts.push_back(ClaimToRecord(claim));
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
   Insert(claim);
@@ -220,6 +252,17 @@ absl::Status ClaimBook::Release(const std::string& id) {
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
   Erase(id);
   return absl::OkStatus();
+}
+
+void ClaimBook::ApplyStored(const ClaimRecord& record) {
+  absl::MutexLock lock(&mu_);
+  Erase(record.id);
+  Insert(ClaimFromRecord(record));
+}
+
+void ClaimBook::ApplyStoredDelete(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  Erase(id);
 }
 
 std::vector<Claim> ClaimBook::List(absl::string_view node) const {

@@ -54,6 +54,9 @@ struct Claim {
   // The principal that made it (server/auth.h); only it or an admin may
   // renew or release it. Empty: made without authentication.
   std::string owner;
+  // Which of the device's claim_capacity places it holds: the lowest free
+  // one when made (ClaimRecord::slot).
+  int slot = 0;
 };
 
 struct ClaimOptions {
@@ -83,6 +86,8 @@ class ClaimBook {
   // claim.holder; ResourceExhaustedError when every fitting device is
   // claimed: "all 8 fitting devices are claimed; the first claim expires
   // at 2024-05-01T10:00:00Z (in 42s)"; the store's error (nothing claimed).
+  // When the store says another server took the place (ABORTED), the book
+  // catches up (Store::CatchUp) and selects again, three times at most.
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
@@ -104,6 +109,11 @@ class ClaimBook {
   // then claim id.
   std::vector<Claim> List(absl::string_view node) const;
 
+  // A claim made, renewed (`record`) or ended (`id`) by another server that
+  // shares the store (server/etcd/replica_sync.h); nothing is written back.
+  void ApplyStored(const ClaimRecord& record);
+  void ApplyStoredDelete(const std::string& id);
+
   // Claims dropped because they expired (not released), since Open; for
   // metrics.
   int64_t expired_count() const { return expired_.load(); }
@@ -112,6 +122,14 @@ class ClaimBook {
   class Room;  // the ClaimCheck a claiming Select asks
 
   ClaimBook(Store* store, ClaimOptions options);
+  absl::StatusOr<Claimed> TrySelectAndClaim(const placement::Placer& placer,
+                                            const Job& job,
+                                            absl::Duration duration,
+                                            const std::string& holder,
+                                            const std::string& owner);
+  // The lowest place on `device` no known claim holds.
+  int FreeSlot(const std::string& device) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckDuration(absl::Duration duration,
                              absl::string_view field) const;
   // The live claim `id`, or NotFoundError.
@@ -133,8 +151,10 @@ class ClaimBook {
   const ClaimOptions options_;
   mutable absl::Mutex mu_;
   std::map<std::string, Claim> by_id_ ABSL_GUARDED_BY(mu_);
-  // Claims (live or expired but not yet dropped) per device.
-  absl::flat_hash_map<std::string, int> held_ ABSL_GUARDED_BY(mu_);
+  // The slots of the claims (live or expired but not yet dropped) per
+  // device; their number is the device's claim count.
+  absl::flat_hash_map<std::string, std::multiset<int>> held_
+      ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, std::string>> by_expiry_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> expired_{0};
 };

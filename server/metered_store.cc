@@ -4,9 +4,9 @@
 
 namespace ctxsel::server {
 
-absl::Status MeteredStore::Apply(const StoreBatch& batch) {
+absl::StatusOr<int64_t> MeteredStore::Apply(const StoreBatch& batch) {
   const absl::Time start = absl::Now();
-  absl::Status applied = store_->Apply(batch);
+  absl::StatusOr<int64_t> applied = store_->Apply(batch);
   metrics_->RecordStoreWrite("variants", applied.ok(), absl::Now() - start);
   return applied;
 }

@@ -23,7 +23,7 @@ class MeteredStore final : public Store {
       : store_(std::move(store)), metrics_(metrics) {}
 
   absl::StatusOr<StoreContents> Load() override { return store_->Load(); }
-  absl::Status Apply(const StoreBatch& batch) override;
+  absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override;
   absl::StatusOr<StoreSummary> Backup(const std::string& path) override {
     return store_->Backup(path);
   }

@@ -516,7 +516,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
   return contents;
 }
 
-absl::Status SqliteStore::Apply(const StoreBatch& batch) {
+absl::StatusOr<int64_t> SqliteStore::Apply(const StoreBatch& batch) {
   absl::MutexLock lock(&mu_);
   absl::Status applied = Exec(db_, path_, "BEGIN IMMEDIATE");
   if (!applied.ok()) return ClientError(applied, "the write was not applied");
@@ -539,7 +539,7 @@ absl::Status SqliteStore::Apply(const StoreBatch& batch) {
   } else {
     state_ = now;
   }
-  return absl::OkStatus();
+  return batch.revision;
 }
 
 absl::StatusOr<StoreSummary> SqliteStore::Backup(const std::string& path) {

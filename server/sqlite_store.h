@@ -72,7 +72,7 @@ class SqliteStore final : public Store {
   SqliteStore& operator=(const SqliteStore&) = delete;
 
   absl::StatusOr<StoreContents> Load() override;
-  absl::Status Apply(const StoreBatch& batch) override;
+  absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override;
   // Uses SQLite's online backup API; the copy is in rollback-journal mode,
   // a single self-contained file.
   absl::StatusOr<StoreSummary> Backup(const std::string& path) override;

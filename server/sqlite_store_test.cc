@@ -353,7 +353,7 @@ TEST(SqliteStoreTest, FullDiskIsResourceExhaustedAndNamesNoFile) {
     record.selector_text = std::string(4000, 'x');
     batch.puts = {record};
     batch.revision = revision + 1;
-    written = (*store)->Apply(batch);
+    written = (*store)->Apply(batch).status();
     if (written.ok()) ++revision;
   }
   ASSERT_GT(revision, 0);

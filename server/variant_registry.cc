@@ -11,6 +11,7 @@
 #include "server/names.h"
 #include "server/page_token.h"
 #include "server/selector_field_error.h"
+#include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
 namespace {
@@ -54,7 +55,10 @@ absl::StatusOr<std::unique_ptr<VariantRegistry>> VariantRegistry::Open(
       new VariantRegistry(store, observer, limits));
   absl::MutexLock lock(&registry->mu_);
   registry->revision_ = contents->revision;
+  registry->kernel_revisions_ = std::move(contents->kernel_revisions);
   for (VariantRecord& record : contents->variants) {
+    int64_t& kernel_revision = registry->kernel_revisions_[record.kernel];
+    kernel_revision = std::max(kernel_revision, record.revision);
     absl::StatusOr<selector::Selector> parsed =
         selector::Selector::Parse(record.selector_text);
     if (!parsed.ok()) {
@@ -149,21 +153,53 @@ absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
                  std::move(spec.metadata)};
 }
 
+template <typename Change>
+auto VariantRegistry::RetryAborted(Change change) -> decltype(change()) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    auto result = change();
+    if (!absl::IsAborted(result.status()) || attempt == kAttempts) {
+      return result;
+    }
+    store_->CatchUp();  // without mu_: catching up takes it
+  }
+}
+
+StoreBatch VariantRegistry::BatchFor(const std::string& kernel) const {
+  StoreBatch batch;
+  batch.revision = revision_ + 1;
+  const auto it = kernel_revisions_.find(kernel);
+  batch.expected_kernel_revisions[kernel] =
+      it == kernel_revisions_.end() ? 0 : it->second;
+  return batch;
+}
+
+int64_t VariantRegistry::Stored(const std::string& kernel, int64_t revision) {
+  revision_ = std::max(revision_, revision);
+  kernel_revisions_[kernel] = revision;
+  return revision;
+}
+
 absl::StatusOr<RegisterResult> VariantRegistry::Register(
     const std::string& kernel, std::vector<VariantSpec> specs, bool replace) {
+  return RetryAborted([&] { return TryRegister(kernel, specs, replace); });
+}
+
+absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
+    const std::string& kernel, std::vector<VariantSpec> specs, bool replace) {
   absl::MutexLock lock(&mu_);
-  const int64_t revision = revision_ + 1;
+  StoreBatch batch = BatchFor(kernel);
   absl::StatusOr<std::vector<Variant>> added =
-      Validate(kernel, specs, replace, revision);
+      Validate(kernel, specs, replace, batch.revision);
   if (!added.ok()) return added.status();
 
-  StoreBatch batch;
   if (replace) batch.clear_kernels.push_back(kernel);
   for (const Variant& v : *added) batch.puts.push_back(ToRecord(v));
-  batch.revision = revision;
-  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
+  absl::StatusOr<int64_t> stored = store_->Apply(batch);
+  if (!stored.ok()) return stored.status();
 
-  revision_ = revision;
+  const int64_t revision = Stored(kernel, *stored);
+  for (Variant& v : *added) v.revision = revision;
   std::vector<Variant>& variants = kernels_[kernel];
   if (replace) variants.clear();
   variants.insert(variants.end(), added->begin(), added->end());
@@ -235,6 +271,11 @@ absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
 absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
                                                 const std::string& name) {
   if (absl::Status key = CheckVariantKey(kernel, name); !key.ok()) return key;
+  return RetryAborted([&] { return TryDelete(kernel, name); });
+}
+
+absl::StatusOr<int64_t> VariantRegistry::TryDelete(const std::string& kernel,
+                                                   const std::string& name) {
   absl::MutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   auto found =
@@ -245,11 +286,11 @@ absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
   if (it == kernels_.end() || found == it->second.end()) {
     return VariantNotFound(kernel, name);
   }
-  StoreBatch batch;
+  StoreBatch batch = BatchFor(kernel);
   batch.deletes.emplace_back(kernel, name);
-  batch.revision = revision_ + 1;
-  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
-  revision_ = batch.revision;
+  absl::StatusOr<int64_t> stored = store_->Apply(batch);
+  if (!stored.ok()) return stored.status();
+  Stored(kernel, *stored);
   it->second.erase(found);
   if (observer_ != nullptr) observer_->KernelChanged(kernel, it->second);
   if (it->second.empty()) kernels_.erase(it);
@@ -259,6 +300,11 @@ absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
 absl::StatusOr<int64_t> VariantRegistry::DeleteAllVariants(
     const std::string& kernel) {
   if (kernel.empty()) return FieldViolation("kernel", "required");
+  return RetryAborted([&] { return TryDeleteAllVariants(kernel); });
+}
+
+absl::StatusOr<int64_t> VariantRegistry::TryDeleteAllVariants(
+    const std::string& kernel) {
   absl::MutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   if (it == kernels_.end()) {
@@ -268,14 +314,51 @@ absl::StatusOr<int64_t> VariantRegistry::DeleteAllVariants(
                       "KERNEL_NOT_FOUND", {{"kernel", kernel}}),
         "ctxsel.v1.Kernel", kernel);
   }
-  StoreBatch batch;
+  StoreBatch batch = BatchFor(kernel);
   batch.clear_kernels.push_back(kernel);
-  batch.revision = revision_ + 1;
-  if (absl::Status s = store_->Apply(batch); !s.ok()) return s;
-  revision_ = batch.revision;
+  absl::StatusOr<int64_t> stored = store_->Apply(batch);
+  if (!stored.ok()) return stored.status();
+  Stored(kernel, *stored);
   kernels_.erase(it);
   if (observer_ != nullptr) observer_->KernelChanged(kernel, {});
   return revision_;
+}
+
+void VariantRegistry::ApplyStored(const std::string& kernel,
+                                  std::vector<VariantRecord> records,
+                                  int64_t kernel_revision) {
+  absl::MutexLock lock(&mu_);
+  revision_ = std::max(revision_, kernel_revision);
+  int64_t& known = kernel_revisions_[kernel];
+  if (known >= kernel_revision) return;  // this server wrote it, or later
+  known = kernel_revision;
+  std::sort(records.begin(), records.end(),
+            [](const VariantRecord& a, const VariantRecord& b) {
+              return a.order < b.order;
+            });
+  std::vector<Variant> variants;
+  for (VariantRecord& record : records) {
+    absl::StatusOr<selector::Selector> parsed =
+        selector::Selector::Parse(record.selector_text);
+    if (!parsed.ok()) {
+      // Another server validated it; a newer selector grammar there is the
+      // one way here. Serve the rest of the kernel.
+      spdlog::error("stored variant {}/{} does not parse here: {}",
+                    record.kernel, record.name,
+                    std::string(parsed.status().message()));
+      continue;
+    }
+    variants.push_back(Variant{record.kernel, record.name,
+                               std::move(record.selector_text),
+                               *std::move(parsed), record.order,
+                               record.revision, std::move(record.metadata)});
+  }
+  if (variants.empty()) {
+    kernels_.erase(kernel);
+  } else {
+    kernels_[kernel] = variants;
+  }
+  if (observer_ != nullptr) observer_->KernelChanged(kernel, variants);
 }
 
 int64_t VariantRegistry::revision() const {

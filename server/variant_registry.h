@@ -111,6 +111,17 @@ class VariantRegistry {
   // returns the new revision. NotFoundError if the kernel has no variants.
   absl::StatusOr<int64_t> DeleteAllVariants(const std::string& kernel);
 
+  // A change another server made to a store it shares with this one
+  // (etcd; server/etcd/replica_sync.h): `records` are now the whole of
+  // `kernel` (none: no variants left), as of `kernel_revision`. Ignored
+  // when the registry holds that revision of the kernel or a later one (it
+  // wrote it itself); nothing is written back. A record whose selector
+  // does not parse here is logged and left out. The observer is told as
+  // for a local change.
+  void ApplyStored(const std::string& kernel,
+                   std::vector<VariantRecord> records,
+                   int64_t kernel_revision);
+
   int64_t revision() const;
   // Registered kernels and their variant counts, for logs.
   size_t kernel_count() const;
@@ -119,6 +130,22 @@ class VariantRegistry {
   VariantRegistry(Store* store, VariantObserver* observer,
                   RegistryLimits limits)
       : store_(store), observer_(observer), limits_(limits) {}
+  // Runs `change` again, after Store::CatchUp, when the store says another
+  // server changed the kernel first (ABORTED); three attempts at most.
+  template <typename Change>
+  auto RetryAborted(Change change) -> decltype(change());
+  absl::StatusOr<RegisterResult> TryRegister(const std::string& kernel,
+                                             std::vector<VariantSpec> specs,
+                                             bool replace);
+  absl::StatusOr<int64_t> TryDelete(const std::string& kernel,
+                                    const std::string& name);
+  absl::StatusOr<int64_t> TryDeleteAllVariants(const std::string& kernel);
+  // A batch that changes `kernel`, guarded by its revision as known here.
+  StoreBatch BatchFor(const std::string& kernel) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Records that `kernel` was stored at `revision`; returns it.
+  int64_t Stored(const std::string& kernel, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<Variant>> Validate(const std::string& kernel,
                                                 std::vector<VariantSpec>& specs,
                                                 bool replace,
@@ -132,6 +159,9 @@ class VariantRegistry {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // kernel -> variants in declaration order.
   std::map<std::string, std::vector<Variant>> kernels_ ABSL_GUARDED_BY(mu_);
+  // kernel -> the revision that last changed it (kept after its last
+  // variant goes: the store's guard compares it).
+  std::map<std::string, int64_t> kernel_revisions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ctxsel::server

@@ -33,7 +33,7 @@ class RecordingObserver : public VariantObserver {
 class BrokenStore : public Store {
  public:
   absl::StatusOr<StoreContents> Load() override { return StoreContents{}; }
-  absl::Status Apply(const StoreBatch&) override {
+  absl::StatusOr<int64_t> Apply(const StoreBatch&) override {
     return absl::UnavailableError("disk on fire");
   }
   absl::StatusOr<StoreSummary> Backup(const std::string&) override {
