@@ -118,6 +118,11 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
   request.set_key(key);
   request.set_range_end(range_end);
   request.set_revision(revision);
+  return Range(request);
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
+    const etcdserverpb::RangeRequest& request) {
   etcdserverpb::RangeResponse response;
   absl::Status status =
       CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {

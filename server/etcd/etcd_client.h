@@ -60,6 +60,8 @@ class EtcdClient {
   absl::StatusOr<etcdserverpb::RangeResponse> Range(
       const std::string& key, const std::string& range_end,
       int64_t revision = 0);
+  absl::StatusOr<etcdserverpb::RangeResponse> Range(
+      const etcdserverpb::RangeRequest& request);
   absl::StatusOr<etcdserverpb::TxnResponse> Txn(
       const etcdserverpb::TxnRequest& request);
   absl::StatusOr<etcdserverpb::PutResponse> Put(const std::string& key,

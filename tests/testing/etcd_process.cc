@@ -37,12 +37,17 @@ absl::StatusOr<int> FreeLoopbackPort() {
 // Polls etcd's Maintenance.Status until it answers.
 absl::Status WaitForEtcd(const std::string& endpoint, Subprocess& process,
                          std::chrono::seconds timeout) {
-  auto stub = etcdserverpb::Maintenance::NewStub(
-      grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process.Running()) return absl::UnavailableError("etcd exited");
+    // A fresh channel each time, with subchannels of its own: a channel
+    // that failed to connect waits out a growing backoff before trying
+    // again, and would see etcd seconds late.
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto stub = etcdserverpb::Maintenance::NewStub(grpc::CreateCustomChannel(
+        endpoint, grpc::InsecureChannelCredentials(), arguments));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::milliseconds(500));
