@@ -32,6 +32,7 @@ class MeteredStore final : public Store {
     return store_->LoadClaims();
   }
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
+  void CatchUp() override { store_->CatchUp(); }
 
  private:
   const std::unique_ptr<Store> store_;

@@ -55,6 +55,13 @@ ABSL_FLAG(
     std::string, data_dir, "",
     "Directory of the durable variant store (created if missing). "
     "Empty: a fresh temporary directory, for this run only (not reused).");
+ABSL_FLAG(std::string, store, "",
+          "Empty: the SQLite store in --data_dir. etcd://HOST:PORT[,HOST:"
+          "PORT...]: the store every replica on that etcd shares "
+          "(docs/deployment.md).");
+ABSL_FLAG(std::string, store_prefix, "/ctxsel/",
+          "With --store=etcd://...: the key prefix of this deployment "
+          "(must end with '/').");
 ABSL_FLAG(int64_t, max_store_bytes, 0,
           "Largest size of DATA_DIR/ctxsel.db in bytes; a registration that "
           "would pass it fails as on a full disk (RESOURCE_EXHAUSTED). "
@@ -144,6 +151,8 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   ctxsel::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.store = absl::GetFlag(FLAGS_store);
+  options.store_prefix = absl::GetFlag(FLAGS_store_prefix);
   options.max_store_bytes = absl::GetFlag(FLAGS_max_store_bytes);
   options.restore_from = absl::GetFlag(FLAGS_restore_from);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);

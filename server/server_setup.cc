@@ -148,17 +148,14 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
   absl::StatusOr<std::string> dir = DataDir(options.data_dir);
   if (!dir.ok()) return dir.status();
   data_dir_ = *dir;
-  SqliteStoreOptions store_options;
-  store_options.max_bytes = options.max_store_bytes;
-  store_options.restore_from = options.restore_from;
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
-      SqliteStore::Open(data_dir_, store_options);
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("cannot open the variant store: ",
                                      store.status().ToString()));
   }
   store_ = *std::move(store);
+  etcd_store_ = dynamic_cast<etcd::EtcdStore*>(store_.get());
   if (metrics_ != nullptr) {
     store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
   }
@@ -176,6 +173,50 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
                registry_->kernel_count(), registry_->revision(),
                store_->Describe());
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RunningServer::OpenStore(
+    const ServerOptions& options) {
+  if (!options.store.empty()) {
+    absl::StatusOr<std::vector<std::string>> endpoints =
+        etcd::ParseEtcdUrl(options.store, "store");
+    if (!endpoints.ok()) return endpoints.status();
+    if (options.max_store_bytes > 0 || !options.restore_from.empty()) {
+      return absl::InvalidArgumentError(
+          "store: --max_store_bytes and --restore_from are for the SQLite "
+          "store; etcd has its own quota and snapshot restore");
+    }
+    absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
+        etcd::EtcdStore::Open(*endpoints, options.store_prefix);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<Store>(*std::move(store));
+  }
+  SqliteStoreOptions store_options;
+  store_options.max_bytes = options.max_store_bytes;
+  store_options.restore_from = options.restore_from;
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(data_dir_, store_options);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<Store>(*std::move(store));
+}
+
+absl::Status RunningServer::StartReplicaSync() {
+  if (etcd_store_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<etcd::ReplicaSync>> sync =
+      etcd::ReplicaSync::Start(etcd_store_, registry_.get(), claims_.get());
+  if (!sync.ok()) {
+    return absl::Status(sync.status().code(),
+                        absl::StrCat("cannot follow the etcd store: ",
+                                     sync.status().ToString()));
+  }
+  replica_sync_ = *std::move(sync);
+  spdlog::info("following {} from revision {}", etcd_store_->Describe(),
+               etcd_store_->loaded_revision() + 1);
+  return absl::OkStatus();
+}
+
+bool RunningServer::store_stale() const {
+  return replica_sync_ != nullptr && replica_sync_->stale();
 }
 
 absl::Status RunningServer::OpenClaims() {
@@ -334,6 +375,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
                           : 3 * options.heartbeat_interval;
   if (absl::Status s = server->OpenVariants(options); !s.ok()) return s;
   if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
+  if (absl::Status s = server->StartReplicaSync(); !s.ok()) return s;
   server->MakeServices(options);
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
   if (server->metrics_ != nullptr) {

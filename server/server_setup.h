@@ -38,6 +38,8 @@
 #include "server/placement/placer.h"
 #include "server/placement_service.h"
 #include "server/placer_bridge.h"
+#include "server/etcd/etcd_store.h"
+#include "server/etcd/replica_sync.h"
 #include "server/store.h"
 #include "server/variant_registry.h"
 #include "server/variants_service.h"
@@ -55,6 +57,11 @@ struct ServerOptions {
   // a backup to restore into a data_dir that holds no store yet.
   int64_t max_store_bytes = 0;
   std::string restore_from;
+  // Empty: the SQLite store in data_dir. "etcd://HOST:PORT[,HOST:PORT...]":
+  // the store shared by every replica on that etcd (server/etcd/,
+  // docs/deployment.md), its keys under store_prefix.
+  std::string store;
+  std::string store_prefix = "/ctxsel/";
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
   absl::Duration node_ttl = absl::ZeroDuration();
@@ -122,6 +129,9 @@ class RunningServer {
   int metrics_port() const {
     return metrics_endpoint_ != nullptr ? metrics_endpoint_->port() : 0;
   }
+  // False while a shared store (etcd) cannot be reached: reads answer from
+  // the last state this replica had. Always false for SQLite.
+  bool store_stale() const;
   // The node TTL in effect (ServerOptions::node_ttl or its default).
   absl::Duration node_ttl() const { return node_ttl_; }
   VariantRegistry& registry() { return *registry_; }
@@ -141,7 +151,11 @@ class RunningServer {
   RunningServer() = default;
 
   absl::Status OpenVariants(const ServerOptions& options);
+  absl::StatusOr<std::unique_ptr<Store>> OpenStore(
+      const ServerOptions& options);
   absl::Status OpenClaims();
+  // With --store=etcd://: follows the other replicas' changes.
+  absl::Status StartReplicaSync();
   void MakeServices(const ServerOptions& options);
   absl::Status Listen(const ServerOptions& options);
   // With TLS: gRPC's own listening port (see Listen()).
@@ -157,10 +171,14 @@ class RunningServer {
   std::unique_ptr<Metrics> metrics_;
   std::string data_dir_;
   std::unique_ptr<Store> store_;
+  // The etcd store inside store_ (which may meter it); null with SQLite.
+  etcd::EtcdStore* etcd_store_ = nullptr;
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
   std::unique_ptr<VariantRegistry> registry_;
   std::unique_ptr<ClaimBook> claims_;
+  // Null with SQLite. Before the services: destroyed after them.
+  std::unique_ptr<etcd::ReplicaSync> replica_sync_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
   std::unique_ptr<CtxselService> ctxsel_service_;
