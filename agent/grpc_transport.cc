@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/server_target.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -85,7 +86,7 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(
   // Also the connection attempt's timeout: not so short that a busy server's
   // handshake cannot finish.
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
-  return grpc::CreateCustomChannel(address, credentials, args);
+  return grpc::CreateCustomChannel(ServerTarget(address), credentials, args);
 }
 
 v1::Device ToProto(const DeviceInfo& d) {

@@ -1,6 +1,7 @@
 #include "client/ctxsel_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/server_target.h"
 #include "base/status_details.h"
 
 namespace ctxsel::client {
@@ -86,7 +87,8 @@ CtxselClient::CtxselClient(std::shared_ptr<grpc::Channel> channel,
 std::unique_ptr<CtxselClient> CtxselClient::Connect(
     const std::string& address, std::chrono::milliseconds timeout) {
   return std::make_unique<CtxselClient>(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()),
+      grpc::CreateChannel(ServerTarget(address),
+                          grpc::InsecureChannelCredentials()),
       timeout);
 }
 

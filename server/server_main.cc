@@ -62,6 +62,12 @@ ABSL_FLAG(std::string, store, "",
 ABSL_FLAG(std::string, store_prefix, "/ctxsel/",
           "With --store=etcd://...: the key prefix of this deployment "
           "(must end with '/').");
+ABSL_FLAG(double, store_utilisation_delta, 0.1,
+          "With --store=etcd://...: a node's record in etcd is rewritten when "
+          "one of its devices' utilisation moved by this much since it was "
+          "written...");
+ABSL_FLAG(absl::Duration, store_utilisation_interval, absl::Seconds(10),
+          "...and then at most once per this interval per node.");
 ABSL_FLAG(int64_t, max_store_bytes, 0,
           "Largest size of DATA_DIR/ctxsel.db in bytes; a registration that "
           "would pass it fails as on a full disk (RESOURCE_EXHAUSTED). "
@@ -153,6 +159,10 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.store = absl::GetFlag(FLAGS_store);
   options.store_prefix = absl::GetFlag(FLAGS_store_prefix);
+  options.store_utilisation_delta =
+      absl::GetFlag(FLAGS_store_utilisation_delta);
+  options.store_utilisation_interval =
+      absl::GetFlag(FLAGS_store_utilisation_interval);
   options.max_store_bytes = absl::GetFlag(FLAGS_max_store_bytes);
   options.restore_from = absl::GetFlag(FLAGS_restore_from);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);

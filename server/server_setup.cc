@@ -239,7 +239,18 @@ void RunningServer::MakeServices(const ServerOptions& options) {
                                         ? options.suspect_after
                                         : 2 * options.heartbeat_interval;
   inventory_options.report_limits = options.report_limits;
-  inventory_ = std::make_unique<Inventory>(inventory_options, &bridge_);
+  InventoryObserver* observer = &bridge_;
+  if (etcd_store_ != nullptr) {
+    etcd::NodeSyncOptions sync_options;
+    sync_options.lease_ttl = node_ttl_;
+    sync_options.tick = options.heartbeat_interval;
+    sync_options.utilisation_delta = options.store_utilisation_delta;
+    sync_options.utilisation_interval = options.store_utilisation_interval;
+    node_sync_ = std::make_unique<etcd::NodeSync>(etcd_store_, &bridge_,
+                                                  sync_options);
+    observer = node_sync_.get();
+  }
+  inventory_ = std::make_unique<Inventory>(inventory_options, observer);
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
@@ -377,6 +388,14 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
   if (absl::Status s = server->StartReplicaSync(); !s.ok()) return s;
   server->MakeServices(options);
+  if (server->node_sync_ != nullptr) {
+    if (absl::Status s = server->node_sync_->Start(server->inventory_.get());
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("cannot follow the nodes in "
+                                                 "etcd: ",
+                                                 s.ToString()));
+    }
+  }
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
   if (server->metrics_ != nullptr) {
     if (absl::Status s = server->ServeMetrics(options); !s.ok()) return s;

@@ -39,6 +39,7 @@
 #include "server/placement_service.h"
 #include "server/placer_bridge.h"
 #include "server/etcd/etcd_store.h"
+#include "server/etcd/node_sync.h"
 #include "server/etcd/replica_sync.h"
 #include "server/store.h"
 #include "server/variant_registry.h"
@@ -62,6 +63,11 @@ struct ServerOptions {
   // docs/deployment.md), its keys under store_prefix.
   std::string store;
   std::string store_prefix = "/ctxsel/";
+  // With etcd: a node's record is rewritten when a device's utilisation
+  // moved by this much since it was written, at most once per interval
+  // (server/etcd/node_sync.h).
+  double store_utilisation_delta = 0.1;
+  absl::Duration store_utilisation_interval = absl::Seconds(10);
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
   absl::Duration node_ttl = absl::ZeroDuration();
@@ -181,6 +187,9 @@ class RunningServer {
   std::unique_ptr<etcd::ReplicaSync> replica_sync_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
+  // With etcd: the inventory's observer, between it and the placer. After
+  // the inventory: its threads, which call the inventory, stop first.
+  std::unique_ptr<etcd::NodeSync> node_sync_;
   std::unique_ptr<CtxselService> ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/server_target.h"
 #include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
@@ -86,7 +87,7 @@ std::unique_ptr<client::CtxselClient> ConnectToServer() {
       client::MakeChannelCredentials(client::ClientSecurityFromFlags())
           .value_or(nullptr);
   return std::make_unique<client::CtxselClient>(
-      grpc::CreateChannel(ServerAddress(), credentials),
+      grpc::CreateChannel(ServerTarget(ServerAddress()), credentials),
       CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000)));
 }
 

@@ -1,0 +1,305 @@
+#include "server/etcd/node_sync.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "ctxsel/v1/ctxsel.pb.h"
+#include "server/node_report.h"
+#include "server/proto_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server::etcd {
+namespace {
+
+// Set while this thread applies another replica's node to the inventory:
+// the observer calls that come back are not written to etcd again.
+thread_local bool applying_remote = false;
+
+class ApplyingRemote {
+ public:
+  ApplyingRemote() { applying_remote = true; }
+  ~ApplyingRemote() { applying_remote = false; }
+};
+
+std::string NodeRecord(const std::string& id,
+                       const std::vector<Device>& devices) {
+  NodeState node;
+  node.id = id;
+  node.devices = devices;
+  v1::Node proto;
+  NodeToProto(node, /*with_devices=*/true, &proto);
+  return proto.SerializeAsString();
+}
+
+}  // namespace
+
+NodeSync::NodeSync(EtcdStore* store, InventoryObserver* next,
+                   NodeSyncOptions options)
+    : store_(store), next_(next), options_(options) {}
+
+NodeSync::~NodeSync() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (loop_.joinable()) loop_.join();
+  watch_.reset();
+}
+
+std::string NodeSync::Key(const std::string& node) const {
+  return store_->keys().prefix() + "nodes/" + EscapeKeySegment(node);
+}
+
+absl::Status NodeSync::Start(Inventory* inventory) {
+  inventory_ = inventory;
+  EtcdClient& client = store_->client();
+  absl::StatusOr<int64_t> lease = client.LeaseGrant(options_.lease_ttl);
+  if (!lease.ok()) return lease.status();
+  {
+    absl::MutexLock lock(&mu_);
+    lease_ = *lease;
+  }
+  const std::string prefix = store_->keys().prefix() + "nodes/";
+  absl::StatusOr<etcdserverpb::RangeResponse> nodes =
+      client.Range(prefix, PrefixEnd(prefix));
+  if (!nodes.ok()) return nodes.status();
+  for (const mvccpb::KeyValue& kv : nodes->kvs()) {
+    v1::Node proto;
+    if (proto.ParseFromString(kv.value())) ApplyRemote(NodeFromProto(proto));
+  }
+  EtcdClient::WatchCallbacks callbacks;
+  callbacks.on_events = [this](const etcdserverpb::WatchResponse& response) {
+    OnEvents(response);
+  };
+  watch_ = client.Watch(prefix, PrefixEnd(prefix),
+                        nodes->header().revision() + 1, std::move(callbacks));
+  loop_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+absl::Status NodeSync::NodeDevicesChanged(const std::string& node,
+                                          const std::vector<Device>& devices) {
+  absl::Status status = next_->NodeDevicesChanged(node, devices);
+  if (!status.ok() || applying_remote) return status;
+  absl::MutexLock lock(&mu_);
+  LocalNode& local = local_[node];
+  local.devices = devices;
+  local.written.clear();
+  local.material = false;
+  remote_.erase(node);
+  pending_[node] = true;
+  return status;
+}
+
+void NodeSync::NodeRemoved(const std::string& node) {
+  next_->NodeRemoved(node);
+  if (applying_remote) return;
+  absl::MutexLock lock(&mu_);
+  if (local_.erase(node) > 0) pending_[node] = false;
+}
+
+void NodeSync::UtilisationsChanged(
+    const std::string& node,
+    absl::Span<const std::pair<std::string, double>> utilisation) {
+  next_->UtilisationsChanged(node, utilisation);
+  if (applying_remote) return;
+  // Runs under the inventory's state lock: only bookkeeping here.
+  absl::MutexLock lock(&mu_);
+  auto it = local_.find(node);
+  if (it == local_.end()) return;
+  LocalNode& local = it->second;
+  for (const auto& [device_id, value] : utilisation) {
+    for (Device& device : local.devices) {
+      if (device.id != device_id) continue;
+      device.properties.utilisation = value;
+      auto written = local.written.find(device_id);
+      const double stored = written == local.written.end() ? 0 : written->second;
+      if (std::abs(value - stored) >= options_.utilisation_delta) {
+        local.material = true;
+      }
+    }
+  }
+}
+
+void NodeSync::NodeSuspectChanged(const std::string& node, bool suspect) {
+  next_->NodeSuspectChanged(node, suspect);
+}
+
+void NodeSync::ApplyRemote(NodeState node) {
+  const std::string id = node.id;
+  bool same = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = remote_.find(id);
+    same = it != remote_.end() && SameDevices(it->second.devices, node.devices);
+    remote_[id] = node;
+  }
+  ApplyingRemote guard;
+  if (same) {
+    std::vector<std::pair<std::string, double>> utilisation;
+    for (const Device& d : node.devices) {
+      utilisation.emplace_back(d.id, d.properties.utilisation);
+    }
+    absl::StatusOr<Inventory::BeatAnswer> beat =
+        inventory_->Heartbeat(id, utilisation);
+    if (beat.ok() && *beat == Inventory::BeatAnswer::kRecorded) return;
+  }
+  if (absl::Status s = inventory_->Report(std::move(node)); !s.ok()) {
+    spdlog::warn("node {} from etcd not taken: {}", id, s.ToString());
+  }
+}
+
+void NodeSync::OnEvents(const etcdserverpb::WatchResponse& response) {
+  const std::string prefix = store_->keys().prefix() + "nodes/";
+  for (const mvccpb::Event& event : response.events()) {
+    const mvccpb::KeyValue& kv = event.kv();
+    const std::string id = UnescapeKeySegment(kv.key().substr(prefix.size()));
+    if (event.type() == mvccpb::Event::PUT) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (kv.lease() == lease_) continue;  // this replica's own write
+        // Another replica holds the agent now.
+        local_.erase(id);
+        pending_.erase(id);
+      }
+      v1::Node proto;
+      if (!proto.ParseFromString(kv.value())) continue;
+      ApplyRemote(NodeFromProto(proto));
+      continue;
+    }
+    bool was_remote = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (local_.count(id)) {
+        // Our record went (the lease lapsed while etcd was away): again.
+        pending_[id] = true;
+        continue;
+      }
+      was_remote = remote_.erase(id) > 0;
+    }
+    if (was_remote) {
+      ApplyingRemote guard;
+      inventory_->Deregister(id).IgnoreError();
+    }
+  }
+}
+
+void NodeSync::Loop() {
+  absl::Time next_keepalive = absl::Now() + options_.lease_ttl / 3;
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !pending_.empty();
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.tick);
+      if (stopping_) return;
+    }
+    WriteDue();
+    if (absl::Now() >= next_keepalive) {
+      KeepLeaseAlive();
+      next_keepalive = absl::Now() + options_.lease_ttl / 3;
+    }
+    BeatRemoteNodes();
+  }
+}
+
+void NodeSync::WriteDue() {
+  std::vector<std::pair<std::string, std::string>> puts;  // key, value
+  std::vector<std::string> deletes;
+  int64_t lease = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    lease = lease_;
+    const absl::Time now = absl::Now();
+    for (auto& [id, local] : local_) {
+      if (local.material &&
+          now - local.last_written >= options_.utilisation_interval) {
+        pending_[id] = true;
+      }
+    }
+    for (const auto& [id, put] : pending_) {
+      if (!put) {
+        deletes.push_back(id);
+        continue;
+      }
+      auto it = local_.find(id);
+      if (it == local_.end()) continue;
+      LocalNode& local = it->second;
+      puts.emplace_back(id, NodeRecord(id, local.devices));
+      for (const Device& d : local.devices) {
+        local.written[d.id] = d.properties.utilisation;
+      }
+      local.material = false;
+      local.last_written = now;
+    }
+    pending_.clear();
+  }
+  EtcdClient& client = store_->client();
+  std::vector<std::pair<std::string, bool>> failed;
+  for (const auto& [id, value] : puts) {
+    if (client.Put(Key(id), value, lease).ok()) {
+      writes_.fetch_add(1);
+    } else {
+      failed.emplace_back(id, true);
+    }
+  }
+  for (const std::string& id : deletes) {
+    // Only our own record: another replica may hold the node by now.
+    etcdserverpb::TxnRequest txn;
+    auto* compare = txn.add_compare();
+    compare->set_key(Key(id));
+    compare->set_target(etcdserverpb::Compare::LEASE);
+    compare->set_result(etcdserverpb::Compare::EQUAL);
+    compare->set_lease(lease);
+    txn.add_success()->mutable_request_delete_range()->set_key(Key(id));
+    if (client.Txn(txn).ok()) {
+      writes_.fetch_add(1);
+    } else {
+      failed.emplace_back(id, false);
+    }
+  }
+  if (!failed.empty()) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, put] : failed) pending_.try_emplace(id, put);
+  }
+}
+
+void NodeSync::KeepLeaseAlive() {
+  EtcdClient& client = store_->client();
+  int64_t lease = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    lease = lease_;
+  }
+  absl::StatusOr<absl::Duration> ttl = client.LeaseKeepAlive(lease);
+  if (ttl.ok() || !absl::IsNotFound(ttl.status())) return;
+  // Lapsed (etcd was away longer than the TTL): a new lease, every record
+  // of ours again.
+  absl::StatusOr<int64_t> fresh = client.LeaseGrant(options_.lease_ttl);
+  if (!fresh.ok()) return;
+  spdlog::warn("etcd lease of this replica's nodes lapsed; writing them again");
+  absl::MutexLock lock(&mu_);
+  lease_ = *fresh;
+  for (const auto& [id, local] : local_) pending_[id] = true;
+}
+
+void NodeSync::BeatRemoteNodes() {
+  std::vector<NodeState> nodes;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, node] : remote_) nodes.push_back(node);
+  }
+  ApplyingRemote guard;
+  for (NodeState& node : nodes) {
+    absl::StatusOr<Inventory::BeatAnswer> beat =
+        inventory_->Heartbeat(node.id, {});
+    if (beat.ok() && *beat == Inventory::BeatAnswer::kUnknownNode) {
+      inventory_->Report(std::move(node)).IgnoreError();
+    }
+  }
+}
+
+}  // namespace ctxsel::server::etcd
