@@ -36,7 +36,8 @@
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:7070",
-          "The ctxsel server, host:port.");
+          "The ctxsel server, host:port; a DNS name or a list "
+          "(a:7070,b:7070) of replicas fails over between them.");
 ABSL_FLAG(std::string, node_id, "", "This node's id; empty: the host name.");
 ABSL_FLAG(absl::Duration, heartbeat, absl::Seconds(5),
           "Heartbeat interval (the server may ask for a shorter one).");

@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, server, "",
-          "Address of the ctxsel server, host:port (default: $CTXSEL_SERVER, "
+          "Address of the ctxsel server, host:port, or a list of replicas "
+          "a:7070,b:7070 to fail over between (default: $CTXSEL_SERVER, "
           "else the address `ctxsel-cli help` shows).");
 ABSL_FLAG(bool, json, false, "Print machine-readable JSON (-o json).");
 ABSL_FLAG(std::string, output, "table",

@@ -1,0 +1,359 @@
+// Scale-out end to end (issue 12, docs/deployment.md): a real etcd, three
+// real ctxsel-server replicas on it, real ctxsel-agent processes reporting
+// simulated GPUs (each given the replica list, in a different order, so
+// they spread), and the real ctxsel-cli. Prints the measured figures
+// (propagation, failover) on lines starting "MEASURE".
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/ctxsel_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/etcd/etcd_client.h"
+#include "tests/testing/etcd_process.h"
+#include "tests/testing/server_process.h"
+#include "tests/testing/subprocess.h"
+
+namespace ctxsel::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kReplicas = 3;
+constexpr int kNodes = 2;
+constexpr int kGpusPerNode = 4;  // 8 fitting GPUs in all
+// Heartbeats every 300 ms: the node TTL (and the replicas' lease) is 900 ms.
+constexpr char kHeartbeat[] = "300ms";
+// The documented bound (docs/deployment.md, "Consistency"): a registration
+// acknowledged by one replica is answered by every replica within it.
+constexpr absl::Duration kPropagationBound = absl::Seconds(1);
+
+constexpr char kDevicesJson[] = R"({"devices": [
+  {"sycl_architecture": "x86_64", "traits": {"isa": ["avx2"]}},
+  {"sycl_architecture": "nvidia_gpu_sm_90"},
+  {"sycl_architecture": "nvidia_gpu_sm_90"},
+  {"sycl_architecture": "nvidia_gpu_sm_90"},
+  {"sycl_architecture": "nvidia_gpu_sm_90"}
+]})";
+
+std::string EnvValue(const std::string& text, const std::string& name) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::ConsumePrefix(&line, "export ");
+    if (absl::ConsumePrefix(&line, name + "=")) {
+      absl::ConsumePrefix(&line, "'");
+      absl::ConsumeSuffix(&line, "'");
+      return std::string(line);
+    }
+  }
+  return "";
+}
+
+absl::Duration Percentile(std::vector<absl::Duration> samples, double p) {
+  std::sort(samples.begin(), samples.end());
+  return samples[std::min(samples.size() - 1,
+                          static_cast<size_t>(p * samples.size()))];
+}
+
+class ReplicasE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("replicas");
+    auto etcd = EtcdProcess::Start();
+    ASSERT_TRUE(etcd.ok()) << etcd.status();
+    etcd_ = *std::move(etcd);
+    for (int i = 0; i < kReplicas; ++i) {
+      auto server = ServerProcess::Start(
+          {"--store=etcd://" + etcd_->endpoint(),
+           absl::StrCat("--heartbeat_interval=", kHeartbeat)});
+      ASSERT_TRUE(server.ok()) << server.status();
+      replicas_.push_back(*std::move(server));
+    }
+  }
+
+  void TearDown() override {
+    for (auto& agent : agents_) agent->Signal(SIGTERM);
+    for (auto& agent : agents_) agent->Wait(std::chrono::seconds(5));
+  }
+
+  // The replicas' addresses, the list rotated to start at `first`.
+  std::string ServerList(int first) {
+    std::vector<std::string> list;
+    for (int i = 0; i < kReplicas; ++i) {
+      list.push_back(replicas_[(first + i) % kReplicas]->address());
+    }
+    return absl::StrJoin(list, ",");
+  }
+
+  // Agent i reports node i to the list starting at replica `first(i)`.
+  void StartAgents(const std::function<int(int)>& first) {
+    for (int i = 0; i < kNodes; ++i) {
+      const std::string node = absl::StrCat("node", i);
+      const std::string file = absl::StrCat(dir_, "/", node, ".json");
+      std::ofstream(file) << kDevicesJson;
+      auto agent = Subprocess::Start(
+          {RunfilePath("agent/ctxsel-agent"), "--insecure",
+           "--server=" + ServerList(first(i)), "--node_id=" + node,
+           "--backends=", "--devices_file=" + file,
+           absl::StrCat("--heartbeat=", kHeartbeat)},
+          "", absl::StrCat(dir_, "/", node, ".log"));
+      ASSERT_TRUE(agent.ok()) << agent.status();
+      agents_.push_back(*std::move(agent));
+    }
+    for (int r = 0; r < kReplicas; ++r) WaitForGpus(r);
+  }
+
+  int GpuCount(int replica) {
+    auto gpus = client::CtxselClient::Connect(replicas_[replica]->address())
+                    ->ListDevices("device={kind(gpu)}", "");
+    return gpus.ok() ? static_cast<int>(gpus->size()) : -1;
+  }
+
+  void WaitForGpus(int replica) {
+    for (int i = 0; i < 500; ++i) {
+      if (GpuCount(replica) == kNodes * kGpusPerNode) return;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    FAIL() << "replica " << replica << " never saw "
+           << kNodes * kGpusPerNode << " GPUs; log:\n"
+           << replicas_[replica]->Log();
+  }
+
+  CommandResult Cli(int replica, std::vector<std::string> args) {
+    return RunCommand(CliArgs(replicas_[replica]->address(), std::move(args)));
+  }
+  std::vector<std::string> CliArgs(const std::string& server,
+                                   std::vector<std::string> args) {
+    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server});
+    return args;
+  }
+
+  std::string dir_;
+  std::unique_ptr<EtcdProcess> etcd_;
+  std::vector<std::unique_ptr<ServerProcess>> replicas_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+};
+
+TEST_F(ReplicasE2E, RegistrationOnOneReplicaIsAnsweredByAllWithinTheBound) {
+  StartAgents([](int) { return 0; });
+  auto a = client::CtxselClient::Connect(replicas_[0]->address());
+  std::vector<std::unique_ptr<client::CtxselClient>> others;
+  for (int r = 1; r < kReplicas; ++r) {
+    others.push_back(client::CtxselClient::Connect(replicas_[r]->address()));
+  }
+  constexpr int kRegistrations = 20;
+  std::vector<absl::Duration> delays;
+  for (int i = 0; i < kRegistrations; ++i) {
+    const std::string kernel = absl::StrCat("k", i);
+    v1::RegisterVariantsRequest request;
+    request.set_kernel(kernel);
+    v1::Variant* variant = request.add_variants();
+    variant->set_name("nv");
+    variant->set_selector("device={arch(nvptx)}");
+    auto registered = a->RegisterVariants(request);
+    ASSERT_TRUE(registered.ok()) << registered.status();
+    const absl::Time acknowledged = absl::Now();
+    for (auto& other : others) {
+      while (!other->GetVariant(kernel, "nv").ok()) {
+        ASSERT_LT(absl::Now() - acknowledged, absl::Seconds(10));
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    }
+    delays.push_back(absl::Now() - acknowledged);
+  }
+  const absl::Duration max = *std::max_element(delays.begin(), delays.end());
+  std::printf("MEASURE propagation A->B,C over %d registrations: p50 %s, "
+              "max %s\n",
+              kRegistrations,
+              absl::FormatDuration(Percentile(delays, 0.5)).c_str(),
+              absl::FormatDuration(max).c_str());
+  EXPECT_LE(max, kPropagationBound);
+
+  // And B and C select with what A registered.
+  for (int r = 1; r < kReplicas; ++r) {
+    CommandResult select =
+        Cli(r, {"select", "--kernel=k0", "--format=env"});
+    ASSERT_EQ(select.exit_code, 0) << select.stderr_text;
+    EXPECT_EQ(EnvValue(select.stdout_text, "CTXSEL_VARIANT"), "nv");
+  }
+}
+
+TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
+  StartAgents([](int i) { return i % kReplicas; });  // node0 on A, node1 on B
+  ASSERT_EQ(Cli(0, {"variants", "register", "saxpy",
+                    "saxpy_nv=device={arch(nvptx)}"})
+                .exit_code,
+            0);
+  for (int r = 1; r < kReplicas; ++r) {
+    for (int i = 0; i < 500 && Cli(r, {"variants", "get", "saxpy", "saxpy_nv"})
+                                       .exit_code != 0;
+         ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+  }
+  // A claim taken on B is respected by C.
+  CommandResult on_b = Cli(1, {"select", "--kernel=saxpy", "--claim=5m",
+                               "--device_filter=device={kind(gpu)}",
+                               "--format=env"});
+  ASSERT_EQ(on_b.exit_code, 0) << on_b.stderr_text;
+  const std::string first_device = EnvValue(on_b.stdout_text, "CTXSEL_DEVICE");
+
+  constexpr int kLaunchers = 20;
+  std::vector<std::unique_ptr<Subprocess>> launchers;
+  for (int i = 0; i < kLaunchers; ++i) {
+    auto launcher = Subprocess::Start(
+        CliArgs(replicas_[i % kReplicas]->address(),
+                {"select", "--kernel=saxpy", "--claim=5m",
+                 "--device_filter=device={kind(gpu)}", "--format=env"}),
+        absl::StrCat(dir_, "/out", i), absl::StrCat(dir_, "/err", i));
+    ASSERT_TRUE(launcher.ok()) << launcher.status();
+    launchers.push_back(*std::move(launcher));
+  }
+  std::multiset<std::string> devices = {first_device};
+  int exhausted = 0;
+  for (int i = 0; i < kLaunchers; ++i) {
+    std::optional<int> code = launchers[i]->Wait(std::chrono::seconds(60));
+    ASSERT_TRUE(code.has_value());
+    const std::string out = ReadFileOrEmpty(absl::StrCat(dir_, "/out", i));
+    const std::string err = ReadFileOrEmpty(absl::StrCat(dir_, "/err", i));
+    if (*code == 0) {
+      devices.insert(EnvValue(out, "CTXSEL_DEVICE"));
+    } else {
+      EXPECT_EQ(*code, 4) << err;
+      EXPECT_THAT(err, HasSubstr("RESOURCE_EXHAUSTED"));
+      ++exhausted;
+    }
+  }
+  EXPECT_EQ(std::set<std::string>(devices.begin(), devices.end()).size(),
+            devices.size())
+      << "a device was handed out twice";
+  EXPECT_EQ(devices.size(), 8u);
+  EXPECT_EQ(exhausted, kLaunchers - 7);
+  // Every replica knows all 8 claims.
+  for (int r = 0; r < kReplicas; ++r) {
+    auto client = client::CtxselClient::Connect(replicas_[r]->address());
+    size_t claims = 0;
+    for (int i = 0; i < 500; ++i) {
+      auto listed = client->ListClaims("");
+      claims = listed.ok() ? listed->size() : 0;
+      if (claims == 8) break;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_EQ(claims, 8u) << "replica " << r;
+  }
+}
+
+TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
+  StartAgents([](int) { return 0; });  // every agent on A first
+  auto etcd = server::etcd::EtcdClient::Create({etcd_->endpoint()});
+  ASSERT_TRUE(etcd.ok());
+  auto lease_of = [&](int node) -> int64_t {
+    auto kv = (*etcd)->Range(absl::StrCat("/ctxsel/nodes/node", node), "");
+    return kv.ok() && kv->kvs_size() > 0 ? kv->kvs(0).lease() : 0;
+  };
+  std::vector<int64_t> leases_on_a;
+  for (int i = 0; i < kNodes; ++i) leases_on_a.push_back(lease_of(i));
+
+  const absl::Time killed = absl::Now();
+  replicas_[0]->process().Signal(SIGKILL);
+  replicas_[0]->process().Wait(std::chrono::seconds(5));
+
+  // Watch B and C for 3 s (more than the node TTL): the longest time any
+  // GPU is missing on either, and when every agent's node is held by
+  // another replica (its record on another lease).
+  absl::Duration longest_gap;
+  std::map<int, absl::Time> missing_since;
+  absl::Time moved = absl::InfiniteFuture();
+  while (absl::Now() - killed < absl::Seconds(3)) {
+    for (int r = 1; r < kReplicas; ++r) {
+      const absl::Time now = absl::Now();
+      if (GpuCount(r) == kNodes * kGpusPerNode) {
+        missing_since.erase(r);
+      } else {
+        missing_since.try_emplace(r, now);
+        longest_gap = std::max(longest_gap, now - missing_since[r]);
+      }
+    }
+    if (moved == absl::InfiniteFuture()) {
+      bool all = true;
+      for (int i = 0; i < kNodes; ++i) {
+        const int64_t lease = lease_of(i);
+        all = all && lease != 0 && lease != leases_on_a[i];
+      }
+      if (all) moved = absl::Now();
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_NE(moved, absl::InfiniteFuture()) << "the agents never moved";
+  std::printf("MEASURE failover after kill -9 of a replica: agents held by "
+              "another replica after %s; longest GPU gap on B/C %s\n",
+              absl::FormatDuration(moved - killed).c_str(),
+              absl::FormatDuration(longest_gap).c_str());
+  EXPECT_LE(longest_gap, absl::Milliseconds(300));  // one heartbeat
+  for (int r = 1; r < kReplicas; ++r) {
+    EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
+  }
+}
+
+TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
+  StartAgents([](int i) { return i % kReplicas; });
+  ASSERT_EQ(Cli(0, {"variants", "register", "saxpy",
+                    "saxpy_nv=device={arch(nvptx)}"})
+                .exit_code,
+            0);
+  for (int i = 0;
+       i < 500 && Cli(2, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code;
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  etcd_->Kill();
+  const absl::Time down = absl::Now();
+  // Reads keep answering from the last state; writes fail UNAVAILABLE.
+  CommandResult select = Cli(2, {"select", "--kernel=saxpy", "--format=env"});
+  EXPECT_EQ(select.exit_code, 0) << select.stderr_text;
+  CommandResult write = Cli(1, {"variants", "register", "saxpy",
+                                "saxpy_amd=device={arch(amdgcn)}"});
+  EXPECT_NE(write.exit_code, 0);
+  EXPECT_THAT(write.stderr_text, HasSubstr("UNAVAILABLE"));
+  absl::SleepFor(absl::Seconds(5) - (absl::Now() - down));
+  for (int r = 0; r < kReplicas; ++r) {
+    EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
+  }
+  ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
+  const absl::Time back = absl::Now();
+
+  // No restart of any replica: a write on B lands, and A and C see it.
+  CommandResult again;
+  do {
+    again = Cli(1, {"variants", "register", "saxpy",
+                    "saxpy_amd=device={arch(amdgcn)}"});
+  } while (again.exit_code != 0 && absl::Now() - back < absl::Seconds(10));
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  for (int r : {0, 2}) {
+    auto client = client::CtxselClient::Connect(replicas_[r]->address());
+    while (!client->GetVariant("saxpy", "saxpy_amd").ok()) {
+      ASSERT_LT(absl::Now() - back, absl::Seconds(10)) << "replica " << r;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+  }
+  std::printf("MEASURE etcd back: writes and propagation again after %s\n",
+              absl::FormatDuration(absl::Now() - back).c_str());
+  for (int r = 0; r < kReplicas; ++r) {
+    EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
+  }
+}
+
+}  // namespace
+}  // namespace ctxsel::testing
