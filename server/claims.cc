@@ -170,21 +170,24 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
     return absl::InvalidArgumentError("claim.holder: empty");
   }
   // A store that other servers write refuses a place one of them took
-  // since this book last heard from it (ABORTED): catch up and pick again.
-  constexpr int kAttempts = 3;
+  // since this book last heard from it (ABORTED): TrySelectAndClaim learns
+  // who holds it, and the next attempt picks another place. Every attempt
+  // learns at least one claim, or catches up with the store.
+  constexpr int kAttempts = 8;
   for (int attempt = 1;; ++attempt) {
+    bool learned = false;
     absl::StatusOr<Claimed> claimed = TrySelectAndClaim(
-        placer, job, duration, holder, owner);
+        placer, job, duration, holder, owner, &learned);
     if (!absl::IsAborted(claimed.status()) || attempt == kAttempts) {
       return claimed;
     }
-    store_->CatchUp();
+    if (!learned) store_->CatchUp();
   }
 }
 
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
-    const std::string& holder, const std::string& owner) {
+    const std::string& holder, const std::string& owner, bool* learned) {
   // Held across the pick and the write: no other claim can take the room
   // this Select saw, and no claim is visible before it is durable.
   absl::MutexLock lock(&mu_);
@@ -210,7 +213,20 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
   claim.expires = WholeMillis(now + duration);
   claim.slot = FreeSlot(claim.device);
   batch.puts.push_back(ClaimToRecord(claim));
-  if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
+  if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) {
+    if (absl::IsAborted(s)) {
+      absl::StatusOr<std::vector<ClaimRecord>> holders =
+          store_->ClaimsHolding({ClaimToRecord(claim)});
+      if (holders.ok()) {
+        for (const ClaimRecord& record : *holders) {
+          Erase(record.id);
+          Insert(ClaimFromRecord(record));
+        }
+        *learned = !holders->empty();
+      }
+    }
+    return s;
+  }
   Insert(claim);
   return Claimed{*std::move(placement), std::move(claim)};
 }

@@ -87,7 +87,8 @@ class ClaimBook {
   // claimed: "all 8 fitting devices are claimed; the first claim expires
   // at 2024-05-01T10:00:00Z (in 42s)"; the store's error (nothing claimed).
   // When the store says another server took the place (ABORTED), the book
-  // catches up (Store::CatchUp) and selects again, three times at most.
+  // learns that claim (Store::ClaimsHolding, else Store::CatchUp) and
+  // selects again, eight attempts at most.
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
@@ -126,7 +127,8 @@ class ClaimBook {
                                             const Job& job,
                                             absl::Duration duration,
                                             const std::string& holder,
-                                            const std::string& owner);
+                                            const std::string& owner,
+                                            bool* learned);
   // The lowest place on `device` no known claim holds.
   int FreeSlot(const std::string& device) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -33,6 +33,10 @@ class MeteredStore final : public Store {
   }
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
   void CatchUp() override { store_->CatchUp(); }
+  absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
+      const std::vector<ClaimRecord>& wanted) override {
+    return store_->ClaimsHolding(wanted);
+  }
 
  private:
   const std::unique_ptr<Store> store_;

@@ -78,6 +78,13 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* context,
   absl::StatusOr<placement::PlacementReport> report = placer_->Explain(*job);
   if (!report.ok()) return ToGrpcStatus(report.status());
   ReportToProto(*report, response);
+  if (store_stale_ && store_stale_()) {
+    response->set_stale(true);
+    response->set_text(
+        "stale: this replica cannot reach the store the replicas share; "
+        "answering from the last state it had\n" +
+        response->text());
+  }
   return grpc::Status::OK;
 }
 

@@ -20,11 +20,13 @@ class PlacementService final : public v1::Placement::Service {
   // be null (no metrics).
   PlacementService(const Authorizer* authorizer,
                    const placement::Placer* placer, ClaimBook* claims,
-                   Metrics* metrics = nullptr)
+                   Metrics* metrics = nullptr,
+                   std::function<bool()> store_stale = nullptr)
       : authorizer_(authorizer),
         placer_(placer),
         claims_(claims),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        store_stale_(std::move(store_stale)) {}
 
   grpc::Status Select(grpc::ServerContext* context,
                       const v1::SelectRequest* request,
@@ -50,6 +52,9 @@ class PlacementService final : public v1::Placement::Service {
   const placement::Placer* const placer_;
   ClaimBook* const claims_;
   Metrics* const metrics_;
+  // True while a shared store cannot be reached (Explain says so); null:
+  // never.
+  const std::function<bool()> store_stale_;
 };
 
 }  // namespace ctxsel::server

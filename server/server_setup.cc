@@ -215,6 +215,8 @@ absl::Status RunningServer::StartReplicaSync() {
   return absl::OkStatus();
 }
 
+constexpr char RunningServer::kStoreHealthService[];
+
 bool RunningServer::store_stale() const {
   return replica_sync_ != nullptr && replica_sync_->stale();
 }
@@ -261,7 +263,8 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   variants_service_ = std::make_unique<VariantsService>(
       authorizer, registry_.get(), PageBytes(options.max_message_bytes));
   placement_service_ = std::make_unique<PlacementService>(
-      authorizer, &placer_, claims_.get(), metrics_.get());
+      authorizer, &placer_, claims_.get(), metrics_.get(),
+      [this] { return store_stale(); });
   inventory_service_ = std::make_unique<InventoryService>(
       authorizer, inventory_.get(), &placer_, service_options);
   admin_service_ =
@@ -399,6 +402,15 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   if (absl::Status s = server->Listen(options); !s.ok()) return s;
   if (server->metrics_ != nullptr) {
     if (absl::Status s = server->ServeMetrics(options); !s.ok()) return s;
+  }
+  if (server->replica_sync_ != nullptr) {
+    // Health's "ctxsel.store" service: NOT_SERVING while etcd is away (the
+    // server as a whole, "", keeps answering reads).
+    grpc::HealthCheckServiceInterface* health =
+        server->server_->GetHealthCheckService();
+    server->replica_sync_->OnStaleChanged([health](bool stale) {
+      health->SetServingStatus(RunningServer::kStoreHealthService, !stale);
+    });
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(
       server->inventory_.get(), server->metrics_.get());

@@ -135,9 +135,11 @@ class RunningServer {
   int metrics_port() const {
     return metrics_endpoint_ != nullptr ? metrics_endpoint_->port() : 0;
   }
-  // False while a shared store (etcd) cannot be reached: reads answer from
-  // the last state this replica had. Always false for SQLite.
+  // True while a shared store (etcd) cannot be reached: reads answer from
+  // the last state this replica had. Always false for SQLite. The health
+  // service reports it as kStoreHealthService: NOT_SERVING while stale.
   bool store_stale() const;
+  static constexpr char kStoreHealthService[] = "ctxsel.store";
   // The node TTL in effect (ServerOptions::node_ttl or its default).
   absl::Duration node_ttl() const { return node_ttl_; }
   VariantRegistry& registry() { return *registry_; }

@@ -121,6 +121,14 @@ class Store {
   // Where the data lives, for logs, e.g. "sqlite:/var/lib/ctxsel/ctxsel.db".
   virtual std::string Describe() const = 0;
 
+  // After ApplyClaims said ABORTED: the stored claims that hold the
+  // (node, device, slot) places `wanted` asked for, so the caller learns
+  // them without waiting for CatchUp. A store with one writer has none.
+  virtual absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
+      const std::vector<ClaimRecord>& wanted) {
+    return std::vector<ClaimRecord>{};
+  }
+
   // Returns once the changes other servers made to a store they share
   // (etcd) before this call are in this server's registry and claims, or
   // after a bounded wait; a store with one writer returns at once. Callers

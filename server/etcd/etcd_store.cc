@@ -167,10 +167,17 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
   std::unique_ptr<EtcdStore> store(
       new EtcdStore(*std::move(client), prefix));
   // One cheap read: a wrong address fails here, not at the first write.
-  absl::StatusOr<etcdserverpb::RangeResponse> probe =
-      store->client_->Range(prefix, "");
-  if (!probe.ok()) return probe.status();
-  return store;
+  const absl::Time deadline = absl::Now() + kOpenPatience;
+  for (;;) {
+    absl::StatusOr<etcdserverpb::RangeResponse> probe =
+        store->client_->Range(prefix, "");
+    if (probe.ok()) return store;
+    if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
+      return probe.status();
+    }
+    spdlog::warn("waiting for etcd: {}", probe.status().ToString());
+    absl::SleepFor(absl::Milliseconds(500));
+  }
 }
 
 std::string EtcdStore::Describe() const {
@@ -357,6 +364,24 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
   }
   revoke(old_leases);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(
+    const std::vector<ClaimRecord>& wanted) {
+  std::vector<ClaimRecord> holders;
+  for (const ClaimRecord& place : wanted) {
+    absl::StatusOr<etcdserverpb::RangeResponse> slot =
+        client_->Range(keys_.ClaimSlot(place), "");
+    if (!slot.ok()) return slot.status();
+    if (slot->kvs_size() == 0 || slot->kvs(0).value() == place.id) continue;
+    absl::StatusOr<etcdserverpb::RangeResponse> claim =
+        client_->Range(keys_.Claim(slot->kvs(0).value()), "");
+    if (!claim.ok()) return claim.status();
+    if (claim->kvs_size() == 0) continue;  // released meanwhile
+    absl::StatusOr<ClaimRecord> record = ClaimFromValue(claim->kvs(0).value());
+    if (record.ok()) holders.push_back(*std::move(record));
+  }
+  return holders;
 }
 
 void EtcdStore::MarkApplied(int64_t revision) {

@@ -80,8 +80,11 @@ class EtcdKeys {
 class EtcdStore final : public Store {
  public:
   // Connects to etcd at `endpoints` and checks that it answers
-  // (UNAVAILABLE naming the endpoints when none does). `prefix` must end
-  // with '/'.
+  // (UNAVAILABLE naming the endpoints when none does within kOpenPatience).
+  // `prefix` must end with '/'.
+  // A server may start just before etcd answers: Open keeps asking for
+  // this long.
+  static constexpr absl::Duration kOpenPatience = absl::Seconds(15);
   static absl::StatusOr<std::unique_ptr<EtcdStore>> Open(
       const std::vector<std::string>& endpoints, const std::string& prefix,
       EtcdClientOptions options = {});
@@ -94,6 +97,8 @@ class EtcdStore final : public Store {
   std::string Describe() const override;
   absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override;
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
+  absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
+      const std::vector<ClaimRecord>& wanted) override;
   // Waits (up to 2 s) until ReplicaSync has applied the latest change
   // under the prefix; at once when no sync runs.
   void CatchUp() override;

@@ -120,8 +120,18 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
   }
 }
 
+void ReplicaSync::OnStaleChanged(std::function<void(bool)> callback) {
+  absl::MutexLock lock(&callback_mu_);
+  on_stale_changed_ = std::move(callback);
+  on_stale_changed_(stale_.load());
+}
+
 void ReplicaSync::OnState(bool connected) {
   if (stale_.exchange(!connected) != !connected) {
+    {
+      absl::MutexLock lock(&callback_mu_);
+      if (on_stale_changed_) on_stale_changed_(!connected);
+    }
     if (connected) {
       spdlog::info("etcd watch back at revision {}: in step again",
                    applied_.load());

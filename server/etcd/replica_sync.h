@@ -9,7 +9,7 @@
 // When etcd cannot be reached the watch reconnects by itself (growing
 // backoff up to 2 s) from the revision after the last one applied;
 // meanwhile the replica answers reads from what it has, and stale() says
-// so (Explain, health's log line and the ctxsel_store_stale metric).
+// so (Explain's `stale`, health's "ctxsel.store" service, the log).
 //
 //   auto sync = ReplicaSync::Start(store, registry, claims);
 //   if (sync->stale()) { ... }
@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +43,10 @@ class ReplicaSync {
 
   // True while the watch is broken: reads answer from the last state.
   bool stale() const { return stale_.load(); }
+  // Calls `callback` now with stale(), and on every change of it (on the
+  // watch's thread).
+  void OnStaleChanged(std::function<void(bool stale)> callback);
+
   // The last revision applied.
   int64_t applied_revision() const { return applied_.load(); }
 
@@ -64,6 +69,8 @@ class ReplicaSync {
   absl::Mutex mu_;
   Mirror mirror_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stale_{false};
+  absl::Mutex callback_mu_;
+  std::function<void(bool)> on_stale_changed_ ABSL_GUARDED_BY(callback_mu_);
   std::atomic<int64_t> applied_{0};
   std::unique_ptr<EtcdWatch> watch_;  // last: stopped first
 };

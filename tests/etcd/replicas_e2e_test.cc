@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <utility>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,6 +23,7 @@
 #include "absl/time/time.h"
 #include "client/ctxsel_client.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/etcd/etcd_client.h"
 #include "tests/testing/etcd_process.h"
@@ -59,6 +62,29 @@ std::string EnvValue(const std::string& text, const std::string& name) {
     }
   }
   return "";
+}
+
+// Explain's `stale` and the health status of "ctxsel.store" on `address`;
+// nullopt when either call fails.
+std::optional<std::pair<bool, bool>> StaleAndStoreServing(
+    const std::string& address) {
+  v1::Job job;
+  job.set_kernel("saxpy");
+  auto explained = client::CtxselClient::Connect(address)->Explain(job);
+  auto health = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("ctxsel.store");
+  grpc::health::v1::HealthCheckResponse response;
+  if (!explained.ok() || !health->Check(&context, request, &response).ok()) {
+    return std::nullopt;
+  }
+  return std::make_pair(
+      explained->stale(),
+      response.status() == grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
 absl::Duration Percentile(std::vector<absl::Duration> samples, double p) {
@@ -327,6 +353,13 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
                                 "saxpy_amd=device={arch(amdgcn)}"});
   EXPECT_NE(write.exit_code, 0);
   EXPECT_THAT(write.stderr_text, HasSubstr("UNAVAILABLE"));
+  // Explain and health say the answers are stale.
+  std::optional<std::pair<bool, bool>> state;
+  while ((state = StaleAndStoreServing(replicas_[2]->address())) !=
+         std::make_optional(std::make_pair(true, false))) {
+    ASSERT_LT(absl::Now() - down, absl::Seconds(4));
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   absl::SleepFor(absl::Seconds(5) - (absl::Now() - down));
   for (int r = 0; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
@@ -350,6 +383,11 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
   }
   std::printf("MEASURE etcd back: writes and propagation again after %s\n",
               absl::FormatDuration(absl::Now() - back).c_str());
+  while ((state = StaleAndStoreServing(replicas_[2]->address())) !=
+         std::make_optional(std::make_pair(false, true))) {
+    ASSERT_LT(absl::Now() - back, absl::Seconds(10));
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   for (int r = 0; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
   }
