@@ -66,7 +66,7 @@ ABSL_FLAG(double, store_utilisation_delta, 0.1,
           "With --store=etcd://...: a node's record in etcd is rewritten when "
           "one of its devices' utilisation moved by this much since it was "
           "written...");
-ABSL_FLAG(absl::Duration, store_utilisation_interval, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, store_utilisation_interval, absl::Seconds(30),
           "...and then at most once per this interval per node.");
 ABSL_FLAG(int64_t, max_store_bytes, 0,
           "Largest size of DATA_DIR/ctxsel.db in bytes; a registration that "

@@ -67,7 +67,7 @@ struct ServerOptions {
   // moved by this much since it was written, at most once per interval
   // (server/etcd/node_sync.h).
   double store_utilisation_delta = 0.1;
-  absl::Duration store_utilisation_interval = absl::Seconds(10);
+  absl::Duration store_utilisation_interval = absl::Seconds(30);
   absl::Duration heartbeat_interval = absl::Seconds(1);
   // Zero: 3 x heartbeat_interval.
   absl::Duration node_ttl = absl::ZeroDuration();

@@ -161,17 +161,20 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
     return absl::InvalidArgumentError(
         absl::StrCat("store_prefix: '", prefix, "' must end with '/'"));
   }
-  absl::StatusOr<std::unique_ptr<EtcdClient>> client =
-      EtcdClient::Create(endpoints, options);
-  if (!client.ok()) return client.status();
-  std::unique_ptr<EtcdStore> store(
-      new EtcdStore(*std::move(client), prefix));
   // One cheap read: a wrong address fails here, not at the first write.
+  // Fresh channels for each try: a channel whose first connection met an
+  // etcd that was not serving yet kept failing for many seconds.
   const absl::Time deadline = absl::Now() + kOpenPatience;
   for (;;) {
+    absl::StatusOr<std::unique_ptr<EtcdClient>> client =
+        EtcdClient::Create(endpoints, options);
+    if (!client.ok()) return client.status();
     absl::StatusOr<etcdserverpb::RangeResponse> probe =
-        store->client_->Range(prefix, "");
-    if (probe.ok()) return store;
+        (*client)->Range(prefix, "");
+    if (probe.ok()) {
+      return std::unique_ptr<EtcdStore>(
+          new EtcdStore(*std::move(client), prefix));
+    }
     if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
       return probe.status();
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/random/distributions.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ctxsel/v1/ctxsel.pb.h"
@@ -88,6 +89,11 @@ absl::Status NodeSync::NodeDevicesChanged(const std::string& node,
   local.devices = devices;
   local.written.clear();
   local.material = false;
+  // As if written at a random point of the last interval: nodes reported
+  // together (a replica's agents after its restart) then spread their
+  // utilisation writes over the interval instead of writing together.
+  local.last_written =
+      absl::Now() - absl::Uniform(bits_, 0.0, 1.0) * options_.utilisation_interval;
   remote_.erase(node);
   pending_[node] = true;
   return status;
@@ -233,7 +239,10 @@ void NodeSync::WriteDue() {
         local.written[d.id] = d.properties.utilisation;
       }
       local.material = false;
-      local.last_written = now;
+      // A report's own write keeps its spread-out start.
+      if (local.last_written <= now - options_.utilisation_interval) {
+        local.last_written = now;
+      }
     }
     pending_.clear();
   }

@@ -14,9 +14,10 @@
 //   * utilisation is written no more often than it changes materially: a
 //     node's record is rewritten when one of its devices' utilisation has
 //     moved by at least `utilisation_delta` since the record was written,
-//     and then at most once per `utilisation_interval` (etcd is not built
-//     for one write per heartbeat: 10,000 nodes beating each second would
-//     be 10,000 writes/s).
+//     and then at most once per `utilisation_interval` per node, the
+//     nodes' intervals spread at random (etcd is not built for one write
+//     per heartbeat: 10,000 nodes beating each second would be 10,000
+//     writes/s; with the defaults, 0.1 and 30 s, they make at most 333/s).
 //
 // NodeSync is the inventory's observer: it passes every call on to `next`
 // (the placer) and writes what this replica's agents reported. Changes it
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -53,7 +55,7 @@ struct NodeSyncOptions {
   // and due writes are made: the heartbeat interval.
   absl::Duration tick = absl::Seconds(1);
   double utilisation_delta = 0.1;
-  absl::Duration utilisation_interval = absl::Seconds(10);
+  absl::Duration utilisation_interval = absl::Seconds(30);
 };
 
 class NodeSync final : public InventoryObserver {
@@ -105,6 +107,7 @@ class NodeSync final : public InventoryObserver {
   std::map<std::string, NodeState> remote_ ABSL_GUARDED_BY(mu_);
   // Node -> true: put its record; false: delete it.
   std::map<std::string, bool> pending_ ABSL_GUARDED_BY(mu_);
+  absl::BitGen bits_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> writes_{0};
   std::thread loop_;
