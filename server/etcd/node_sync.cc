@@ -203,12 +203,15 @@ void NodeSync::Loop() {
       mu_.AwaitWithTimeout(absl::Condition(&wake), options_.tick);
       if (stopping_) return;
     }
+    // First, as it needs no etcd: while etcd is away the writes below
+    // wait for timeouts, and the other replicas' nodes must not expire
+    // here meanwhile.
+    BeatRemoteNodes();
     WriteDue();
     if (absl::Now() >= next_keepalive) {
       KeepLeaseAlive();
       next_keepalive = absl::Now() + options_.lease_ttl / 3;
     }
-    BeatRemoteNodes();
   }
 }
 
@@ -248,10 +251,13 @@ void NodeSync::WriteDue() {
   }
   EtcdClient& client = store_->client();
   std::vector<std::pair<std::string, bool>> failed;
+  bool reachable = true;  // after one UNAVAILABLE, the rest wait too
   for (const auto& [id, value] : puts) {
-    if (client.Put(Key(id), value, lease).ok()) {
-      writes_.fetch_add(1);
-    } else {
+    absl::Status put =
+        reachable ? client.Put(Key(id), value, lease).status()
+                  : absl::UnavailableError("etcd unreachable");
+    if (!put.ok()) {
+      reachable = reachable && !absl::IsUnavailable(put);
       failed.emplace_back(id, true);
     }
   }
@@ -264,9 +270,10 @@ void NodeSync::WriteDue() {
     compare->set_result(etcdserverpb::Compare::EQUAL);
     compare->set_lease(lease);
     txn.add_success()->mutable_request_delete_range()->set_key(Key(id));
-    if (client.Txn(txn).ok()) {
-      writes_.fetch_add(1);
-    } else {
+    absl::Status deleted = reachable ? client.Txn(txn).status()
+                                     : absl::UnavailableError("etcd unreachable");
+    if (!deleted.ok()) {
+      reachable = reachable && !absl::IsUnavailable(deleted);
       failed.emplace_back(id, false);
     }
   }

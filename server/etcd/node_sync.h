@@ -76,10 +76,6 @@ class NodeSync final : public InventoryObserver {
       absl::Span<const std::pair<std::string, double>> utilisation) override;
   void NodeSuspectChanged(const std::string& node, bool suspect) override;
 
-  // Node records written (puts and deletes) since the start, for the
-  // write-rate measurement and metrics.
-  int64_t writes() const { return writes_.load(); }
-
  private:
   // A node whose agent reports to this replica.
   struct LocalNode {
@@ -109,7 +105,6 @@ class NodeSync final : public InventoryObserver {
   std::map<std::string, bool> pending_ ABSL_GUARDED_BY(mu_);
   absl::BitGen bits_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<int64_t> writes_{0};
   std::thread loop_;
   std::unique_ptr<EtcdWatch> watch_;
 };
