@@ -181,14 +181,32 @@ int64_t VariantRegistry::Stored(const std::string& kernel, int64_t revision) {
 }
 
 absl::StatusOr<RegisterResult> VariantRegistry::Register(
-    const std::string& kernel, std::vector<VariantSpec> specs, bool replace) {
-  return RetryAborted([&] { return TryRegister(kernel, specs, replace); });
+    const std::string& kernel, std::vector<VariantSpec> specs, bool replace,
+    int64_t expected_revision) {
+  // A replica behind the store sees an older revision than the caller's
+  // and catches up before it answers ABORTED.
+  return RetryAborted([&] {
+    return TryRegister(kernel, specs, replace, expected_revision);
+  });
 }
 
 absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
-    const std::string& kernel, std::vector<VariantSpec> specs, bool replace) {
+    const std::string& kernel, std::vector<VariantSpec> specs, bool replace,
+    int64_t expected_revision) {
   absl::MutexLock lock(&mu_);
   StoreBatch batch = BatchFor(kernel);
+  const int64_t kernel_revision = batch.expected_kernel_revisions[kernel];
+  if (expected_revision != 0 && kernel_revision != expected_revision) {
+    return WithErrorInfo(
+        absl::AbortedError(absl::StrCat(
+            "expected_revision: kernel ", kernel, " is at revision ",
+            kernel_revision, ", not ", expected_revision,
+            "; nothing was stored")),
+        "REVISION_MISMATCH",
+        {{"kernel", kernel},
+         {"revision", absl::StrCat(kernel_revision)},
+         {"expected_revision", absl::StrCat(expected_revision)}});
+  }
   absl::StatusOr<std::vector<Variant>> added =
       Validate(kernel, specs, replace, batch.revision);
   if (!added.ok()) return added.status();

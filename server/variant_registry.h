@@ -84,11 +84,14 @@ class VariantRegistry {
   // Stores `specs` as variants of `kernel`, appended after its existing ones
   // or, with `replace`, instead of them. InvalidArgumentError (empty kernel
   // or batch, a bad name, a selector that does not parse: "variants[1]
-  // (foo).selector: 1:9: ..."), AlreadyExistsError (name taken), or the
-  // Store's error; in every error case nothing is changed.
+  // (foo).selector: 1:9: ..."), AlreadyExistsError (name taken), AbortedError
+  // when `expected_revision` is not 0 and the kernel's revision (its last
+  // change's) is another, or the Store's error; in every error case nothing
+  // is changed.
   absl::StatusOr<RegisterResult> Register(const std::string& kernel,
                                           std::vector<VariantSpec> specs,
-                                          bool replace);
+                                          bool replace,
+                                          int64_t expected_revision = 0);
 
   // Variants of `kernel` (all kernels when empty), kernel then declaration
   // order, from `page_token` on; a page ends at `page_size` variants or
@@ -136,7 +139,8 @@ class VariantRegistry {
   auto RetryAborted(Change change) -> decltype(change());
   absl::StatusOr<RegisterResult> TryRegister(const std::string& kernel,
                                              std::vector<VariantSpec> specs,
-                                             bool replace);
+                                             bool replace,
+                                             int64_t expected_revision);
   absl::StatusOr<int64_t> TryDelete(const std::string& kernel,
                                     const std::string& name);
   absl::StatusOr<int64_t> TryDeleteAllVariants(const std::string& kernel);

@@ -98,6 +98,39 @@ TEST_F(VariantRegistryTest, RegisterAssignsOrderAndRevision) {
   EXPECT_THAT(observer_.kernels["saxpy"], ElementsAre("nv", "amd", "cpu"));
 }
 
+TEST_F(VariantRegistryTest, ExpectedRevisionGuardsTheKernel) {
+  auto first =
+      registry_->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Another kernel's change does not move saxpy's revision.
+  ASSERT_TRUE(
+      registry_->Register("daxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
+          .ok());
+  auto stale = registry_->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}},
+                                   false, first->revision + 1);
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(stale.status().message(),
+              HasSubstr(absl::StrCat("expected_revision: kernel saxpy is at "
+                                     "revision ",
+                                     first->revision, ", not ",
+                                     first->revision + 1)));
+  EXPECT_THAT(Names("saxpy"), ElementsAre("nv"));
+  auto current = registry_->Register(
+      "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false, first->revision);
+  ASSERT_TRUE(current.ok()) << current.status();
+  // The revision it answered guards the next change; the old one no longer.
+  EXPECT_FALSE(registry_
+                   ->Register("saxpy", {{"cpu", "device={kind(cpu)}", {}}},
+                              false, first->revision)
+                   .ok());
+  // After a reopen the kernel's revision is its newest variant's.
+  Reopen();
+  EXPECT_TRUE(registry_
+                  ->Register("saxpy", {{"cpu", "device={kind(cpu)}", {}}},
+                             false, current->revision)
+                  .ok());
+}
+
 TEST_F(VariantRegistryTest, BadSelectorRejectsWholeBatch) {
   auto result =
       registry_->Register("saxpy",

@@ -23,8 +23,9 @@ grpc::Status VariantsService::RegisterVariants(
   for (const v1::Variant& variant : request->variants()) {
     specs.push_back(VariantSpecFromProto(variant));
   }
-  absl::StatusOr<RegisterResult> result = registry_->Register(
-      request->kernel(), std::move(specs), request->replace());
+  absl::StatusOr<RegisterResult> result =
+      registry_->Register(request->kernel(), std::move(specs),
+                          request->replace(), request->expected_revision());
   if (!result.ok()) return ToGrpcStatus(result.status());
   // Counts, not the variants: echoing a batch near the message limit would
   // make a reply over it, failing a call whose batch was already stored.

@@ -44,6 +44,10 @@ ABSL_FLAG(bool, keep_going, false,
           "skipped.");
 ABSL_FLAG(bool, replace, false,
           "variants register: replace all of the kernel's variants.");
+ABSL_FLAG(int64_t, expected_revision, 0,
+          "variants register: store only if the kernel is still at this "
+          "revision (the one a previous register or rm printed); else "
+          "ABORTED. 0: no check.");
 ABSL_FLAG(bool, all_variants, false,
           "variants rm KERNEL: remove every variant of the kernel at once.");
 
@@ -143,6 +147,7 @@ int Register(const std::vector<std::string>& args) {
   v1::RegisterVariantsRequest request;
   request.set_kernel(args[0]);
   request.set_replace(absl::GetFlag(FLAGS_replace));
+  request.set_expected_revision(absl::GetFlag(FLAGS_expected_revision));
   if (const std::string file = absl::GetFlag(FLAGS_variants_file);
       !file.empty()) {
     auto variants = ReadVariantsFile(file, args[0]);
@@ -233,7 +238,7 @@ int RunVariants(const std::vector<std::string>& args) {
 const Command kVariantsCommand = {
     "variants",
     "variants register KERNEL [NAME=SELECTOR...] [--variants_file=FILE] "
-    "[--replace] [--json]\n"
+    "[--replace] [--expected_revision=N] [--json]\n"
     "variants register --from_source [--replace] [--keep_going] "
     "[--define=NAME[=VALUE],...] [--undefine=NAME,...] "
     "[--fortran_form=auto|fixed|free] FILE...\n"
