@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::server {
 namespace {
@@ -208,11 +209,10 @@ absl::Status Authorizer::Load() {
   }
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<TokenTable> table =
-      ParseTokens(text.str(), options_.tokens_file);
-  if (!table.ok()) return table.status();
+  CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
+                          ParseTokens(text.str(), options_.tokens_file));
   absl::MutexLock lock(&mu_);
-  table_ = std::make_shared<const TokenTable>(*std::move(table));
+  table_ = std::make_shared<const TokenTable>(std::move(table));
   return absl::OkStatus();
 }
 
@@ -257,18 +257,17 @@ absl::StatusOr<Principal> Authorizer::Identify(
 absl::StatusOr<Principal> Authorizer::Authorize(
     const grpc::ServerContextBase& context, absl::string_view method) const {
   if (!options_.required) return Principal{"anonymous", Role::kAdmin};
-  absl::StatusOr<Principal> principal = Identify(context);
-  if (!principal.ok()) return principal.status();
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(context));
   const MethodRow* row = FindMethod(method);
   if (row == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat(method, ": no role may call it"));
   }
   for (Role role : row->roles) {
-    if (role == principal->role) return principal;
+    if (role == principal.role) return principal;
   }
   return absl::PermissionDeniedError(absl::StrCat(
-      "'", principal->name, "' (role ", RoleName(principal->role),
+      "'", principal.name, "' (role ", RoleName(principal.role),
       ") may not call ", method, "; roles allowed: ", RoleList(row->roles)));
 }
 
