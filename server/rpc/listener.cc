@@ -1,4 +1,4 @@
-#include "server/listener.h"
+#include "server/rpc/listener.h"
 
 #include <fcntl.h>
 #include <grpcpp/server_posix.h>
