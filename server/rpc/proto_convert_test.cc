@@ -266,8 +266,7 @@ TEST(ProtoConvertTest, ProtoPoliciesAreThePolicyTable) {
       EXPECT_EQ(job->policy, kDefaultPolicy);
       continue;
     }
-    EXPECT_EQ(PolicyName(job->policy),
-              absl::AsciiStrToLower(value->name()));
+    EXPECT_EQ(PolicyName(job->policy), absl::AsciiStrToLower(value->name()));
     EXPECT_TRUE(reached.insert(job->policy).second)
         << value->name() << " maps to a policy already reached";
   }
