@@ -20,8 +20,8 @@ TEST(HostPortTest, SplitsAtTheLastColon) {
 // gRPC and civetweb as it is, so "+80" or " 80" must not pass for 80.
 TEST(HostPortTest, PortIsDigitsOnly) {
   for (const char* address :
-       {"127.0.0.1:+80", "127.0.0.1: 80", "127.0.0.1:80 ", "127.0.0.1:",
-        "127.0.0.1:65536", "127.0.0.1:-1", "7070"}) {
+       {"127.0.0.1:+80", "127.0.0.1: 80", "127.0.0.1:80 ",
+        "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "7070"}) {
     EXPECT_EQ(ParseHostPort(address).status().code(),
               absl::StatusCode::kInvalidArgument)
         << address;
