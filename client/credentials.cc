@@ -1,12 +1,11 @@
 #include "client/credentials.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/flag_file.h"
 #include "base/status_macros.h"
 
 ABSL_FLAG(bool, insecure, false,
@@ -23,20 +22,7 @@ ABSL_FLAG(std::string, token_file, "",
           "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
 
 namespace ctxsel::client {
-namespace {
-
-absl::StatusOr<std::string> ReadFile(absl::string_view flag,
-                                     const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": cannot read ", path));
-  }
-  return text.str();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ClientSecurity ClientSecurityFromFlags() {
   ClientSecurity security;
@@ -76,7 +62,8 @@ MakeChannelCredentials(const ClientSecurity& security) {
   }
   grpc::SslCredentialsOptions ssl;
   if (!security.ca_file.empty()) {
-    CTXSEL_ASSIGN_OR_RETURN(std::string ca, ReadFile("ca", security.ca_file));
+    CTXSEL_ASSIGN_OR_RETURN(std::string ca,
+                            ReadFlagFile("ca", security.ca_file));
     ssl.pem_root_certs = ca;
   }
   if (security.cert_file.empty() != security.key_file.empty()) {
@@ -85,16 +72,16 @@ MakeChannelCredentials(const ClientSecurity& security) {
   }
   if (!security.cert_file.empty()) {
     CTXSEL_ASSIGN_OR_RETURN(std::string cert,
-                            ReadFile("tls_cert", security.cert_file));
+                            ReadFlagFile("tls_cert", security.cert_file));
     CTXSEL_ASSIGN_OR_RETURN(std::string key,
-                            ReadFile("tls_key", security.key_file));
+                            ReadFlagFile("tls_key", security.key_file));
     ssl.pem_cert_chain = cert;
     ssl.pem_private_key = key;
   }
   std::shared_ptr<grpc::ChannelCredentials> channel = grpc::SslCredentials(ssl);
   if (security.token_file.empty()) return channel;
   CTXSEL_ASSIGN_OR_RETURN(std::string text,
-                          ReadFile("token_file", security.token_file));
+                          ReadFlagFile("token_file", security.token_file));
   const std::string token(
       absl::StripAsciiWhitespace(text.substr(0, text.find('\n'))));
   if (token.empty()) {

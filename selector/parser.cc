@@ -234,18 +234,7 @@ class Parser {
     t.pos = Peek().pos;
     t.has_properties = true;
     NameProperty p;
-    p.name = Peek().text;
-    p.pos = Peek().pos;
-    Next();
-    if (Peek().Is("(")) {
-      Pos open = Peek().pos;
-      Next();
-      CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(t));
-      if (!Peek().Is(")")) {
-        CTXSEL_RETURN_IF_ERROR(ParseClauseArguments(p));
-      }
-      CTXSEL_RETURN_IF_ERROR(Close(")", open));
-    }
+    CTXSEL_RETURN_IF_ERROR(ParseClause(p, &t));
     t.names.push_back(std::move(p));
     return t;
   }
@@ -255,17 +244,27 @@ class Parser {
   absl::Status ParseRequiresClause(std::vector<NameProperty>& out) {
     if (Peek().kind != TokenKind::kIdent) return Expected("a requires clause");
     NameProperty p;
+    CTXSEL_RETURN_IF_ERROR(ParseClause(p, /*scored=*/nullptr));
+    out.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+
+  // The clause at the current identifier: `name` or `name(argument, ...)`.
+  // With `scored` (a property written as a selector), `score(e):` may open
+  // the parentheses and the list may be empty.
+  absl::Status ParseClause(NameProperty& p, TraitSelector* scored) {
     p.name = Peek().text;
     p.pos = Peek().pos;
     Next();
-    if (Peek().Is("(")) {
-      Pos open = Peek().pos;
-      Next();
-      CTXSEL_RETURN_IF_ERROR(ParseClauseArguments(p));
-      CTXSEL_RETURN_IF_ERROR(Close(")", open));
+    if (!Peek().Is("(")) return absl::OkStatus();
+    Pos open = Peek().pos;
+    Next();
+    if (scored != nullptr) {
+      CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(*scored));
+      if (Peek().Is(")")) return Close(")", open);
     }
-    out.push_back(std::move(p));
-    return absl::OkStatus();
+    CTXSEL_RETURN_IF_ERROR(ParseClauseArguments(p));
+    return Close(")", open);
   }
 
   absl::Status ParseClauseArguments(NameProperty& clause) {

@@ -3,8 +3,6 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/flag_file.h"
 #include "base/status_macros.h"
 
 namespace ctxsel::server {
@@ -202,15 +201,10 @@ Authorizer::Authorizer(AuthOptions options)
 
 absl::Status Authorizer::Load() {
   if (options_.tokens_file.empty()) return absl::OkStatus();
-  std::ifstream in(options_.tokens_file);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("--tokens_file: cannot read ", options_.tokens_file));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text,
+                          ReadFlagFile("tokens_file", options_.tokens_file));
   CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
-                          ParseTokens(text.str(), options_.tokens_file));
+                          ParseTokens(text, options_.tokens_file));
   absl::MutexLock lock(&mu_);
   table_ = std::make_shared<const TokenTable>(std::move(table));
   return absl::OkStatus();
