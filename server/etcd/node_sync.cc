@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/node_report.h"
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server::etcd {
