@@ -13,7 +13,8 @@ TEST(ServerTargetTest, OneAddressIsUsedAsItIs) {
 TEST(ServerTargetTest, AListBecomesOneStaticTarget) {
   EXPECT_EQ(ServerTarget("127.0.0.1:7070, 127.0.0.2:7071"),
             "ipv4:127.0.0.1:7070,127.0.0.2:7071");
-  EXPECT_EQ(ServerTarget("[::1]:7070,[::1]:7071"), "ipv6:[::1]:7070,[::1]:7071");
+  EXPECT_EQ(ServerTarget("[::1]:7070,[::1]:7071"),
+            "ipv6:[::1]:7070,[::1]:7071");
 }
 
 TEST(ServerTargetTest, UnresolvableHostsAreLeftOut) {

@@ -176,8 +176,8 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   constexpr int kAttempts = 8;
   for (int attempt = 1;; ++attempt) {
     bool learned = false;
-    absl::StatusOr<Claimed> claimed = TrySelectAndClaim(
-        placer, job, duration, holder, owner, &learned);
+    absl::StatusOr<Claimed> claimed =
+        TrySelectAndClaim(placer, job, duration, holder, owner, &learned);
     if (!absl::IsAborted(claimed.status()) || attempt == kAttempts) {
       return claimed;
     }

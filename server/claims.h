@@ -123,12 +123,9 @@ class ClaimBook {
   class Room;  // the ClaimCheck a claiming Select asks
 
   ClaimBook(Store* store, ClaimOptions options);
-  absl::StatusOr<Claimed> TrySelectAndClaim(const placement::Placer& placer,
-                                            const Job& job,
-                                            absl::Duration duration,
-                                            const std::string& holder,
-                                            const std::string& owner,
-                                            bool* learned);
+  absl::StatusOr<Claimed> TrySelectAndClaim(
+      const placement::Placer& placer, const Job& job, absl::Duration duration,
+      const std::string& holder, const std::string& owner, bool* learned);
   // The lowest place on `device` no known claim holds.
   int FreeSlot(const std::string& device) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

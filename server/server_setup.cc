@@ -237,8 +237,8 @@ void RunningServer::MakeServices(const ServerOptions& options) {
     sync_options.tick = options.heartbeat_interval;
     sync_options.utilisation_delta = options.store_utilisation_delta;
     sync_options.utilisation_interval = options.store_utilisation_interval;
-    node_sync_ = std::make_unique<etcd::NodeSync>(etcd_store_, &bridge_,
-                                                  sync_options);
+    node_sync_ =
+        std::make_unique<etcd::NodeSync>(etcd_store_, &bridge_, sync_options);
     observer = node_sync_.get();
   }
   inventory_ = std::make_unique<Inventory>(inventory_options, observer);

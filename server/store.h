@@ -15,7 +15,8 @@
 //   StoreBatch batch;
 //   batch.revision = contents->revision + 1;
 //   batch.puts.push_back(record);
-//   absl::StatusOr<int64_t> stored = (*store)->Apply(batch);  // durable when OK
+//   absl::StatusOr<int64_t> stored = (*store)->Apply(batch);  // durable when
+//   OK
 #ifndef CTXSEL_SERVER_STORE_H_
 #define CTXSEL_SERVER_STORE_H_
 

@@ -185,9 +185,8 @@ absl::StatusOr<RegisterResult> VariantRegistry::Register(
     int64_t expected_revision) {
   // A replica behind the store sees an older revision than the caller's
   // and catches up before it answers ABORTED.
-  return RetryAborted([&] {
-    return TryRegister(kernel, specs, replace, expected_revision);
-  });
+  return RetryAborted(
+      [&] { return TryRegister(kernel, specs, replace, expected_revision); });
 }
 
 absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
@@ -198,10 +197,10 @@ absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
   const int64_t kernel_revision = batch.expected_kernel_revisions[kernel];
   if (expected_revision != 0 && kernel_revision != expected_revision) {
     return WithErrorInfo(
-        absl::AbortedError(absl::StrCat(
-            "expected_revision: kernel ", kernel, " is at revision ",
-            kernel_revision, ", not ", expected_revision,
-            "; nothing was stored")),
+        absl::AbortedError(absl::StrCat("expected_revision: kernel ", kernel,
+                                        " is at revision ", kernel_revision,
+                                        ", not ", expected_revision,
+                                        "; nothing was stored")),
         "REVISION_MISMATCH",
         {{"kernel", kernel},
          {"revision", absl::StrCat(kernel_revision)},

@@ -122,8 +122,7 @@ class VariantRegistry {
   // does not parse here is logged and left out. The observer is told as
   // for a local change.
   void ApplyStored(const std::string& kernel,
-                   std::vector<VariantRecord> records,
-                   int64_t kernel_revision);
+                   std::vector<VariantRecord> records, int64_t kernel_revision);
 
   int64_t revision() const;
   // Registered kernels and their variant counts, for logs.

@@ -106,14 +106,15 @@ TEST_F(VariantRegistryTest, ExpectedRevisionGuardsTheKernel) {
   ASSERT_TRUE(
       registry_->Register("daxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
           .ok());
-  auto stale = registry_->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}},
-                                   false, first->revision + 1);
+  auto stale =
+      registry_->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}},
+                          false, first->revision + 1);
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
-  EXPECT_THAT(stale.status().message(),
-              HasSubstr(absl::StrCat("expected_revision: kernel saxpy is at "
-                                     "revision ",
-                                     first->revision, ", not ",
-                                     first->revision + 1)));
+  EXPECT_THAT(
+      stale.status().message(),
+      HasSubstr(absl::StrCat("expected_revision: kernel saxpy is at "
+                             "revision ",
+                             first->revision, ", not ", first->revision + 1)));
   EXPECT_THAT(Names("saxpy"), ElementsAre("nv"));
   auto current = registry_->Register(
       "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false, first->revision);

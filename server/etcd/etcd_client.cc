@@ -55,8 +55,8 @@ absl::StatusOr<std::vector<std::string>> ParseEtcdUrl(
   for (std::string& endpoint : endpoints) {
     endpoint = std::string(absl::StripAsciiWhitespace(endpoint));
     if (!absl::StrContains(endpoint, ':')) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": etcd endpoint '", endpoint, "' has no :PORT"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": etcd endpoint '", endpoint, "' has no :PORT"));
     }
   }
   return endpoints;
@@ -108,8 +108,8 @@ absl::Status EtcdClient::CallWithFailover(
       return FromGrpc(last);
     }
   }
-  return absl::UnavailableError(absl::StrCat(
-      "etcd unreachable (", Describe(), "): ", last.error_message()));
+  return absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
+                                             "): ", last.error_message()));
 }
 
 absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
@@ -174,8 +174,8 @@ absl::StatusOr<etcdserverpb::DeleteRangeResponse> EtcdClient::Delete(
 
 absl::StatusOr<int64_t> EtcdClient::LeaseGrant(absl::Duration ttl) {
   etcdserverpb::LeaseGrantRequest request;
-  request.set_ttl(std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(
-                                           ttl, absl::Seconds(1)))));
+  request.set_ttl(std::max<int64_t>(
+      1, absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1)))));
   etcdserverpb::LeaseGrantResponse response;
   absl::Status status =
       CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
@@ -222,12 +222,12 @@ std::unique_ptr<EtcdWatch> EtcdClient::Watch(const std::string& key,
                                              const std::string& range_end,
                                              int64_t start_revision,
                                              WatchCallbacks callbacks) {
-  return std::unique_ptr<EtcdWatch>(
-      new EtcdWatch(this, key, range_end, start_revision, std::move(callbacks)));
+  return std::unique_ptr<EtcdWatch>(new EtcdWatch(
+      this, key, range_end, start_revision, std::move(callbacks)));
 }
 
-EtcdWatch::EtcdWatch(EtcdClient* client, std::string key,
-                     std::string range_end, int64_t start_revision,
+EtcdWatch::EtcdWatch(EtcdClient* client, std::string key, std::string range_end,
+                     int64_t start_revision,
                      EtcdClient::WatchCallbacks callbacks)
     : client_(client),
       key_(std::move(key)),
@@ -287,11 +287,12 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any) {
       if (callbacks_.on_state) callbacks_.on_state(true);
     }
     if (response.compact_revision() > 0) {
-      spdlog::warn("etcd watch of {}: revision {} compacted (oldest {})",
-                   key_, next_revision_, response.compact_revision());
-      next_revision_ = callbacks_.on_compacted
-                           ? callbacks_.on_compacted(response.compact_revision()) + 1
-                           : response.compact_revision();
+      spdlog::warn("etcd watch of {}: revision {} compacted (oldest {})", key_,
+                   next_revision_, response.compact_revision());
+      next_revision_ =
+          callbacks_.on_compacted
+              ? callbacks_.on_compacted(response.compact_revision()) + 1
+              : response.compact_revision();
       break;
     }
     if (response.canceled()) break;

@@ -113,8 +113,7 @@ class EtcdClient {
   // Runs `call` on each endpoint from the current one until one answers;
   // the one that answered becomes current.
   absl::Status CallWithFailover(
-      const std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>&
-          call);
+      const std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>& call);
 
   std::vector<Endpoint> endpoints_;
   const EtcdClientOptions options_;

@@ -52,9 +52,9 @@ void AddCompare(TxnRequest& txn, const std::string& key,
 
 // Store errors go to clients as they are; say what failed.
 absl::Status Failed(const absl::Status& status, const std::string& what) {
-  return absl::Status(status.code(),
-                      absl::StrCat(what, " was not applied: ",
-                                   status.message()));
+  return absl::Status(
+      status.code(),
+      absl::StrCat(what, " was not applied: ", status.message()));
 }
 
 }  // namespace
@@ -117,7 +117,8 @@ absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
     record.metadata.source_line = json.value("source_line", 0);
     return record;
   } catch (const Json::exception& e) {
-    return absl::DataLossError(absl::StrCat("not a stored variant: ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat("not a stored variant: ", e.what()));
   }
 }
 
@@ -206,8 +207,8 @@ absl::StatusOr<StoreContents> EtcdStore::Load() {
   for (const mvccpb::KeyValue& kv : variants->kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          Describe(), ": key ", kv.key(), ": ", record.status().message()));
+      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
+                                              ": ", record.status().message()));
     }
     record->revision = kv.mod_revision();
     contents.variants.push_back(*std::move(record));
@@ -239,9 +240,8 @@ absl::StatusOr<int64_t> EtcdStore::Apply(const StoreBatch& batch) {
   // on the kernel's revision makes sure they are still the kernel's keys.
   for (const std::string& kernel : batch.clear_kernels) {
     touched.insert(kernel);
-    absl::StatusOr<etcdserverpb::RangeResponse> existing =
-        client_->Range(keys_.KernelVariants(kernel),
-                       PrefixEnd(keys_.KernelVariants(kernel)));
+    absl::StatusOr<etcdserverpb::RangeResponse> existing = client_->Range(
+        keys_.KernelVariants(kernel), PrefixEnd(keys_.KernelVariants(kernel)));
     if (!existing.ok()) return Failed(existing.status(), "the write");
     if (!guards.count(kernel)) {
       absl::StatusOr<etcdserverpb::RangeResponse> marker = client_->Range(
@@ -263,7 +263,8 @@ absl::StatusOr<int64_t> EtcdStore::Apply(const StoreBatch& batch) {
     AddPut(txn, keys_.Variant(record.kernel, record.name),
            VariantValue(record));
   }
-  for (const std::string& kernel : touched) AddPut(txn, keys_.Kernel(kernel), "");
+  for (const std::string& kernel : touched)
+    AddPut(txn, keys_.Kernel(kernel), "");
   for (const auto& [kernel, revision] : guards) {
     AddCompare(txn, keys_.Kernel(kernel), Compare::MOD, revision);
     txn.add_failure()->mutable_request_range()->set_key(keys_.Kernel(kernel));
@@ -302,8 +303,8 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
   for (const mvccpb::KeyValue& kv : claims->kvs()) {
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          Describe(), ": key ", kv.key(), ": ", record.status().message()));
+      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
+                                              ": ", record.status().message()));
     }
     records.push_back(*std::move(record));
   }

@@ -32,9 +32,9 @@ class EtcdStoreTest : public ::testing::Test {
   // A store on a prefix of its own, so tests do not see each other's keys.
   std::unique_ptr<EtcdStore> OpenStore() {
     const std::string prefix =
-        "/" + std::string(::testing::UnitTest::GetInstance()
-                              ->current_test_info()
-                              ->name()) +
+        "/" +
+        std::string(
+            ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
         "/";
     auto store = EtcdStore::Open({etcd_->endpoint()}, prefix);
     EXPECT_TRUE(store.ok()) << store.status();
@@ -100,8 +100,7 @@ TEST_F(EtcdStoreTest, StoresVariantsWithEtcdRevisions) {
   EXPECT_EQ(contents->variants[0].name, "nv");
   EXPECT_EQ(contents->variants[1].name, "a/md");
   EXPECT_EQ(contents->variants[1].revision, *stored);
-  EXPECT_EQ(contents->variants[1].metadata.adjust_args[0],
-            "need_device_ptr:a");
+  EXPECT_EQ(contents->variants[1].metadata.adjust_args[0], "need_device_ptr:a");
   EXPECT_EQ(contents->kernel_revisions.at("saxpy"), *stored);
   EXPECT_GE(contents->revision, *stored);
 }
@@ -121,9 +120,9 @@ TEST_F(EtcdStoreTest, RefusesABatchOnAKernelChangedSince) {
   stale.expected_kernel_revisions["k"] = 0;
   absl::StatusOr<int64_t> refused = store->Apply(stale);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kAborted);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr(absl::StrCat("kernel k (revision ", *stored,
-                                     ", expected 0)")));
+  EXPECT_THAT(
+      refused.status().message(),
+      HasSubstr(absl::StrCat("kernel k (revision ", *stored, ", expected 0)")));
   absl::StatusOr<StoreContents> contents = store->Load();
   ASSERT_TRUE(contents.ok());
   ASSERT_EQ(contents->variants.size(), 1u);  // nothing of the batch
@@ -157,8 +156,13 @@ TEST_F(EtcdStoreTest, TwoClaimsNeverShareADevicePlace) {
   auto store = OpenStore();
   auto other = OpenStore();  // a second replica on the same keys
   ASSERT_NE(store, nullptr);
-  ClaimRecord claim{"c-1", "n1", "n1/gpu0", "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)), "", 0};
+  ClaimRecord claim{"c-1",
+                    "n1",
+                    "n1/gpu0",
+                    "alice",
+                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
+                    "",
+                    0};
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store->ApplyClaims(batch).ok());
@@ -202,36 +206,36 @@ TEST_F(EtcdStoreTest, ReplicasSeeEachOthersRegistrations) {
   auto claims_a = ClaimBook::Open(store_a.get());
   auto claims_b = ClaimBook::Open(store_b.get());
   ASSERT_TRUE(claims_a.ok() && claims_b.ok());
-  auto sync_a = ReplicaSync::Start(store_a.get(), registry_a->get(),
-                                   claims_a->get());
-  auto sync_b = ReplicaSync::Start(store_b.get(), registry_b->get(),
-                                   claims_b->get());
+  auto sync_a =
+      ReplicaSync::Start(store_a.get(), registry_a->get(), claims_a->get());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
   ASSERT_TRUE(sync_a.ok()) << sync_a.status();
   ASSERT_TRUE(sync_b.ok()) << sync_b.status();
 
-  auto registered = (*registry_a)->Register(
-      "saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
+  auto registered =
+      (*registry_a)
+          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
   ASSERT_TRUE(registered.ok()) << registered.status();
-  ASSERT_TRUE(Eventually([&] {
-    return (*registry_b)->Get("saxpy", "nv").ok();
-  }));
-  EXPECT_EQ((*registry_b)->Get("saxpy", "nv")->revision,
-            registered->revision);
+  ASSERT_TRUE(
+      Eventually([&] { return (*registry_b)->Get("saxpy", "nv").ok(); }));
+  EXPECT_EQ((*registry_b)->Get("saxpy", "nv")->revision, registered->revision);
   EXPECT_GE((*registry_b)->revision(), registered->revision);
 
   // B appends right away: the guard sees A's change if B has not yet, and
   // B catches up and appends after it, never over it.
-  auto appended = (*registry_b)->Register(
-      "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  auto appended =
+      (*registry_b)
+          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
   ASSERT_TRUE(appended.ok()) << appended.status();
   EXPECT_EQ(appended->variants[0].order, 1);
-  ASSERT_TRUE(Eventually([&] {
-    return (*registry_a)->Get("saxpy", "amd").ok();
-  }));
+  ASSERT_TRUE(
+      Eventually([&] { return (*registry_a)->Get("saxpy", "amd").ok(); }));
 
   // A name taken on the other replica is taken here too.
-  auto taken = (*registry_a)->Register(
-      "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  auto taken =
+      (*registry_a)
+          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
   EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists);
 
   // Deleting the kernel on A empties it on B.
@@ -241,10 +245,10 @@ TEST_F(EtcdStoreTest, ReplicasSeeEachOthersRegistrations) {
            (*registry_b)->kernel_count() == 0;
   }));
   // And registering it again from B (its view of the kernel is current).
-  EXPECT_TRUE((*registry_b)
-                  ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}},
-                             false)
-                  .ok());
+  EXPECT_TRUE(
+      (*registry_b)
+          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
+          .ok());
 }
 
 TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
@@ -255,12 +259,17 @@ TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
   auto claims_a = ClaimBook::Open(store_a.get());
   auto claims_b = ClaimBook::Open(store_b.get());
   ASSERT_TRUE(claims_a.ok() && claims_b.ok());
-  auto sync_b = ReplicaSync::Start(store_b.get(), registry_b->get(),
-                                   claims_b->get());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
   ASSERT_TRUE(sync_b.ok());
 
-  ClaimRecord claim{"c-9", "n1", "n1/gpu0", "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)), "", 0};
+  ClaimRecord claim{"c-9",
+                    "n1",
+                    "n1/gpu0",
+                    "alice",
+                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
+                    "",
+                    0};
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
@@ -278,8 +287,8 @@ TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
   auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
   auto claims_b = ClaimBook::Open(store_b.get());
   ASSERT_TRUE(registry_a.ok() && registry_b.ok() && claims_b.ok());
-  auto sync_b = ReplicaSync::Start(store_b.get(), registry_b->get(),
-                                   claims_b->get());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
   ASSERT_TRUE(sync_b.ok());
   ASSERT_TRUE((*registry_a)
                   ->Register("k", {{"v1", "device={kind(gpu)}", {}}}, false)
@@ -287,8 +296,8 @@ TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
   ASSERT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v1").ok(); }));
 
   etcd_->Kill();
-  auto refused = (*registry_a)->Register(
-      "k", {{"v2", "device={kind(gpu)}", {}}}, false);
+  auto refused =
+      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable)
       << refused.status();
   EXPECT_TRUE((*registry_b)->Get("k", "v1").ok());  // reads still answer
@@ -296,8 +305,8 @@ TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
 
   ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
   EXPECT_TRUE(Eventually([&] { return !(*sync_b)->stale(); }));
-  auto again = (*registry_a)->Register(
-      "k", {{"v2", "device={kind(gpu)}", {}}}, false);
+  auto again =
+      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v2").ok(); }));
 }

@@ -92,8 +92,8 @@ absl::Status NodeSync::NodeDevicesChanged(const std::string& node,
   // As if written at a random point of the last interval: nodes reported
   // together (a replica's agents after its restart) then spread their
   // utilisation writes over the interval instead of writing together.
-  local.last_written =
-      absl::Now() - absl::Uniform(bits_, 0.0, 1.0) * options_.utilisation_interval;
+  local.last_written = absl::Now() - absl::Uniform(bits_, 0.0, 1.0) *
+                                         options_.utilisation_interval;
   remote_.erase(node);
   pending_[node] = true;
   return status;
@@ -121,7 +121,8 @@ void NodeSync::UtilisationsChanged(
       if (device.id != device_id) continue;
       device.properties.utilisation = value;
       auto written = local.written.find(device_id);
-      const double stored = written == local.written.end() ? 0 : written->second;
+      const double stored =
+          written == local.written.end() ? 0 : written->second;
       if (std::abs(value - stored) >= options_.utilisation_delta) {
         local.material = true;
       }
@@ -253,9 +254,8 @@ void NodeSync::WriteDue() {
   std::vector<std::pair<std::string, bool>> failed;
   bool reachable = true;  // after one UNAVAILABLE, the rest wait too
   for (const auto& [id, value] : puts) {
-    absl::Status put =
-        reachable ? client.Put(Key(id), value, lease).status()
-                  : absl::UnavailableError("etcd unreachable");
+    absl::Status put = reachable ? client.Put(Key(id), value, lease).status()
+                                 : absl::UnavailableError("etcd unreachable");
     if (!put.ok()) {
       reachable = reachable && !absl::IsUnavailable(put);
       failed.emplace_back(id, true);
@@ -270,8 +270,9 @@ void NodeSync::WriteDue() {
     compare->set_result(etcdserverpb::Compare::EQUAL);
     compare->set_lease(lease);
     txn.add_success()->mutable_request_delete_range()->set_key(Key(id));
-    absl::Status deleted = reachable ? client.Txn(txn).status()
-                                     : absl::UnavailableError("etcd unreachable");
+    absl::Status deleted = reachable
+                               ? client.Txn(txn).status()
+                               : absl::UnavailableError("etcd unreachable");
     if (!deleted.ok()) {
       reachable = reachable && !absl::IsUnavailable(deleted);
       failed.emplace_back(id, false);

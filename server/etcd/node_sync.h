@@ -79,7 +79,7 @@ class NodeSync final : public InventoryObserver {
  private:
   // A node whose agent reports to this replica.
   struct LocalNode {
-    std::vector<Device> devices;  // with the latest utilisation
+    std::vector<Device> devices;            // with the latest utilisation
     std::map<std::string, double> written;  // device -> utilisation stored
     absl::Time last_written = absl::InfinitePast();
     bool material = false;  // moved by >= delta since written

@@ -80,7 +80,8 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
     if (absl::StartsWith(key, keys.Variants())) {
       // The kernel is in the key's first segment; the record repeats it.
       const std::string rest = key.substr(keys.Variants().size());
-      const std::string kernel = UnescapeKeySegment(rest.substr(0, rest.find('/')));
+      const std::string kernel =
+          UnescapeKeySegment(rest.substr(0, rest.find('/')));
       if (put) {
         absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
         if (!record.ok()) {

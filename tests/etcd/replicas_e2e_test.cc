@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <optional>
-#include <utility>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -152,8 +152,8 @@ class ReplicasE2E : public ::testing::Test {
       if (GpuCount(replica) == kNodes * kGpusPerNode) return;
       absl::SleepFor(absl::Milliseconds(20));
     }
-    FAIL() << "replica " << replica << " never saw "
-           << kNodes * kGpusPerNode << " GPUs; log:\n"
+    FAIL() << "replica " << replica << " never saw " << kNodes * kGpusPerNode
+           << " GPUs; log:\n"
            << replicas_[replica]->Log();
   }
 
@@ -200,17 +200,16 @@ TEST_F(ReplicasE2E, RegistrationOnOneReplicaIsAnsweredByAllWithinTheBound) {
     delays.push_back(absl::Now() - acknowledged);
   }
   const absl::Duration max = *std::max_element(delays.begin(), delays.end());
-  std::printf("MEASURE propagation A->B,C over %d registrations: p50 %s, "
-              "max %s\n",
-              kRegistrations,
-              absl::FormatDuration(Percentile(delays, 0.5)).c_str(),
-              absl::FormatDuration(max).c_str());
+  std::printf(
+      "MEASURE propagation A->B,C over %d registrations: p50 %s, "
+      "max %s\n",
+      kRegistrations, absl::FormatDuration(Percentile(delays, 0.5)).c_str(),
+      absl::FormatDuration(max).c_str());
   EXPECT_LE(max, kPropagationBound);
 
   // And B and C select with what A registered.
   for (int r = 1; r < kReplicas; ++r) {
-    CommandResult select =
-        Cli(r, {"select", "--kernel=k0", "--format=env"});
+    CommandResult select = Cli(r, {"select", "--kernel=k0", "--format=env"});
     ASSERT_EQ(select.exit_code, 0) << select.stderr_text;
     EXPECT_EQ(EnvValue(select.stdout_text, "CTXSEL_VARIANT"), "nv");
   }
@@ -218,21 +217,22 @@ TEST_F(ReplicasE2E, RegistrationOnOneReplicaIsAnsweredByAllWithinTheBound) {
 
 TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
   StartAgents([](int i) { return i % kReplicas; });  // node0 on A, node1 on B
-  ASSERT_EQ(Cli(0, {"variants", "register", "saxpy",
-                    "saxpy_nv=device={arch(nvptx)}"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Cli(0, {"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"})
+          .exit_code,
+      0);
   for (int r = 1; r < kReplicas; ++r) {
-    for (int i = 0; i < 500 && Cli(r, {"variants", "get", "saxpy", "saxpy_nv"})
-                                       .exit_code != 0;
+    for (int i = 0;
+         i < 500 &&
+         Cli(r, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code != 0;
          ++i) {
       absl::SleepFor(absl::Milliseconds(10));
     }
   }
   // A claim taken on B is respected by C.
-  CommandResult on_b = Cli(1, {"select", "--kernel=saxpy", "--claim=5m",
-                               "--device_filter=device={kind(gpu)}",
-                               "--format=env"});
+  CommandResult on_b =
+      Cli(1, {"select", "--kernel=saxpy", "--claim=5m",
+              "--device_filter=device={kind(gpu)}", "--format=env"});
   ASSERT_EQ(on_b.exit_code, 0) << on_b.stderr_text;
   const std::string first_device = EnvValue(on_b.stdout_text, "CTXSEL_DEVICE");
 
@@ -323,10 +323,11 @@ TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   ASSERT_NE(moved, absl::InfiniteFuture()) << "the agents never moved";
-  std::printf("MEASURE failover after kill -9 of a replica: agents held by "
-              "another replica after %s; longest GPU gap on B/C %s\n",
-              absl::FormatDuration(moved - killed).c_str(),
-              absl::FormatDuration(longest_gap).c_str());
+  std::printf(
+      "MEASURE failover after kill -9 of a replica: agents held by "
+      "another replica after %s; longest GPU gap on B/C %s\n",
+      absl::FormatDuration(moved - killed).c_str(),
+      absl::FormatDuration(longest_gap).c_str());
   EXPECT_LE(longest_gap, absl::Milliseconds(300));  // one heartbeat
   for (int r = 1; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
@@ -335,10 +336,10 @@ TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
 
 TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
   StartAgents([](int i) { return i % kReplicas; });
-  ASSERT_EQ(Cli(0, {"variants", "register", "saxpy",
-                    "saxpy_nv=device={arch(nvptx)}"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Cli(0, {"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"})
+          .exit_code,
+      0);
   for (int i = 0;
        i < 500 && Cli(2, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code;
        ++i) {
@@ -349,8 +350,8 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
   // Reads keep answering from the last state; writes fail UNAVAILABLE.
   CommandResult select = Cli(2, {"select", "--kernel=saxpy", "--format=env"});
   EXPECT_EQ(select.exit_code, 0) << select.stderr_text;
-  CommandResult write = Cli(1, {"variants", "register", "saxpy",
-                                "saxpy_amd=device={arch(amdgcn)}"});
+  CommandResult write = Cli(
+      1, {"variants", "register", "saxpy", "saxpy_amd=device={arch(amdgcn)}"});
   EXPECT_NE(write.exit_code, 0);
   EXPECT_THAT(write.stderr_text, HasSubstr("UNAVAILABLE"));
   // Explain and health say the answers are stale.

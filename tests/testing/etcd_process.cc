@@ -86,24 +86,23 @@ absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start() {
     if (last.ok()) return etcd;
     etcd->Kill();  // lost a port to someone else: new ports, same dir
   }
-  return absl::UnavailableError(
-      absl::StrCat("etcd did not start: ", last.ToString(), "; log:\n",
-                   etcd->Log()));
+  return absl::UnavailableError(absl::StrCat(
+      "etcd did not start: ", last.ToString(), "; log:\n", etcd->Log()));
 }
 
 absl::Status EtcdProcess::Launch() {
   endpoint_ = absl::StrCat("127.0.0.1:", client_port_);
   const std::string client_url = "http://" + endpoint_;
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", peer_port_);
-  auto process = Subprocess::Start(
-      {"/usr/bin/etcd", "--name=test", "--data-dir=" + dir_,
-       "--listen-client-urls=" + client_url,
-       "--advertise-client-urls=" + client_url,
-       "--listen-peer-urls=" + peer_url,
-       "--initial-advertise-peer-urls=" + peer_url,
-       "--initial-cluster=test=" + peer_url, "--logger=zap",
-       "--log-outputs=stderr"},
-      log_path_, log_path_);
+  auto process =
+      Subprocess::Start({"/usr/bin/etcd", "--name=test", "--data-dir=" + dir_,
+                         "--listen-client-urls=" + client_url,
+                         "--advertise-client-urls=" + client_url,
+                         "--listen-peer-urls=" + peer_url,
+                         "--initial-advertise-peer-urls=" + peer_url,
+                         "--initial-cluster=test=" + peer_url, "--logger=zap",
+                         "--log-outputs=stderr"},
+                        log_path_, log_path_);
   if (!process.ok()) return process.status();
   process_ = *std::move(process);
   return WaitForEtcd(endpoint_, *process_, std::chrono::seconds(20));
