@@ -8,8 +8,10 @@
 //   ctxsel-server --data_dir=/var/lib/ctxsel --check_config   # dry run
 //
 // Variants are durable in --data_dir (SQLite, see server/sqlite_store.h;
-// one server per directory, backup and restore in docs/operations.md);
-// the inventory is soft state rebuilt from agent reports. SIGTERM or SIGINT
+// one server per directory, backup and restore in docs/operations.md), or
+// with --store=etcd://... in etcd, shared by several replicas
+// (server/etcd/, docs/deployment.md); the inventory is soft state rebuilt
+// from agent reports. SIGTERM or SIGINT
 // stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
 // --tokens_file (docs/security.md). Exit status: 0
 // stopped by a signal (or --check_config found no problem), 1 could not

@@ -221,12 +221,14 @@ class RunningServer {
 // (a corrupt or unreadable store keeps its code, e.g. DATA_LOSS, or
 // FAILED_PRECONDITION for a data directory in use by another server; the
 // message starts "cannot open the variant store", "cannot load the variant
-// store" or "cannot load the claims"), InvalidArgumentError for an address
+// store", "cannot load the claims", or with etcd "cannot follow the etcd
+// store" or "cannot follow the nodes in etcd"), InvalidArgumentError for an
+// address
 // that does not parse or for neither TLS files nor `insecure`, the tokens
 // file's and PEM files' errors, UnavailableError ("cannot listen on ...")
 // when it cannot be bound (both name metrics_listen for the metrics
-// address). Logs one line for the loaded store, one for the claims and one
-// for each address.
+// address). Logs one line for the loaded store, one for the claims, with
+// etcd one for the revision it follows from, and one for each address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 
