@@ -7,8 +7,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/metrics_endpoint.h"
 #include "server/data_dir.h"
+#include "server/etcd/etcd_client.h"
 #include "server/rpc/listener.h"
 #include "server/sqlite_store.h"
 
@@ -152,6 +154,15 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
       {options.max_grpc_memory_bytes < 0,
        "max_grpc_memory_bytes: must not be negative (0: no limit)"},
       {options.fd_headroom < 0, "fd_headroom: must not be negative"},
+      {!options.store.empty() &&
+           (options.max_store_bytes > 0 || !options.restore_from.empty()),
+       "store: --max_store_bytes and --restore_from are for the SQLite "
+       "store; etcd has its own quota and snapshot restore"},
+      {!(options.store_utilisation_delta >= 0 &&
+         options.store_utilisation_delta <= 1),
+       "store_utilisation_delta: must be from 0 to 1"},
+      {options.store_utilisation_interval < absl::ZeroDuration(),
+       "store_utilisation_interval: must not be negative"},
   };
   std::vector<std::string> problems;
   for (const Rule& rule : rules) {
@@ -186,7 +197,19 @@ ConfigCheck CheckConfig(const ServerOptions& options) {
       check.problems.push_back(std::string(endpoint.status().message()));
     }
   }
-  CheckDataDir(options, check);
+  if (options.store.empty()) {
+    CheckDataDir(options, check);
+  } else {
+    absl::StatusOr<std::vector<std::string>> endpoints =
+        etcd::ParseEtcdUrl(options.store, "store");
+    if (endpoints.ok()) {
+      check.plan.push_back(absl::StrCat(
+          "store: etcd at ", absl::StrJoin(*endpoints, ","), ", keys under ",
+          options.store_prefix, " (etcd is not contacted by a dry run)"));
+    } else {
+      check.problems.push_back(std::string(endpoints.status().message()));
+    }
+  }
   check.plan.push_back(
       absl::StrCat("heartbeat_interval: ",
                    absl::FormatDuration(options.heartbeat_interval)));

@@ -65,6 +65,32 @@ TEST(CheckConfigTest, GoodConfigPlansWithoutChangingAnything) {
   EXPECT_NE(stat(options.data_dir.c_str(), &info), 0) << "a dry run created it";
 }
 
+TEST(CheckConfigTest, EtcdStoreIsPlannedWithoutContactingIt) {
+  ServerOptions options = Loopback();
+  options.store = "etcd://10.0.0.11:2379, 10.0.0.12:2379";
+  ConfigCheck check = CheckConfig(options);
+  EXPECT_THAT(check.problems, IsEmpty());
+  EXPECT_THAT(check.plan, Contains(HasSubstr(
+                              "store: etcd at 10.0.0.11:2379,10.0.0.12:2379, "
+                              "keys under /ctxsel/")));
+  options.store = "sqlite:/var/lib/ctxsel";
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("store: 'sqlite:/var/lib/ctxsel' is not "
+                                    "etcd://")));
+}
+
+TEST(LimitProblemsTest, SqliteFlagsAndUtilisationRuleWithEtcd) {
+  ServerOptions options;
+  options.store = "etcd://127.0.0.1:2379";
+  options.restore_from = "backup.db";
+  options.store_utilisation_delta = 1.5;
+  EXPECT_THAT(LimitProblems(options),
+              ElementsAre(HasSubstr("store: --max_store_bytes and "
+                                    "--restore_from are for the SQLite"),
+                          HasSubstr("store_utilisation_delta: must be from 0 "
+                                    "to 1")));
+}
+
 TEST(CheckConfigTest, DataDirInUseIsAProblem) {
   ServerOptions options = Loopback();
   options.data_dir = FreshDir("in-use");

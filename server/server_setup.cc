@@ -170,11 +170,6 @@ absl::StatusOr<std::unique_ptr<Store>> RunningServer::OpenStore(
     absl::StatusOr<std::vector<std::string>> endpoints =
         etcd::ParseEtcdUrl(options.store, "store");
     if (!endpoints.ok()) return endpoints.status();
-    if (options.max_store_bytes > 0 || !options.restore_from.empty()) {
-      return absl::InvalidArgumentError(
-          "store: --max_store_bytes and --restore_from are for the SQLite "
-          "store; etcd has its own quota and snapshot restore");
-    }
     absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
         etcd::EtcdStore::Open(*endpoints, options.store_prefix);
     if (!store.ok()) return store.status();
