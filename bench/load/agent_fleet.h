@@ -57,8 +57,9 @@ class Agent;
 
 class AgentFleet {
  public:
-  // Reports every node, opens every stream and starts beating. An error
-  // (the first failed report, with the node's id) leaves nothing running.
+  // Reports every node and opens its stream, which beats from then on. An
+  // error (the first failed report, with the node's id) leaves nothing
+  // running.
   static absl::StatusOr<std::unique_ptr<AgentFleet>> Start(
       AgentFleetOptions options);
   ~AgentFleet();  // Stop() if not stopped
@@ -79,12 +80,14 @@ class AgentFleet {
 
   const AgentFleetOptions options_;
   std::vector<std::unique_ptr<v1::Inventory::Stub>> stubs_;
-  std::vector<std::unique_ptr<Agent>> agents_;
+  std::vector<std::unique_ptr<Agent>> agents_;  // fixed before beating
+  // Agents [0, opened_) are reported and their streams open.
+  std::atomic<size_t> opened_{0};
   std::atomic<int64_t> interval_ms_{1000};
   std::atomic<int64_t> rereports_{0};
   absl::Notification stop_beating_;
   std::thread beater_;
-  absl::Time started_;  // when the streams opened
+  absl::Time started_;  // when the first stream opened
   bool stopped_ = false;
 };
 
