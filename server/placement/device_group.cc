@@ -39,14 +39,16 @@ void DeviceGroup::Remove(const DeviceSlot* slot) {
 }
 
 void DeviceGroup::SetUtilisation(DeviceSlot* slot, double utilisation) {
+  if (slot->properties.utilisation == utilisation) return;
   auto it = by_load_.find(slot);
   if (it == by_load_.end()) {
     slot->properties.utilisation = utilisation;
     return;
   }
-  by_load_.erase(it);
+  // Re-sorted in place: the set's node is reused, nothing is allocated.
+  auto node = by_load_.extract(it);
   slot->properties.utilisation = utilisation;
-  by_load_.insert(slot);
+  by_load_.insert(std::move(node));
 }
 
 const DeviceSlot* DeviceGroup::LeastLoaded(const Pickable& pickable) const {

@@ -150,6 +150,16 @@ void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
   fleet_->SetSuspect(node, suspect);
 }
 
+std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
+  std::vector<Device> devices;
+  Fleet::Reader reader(*fleet_);
+  const std::vector<DeviceSlot*>* slots = reader.node(node);
+  if (slots == nullptr) return devices;
+  devices.reserve(slots->size());
+  for (const DeviceSlot* slot : *slots) devices.push_back(slot->ToDevice());
+  return devices;
+}
+
 absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
     absl::string_view device_id) const {
   return fleet_->ClassOf(device_id);
