@@ -61,7 +61,6 @@ void Placer::Publish(std::shared_ptr<const Snapshot> snapshot) {
 
 absl::Status Placer::SetVariants(absl::string_view kernel,
                                  std::vector<Variant> variants) {
-  if (kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
   if (variants.empty()) {
     RemoveKernel(kernel);
     return absl::OkStatus();

@@ -98,8 +98,9 @@ class Placer {
 
   // Replaces every variant of `kernel` with `variants` (any order; `order`
   // decides ties) and resolves them for the device classes and signatures
-  // already known. An empty list removes the kernel. InvalidArgumentError
-  // when a variant names another kernel or two share a name.
+  // already known. An empty list removes the kernel. Errors as
+  // CheckKernelVariants (server/kernel_variants.h) gives them: the check
+  // the registry made before it stored the list.
   absl::Status SetVariants(absl::string_view kernel,
                            std::vector<Variant> variants);
 

@@ -92,11 +92,11 @@ TEST_F(PlacerTest, VariantsAreValidatedAndReplaced) {
   std::vector<Variant> v = SaxpyVariants();
   v[1].kernel = "other";
   EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("variant 'saxpy_hip': kernel"));
+              HasSubstr("variants[1] (saxpy_hip).kernel: 'other'"));
   v = SaxpyVariants();
   v[2].name = "saxpy_cuda";
   EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("name used twice"));
+              HasSubstr("variants[2] (saxpy_cuda).name: repeated"));
   AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
   EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_cuda");  // old set still there
   ASSERT_TRUE(
