@@ -48,10 +48,12 @@ absl::StatusOr<std::unique_ptr<AgentFleet>> AgentFleet::Start(
   // outlive the TTL (reporting 10,000 nodes takes longer) and be
   // re-reported.
   fleet->beater_ = std::thread([f = fleet.get()] { f->BeatLoop(); });
+  fleet->rereporter_ = std::thread([f = fleet.get()] { f->RereportLoop(); });
   if (absl::Status s = fleet->ReportAll(); !s.ok()) {
     // Stop beating; close the streams opened so far, leave the nodes.
     fleet->stop_beating_.Notify();
     fleet->beater_.join();
+    fleet->rereporter_.join();
     for (size_t i = 0; i < fleet->opened_.load(); ++i) {
       fleet->agents_[i]->Close(kCloseTimeout);
     }
@@ -104,14 +106,23 @@ void AgentFleet::BeatLoop() {
     const size_t n = opened_.load();
     for (size_t i = 0; i < n; ++i) {
       Agent& agent = *agents_[i];
-      if (agent.TakeRereport() && Report(agent.node(), nullptr).ok()) {
-        rereports_.fetch_add(1);
-      }
       if (due[i] > now) continue;
       const int64_t ms =
           agent.interval_ms() > 0 ? agent.interval_ms() : interval_ms_.load();
       due[i] = now + absl::Milliseconds(ms);
       agent.Beat(((i * 7 + round++) % 101) / 101.0);
+    }
+  }
+}
+
+void AgentFleet::RereportLoop() {
+  while (!stop_beating_.WaitForNotificationWithTimeout(kTick)) {
+    const size_t n = opened_.load();
+    for (size_t i = 0; i < n; ++i) {
+      Agent& agent = *agents_[i];
+      if (agent.TakeRereport() && Report(agent.node(), nullptr).ok()) {
+        rereports_.fetch_add(1);
+      }
     }
   }
 }
@@ -135,6 +146,7 @@ absl::Status AgentFleet::Stop() {
   stopped_ = true;
   stop_beating_.Notify();
   if (beater_.joinable()) beater_.join();
+  if (rereporter_.joinable()) rereporter_.join();
   for (auto& agent : agents_) {
     if (!agent->Close(kCloseTimeout)) {
       // Its reactions may still run: keep it alive rather than crash.

@@ -5,8 +5,9 @@
 // changing utilisation for every device — what ctxsel-agent does, minus the
 // hardware discovery. Streams use gRPC's client callback API, so thousands
 // of agents need no thread each: one thread sends the due beats, spread
-// evenly over the interval, and re-reports an agent the server answers with
-// REREPORT. Streams are spread over a few channels (TCP connections).
+// evenly over the interval, and another re-reports an agent the server
+// answers with REREPORT (a re-report, a unary call, never delays beats).
+// Streams are spread over a few channels (TCP connections).
 //
 //   AgentFleetOptions options;
 //   options.server = "127.0.0.1:7070";
@@ -75,6 +76,7 @@ class AgentFleet {
   explicit AgentFleet(AgentFleetOptions options);
   absl::Status ReportAll();
   void BeatLoop();
+  void RereportLoop();
   absl::Status Report(const v1::Node& node, absl::Duration* interval);
   v1::Inventory::Stub* StubFor(size_t agent) const;
 
@@ -87,6 +89,7 @@ class AgentFleet {
   std::atomic<int64_t> rereports_{0};
   absl::Notification stop_beating_;
   std::thread beater_;
+  std::thread rereporter_;
   absl::Time started_;  // when the first stream opened
   bool stopped_ = false;
 };
