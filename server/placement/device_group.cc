@@ -35,8 +35,10 @@ bool DeviceGroup::ByLoad::operator()(const LoadKey& a, const LoadKey& b) const {
   if (a.id_head[0] != b.id_head[0]) return a.id_head[0] < b.id_head[0];
   if (a.id_head[1] != b.id_head[1]) return a.id_head[1] < b.id_head[1];
   // Names have no NUL bytes, so equal heads mean equal first 16 bytes.
-  const absl::string_view x = a.slot == nullptr ? "" : a.slot->id;
-  const absl::string_view y = b.slot == nullptr ? "" : b.slot->id;
+  const absl::string_view x =
+      a.slot == nullptr ? absl::string_view() : absl::string_view(a.slot->id);
+  const absl::string_view y =
+      b.slot == nullptr ? absl::string_view() : absl::string_view(b.slot->id);
   return x < y;
 }
 
