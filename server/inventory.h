@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -279,7 +280,8 @@ class Inventory {
   mutable std::map<int64_t, std::pair<int64_t, std::function<void()>>> wakes_
       ABSL_GUARDED_BY(mu_);
   mutable int64_t next_wake_id_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Ordered for listings; a B-tree, as every beat looks its node up here.
+  absl::btree_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   // With the estimated bytes of the snapshot each event made (0 when it
   // shares an earlier event's).
   std::deque<std::pair<InventoryEvent, size_t>> events_ ABSL_GUARDED_BY(mu_);

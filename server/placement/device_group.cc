@@ -64,13 +64,11 @@ void DeviceGroup::Remove(const DeviceSlot* slot) {
 
 void DeviceGroup::SetUtilisation(DeviceSlot* slot, double utilisation) {
   if (slot->properties.utilisation == utilisation) return;
-  auto it = by_load_.find(KeyOf(slot));
+  LoadKey key = KeyOf(slot);
   slot->properties.utilisation = utilisation;
-  if (it == by_load_.end()) return;
-  // Re-sorted in place: the set's node is reused, nothing is allocated.
-  auto node = by_load_.extract(it);
-  node.value().utilisation = utilisation;
-  by_load_.insert(std::move(node));
+  if (by_load_.erase(key) == 0) return;
+  key.utilisation = utilisation;
+  by_load_.insert(key);
 }
 
 const DeviceSlot* DeviceGroup::LeastLoaded(const Pickable& pickable) const {

@@ -16,10 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "server/model.h"
@@ -116,7 +116,9 @@ class DeviceGroup {
   const DeviceClass* class_;
   const NodeLayout* layout_;
   const bool suspect_;
-  std::set<LoadKey, ByLoad> by_load_;
+  // A B-tree: keys by value, many to a node, so a re-sort touches a few
+  // cache lines where a red-black tree touched one per level.
+  absl::btree_set<LoadKey, ByLoad> by_load_;
   std::vector<std::string> nodes_;  // sorted, unique
   absl::flat_hash_map<std::string, std::vector<const DeviceSlot*>> on_node_;
 };
