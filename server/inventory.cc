@@ -133,6 +133,9 @@ std::shared_ptr<const NodeState> Inventory::CommitLocked(NodeState node,
       }
     }
   }
+  // A re-report that changes nothing needs no snapshot, unless for the
+  // observer.
+  if (!changed && observer_ == nullptr) return nullptr;
   auto snapshot = std::make_shared<const NodeState>(std::move(node));
   if (changed) {
     entry.published = snapshot;

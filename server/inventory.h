@@ -239,7 +239,8 @@ class Inventory {
   };
 
   // Commits `node` (whose devices the store has taken); `changed` records
-  // an event. Returns the event's snapshot.
+  // an event. Returns the node as committed, for the observer (null when
+  // there is none and nothing changed).
   std::shared_ptr<const NodeState> CommitLocked(NodeState node,
                                                 ReportInFlight flight,
                                                 bool changed)

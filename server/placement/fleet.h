@@ -1,6 +1,8 @@
 // fleet.h: the live devices, grouped by device class and node layout.
 //
-// Internal to the Placer. The Fleet applies inventory changes (a node's
+// The one place device state lives, utilisation included: the inventory
+// keeps none of it and reads it back from here for listings
+// (Placer::NodeDevices). Internal to the Placer. The Fleet applies inventory changes (a node's
 // full report, its removal, a heartbeat's utilisations) incrementally: a
 // node report touches only that node's devices, and the groups stay ordered
 // for the policies. A class or layout lives while some device uses it and is
