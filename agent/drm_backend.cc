@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/arch_traits.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -25,7 +26,6 @@ constexpr IdRow kIntelGpus[] = {
 #define INTEL_GPU(pci_id, sycl_architecture, product) \
   {pci_id, sycl_architecture, product},
 #include "agent/intel_gpu_ids.def"
-#include "base/status_macros.h"
 #undef INTEL_GPU
 };
 

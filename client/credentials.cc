@@ -53,7 +53,8 @@ MakeChannelCredentials(const ClientSecurity& security) {
       return absl::InvalidArgumentError(
           "--token_file: a token is sent only over TLS, not with --insecure");
     }
-    if (!security.cert_file.empty() || !security.ca_file.empty()) {
+    if (!security.ca_file.empty() || !security.cert_file.empty() ||
+        !security.key_file.empty()) {
       return absl::InvalidArgumentError(
           "--insecure: not with --ca, --tls_cert or --tls_key");
     }

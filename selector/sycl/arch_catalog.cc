@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "selector/suggest.h"
 
 namespace ctxsel::sycl {
@@ -64,7 +65,6 @@ struct RunsOnRow {
 
 constexpr RunsOnRow kRunsOnRows[] = {
 #define SYCL_ARCH_RUNS_ON(Id, DeviceId) {ArchId::Id, ArchId::DeviceId},
-#include "base/status_macros.h"
 #include "selector/sycl/arch_catalog.def"
 };
 
