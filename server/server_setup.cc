@@ -225,7 +225,7 @@ void RunningServer::MakeServices(const ServerOptions& options) {
                                         ? options.suspect_after
                                         : 2 * options.heartbeat_interval;
   inventory_options.report_limits = options.report_limits;
-  InventoryObserver* observer = &bridge_;
+  InventoryObserver* observer = nullptr;
   if (etcd_store_ != nullptr) {
     etcd::NodeSyncOptions sync_options;
     sync_options.lease_ttl = node_ttl_;
@@ -236,7 +236,8 @@ void RunningServer::MakeServices(const ServerOptions& options) {
         std::make_unique<etcd::NodeSync>(etcd_store_, &bridge_, sync_options);
     observer = node_sync_.get();
   }
-  inventory_ = std::make_unique<Inventory>(inventory_options, observer);
+  inventory_ =
+      std::make_unique<Inventory>(inventory_options, &bridge_, observer);
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();

@@ -189,8 +189,9 @@ class RunningServer {
   std::unique_ptr<etcd::ReplicaSync> replica_sync_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
-  // With etcd: the inventory's observer, between it and the placer. After
-  // the inventory: its threads, which call the inventory, stop first.
+  // With etcd: the inventory's observer, which shares the nodes through
+  // etcd. After the inventory: its threads, which call the inventory, stop
+  // first.
   std::unique_ptr<etcd::NodeSync> node_sync_;
   std::unique_ptr<CtxselService> ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;

@@ -24,10 +24,11 @@ class ApplyingRemote {
   ~ApplyingRemote() { applying_remote = false; }
 };
 
-std::string NodeRecord(const std::string& id,
+std::string NodeRecord(const std::string& id, const std::string& agent_version,
                        const std::vector<Device>& devices) {
   NodeState node;
   node.id = id;
+  node.agent_version = agent_version;
   node.devices = devices;
   v1::Node proto;
   NodeToProto(node, /*with_devices=*/true, &proto);
@@ -36,9 +37,9 @@ std::string NodeRecord(const std::string& id,
 
 }  // namespace
 
-NodeSync::NodeSync(EtcdStore* store, InventoryObserver* next,
+NodeSync::NodeSync(EtcdStore* store, const DeviceStore* devices,
                    NodeSyncOptions options)
-    : store_(store), next_(next), options_(options) {}
+    : store_(store), devices_(devices), options_(options) {}
 
 NodeSync::~NodeSync() {
   {
@@ -80,58 +81,35 @@ absl::Status NodeSync::Start(Inventory* inventory) {
   return absl::OkStatus();
 }
 
-absl::Status NodeSync::NodeDevicesChanged(const std::string& node,
-                                          const std::vector<Device>& devices) {
-  absl::Status status = next_->NodeDevicesChanged(node, devices);
-  if (!status.ok() || applying_remote) return status;
+void NodeSync::NodeReported(const NodeState& node) {
+  if (applying_remote) return;
   absl::MutexLock lock(&mu_);
-  LocalNode& local = local_[node];
-  local.devices = devices;
+  LocalNode& local = local_[node.id];
+  local.agent_version = node.agent_version;
   local.written.clear();
   local.material = false;
+  local.beaten = false;
   // As if written at a random point of the last interval: nodes reported
   // together (a replica's agents after its restart) then spread their
   // utilisation writes over the interval instead of writing together.
   local.last_written = absl::Now() - absl::Uniform(bits_, 0.0, 1.0) *
                                          options_.utilisation_interval;
-  remote_.erase(node);
-  pending_[node] = true;
-  return status;
+  remote_.erase(node.id);
+  pending_[node.id] = true;
 }
 
-void NodeSync::NodeRemoved(const std::string& node) {
-  next_->NodeRemoved(node);
+void NodeSync::NodeRemoved(const std::string& node, const std::string&) {
   if (applying_remote) return;
   absl::MutexLock lock(&mu_);
   if (local_.erase(node) > 0) pending_[node] = false;
 }
 
-void NodeSync::UtilisationsChanged(
-    const std::string& node,
-    absl::Span<const std::pair<std::string, double>> utilisation) {
-  next_->UtilisationsChanged(node, utilisation);
+void NodeSync::NodeBeat(const std::string& node) {
   if (applying_remote) return;
-  // Runs under the inventory's state lock: only bookkeeping here.
+  // On the heartbeat's thread: only a mark; the loop reads utilisation.
   absl::MutexLock lock(&mu_);
   auto it = local_.find(node);
-  if (it == local_.end()) return;
-  LocalNode& local = it->second;
-  for (const auto& [device_id, value] : utilisation) {
-    for (Device& device : local.devices) {
-      if (device.id != device_id) continue;
-      device.properties.utilisation = value;
-      auto written = local.written.find(device_id);
-      const double stored =
-          written == local.written.end() ? 0 : written->second;
-      if (std::abs(value - stored) >= options_.utilisation_delta) {
-        local.material = true;
-      }
-    }
-  }
-}
-
-void NodeSync::NodeSuspectChanged(const std::string& node, bool suspect) {
-  next_->NodeSuspectChanged(node, suspect);
+  if (it != local_.end()) it->second.beaten = true;
 }
 
 void NodeSync::ApplyRemote(NodeState node) {
@@ -225,6 +203,18 @@ void NodeSync::WriteDue() {
     lease = lease_;
     const absl::Time now = absl::Now();
     for (auto& [id, local] : local_) {
+      if (local.beaten) {
+        local.beaten = false;
+        for (const Device& d : devices_->NodeDevices(id)) {
+          auto written = local.written.find(d.id);
+          const double stored =
+              written == local.written.end() ? 0 : written->second;
+          if (std::abs(d.properties.utilisation - stored) >=
+              options_.utilisation_delta) {
+            local.material = true;
+          }
+        }
+      }
       if (local.material &&
           now - local.last_written >= options_.utilisation_interval) {
         pending_[id] = true;
@@ -238,8 +228,9 @@ void NodeSync::WriteDue() {
       auto it = local_.find(id);
       if (it == local_.end()) continue;
       LocalNode& local = it->second;
-      puts.emplace_back(id, NodeRecord(id, local.devices));
-      for (const Device& d : local.devices) {
+      const std::vector<Device> devices = devices_->NodeDevices(id);
+      puts.emplace_back(id, NodeRecord(id, local.agent_version, devices));
+      for (const Device& d : devices) {
         local.written[d.id] = d.properties.utilisation;
       }
       local.material = false;

@@ -19,12 +19,12 @@
 //     per heartbeat: 10,000 nodes beating each second would be 10,000
 //     writes/s; with the defaults, 0.1 and 30 s, they make at most 333/s).
 //
-// NodeSync is the inventory's observer: it passes every call on to `next`
-// (the placer) and writes what this replica's agents reported. Changes it
-// applies from etcd are not written back.
+// NodeSync is the inventory's observer: it writes what this replica's
+// agents reported, reading their devices and utilisation from the device
+// store. Changes it applies from etcd are not written back.
 //
 //   NodeSync sync(store, &bridge, options);
-//   Inventory inventory(inventory_options, &sync);
+//   Inventory inventory(inventory_options, &bridge, &sync);
 //   sync.Start(&inventory);
 #ifndef CTXSEL_SERVER_ETCD_NODE_SYNC_H_
 #define CTXSEL_SERVER_ETCD_NODE_SYNC_H_
@@ -60,28 +60,27 @@ struct NodeSyncOptions {
 
 class NodeSync final : public InventoryObserver {
  public:
-  // `store` and `next` must outlive the sync.
-  NodeSync(EtcdStore* store, InventoryObserver* next, NodeSyncOptions options);
+  // `store` and `devices` (the inventory's device store) must outlive the
+  // sync.
+  NodeSync(EtcdStore* store, const DeviceStore* devices,
+           NodeSyncOptions options);
   ~NodeSync() override;
 
   // Takes a lease, loads the nodes other replicas hold into `inventory`
   // (which must outlive the sync) and follows them. The store's error.
   absl::Status Start(Inventory* inventory);
 
-  absl::Status NodeDevicesChanged(const std::string& node,
-                                  const std::vector<Device>& devices) override;
-  void NodeRemoved(const std::string& node) override;
-  void UtilisationsChanged(
-      const std::string& node,
-      absl::Span<const std::pair<std::string, double>> utilisation) override;
-  void NodeSuspectChanged(const std::string& node, bool suspect) override;
+  void NodeReported(const NodeState& node) override;
+  void NodeRemoved(const std::string& node, const std::string& reason) override;
+  void NodeBeat(const std::string& node) override;
 
  private:
   // A node whose agent reports to this replica.
   struct LocalNode {
-    std::vector<Device> devices;            // with the latest utilisation
+    std::string agent_version;
     std::map<std::string, double> written;  // device -> utilisation stored
     absl::Time last_written = absl::InfinitePast();
+    bool beaten = false;    // since the loop last read its utilisation
     bool material = false;  // moved by >= delta since written
   };
   std::string Key(const std::string& node) const;
@@ -93,7 +92,7 @@ class NodeSync final : public InventoryObserver {
   void BeatRemoteNodes();
 
   EtcdStore* const store_;
-  InventoryObserver* const next_;
+  const DeviceStore* const devices_;
   const NodeSyncOptions options_;
   Inventory* inventory_ = nullptr;
   mutable absl::Mutex mu_;

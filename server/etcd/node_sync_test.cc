@@ -9,24 +9,12 @@
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "gtest/gtest.h"
 #include "server/etcd/etcd_store.h"
+#include "server/placement/placer.h"
+#include "server/placer_bridge.h"
 #include "tests/testing/etcd_process.h"
 
 namespace ctxsel::server::etcd {
 namespace {
-
-// The placer's side of the observer: only counts.
-class NullObserver : public InventoryObserver {
- public:
-  absl::Status NodeDevicesChanged(const std::string&,
-                                  const std::vector<Device>&) override {
-    return absl::OkStatus();
-  }
-  void NodeRemoved(const std::string&) override {}
-  void UtilisationsChanged(
-      const std::string&,
-      absl::Span<const std::pair<std::string, double>>) override {}
-  void NodeSuspectChanged(const std::string&, bool) override {}
-};
 
 template <typename Done>
 bool Eventually(Done done) {
@@ -55,8 +43,10 @@ NodeState GpuNode(const std::string& id) {
 // call the inventory.
 struct Replica {
   Replica(EtcdStore* store, NodeSyncOptions options)
-      : inventory(InventoryOptions{}, &sync), sync(store, &placer, options) {}
-  NullObserver placer;
+      : inventory(InventoryOptions{}, &bridge, &sync),
+        sync(store, &bridge, options) {}
+  placement::Placer placer;
+  PlacerBridge bridge{&placer};
   Inventory inventory;
   NodeSync sync;
 };
