@@ -329,6 +329,11 @@ TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
       absl::FormatDuration(moved - killed).c_str(),
       absl::FormatDuration(longest_gap).c_str());
   EXPECT_LE(longest_gap, absl::Milliseconds(300));  // one heartbeat
+  // A launcher given the list, dead replica first, is answered by another.
+  CommandResult listed = RunCommand(
+      CliArgs(ServerList(0), {"devices", "ls", "--node=node0", "-o", "name"}));
+  EXPECT_EQ(listed.exit_code, 0) << listed.stderr_text;
+  EXPECT_THAT(listed.stdout_text, HasSubstr("node0/gpu0"));
   for (int r = 1; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
   }
