@@ -203,9 +203,9 @@ absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
 }
 
 absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
-    const std::string& match, const std::string& node) {
+    const std::string& device_filter, const std::string& node) {
   v1::ListDevicesRequest request;
-  request.set_match(match);
+  request.set_device_filter(device_filter);
   request.set_node(node);
   return AllPages<v1::ListDevicesResponse, v1::Device>(
       request,

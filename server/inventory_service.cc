@@ -1,6 +1,7 @@
 #include "server/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/call_interrupt.h"
 #include "server/heartbeat_reactor.h"
 #include "server/proto_convert.h"
 #include "server/watch_reactor.h"
@@ -124,10 +125,13 @@ grpc::Status InventoryService::ListDevices(
     ListedDeviceToProto(device, &out);
     return RepeatedFieldBytes(out);
   });
+  absl::StatusOr<DeviceFilter> device_filter =
+      placer_->device_filters().Get(request->device_filter(), "device_filter");
+  if (!device_filter.ok()) return ToGrpcStatus(device_filter.status());
   absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
-      request->match(), request->node(), request->page_size(),
+      *device_filter, request->node(), request->page_size(),
       request->page_token(), std::move(budget),
-      [context] { return context->IsCancelled(); });
+      [context] { return CallInterrupted(*context); });
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
     ListedDeviceToProto(device, response->add_devices());

@@ -35,8 +35,6 @@ ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
 ABSL_FLAG(std::vector<std::string>, nodes, {},
           "select/explain: only these nodes.");
-ABSL_FLAG(std::string, device_filter, "",
-          "select/explain: only devices matching this context selector.");
 ABSL_FLAG(int, top_k, 0,
           "select/explain: alternatives to show (0: server default).");
 ABSL_FLAG(std::vector<std::string>, impl_vendor, {},

@@ -170,18 +170,15 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
     return absl::InvalidArgumentError(
         absl::StrCat("job.variables: ", s.message()));
   }
-  std::optional<selector::Selector> filter;
-  if (!job.device_filter.empty()) {
-    absl::StatusOr<selector::Selector> parsed = filters_.Get(job.device_filter);
-    if (!parsed.ok()) return parsed.status();
-    filter = *std::move(parsed);
-  }
+  absl::StatusOr<DeviceFilter> filter =
+      filters_.Get(job.device_filter, "job.device_filter");
+  if (!filter.ok()) return filter.status();
   JobSignature signature = JobSignature::Of(job);
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;
   request.signature = &signature;
-  request.device_filter = filter.has_value() ? &*filter : nullptr;
+  request.device_filter = &*filter;
   request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
                                 : options_.default_top_k;
   request.explain = explain;

@@ -157,14 +157,14 @@ def main():
 
     # A page token is bound to the filters it was issued under.
     page = inventory.ListDevices(
-        pb.ListDevicesRequest(match="device={kind(cpu)}", page_size=1),
+        pb.ListDevicesRequest(device_filter="device={kind(cpu)}", page_size=1),
         timeout=10)
     assert page.next_page_token == "", page  # one CPU: a single page
     page = inventory.ListDevices(pb.ListDevicesRequest(page_size=1),
                                  timeout=10)
     assert page.next_page_token, page
     e = expect_error(lambda: inventory.ListDevices(pb.ListDevicesRequest(
-        match="device={kind(gpu)}", page_size=1,
+        device_filter="device={kind(gpu)}", page_size=1,
         page_token=page.next_page_token), timeout=10),
         grpc.StatusCode.INVALID_ARGUMENT)
     d = error_details.details(e)

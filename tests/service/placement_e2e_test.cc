@@ -1,7 +1,7 @@
 // The whole path with real processes: simulated nodes report through the
 // client library, variants are registered and `ctxsel-cli select` answers;
 // dynamic conditions, TTL expiry, re-report after restart, devices ls
-// --match and watch.
+// --device_filter and watch.
 #include <signal.h>
 
 #include <thread>
@@ -112,7 +112,7 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
 TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   Start();
   ReportFleet();
-  CommandResult nv = Cli({"devices", "ls", "--match=device={arch(nvptx)}"});
+  CommandResult nv = Cli({"devices", "ls", "--device_filter=device={arch(nvptx)}"});
   ASSERT_EQ(nv.exit_code, 0) << nv.stderr_text;
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu0"));
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu1"));
@@ -120,13 +120,38 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/cpu0")));
   // The SYCL catalog's names are arch traits too.
   CommandResult sycl =
-      Cli({"devices", "ls", "--match=device={arch(amd_gpu_gfx90a)}"});
+      Cli({"devices", "ls", "--device_filter=device={arch(amd_gpu_gfx90a)}"});
   ASSERT_EQ(sycl.exit_code, 0) << sycl.stderr_text;
   EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/gpu0"));
   EXPECT_THAT(sycl.stdout_text, Not(HasSubstr("gpu-nv/")));
-  CommandResult bad = Cli({"devices", "ls", "--match=device={arch(}"});
+  CommandResult bad = Cli({"devices", "ls", "--device_filter=device={arch(}"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_THAT(bad.stderr_text, HasSubstr("match: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("device_filter: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("field device_filter: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("reason SELECTOR_INVALID"));
+}
+
+// One device filter, one meaning: a filter the job would decide is refused
+// alike by `devices ls` and by `select`, where it used to list nothing in
+// one and filter by the job's variables in the other.
+TEST_F(PlacementE2E, JobDependentDeviceFilterIsRefusedEverywhere) {
+  Start();
+  ReportFleet();
+  RegisterSaxpy();
+  const std::string filter = "--device_filter=user={condition(N > 4)}";
+  CommandResult ls = Cli({"devices", "ls", filter});
+  CommandResult select =
+      Cli({"select", "--kernel=saxpy", "--var=N=4096", filter});
+  for (const CommandResult* r : {&ls, &select}) {
+    EXPECT_EQ(r->exit_code, 2) << r->stderr_text;
+    EXPECT_THAT(r->stderr_text,
+                HasSubstr("device_filter: 1:1: a device filter names only the "
+                          "device and target_device trait sets, not 'user'"));
+    EXPECT_THAT(r->stderr_text, HasSubstr("reason SELECTOR_INVALID"));
+    EXPECT_THAT(r->stderr_text, HasSubstr("column=1"));
+  }
+  EXPECT_THAT(ls.stderr_text, HasSubstr("field device_filter: "));
+  EXPECT_THAT(select.stderr_text, HasSubstr("field job.device_filter: "));
   CommandResult nodes = Cli({"nodes", "ls"});
   ASSERT_EQ(nodes.exit_code, 0);
   EXPECT_THAT(nodes.stdout_text, HasSubstr("cpu-1"));
