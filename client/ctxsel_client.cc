@@ -1,6 +1,7 @@
 #include "client/ctxsel_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "base/status_details.h"
 
 namespace ctxsel::client {
@@ -316,7 +317,8 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
     const std::string& claim_id, std::chrono::milliseconds duration) {
   v1::RenewClaimRequest request;
   request.set_claim_id(claim_id);
-  request.set_duration_ms(duration.count());
+  *request.mutable_duration() =
+      ToProtoDuration(absl::FromChrono(duration));
   auto response = Unary<v1::RenewClaimResponse>(
       [&](grpc::ClientContext* context, v1::RenewClaimResponse* out) {
         return placement_->RenewClaim(context, request, out);

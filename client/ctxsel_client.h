@@ -41,7 +41,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 //
 //   auto beats = client->OpenHeartbeat();
 //   absl::StatusOr<v1::HeartbeatResponse> r = beats->Beat(request);
-//   if (r.ok() && r->action() == v1::HeartbeatResponse::REREPORT) ...
+//   if (r.ok() && r->action() == v1::HeartbeatResponse::ACTION_REREPORT) ...
 class HeartbeatStream {
  public:
   // Sends one beat and waits for its answer. An error ends the stream.

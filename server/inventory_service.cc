@@ -1,6 +1,7 @@
 #include "server/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "server/call_interrupt.h"
 #include "server/heartbeat_reactor.h"
 #include "server/proto_convert.h"
@@ -36,10 +37,9 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
   }
   absl::Status reported = inventory_->Report(NodeFromProto(request->node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
-  response->set_heartbeat_interval_ms(
-      absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  response->set_node_ttl_ms(
-      absl::ToInt64Milliseconds(inventory_->options().ttl));
+  *response->mutable_heartbeat_interval() =
+      ToProtoDuration(options_.heartbeat_interval);
+  *response->mutable_node_ttl() = ToProtoDuration(inventory_->options().ttl);
   response->set_server_instance(options_.server_instance);
   return grpc::Status::OK;
 }

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "server/proto_convert.h"
 
 namespace ctxsel::server {
@@ -56,9 +57,11 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
     PlacementToProto(*placement, response);
     return grpc::Status::OK;
   }
+  absl::StatusOr<absl::Duration> duration =
+      DurationFromProto(request->claim().duration(), "claim.duration");
+  if (!duration.ok()) return ToGrpcStatus(duration.status());
   absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
-      *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
-      request->claim().holder(), who->name);
+      *placer_, *job, *duration, request->claim().holder(), who->name);
   CountSelection(metrics_, *job, claimed.status(),
                  claimed.ok() ? &claimed->placement : nullptr);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
@@ -106,8 +109,10 @@ grpc::Status PlacementService::RenewClaim(grpc::ServerContext* context,
       !s.ok()) {
     return ToGrpcStatus(s);
   }
-  absl::StatusOr<Claim> claim = claims_->Renew(
-      request->claim_id(), absl::Milliseconds(request->duration_ms()));
+  absl::StatusOr<absl::Duration> duration =
+      DurationFromProto(request->duration(), "duration");
+  if (!duration.ok()) return ToGrpcStatus(duration.status());
+  absl::StatusOr<Claim> claim = claims_->Renew(request->claim_id(), *duration);
   if (!claim.ok()) return ToGrpcStatus(claim.status());
   ClaimToProto(*claim, response->mutable_claim());
   return grpc::Status::OK;

@@ -6,7 +6,7 @@
 // hardware discovery. Streams use gRPC's client callback API, so thousands
 // of agents need no thread each: one thread sends the due beats, spread
 // evenly over the interval, and re-reports an agent the server answers with
-// REREPORT. Streams are spread over a few channels (TCP connections).
+// ACTION_REREPORT. Streams are spread over a few channels (TCP connections).
 //
 //   AgentFleetOptions options;
 //   options.server = "127.0.0.1:7070";
@@ -48,7 +48,7 @@ struct AgentFleetOptions {
 struct AgentStats {
   int64_t beats_sent = 0;
   int64_t beats_answered = 0;
-  int64_t rereports = 0;        // REREPORT answers acted on
+  int64_t rereports = 0;        // ACTION_REREPORT answers acted on
   int64_t streams_failed = 0;   // streams that ended with an error status
   LatencySummary beat_latency;  // per_second: beats answered per second
 };

@@ -9,13 +9,14 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 
 ABSL_FLAG(std::string, node, "", "devices ls: only this node's devices.");
 ABSL_FLAG(bool, initial, false,
-          "watch: print the current nodes first, as ADDED events.");
+          "watch: print the current nodes first, as ADDED (KIND_ADDED) events.");
 ABSL_FLAG(int, max_events, 0, "watch: stop after this many events (0: never).");
 
 namespace ctxsel::cli {
@@ -109,9 +110,11 @@ int RunWatch(const std::vector<std::string>& args) {
         } else if (format == OutputFormat::kName) {
           std::printf("%s\n", event.node().id().c_str());
         } else {
+          // "3 ADDED n1: ...": the table drops the enum's KIND_ prefix.
+          const std::string kind = std::string(absl::StripPrefix(
+              v1::InventoryEvent::Kind_Name(event.kind()), "KIND_"));
           std::printf("%lld %s %s: %d device(s) (%s)\n",
-                      static_cast<long long>(event.sequence()),
-                      v1::InventoryEvent::Kind_Name(event.kind()).c_str(),
+                      static_cast<long long>(event.sequence()), kind.c_str(),
                       event.node().id().c_str(), event.node().devices_size(),
                       event.reason().c_str());
         }

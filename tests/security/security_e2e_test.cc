@@ -209,7 +209,7 @@ TEST_F(SecurityE2E, LauncherCannotReleaseAnotherLaunchersClaim) {
 
   v1::SelectRequest select;
   select.mutable_job()->set_kernel("claimed");
-  select.mutable_claim()->set_duration_ms(60000);
+  select.mutable_claim()->mutable_duration()->set_seconds(60);
   select.mutable_claim()->set_holder("job-1");
   auto slurm = WithToken("slurm");
   auto claimed = slurm->Select(select);

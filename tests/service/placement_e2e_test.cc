@@ -212,7 +212,7 @@ TEST_F(PlacementE2E, UnknownNodeIsToldToReReportAfterRestart) {
   beat.set_node("gpu-nv");
   auto answer = beats->Beat(beat);
   ASSERT_TRUE(answer.ok()) << answer.status();
-  EXPECT_EQ(answer->action(), v1::HeartbeatResponse::REREPORT);
+  EXPECT_EQ(answer->action(), v1::HeartbeatResponse::ACTION_REREPORT);
   EXPECT_THAT(answer->message(), HasSubstr("unknown node"));
   ASSERT_TRUE(client_
                   ->ReportNode(GpuNode("gpu-nv", "nvidia", "nvptx",
@@ -245,7 +245,7 @@ TEST_F(PlacementE2E, WatchPrintsChanges) {
       std::chrono::seconds(10));
   deregister.join();
   EXPECT_TRUE(watched.ok()) << watched;
-  EXPECT_THAT(seen, ::testing::ElementsAre("REMOVED deregistered"));
+  EXPECT_THAT(seen, ::testing::ElementsAre("KIND_REMOVED deregistered"));
 }
 
 }  // namespace
