@@ -56,6 +56,13 @@ bool DeviceFilter::Matches(const selector::DeviceTraits& traits,
 bool DeviceFilter::Matches(const Device& device,
                            const std::vector<Device>& node_devices) const {
   if (!selector_.has_value()) return true;
+  if (!selector_->has_target_device()) {
+    // The node's devices matter only to target_device: copying their traits
+    // for every device made a 5,000-device listing take seconds.
+    selector::Context context;
+    context.device = device.traits;
+    return MatchesIn(context, selector::TargetDevicesView(), nullptr);
+  }
   const selector::Context context = DeviceContext(device, node_devices);
   return MatchesIn(context, context.target_devices, nullptr);
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
+#include "server/call_interrupt.h"
 #include "server/proto_convert.h"
 
 namespace ctxsel::server {
@@ -80,6 +81,10 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* context,
   if (!job.ok()) return ToGrpcStatus(job.status());
   absl::StatusOr<placement::PlacementReport> report = placer_->Explain(*job);
   if (!report.ok()) return ToGrpcStatus(report.status());
+  // A report over a large fleet is long to render: not for a caller gone.
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   ReportToProto(*report, response);
   return grpc::Status::OK;
 }
@@ -93,8 +98,14 @@ grpc::Status PlacementService::Coverage(grpc::ServerContext* context,
   absl::StatusOr<placement::CoverageQuery> query =
       CoverageQueryFromProto(*request);
   if (!query.ok()) return ToGrpcStatus(query.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   absl::StatusOr<placement::CoverageReport> report = placer_->Coverage(*query);
   if (!report.ok()) return ToGrpcStatus(report.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   CoverageToProto(*report, response);
   return grpc::Status::OK;
 }

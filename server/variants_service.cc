@@ -1,5 +1,6 @@
 #include "server/variants_service.h"
 
+#include "server/call_interrupt.h"
 #include "server/log_text.h"
 #include "server/page_budget.h"
 #include "server/proto_convert.h"
@@ -52,6 +53,9 @@ grpc::Status VariantsService::ListVariants(
       registry_->List(request->kernel(), request->page_size(),
                       request->page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   for (const Variant& variant : page->variants) {
     VariantToProto(variant, response->add_variants());
   }
