@@ -22,9 +22,11 @@ absl::Time WholeMillis(absl::Time t) {
 }
 
 absl::Status NotFound(const std::string& id) {
-  return absl::NotFoundError(absl::StrCat("claim_id: '", id,
-                                          "' is not a live claim (unknown, "
-                                          "released or expired)"));
+  return WithErrorInfo(
+      absl::NotFoundError(absl::StrCat("claim_id: '", id,
+                                       "' is not a live claim (unknown, "
+                                       "released or expired)")),
+      "CLAIM_NOT_FOUND", {{"claim_id", id}});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "selector/job_check.h"
+#include "server/kernel_errors.h"
 #include "server/placement/decision.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"
@@ -161,14 +162,12 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   std::shared_ptr<const Snapshot> snap = snapshot();
   auto it = snap->kernels.find(job.kernel);
   if (it == snap->kernels.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel '", job.kernel, "' has no registered variants"));
+    return KernelNotFound(job.kernel);
   }
   if (absl::Status s =
           selector::CheckVariablesGiven(it->second->variables(), job.variables);
       !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job.variables: ", s.message()));
+    return MissingJobVariables(s);
   }
   absl::StatusOr<DeviceFilter> filter =
       filters_.Get(job.device_filter, "job.device_filter");

@@ -104,9 +104,15 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
                             "--device_filter=device={arch(spir64)}"});
   EXPECT_EQ(none.exit_code, 1) << none.stdout_text;
   EXPECT_THAT(none.stderr_text, HasSubstr("FAILED_PRECONDITION"));
-  CommandResult bad_filter =
-      Cli({"select", "--kernel=saxpy", "--device_filter=device={arch(}"});
+  EXPECT_THAT(none.stderr_text, HasSubstr("\n  reason FAILED_PRECONDITION\n"));
+  // (With N given: without it the job fails on job.variables first, which
+  // the exit code alone did not tell apart.)
+  CommandResult bad_filter = Cli({"select", "--kernel=saxpy", "--var=N=1",
+                                  "--device_filter=device={arch(}"});
   EXPECT_EQ(bad_filter.exit_code, 2);
+  EXPECT_THAT(bad_filter.stderr_text, HasSubstr("\n  field job.device_filter: 1:"));
+  EXPECT_THAT(bad_filter.stderr_text,
+              HasSubstr("\n  reason SELECTOR_INVALID column="));
 }
 
 TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
