@@ -11,7 +11,7 @@
 //   d.sycl_architecture = "amd_gpu_gfx90a";
 //   absl::Status s = ApplyArchTraits(d);
 //   // d.kind == {"gpu", "nohost"}, d.arch == {"amdgcn"},
-//   // d.isa == {"gfx90a"}, d.vendor == "amd"
+//   // d.isa == {"gfx90a"}, d.vendor == {"amd"}
 #ifndef CTXSEL_AGENT_ARCH_TRAITS_H_
 #define CTXSEL_AGENT_ARCH_TRAITS_H_
 

@@ -19,7 +19,8 @@
 namespace ctxsel::agent {
 
 // `proc_stat` is the file CPU utilisation is sampled from; utilisation is the
-// busy fraction since the previous Discover() (0 on the first call).
+// busy fraction since the previous Discover() (the first call: since the
+// backend was made).
 // `proc_cpuinfo` is where the kernel's CPU flags are read (see ReadCpu()).
 std::unique_ptr<DiscoveryBackend> MakeCpuBackend(std::string proc_stat,
                                                  std::string proc_cpuinfo);

@@ -46,7 +46,7 @@ struct DeviceInfo {
   int vendor_index = -1;
 
   std::string name;     // the product name, for people
-  std::string backend;  // who found it: "cpuid", "nvml", "kfd", "drm", "file"
+  std::string backend;  // who found it: "cpu", "nvml", "kfd", "drm", "file"
   std::map<std::string, std::string> attributes;  // e.g. pci bus, family
 
   int64_t memory_bytes = 0;
@@ -58,7 +58,8 @@ struct DeviceInfo {
   // 1); a devices file sets more for devices that jobs share.
   int claim_capacity = 0;
 
-  // The first kind that is not "host"/"nohost" ("cpu", "gpu"), for ids.
+  // The kind its id numbers it under (sycl::IdKind): the smallest kind other
+  // than "host", "nohost" and "any" ("cpu", "gpu"); "device" when none.
   std::string PrimaryKind() const;
   // True when `kind` has "host" (the CPU the agent runs on).
   bool IsHost() const;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/arch_traits.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -52,9 +53,8 @@ class DrmBackend : public DiscoveryBackend {
       std::string dir = absl::StrCat("class/drm/", card, "/device");
       absl::StatusOr<int64_t> vendor = sysfs_.ReadInt(dir + "/vendor");
       if (!vendor.ok() || *vendor != kIntelVendor) continue;
-      absl::StatusOr<int64_t> device = sysfs_.ReadInt(dir + "/device");
-      if (!device.ok()) return device.status();
-      devices.push_back(Describe(card, dir, static_cast<uint32_t>(*device)));
+      CTXSEL_ASSIGN_OR_RETURN(int64_t device, sysfs_.ReadInt(dir + "/device"));
+      devices.push_back(Describe(card, dir, static_cast<uint32_t>(device)));
     }
     return devices;
   }

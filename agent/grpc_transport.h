@@ -39,10 +39,11 @@ using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 // The API message for `device`.
 v1::Device ToProto(const DeviceInfo& device);
 
-// After a failed call the transport drops its channel and makes a fresh one
-// for the next call: a channel that saw its server die keeps failing with the
-// old error until its own backoff expires, while the reporter wants to be
-// back the moment a restarted server listens.
+// After a failed report or heartbeat the transport drops its channel and
+// makes a fresh one for the next call (a failed Deregister, the last call,
+// keeps it): a channel that saw its server die keeps failing with the old
+// error until its own backoff expires, while the reporter wants to be back
+// the moment a restarted server listens.
 class GrpcInventoryTransport : public InventoryTransport {
  public:
   // Unary calls give up after `rpc_timeout`.

@@ -1,15 +1,22 @@
 #include "base/host_port.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 
 namespace ctxsel {
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view address) {
   const size_t colon = address.rfind(':');
+  const absl::string_view digits = colon == absl::string_view::npos
+                                       ? absl::string_view()
+                                       : address.substr(colon + 1);
   int port = 0;
-  if (colon == absl::string_view::npos ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
+  // SimpleAtoi alone would take "+80" and " 80", which are not digits.
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(digits, &port) || port > 65535) {
     return absl::InvalidArgumentError(
         "want host:port with a port from 0 to 65535");
   }

@@ -2,8 +2,9 @@
 // /metrics in the text format (prometheus-cpp's Exposer), for the
 // --metrics_listen flag of ctxsel-server and ctxsel-agent.
 //
-// Unauthenticated by design, like most exporters: bind it to loopback (the
-// default) or a management network; docs/operations.md, "Metrics".
+// Unauthenticated by design, like most exporters: bind it to loopback (as
+// the systemd units do; the flag is off by default) or a management
+// network; docs/operations.md, "Metrics".
 //
 //   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
 //       MetricsEndpoint::Start("127.0.0.1:9464", {registry});
@@ -27,7 +28,8 @@ class MetricsEndpoint {
   // Listens on `address` (host:port; port 0 picks a free one) and serves
   // `collectables`, which their owner keeps alive while the endpoint runs.
   // InvalidArgumentError naming metrics_listen for an address that is not
-  // host:port; UnavailableError when it cannot listen.
+  // host:port or names no host (ValidateMetricsAddress()); UnavailableError
+  // when it cannot listen.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(
       const std::string& address,
       const std::vector<std::weak_ptr<prometheus::Collectable>>& collectables);
@@ -41,8 +43,9 @@ class MetricsEndpoint {
   int port_ = 0;
 };
 
-// Checks that `address` is host:port with a port in 0..65535, the form
-// Start() takes; InvalidArgumentError naming metrics_listen otherwise.
+// Checks that `address` is host:port with a host ("*" or an empty one
+// would listen everywhere) and a port in 0..65535, the form Start() takes;
+// InvalidArgumentError naming metrics_listen otherwise.
 absl::Status ValidateMetricsAddress(const std::string& address);
 
 }  // namespace ctxsel

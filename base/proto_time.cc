@@ -27,14 +27,16 @@ google::protobuf::Duration ToProtoDuration(absl::Duration duration) {
     return out;
   }
   // Truncation toward zero keeps the seconds' and nanos' signs equal.
-  const int64_t seconds = absl::IDivDuration(duration, absl::Seconds(1), &duration);
+  const int64_t seconds =
+      absl::IDivDuration(duration, absl::Seconds(1), &duration);
   out.set_seconds(seconds);
   out.set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(duration)));
   return out;
 }
 
 absl::Duration FromProtoDuration(const google::protobuf::Duration& duration) {
-  return absl::Seconds(duration.seconds()) + absl::Nanoseconds(duration.nanos());
+  return absl::Seconds(duration.seconds()) +
+         absl::Nanoseconds(duration.nanos());
 }
 
 absl::StatusOr<absl::Duration> DurationFromProto(
@@ -51,8 +53,9 @@ absl::StatusOr<absl::Duration> DurationFromProto(
                           absl::StrCat("nanos ", nanos, " out of range"));
   }
   if ((seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0)) {
-    return FieldViolation(field, absl::StrCat("seconds ", seconds, " and nanos ",
-                                              nanos, " have different signs"));
+    return FieldViolation(
+        field, absl::StrCat("seconds ", seconds, " and nanos ", nanos,
+                            " have different signs"));
   }
   return FromProtoDuration(duration);
 }

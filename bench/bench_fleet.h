@@ -4,8 +4,8 @@
 // Nodes of 8 devices: the host CPU (-1) and 7 GPUs, H100 on even nodes and
 // MI250X on odd ones — 3 device classes and 2 node layouts whatever the
 // fleet size. Kernels "k0".."kN" with 16 variants each covering the three
-// classes, a third of them dynamic (`condition(N > …)`), some needing the
-// target/teams/parallel/for construct.
+// classes, four in six of them dynamic (`condition(N …)`), some needing the
+// target/teams/parallel/for construct (bench/synthetic_variants.h).
 //
 //   placement::Placer placer;
 //   LoadFleet(placer, /*nodes=*/1250);

@@ -50,8 +50,9 @@ ClientSecurity ClientSecurityFromFlags();
 
 // TLS credentials (with the token as call credentials), or insecure ones.
 // InvalidArgumentError naming the flag for an unreadable file, a
-// certificate without its key, or a token with --insecure; the token
-// itself never appears in a message.
+// certificate without its key (or a key without its certificate), an empty
+// token file, or --insecure with a token, a CA or a certificate or key; the
+// token itself never appears in a message.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
 MakeChannelCredentials(const ClientSecurity& security);
 

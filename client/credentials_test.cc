@@ -49,5 +49,19 @@ TEST_F(ClientSecurityFromFlagsTest, InsecureReadsNeitherVariable) {
   EXPECT_TRUE(MakeChannelCredentials(security).ok());
 }
 
+// --insecure sends no certificate, so a lone --tls_key is as much a mistake
+// as --tls_cert (the error message names all three flags).
+TEST(MakeChannelCredentialsTest, InsecureRefusesEveryTlsFile) {
+  for (ClientSecurity security : {ClientSecurity{true, "ca.pem", "", "", ""},
+                                  ClientSecurity{true, "", "c.pem", "", ""},
+                                  ClientSecurity{true, "", "", "c.key", ""}}) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        MakeChannelCredentials(security);
+    EXPECT_EQ(credentials.status().code(), absl::StatusCode::kInvalidArgument)
+        << "ca '" << security.ca_file << "' cert '" << security.cert_file
+        << "' key '" << security.key_file << "'";
+  }
+}
+
 }  // namespace
 }  // namespace ctxsel::client

@@ -8,7 +8,7 @@
 //   job.set_kernel("saxpy");
 //   job.add_construct()->set_name("target");
 //   absl::StatusOr<ctxsel::v1::SelectResponse> answer = client->Select(job);
-//   // answer->placement().device().id() == "node7/0"
+//   // answer->placement().device().id() == "node7/gpu0"
 //
 // Every unary call (each page of a listing too) has a deadline, the
 // constructor's `timeout`, and returns the server's error as an absl::Status

@@ -28,9 +28,12 @@ using LaunchEnvironment = std::vector<std::pair<std::string, std::string>>;
 // CTXSEL_DEVICE_INDEX, CTXSEL_CLAIM (only when `claim` is not empty),
 // CTXSEL_RUNTIME_ONLY_VARIANTS (comma-separated, best first, only when a
 // variant with a runtime-only condition ranks above the choice); then,
-// for an accelerator, its vendor's visibility variable (visibility_env.def)
-// and OMP_DEFAULT_DEVICE=0 (the one device the runtime then sees), or, for
-// the host CPU, OMP_NUM_THREADS (its compute units), OMP_PLACES=cores,
+// for an accelerator, its vendor's visibility variable (visibility_env.def;
+// by UUID where the runtime takes one, else by vendor_index after the row's
+// order variable) and OMP_DEFAULT_DEVICE=0 (the one device the runtime then
+// sees); for an accelerator whose vendor has no such variable, or that has
+// neither UUID nor vendor_index, only OMP_DEFAULT_DEVICE=<its device index>;
+// or, for the host CPU, OMP_NUM_THREADS (its compute units), OMP_PLACES=cores,
 // OMP_PROC_BIND=close and OMP_TARGET_OFFLOAD=DISABLED (target regions run on
 // the chosen host).
 LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,

@@ -36,10 +36,10 @@ absl::StatusOr<DeviceFilter> DeviceFilter::Parse(absl::string_view text,
   if (std::vector<std::string> variables = parsed->variables();
       !variables.empty()) {
     return SelectorFieldError(
-        field, absl::InvalidArgumentError(absl::StrCat(
-                   "a device filter reads no job variable, not ",
-                   absl::StrJoin(variables, ", "),
-                   ": it must not depend on the job")));
+        field, absl::InvalidArgumentError(
+                   absl::StrCat("a device filter reads no job variable, not ",
+                                absl::StrJoin(variables, ", "),
+                                ": it must not depend on the job")));
   }
   return DeviceFilter(*std::move(parsed));
 }

@@ -61,15 +61,18 @@ TEST(DeviceFilterTest, TextIsCanonical) {
 // One meaning wherever a filter is read: it depends on the device only, so
 // a set or variable that the job would decide is refused, with the field.
 TEST(DeviceFilterTest, JobDependentFiltersAreInvalid) {
-  for (const char* text :
-       {"user={condition(N > 4)}", "construct={target}",
-        "implementation={vendor(llvm)}", "device={kind(gpu)}, user={condition(1)}",
-        "target_device={device_num(D), kind(gpu)}"}) {
-    absl::StatusOr<DeviceFilter> f = DeviceFilter::Parse(text, "job.device_filter");
+  for (const char* text : {"user={condition(N > 4)}", "construct={target}",
+                           "implementation={vendor(llvm)}",
+                           "device={kind(gpu)}, user={condition(1)}",
+                           "target_device={device_num(D), kind(gpu)}"}) {
+    absl::StatusOr<DeviceFilter> f =
+        DeviceFilter::Parse(text, "job.device_filter");
     ASSERT_FALSE(f.ok()) << text;
     EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << text;
-    EXPECT_THAT(std::string(f.status().message()), StartsWith("job.device_filter: "));
-    EXPECT_THAT(std::string(f.status().message()), HasSubstr("must not depend on the job"));
+    EXPECT_THAT(std::string(f.status().message()),
+                StartsWith("job.device_filter: "));
+    EXPECT_THAT(std::string(f.status().message()),
+                HasSubstr("must not depend on the job"));
     auto bad = GetDetail<google::rpc::BadRequest>(f.status());
     ASSERT_TRUE(bad.has_value()) << text;
     EXPECT_EQ(bad->field_violations(0).field(), "job.device_filter");
@@ -88,7 +91,8 @@ TEST(DeviceFilterTest, ParseErrorsNameTheFieldWithLineAndColumn) {
   absl::StatusOr<DeviceFilter> f =
       DeviceFilter::Parse("device={kind(gpu)", "device_filter");
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(std::string(f.status().message()), StartsWith("device_filter: 1:"));
+  EXPECT_THAT(std::string(f.status().message()),
+              StartsWith("device_filter: 1:"));
   auto info = GetDetail<google::rpc::ErrorInfo>(f.status());
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->metadata().at("line"), "1");
@@ -109,14 +113,15 @@ TEST(DeviceFilterCacheTest, ParsesOnceUpToCapacity) {
 
 TEST(DeviceFilterCacheTest, ErrorsAreNotCachedAndNameTheCallersField) {
   DeviceFilterCache cache(4);
-  EXPECT_THAT(
-      std::string(
-          cache.Get("user={condition(N>1)}", "device_filter").status().message()),
-      StartsWith("device_filter: "));
-  EXPECT_THAT(std::string(cache.Get("user={condition(N>1)}", "job.device_filter")
+  EXPECT_THAT(std::string(cache.Get("user={condition(N>1)}", "device_filter")
                               .status()
                               .message()),
-              StartsWith("job.device_filter: "));
+              StartsWith("device_filter: "));
+  EXPECT_THAT(
+      std::string(cache.Get("user={condition(N>1)}", "job.device_filter")
+                      .status()
+                      .message()),
+      StartsWith("job.device_filter: "));
   EXPECT_EQ(cache.size(), 0u);
 }
 

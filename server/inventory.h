@@ -155,7 +155,7 @@ class Inventory {
   // for a page token from another listing or another filter or `node`.
   // Pages end as ListNodes' do. `interrupted` (when given) is asked every
   // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
-  // CANCELLED, server/call_interrupt.h) the listing stops with that error.
+  // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
   absl::StatusOr<Page<Device>> ListDevices(
       const DeviceFilter& device_filter, const std::string& node,
       int page_size, const std::string& page_token,

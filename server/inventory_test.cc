@@ -368,7 +368,7 @@ TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
 
 // A long filtered listing asks whether its call is still wanted and stops
 // with the answer's error once it is not (the handler asks
-// CallInterrupted, server/call_interrupt.h); counted, not timed.
+// CallInterrupted, server/rpc/call_interrupt.h); counted, not timed.
 TEST_F(InventoryTest, ListDevicesStopsWhenCancelled) {
   std::vector<Device> gpus;
   for (int i = 0; i < 100; ++i) gpus.push_back(Gpu(i, "nvptx"));

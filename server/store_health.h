@@ -8,7 +8,8 @@
 // files — until a write succeeds again (a delete that frees room, say).
 // `on_change` runs on each flip, in the writing thread, in flip order.
 //
-//   auto store = std::make_unique<StoreHealth>(std::move(sqlite), [&](bool ok) {
+//   auto store = std::make_unique<StoreHealth>(std::move(sqlite), [&](bool ok)
+//   {
 //     health->SetServingStatus("ctxsel.v1.Placement", ok);
 //   });
 #ifndef CTXSEL_SERVER_STORE_HEALTH_H_

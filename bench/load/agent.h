@@ -5,7 +5,7 @@
 //   agent.Open(stub);
 //   agent.Beat(0.4);            // from one thread at a time
 //   if (agent.TakeRereport()) { /* ReportNode again */ }
-//   agent.Close();              // cancels and waits for the stream's end
+//   agent.Close(absl::Seconds(5));  // cancels, waits for the stream's end
 #ifndef CTXSEL_BENCH_LOAD_AGENT_H_
 #define CTXSEL_BENCH_LOAD_AGENT_H_
 

@@ -4,12 +4,12 @@
 // Node n has its host CPU (index -1) and `devices_per_node - 1` GPUs, H100s
 // on even nodes and MI250Xs on odd ones: three device classes and two node
 // layouts whatever the fleet size, so a Select's cost should not change with
-// the number of nodes. Kernels "load_k0".. have variants for every class, a
-// third of them dynamic (condition(N ...)).
+// the number of nodes. Kernels "load_k0".. have variants for every class,
+// four in six of them dynamic (condition(N ...); bench/synthetic_variants.h).
 //
 //   v1::Node node = LoadNode("load-n7", 7, /*devices_per_node=*/8);
 //   v1::RegisterVariantsRequest r = LoadKernel(3, /*variants=*/16);
-//   v1::SelectRequest s = LoadSelect(3);
+//   v1::SelectRequest s = LoadSelect(3, /*sequence=*/0);
 #ifndef CTXSEL_BENCH_LOAD_LOAD_FLEET_H_
 #define CTXSEL_BENCH_LOAD_LOAD_FLEET_H_
 

@@ -12,8 +12,8 @@
 //
 // Example:
 //
-//   // "[[omp::directive(declare variant(g) match(user={condition(1)}))]] void
-//   f();" std::vector<LinePiece> pieces = SplitEmbeddedDirectives(line);
+//   // line.text: "[[omp::directive(declare variant(g) match(...))]] void f();"
+//   std::vector<LinePiece> pieces = SplitEmbeddedDirectives(line);
 //   // pieces[0]: directive, "#pragma omp declare variant(g) match(...)"
 //   // pieces[1]: code, " void f();"
 #ifndef CTXSEL_SELECTOR_PRAGMA_EMBEDDED_H_

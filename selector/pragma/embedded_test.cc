@@ -47,5 +47,14 @@ TEST(EmbeddedTest, DirectiveCharactersKeepTheirPositions) {
   EXPECT_EQ(p[0].line.PositionOf(declare).column, 20);
 }
 
+// The example at the top of embedded.h.
+TEST(EmbeddedTest, HeaderExample) {
+  EXPECT_THAT(Pieces("[[omp::directive(declare variant(g) "
+                     "match(user={condition(1)}))]] void f();"),
+              ElementsAre("D:#pragma omp declare variant(g) "
+                          "match(user={condition(1)})",
+                          "C: void f();"));
+}
+
 }  // namespace
 }  // namespace ctxsel::pragma

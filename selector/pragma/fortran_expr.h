@@ -13,9 +13,10 @@
 //
 // Example:
 //
-//   // "!$omp declare variant(v) match(user={condition(n .gt. 4 .and. .not.
-//   f)})" absl::StatusOr<LogicalLine> c = TranslateFortranExpressions(line);
-//   // c->text: "... condition(((n > 4) && (!f))) ..."
+//   // line.text: "!$omp declare variant(v)
+//   //             match(user={condition(n .gt. 4 .and. .not. f)})"
+//   absl::StatusOr<LogicalLine> c = TranslateFortranExpressions(line);
+//   // c->text: "... condition(((((n)) > ((4))) && (!((f))))) ..."
 #ifndef CTXSEL_SELECTOR_PRAGMA_FORTRAN_EXPR_H_
 #define CTXSEL_SELECTOR_PRAGMA_FORTRAN_EXPR_H_
 

@@ -43,5 +43,14 @@ TEST(FortranExprTest, UnsupportedOperatorsAreErrors) {
   EXPECT_THAT(c.status().message(), HasSubstr("'**' is not supported"));
 }
 
+// The example at the top of fortran_expr.h.
+TEST(FortranExprTest, HeaderExample) {
+  absl::StatusOr<LogicalLine> c = TranslateFortranExpressions(
+      Line("!$omp declare variant(v) "
+           "match(user={condition(n .gt. 4 .and. .not. f)})"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->text, HasSubstr("condition(((((n)) > ((4))) && (!((f)))))"));
+}
+
 }  // namespace
 }  // namespace ctxsel::pragma

@@ -10,9 +10,10 @@
 // Example:
 //
 //   std::vector<LogicalLine> lines =
-//       SplitLogicalLines("#pragma omp declare \\\n variant(f) /* x */", kC);
+//       SplitLogicalLines("#pragma omp declare \\\n variant(f) /* x */",
+//                         Language::kC);
 //   // lines[0].text == "#pragma omp declare  variant(f)  "
-//   // lines[0].PositionOf(20) is line 2, column 2
+//   // lines[0].PositionOf(21) (the `v`) is line 2, column 2
 #ifndef CTXSEL_SELECTOR_PRAGMA_SOURCE_TEXT_H_
 #define CTXSEL_SELECTOR_PRAGMA_SOURCE_TEXT_H_
 

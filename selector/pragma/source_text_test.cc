@@ -101,5 +101,16 @@ TEST(SourceTextTest, FortranCommentsContinuationsAndDirectives) {
   EXPECT_EQ(lines[2].text, "x = '!not a comment'");
 }
 
+// The example at the top of source_text.h.
+TEST(SourceTextTest, HeaderExample) {
+  std::vector<LogicalLine> lines = SplitLogicalLines(
+      "#pragma omp declare \\\n variant(f) /* x */", Language::kC);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].text, "#pragma omp declare  variant(f)  ");
+  EXPECT_EQ(lines[0].text[21], 'v');
+  EXPECT_EQ(lines[0].PositionOf(21).line, 2);
+  EXPECT_EQ(lines[0].PositionOf(21).column, 2);
+}
+
 }  // namespace
 }  // namespace ctxsel::pragma

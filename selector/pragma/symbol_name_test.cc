@@ -36,5 +36,11 @@ TEST(SymbolNameTest, EqualIffEquivalent) {
             VariantSymbolName("f", Parse("device={kind(gpu)}")));
 }
 
+// The example at the top of symbol_name.h.
+TEST(SymbolNameTest, HeaderExample) {
+  EXPECT_EQ(VariantSymbolName("my_fun", Parse("device={kind(gpu)}")),
+            "my_fun$ompvariant$device_3D_7Bkind_28gpu_29_7D");
+}
+
 }  // namespace
 }  // namespace ctxsel::pragma

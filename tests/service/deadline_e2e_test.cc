@@ -27,11 +27,11 @@ TEST(DeadlineE2E, FilteredListDevicesStopsAtTheDeadline) {
   auto client = client::CtxselClient::Connect((*server)->address(),
                                               std::chrono::seconds(30));
   for (int n = 0; n < kNodes; ++n) {
-    ASSERT_TRUE(client
-                    ->ReportNode(GpuNode(absl::StrCat("n", n), "nvidia",
-                                         "nvptx", "nvidia_gpu_sm_90",
-                                         kGpusPerNode))
-                    .ok())
+    ASSERT_TRUE(
+        client
+            ->ReportNode(GpuNode(absl::StrCat("n", n), "nvidia", "nvptx",
+                                 "nvidia_gpu_sm_90", kGpusPerNode))
+            .ok())
         << n;
   }
   auto inventory = v1::Inventory::NewStub(grpc::CreateChannel(
@@ -40,8 +40,8 @@ TEST(DeadlineE2E, FilteredListDevicesStopsAtTheDeadline) {
   // Matches no device: the listing examines all 5,000 for one page.
   request.set_device_filter("device={arch(amdgcn)}");
 
-  for (const auto deadline : {std::chrono::microseconds(1),
-                              std::chrono::microseconds(500)}) {
+  for (const auto deadline :
+       {std::chrono::microseconds(1), std::chrono::microseconds(500)}) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     v1::ListDevicesResponse response;

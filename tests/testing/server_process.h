@@ -1,7 +1,7 @@
 // Starts the real ctxsel-server binary on a free loopback port for a test and
 // waits until its gRPC health check answers SERVING.
 //
-//   auto server = ServerProcess::Start({"--heartbeat_ttl=1s"});
+//   auto server = ServerProcess::Start({"--node_ttl=3s"});
 //   ASSERT_TRUE(server.ok()) << server.status();
 //   RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(),
 //               "ping"});

@@ -2,10 +2,10 @@
 // run it to completion and capture what it printed.
 //
 //   auto server = Subprocess::Start({RunfilePath("server/ctxsel-server"),
-//                                    "--listen=127.0.0.1:0"});
-//   CommandResult ping = RunCommand({RunfilePath("client/cli/ctxsel-cli"),
-//                                    "ping"});
-//   EXPECT_EQ(ping.exit_code, 0) << ping.stderr_text;
+//                                    "--insecure", "--listen=127.0.0.1:0"});
+//   CommandResult version = RunCommand({RunfilePath("client/cli/ctxsel-cli"),
+//                                       "--version"});
+//   EXPECT_EQ(version.exit_code, 0) << version.stderr_text;
 #ifndef CTXSEL_TESTS_TESTING_SUBPROCESS_H_
 #define CTXSEL_TESTS_TESTING_SUBPROCESS_H_
 
@@ -56,7 +56,9 @@ class Subprocess {
 };
 
 struct CommandResult {
-  int exit_code = -1;  // 128 + signal when killed; -1 when it could not start.
+  // 128 + signal when killed; 127 when the program could not be executed
+  // (as a shell reports it); -1 when no process could be made.
+  int exit_code = -1;
   std::string stdout_text;
   std::string stderr_text;
 };

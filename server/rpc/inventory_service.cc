@@ -1,11 +1,11 @@
-#include "server/inventory_service.h"
+#include "server/rpc/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
-#include "server/call_interrupt.h"
-#include "server/heartbeat_reactor.h"
-#include "server/proto_convert.h"
-#include "server/watch_reactor.h"
+#include "server/rpc/call_interrupt.h"
+#include "server/rpc/heartbeat_reactor.h"
+#include "server/rpc/proto_convert.h"
+#include "server/rpc/watch_reactor.h"
 
 namespace ctxsel::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/call_interrupt.h"
+#include "server/rpc/call_interrupt.h"
 
 #include <chrono>
 

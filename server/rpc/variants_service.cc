@@ -1,9 +1,9 @@
-#include "server/variants_service.h"
+#include "server/rpc/variants_service.h"
 
-#include "server/call_interrupt.h"
 #include "server/log_text.h"
 #include "server/page_budget.h"
-#include "server/proto_convert.h"
+#include "server/rpc/call_interrupt.h"
+#include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {

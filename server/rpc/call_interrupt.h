@@ -3,8 +3,8 @@
 // WatchInventory) makes, so each ends with the same code and message.
 //
 //   if (absl::Status s = CallInterrupted(*context); !s.ok()) return s;
-#ifndef CTXSEL_SERVER_CALL_INTERRUPT_H_
-#define CTXSEL_SERVER_CALL_INTERRUPT_H_
+#ifndef CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
+#define CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -19,4 +19,4 @@ absl::Status CallInterrupted(const grpc::ServerContextBase& context);
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_CALL_INTERRUPT_H_
+#endif  // CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_

@@ -1,11 +1,11 @@
-#include "server/placement_service.h"
+#include "server/rpc/placement_service.h"
 
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
-#include "server/call_interrupt.h"
-#include "server/proto_convert.h"
+#include "server/rpc/call_interrupt.h"
+#include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
 namespace {
