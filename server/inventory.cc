@@ -1,7 +1,6 @@
 #include "server/inventory.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -44,8 +43,10 @@ size_t ApproxBytes(const NodeState& node) {
 
 }  // namespace
 
-Inventory::Inventory(InventoryOptions options, InventoryObserver* observer)
+Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
+                     InventoryObserver* observer)
     : options_(std::move(options)),
+      devices_(devices),
       observer_(observer),
       notifier_([this] { RunNotifier(); }) {}
 
@@ -81,114 +82,92 @@ absl::Status Inventory::Report(NodeState node) {
   Wakes wakes;
   {
     absl::MutexLock apply(&apply_mu_);
+    // Devices change only under apply_mu_: what the store holds now is
+    // what this report replaces.
+    const std::vector<Device> before = devices_->NodeDevices(node.id);
+    bool known = false;
     {
       absl::MutexLock lock(&mu_);
-      // Owners change only under apply_mu_, so this check stays true until
-      // the commit below.
-      if (absl::Status s = CheckOwnersLocked(node); !s.ok()) return s;
+      known = nodes_.find(node.id) != nodes_.end();
       ReportInFlight flight{node.id, {}, {}};
       for (const Device& d : node.devices) flight.device_ids.insert(d.id);
       in_flight_ = std::move(flight);
     }
     const absl::Status applied =
-        observer_ == nullptr
-            ? absl::OkStatus()
-            : observer_->NodeDevicesChanged(node.id, node.devices);
-    absl::MutexLock lock(&mu_);
-    ReportInFlight flight = *std::move(in_flight_);
-    in_flight_.reset();
-    if (!applied.ok()) return applied;
-    CommitLocked(std::move(node), std::move(flight));
-    wakes = TakeWakesLocked();
+        devices_->ReplaceNodeDevices(node.id, node.devices);
+    const bool changed = !known || !SameDevices(before, node.devices);
+    std::shared_ptr<const NodeState> reported;
+    {
+      absl::MutexLock lock(&mu_);
+      ReportInFlight flight = *std::move(in_flight_);
+      in_flight_.reset();
+      if (!applied.ok()) return applied;
+      reported = CommitLocked(std::move(node), std::move(flight), changed);
+      wakes = TakeWakesLocked();
+    }
+    if (observer_ != nullptr) observer_->NodeReported(*reported);
   }
   Wake(std::move(wakes));
   return absl::OkStatus();
 }
 
-absl::Status Inventory::CheckOwnersLocked(const NodeState& node) const {
-  for (size_t i = 0; i < node.devices.size(); ++i) {
-    const auto owner = device_nodes_.find(node.devices[i].id);
-    if (owner != device_nodes_.end() && owner->second.node != node.id) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("node.devices[", i, "].id: '", node.devices[i].id,
-                       "' belongs to node '", owner->second.node, "'"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-void Inventory::CommitLocked(NodeState node, ReportInFlight flight) {
+std::shared_ptr<const NodeState> Inventory::CommitLocked(NodeState node,
+                                                         ReportInFlight flight,
+                                                         bool changed) {
   const absl::Time now = options_.now();
   node.reported = node.last_heartbeat = now;
+  node.suspect = false;  // the store's new devices are healthy
   auto [it, added] = nodes_.try_emplace(node.id);
-  const bool changed = added || !SameDevices(it->second.devices, node.devices);
-  if (!added) {
-    for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
+  NodeEntry& entry = it->second;
+  entry.agent_version = node.agent_version;
+  entry.reported = entry.last_heartbeat = now;
+  entry.suspect = false;
+  // Beats that came while the store took the report are newer than it;
+  // recorded under `mu_` so that no later beat overtakes them.
+  if (!flight.beats.empty()) {
+    devices_->RecordBeat(node.id, flight.beats);
+    for (Device& d : node.devices) {
+      for (const auto& [id, u] : flight.beats) {
+        if (id == d.id) d.properties.utilisation = u;
+      }
+    }
   }
-  for (size_t i = 0; i < node.devices.size(); ++i) {
-    device_nodes_[node.devices[i].id] = DeviceOwner{node.id, i};
-  }
-  const bool was_suspect = !added && it->second.suspect;
-  it->second = std::move(node);
-  it->second.suspect = was_suspect;
-  SetSuspectLocked(it->second, false);
-  // Beats that came while the observer took the report are newer than it.
-  if (!flight.beats.empty()) RecordBeatLocked(it->second, flight.beats);
+  // A re-report that changes nothing needs no snapshot, unless for the
+  // observer.
+  if (!changed && observer_ == nullptr) return nullptr;
+  auto snapshot = std::make_shared<const NodeState>(std::move(node));
   if (changed) {
-    auto snapshot = std::make_shared<const NodeState>(it->second);
-    published_[it->first] = snapshot;
+    entry.published = snapshot;
     const size_t bytes = ApproxBytes(*snapshot);
     RecordEvent(
         added ? InventoryEvent::Kind::kAdded : InventoryEvent::Kind::kChanged,
-        std::move(snapshot), "reported", bytes);
+        snapshot, "reported", bytes);
   }
+  return snapshot;
 }
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
-    const std::string& node,
-    const std::vector<std::pair<std::string, double>>& utilisation) {
-  for (size_t i = 0; i < utilisation.size(); ++i) {
-    const double u = utilisation[i].second;
-    if (!std::isfinite(u) || u < 0 || u > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("utilisation[", i, "] (", utilisation[i].first, "): ", u,
-                       " is not in [0, 1]"));
+    const std::string& node, absl::Span<const DeviceBeat> utilisation) {
+  if (absl::Status s = CheckBeat(utilisation); !s.ok()) return s;
+  bool healthy_again = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_.has_value() && in_flight_->node == node) {
+      return BeatInFlightLocked(node, utilisation);
     }
+    const auto it = nodes_.find(node);
+    if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
+    it->second.last_heartbeat = options_.now();
+    healthy_again = std::exchange(it->second.suspect, false);
   }
-  absl::MutexLock lock(&mu_);
-  if (in_flight_.has_value() && in_flight_->node == node) {
-    return BeatInFlightLocked(node, utilisation);
+  // No inventory lock from here: the store takes its own. MarkSuspects
+  // cannot mark the node again meanwhile (it just beat).
+  if (healthy_again) devices_->SetNodeSuspect(node, false);
+  if (!devices_->RecordBeat(node, utilisation)) {
+    return BeatAnswer::kUnknownDevice;
   }
-  const auto it = nodes_.find(node);
-  if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
-  for (const auto& [device_id, u] : utilisation) {
-    const auto owner = device_nodes_.find(device_id);
-    if (owner == device_nodes_.end() || owner->second.node != node) {
-      return BeatAnswer::kUnknownDevice;
-    }
-  }
-  it->second.last_heartbeat = options_.now();
-  SetSuspectLocked(it->second, false);
-  RecordBeatLocked(it->second, utilisation);
+  if (observer_ != nullptr) observer_->NodeBeat(node);
   return BeatAnswer::kRecorded;
-}
-
-void Inventory::RecordBeatLocked(
-    NodeState& node,
-    absl::Span<const std::pair<std::string, double>> utilisation) {
-  for (const auto& [device_id, u] : utilisation) {
-    // Every id was checked to be one of `node`'s.
-    node.devices[device_nodes_.at(device_id).position].properties.utilisation =
-        u;
-  }
-  if (observer_ != nullptr)
-    observer_->UtilisationsChanged(node.id, utilisation);
-}
-
-void Inventory::SetSuspectLocked(NodeState& node, bool suspect) {
-  if (node.suspect == suspect) return;
-  node.suspect = suspect;
-  if (observer_ != nullptr) observer_->NodeSuspectChanged(node.id, suspect);
 }
 
 void Inventory::MarkSuspects() {
@@ -196,15 +175,16 @@ void Inventory::MarkSuspects() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   for (auto& [id, node] : nodes_) {
-    if (now - node.last_heartbeat > options_.suspect_after) {
-      SetSuspectLocked(node, true);
+    if (!node.suspect && now - node.last_heartbeat > options_.suspect_after) {
+      node.suspect = true;
+      // Under `mu_`, so that a beat that clears the mark comes after.
+      devices_->SetNodeSuspect(id, true);
     }
   }
 }
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
-    const std::string& node,
-    const std::vector<std::pair<std::string, double>>& utilisation) {
+    const std::string& node, absl::Span<const DeviceBeat> utilisation) {
   // The agent beats for the devices it is reporting now.
   for (const auto& [device_id, u] : utilisation) {
     if (!in_flight_->device_ids.contains(device_id)) {
@@ -231,7 +211,7 @@ absl::Status Inventory::Deregister(const std::string& node) {
       RemoveLocked(node, "deregistered");
       wakes = TakeWakesLocked();
     }
-    TellRemoved({node});
+    TellRemoved({node}, "deregistered");
   }
   Wake(std::move(wakes));
   return absl::OkStatus();
@@ -239,6 +219,8 @@ absl::Status Inventory::Deregister(const std::string& node) {
 
 std::vector<std::string> Inventory::ExpireStale() {
   std::vector<std::string> expired;
+  const std::string reason = absl::StrCat(
+      "expired (no heartbeat for ", absl::FormatDuration(options_.ttl), ")");
   Wakes wakes;
   {
     absl::MutexLock apply(&apply_mu_);
@@ -248,13 +230,10 @@ std::vector<std::string> Inventory::ExpireStale() {
       for (const auto& [id, node] : nodes_) {
         if (now - node.last_heartbeat > options_.ttl) expired.push_back(id);
       }
-      for (const std::string& id : expired) {
-        RemoveLocked(id, absl::StrCat("expired (no heartbeat for ",
-                                      absl::FormatDuration(options_.ttl), ")"));
-      }
+      for (const std::string& id : expired) RemoveLocked(id, reason);
       wakes = TakeWakesLocked();
     }
-    TellRemoved(expired);
+    TellRemoved(expired, reason);
   }
   Wake(std::move(wakes));
   return expired;
@@ -262,17 +241,12 @@ std::vector<std::string> Inventory::ExpireStale() {
 
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   auto it = nodes_.find(node);
-  for (const Device& d : it->second.devices) device_nodes_.erase(d.id);
-  // Share the last report's snapshot while an event still holds it; copy
-  // (and count) it otherwise.
-  std::shared_ptr<const NodeState> last;
-  if (auto published = published_.find(node); published != published_.end()) {
-    last = published->second.lock();
-    published_.erase(published);
-  }
+  // Share the last report's snapshot while an event still holds it; build
+  // (and count) one from the store otherwise.
+  std::shared_ptr<const NodeState> last = it->second.published.lock();
   size_t bytes = 0;
   if (last == nullptr) {
-    last = std::make_shared<const NodeState>(it->second);
+    last = std::make_shared<const NodeState>(NodeOf(it->first, it->second));
     bytes = ApproxBytes(*last);
   }
   RecordEvent(InventoryEvent::Kind::kRemoved, std::move(last),
@@ -280,9 +254,24 @@ void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   nodes_.erase(it);
 }
 
-void Inventory::TellRemoved(const std::vector<std::string>& nodes) {
-  if (observer_ == nullptr) return;
-  for (const std::string& node : nodes) observer_->NodeRemoved(node);
+void Inventory::TellRemoved(const std::vector<std::string>& nodes,
+                            const std::string& reason) {
+  for (const std::string& node : nodes) {
+    devices_->RemoveNodeDevices(node);
+    if (observer_ != nullptr) observer_->NodeRemoved(node, reason);
+  }
+}
+
+NodeState Inventory::NodeOf(const std::string& id,
+                            const NodeEntry& entry) const {
+  NodeState node;
+  node.id = id;
+  node.agent_version = entry.agent_version;
+  node.devices = devices_->NodeDevices(id);
+  node.reported = entry.reported;
+  node.last_heartbeat = entry.last_heartbeat;
+  node.suspect = entry.suspect;
+  return node;
 }
 
 void Inventory::RecordEvent(InventoryEvent::Kind kind,
@@ -351,8 +340,13 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
   Page<NodeState> page;
   auto it = page_token.empty() ? nodes_.begin() : nodes_.upper_bound(after);
   for (; it != nodes_.end(); ++it) {
-    const PageFit fit =
-        page.items.size() == limit ? PageFit::kFull : budget.Take(it->second);
+    if (page.items.size() == limit) {
+      page.next_page_token =
+          EncodePageToken("ListNodes", "", {page.items.back().id});
+      break;
+    }
+    NodeState node = NodeOf(it->first, it->second);
+    const PageFit fit = budget.Take(node);
     if (fit == PageFit::kTooLarge) {
       return TooLargeForAPage(absl::StrCat("node ", it->first), budget);
     }
@@ -361,7 +355,7 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
           EncodePageToken("ListNodes", "", {page.items.back().id});
       break;
     }
-    page.items.push_back(it->second);
+    page.items.push_back(std::move(node));
   }
   return page;
 }
@@ -389,14 +383,15 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
   size_t examined = 0;
   auto it = node.empty() ? nodes_.lower_bound(after.first) : nodes_.find(node);
   for (; it != nodes_.end() && (node.empty() || it->first == node); ++it) {
-    for (const Device& d : it->second.devices) {
+    const std::vector<Device> devices = devices_->NodeDevices(it->first);
+    for (const Device& d : devices) {
       if (std::make_pair(d.node, d.index) <= after) continue;
       // Matching is the slow part of a long listing: a call cancelled or
       // past its deadline stops here rather than finishing unseen.
       if (interrupted && ++examined % kDevicesPerCancelCheck == 0) {
         if (absl::Status s = interrupted(); !s.ok()) return s;
       }
-      if (!device_filter.Matches(d, it->second.devices)) continue;
+      if (!device_filter.Matches(d, devices)) continue;
       const PageFit fit =
           page.items.size() == limit ? PageFit::kFull : budget.Take(d);
       if (fit == PageFit::kTooLarge) {
@@ -418,7 +413,7 @@ std::vector<NodeState> Inventory::Nodes(int64_t* sequence) const {
   absl::ReaderMutexLock lock(&mu_);
   std::vector<NodeState> nodes;
   nodes.reserve(nodes_.size());
-  for (const auto& [id, node] : nodes_) nodes.push_back(node);
+  for (const auto& [id, entry] : nodes_) nodes.push_back(NodeOf(id, entry));
   *sequence = sequence_;
   return nodes;
 }

@@ -7,24 +7,32 @@
 // and a beat from a node it does not know answers kUnknownNode, which tells
 // the agent to report again.
 //
-// Every change is also told to an InventoryObserver (placement) and recorded
-// as an InventoryEvent for watchers, who either poll (EventsAfter) or ask to
-// be woken (NotifyAfter) — the latter needs no thread per watcher.
+// Device state lives in one place, the DeviceStore (placement's Fleet,
+// through PlacerBridge): the inventory keeps each node's liveness (last
+// beat, suspect, TTL), the event history for watchers and the listings,
+// which read devices and their utilisation from the store. A report is
+// checked once (NormalizeReport), a beat once (CheckBeat). Watchers either
+// poll (EventsAfter) or ask to be woken (NotifyAfter) — the latter needs no
+// thread per watcher. An InventoryObserver (optional) hears of each report,
+// removal and beat, e.g. to mirror node leases elsewhere.
 //
-//   Inventory inventory({.ttl = absl::Seconds(3)}, &placer_observer);
+//   placement::Placer placer;
+//   PlacerBridge bridge(&placer);  // the DeviceStore
+//   Inventory inventory({.ttl = absl::Seconds(3)}, &bridge);
 //   NodeState node{.id = "n1", .devices = {...}};
 //   absl::Status s = inventory.Report(std::move(node));
 //   inventory.Heartbeat("n1", {{"n1/0", 0.4}});  // kRecorded
 //
 // Thread safety: every method may be called from any thread. Lock order:
 // changes to the set of devices (Report, Deregister, ExpireStale) are
-// sequenced by `apply_mu_`, which they hold while they call the observer;
-// the state lock `mu_` that heartbeats, listings and watchers take is held
-// only to check and to commit, never across the observer's NodeDevicesChanged
-// or NodeRemoved. So the observer sees device-set changes in the order the
-// inventory applies them, while a slow placement rebuild does not stall
-// heartbeats. Wake callbacks run on the inventory's own notifier thread
-// with no inventory lock held.
+// sequenced by `apply_mu_`, which they hold while they call the store and
+// the observer; the state lock `mu_` that heartbeats, listings and
+// watchers take is held to check and to commit. A heartbeat holds `mu_`
+// only to find its node and mark it alive, then records utilisation in the
+// store with no inventory lock held: one lock at a time. The store's lock
+// may be taken under `mu_` (listings, events, suspect marks), never the
+// other way round. Wake callbacks run on the inventory's own notifier
+// thread with no inventory lock held.
 #ifndef CTXSEL_SERVER_INVENTORY_H_
 #define CTXSEL_SERVER_INVENTORY_H_
 
@@ -40,6 +48,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -54,29 +63,47 @@
 
 namespace ctxsel::server {
 
-// Told about every change, one call at a time and in the order the
-// inventory applies them. NodeDevicesChanged and NodeRemoved run under the
-// inventory's sequencing lock only (they may be slow); UtilisationsChanged
-// runs under its state lock (it must be cheap), once per heartbeat. A
-// heartbeat that arrives while its node's report is being applied is told
-// after that report.
+// Where device state lives: every live device with its utilisation.
+// Implemented by PlacerBridge over placement's Fleet; the inventory keeps no
+// copy of it. Calls for one node come in the order the inventory applies
+// its changes.
+class DeviceStore {
+ public:
+  virtual ~DeviceStore() = default;
+  // Makes `devices` (a report NormalizeReport accepted) all of `node`'s.
+  // AlreadyExistsError "node.devices[1].id: 'x' belongs to node 'y'" when a
+  // device id is another node's; nothing changes then.
+  virtual absl::Status ReplaceNodeDevices(
+      const std::string& node, const std::vector<Device>& devices) = 0;
+  // Removes `node`'s devices; no-op for an unknown node.
+  virtual void RemoveNodeDevices(const std::string& node) = 0;
+  // Records a beat of `node` (values CheckBeat accepted); a later pair for
+  // the same device wins. False, and nothing recorded, when a device is
+  // not one of `node`'s.
+  virtual bool RecordBeat(const std::string& node,
+                          absl::Span<const DeviceBeat> beat) = 0;
+  // `node` became suspect (its heartbeat is overdue) or healthy again.
+  virtual void SetNodeSuspect(const std::string& node, bool suspect) = 0;
+  // `node`'s devices as they are now, by index; empty for an unknown node.
+  virtual std::vector<Device> NodeDevices(const std::string& node) const = 0;
+};
+
+// Hears about nodes, e.g. to mirror them elsewhere. Every method runs with
+// no inventory state lock held; NodeReported and NodeRemoved are told one
+// at a time, in the order the inventory applied them (under its sequencing
+// lock: they may be slow, but they delay the next report or removal).
+// NodeBeat runs on the heartbeat's own thread and must be cheap.
 class InventoryObserver {
  public:
   virtual ~InventoryObserver() = default;
-  // `devices` are now all of `node`'s. An error rejects the report (the
-  // inventory then keeps the node's previous state).
-  virtual absl::Status NodeDevicesChanged(
-      const std::string& node, const std::vector<Device>& devices) = 0;
-  virtual void NodeRemoved(const std::string& node) = 0;
-  // A heartbeat of `node`: (device id, utilisation in [0, 1]) for devices
-  // of `node`, in the order they were beaten; a later pair for the same
-  // device wins.
-  virtual void UtilisationsChanged(
-      const std::string& node,
-      absl::Span<const std::pair<std::string, double>> utilisation) = 0;
-  // `node` became suspect (its heartbeat is overdue) or healthy again.
-  // Runs under the state lock, like UtilisationsChanged.
-  virtual void NodeSuspectChanged(const std::string& node, bool suspect) = 0;
+  // A report of `node` was taken (its devices are in the store).
+  virtual void NodeReported(const NodeState& node) = 0;
+  // `node` left the inventory: `reason` as its kRemoved event says
+  // ("deregistered", "expired ...").
+  virtual void NodeRemoved(const std::string& node,
+                           const std::string& reason) = 0;
+  // A beat of `node` was recorded: the node is alive.
+  virtual void NodeBeat(const std::string& node) = 0;
 };
 
 struct InventoryEvent {
@@ -114,22 +141,26 @@ struct Page {
 
 class Inventory {
  public:
-  Inventory(InventoryOptions options, InventoryObserver* observer);
+  // `devices` (required) and `observer` (may be null) must outlive the
+  // inventory.
+  Inventory(InventoryOptions options, DeviceStore* devices,
+            InventoryObserver* observer = nullptr);
 
   ~Inventory();
 
-  // Takes a full report (NormalizeReport first). InvalidArgumentError for a
-  // bad report, ResourceExhaustedError over options().report_limits,
-  // AlreadyExistsError when a device id belongs to another node. O(devices
-  // x log n).
+  // Takes a full report, checked by NormalizeReport (once).
+  // InvalidArgumentError for a bad report, ResourceExhaustedError over
+  // options().report_limits, AlreadyExistsError when a device id belongs to
+  // another node (the store's check). O(devices x log n).
   absl::Status Report(NodeState node);
 
   enum class BeatAnswer { kRecorded, kUnknownNode, kUnknownDevice };
-  // Records a beat in O(beats), whatever the node's size. InvalidArgumentError
-  // for utilisation outside [0, 1].
+  // Records a beat in O(beats x log n), whatever the node's size.
+  // InvalidArgumentError for utilisation outside [0, 1] (CheckBeat). A
+  // beat of a known node keeps it alive even when it names a device the
+  // node did not report (kUnknownDevice asks for a new report).
   absl::StatusOr<BeatAnswer> Heartbeat(
-      const std::string& node,
-      const std::vector<std::pair<std::string, double>>& utilisation);
+      const std::string& node, absl::Span<const DeviceBeat> utilisation);
 
   // Removes a node now. InvalidArgumentError for an empty id, NotFoundError
   // (with ResourceInfo) if unknown.
@@ -139,7 +170,7 @@ class Inventory {
   std::vector<std::string> ExpireStale();
 
   // Marks nodes whose beat is overdue (options().suspect_after) as suspect
-  // and tells the observer; a node's next beat or report makes it healthy.
+  // in the store; a node's next beat or report makes it healthy.
   void MarkSuspects();
 
   // Live nodes in id order, from `page_token` on; a page ends at
@@ -189,10 +220,15 @@ class Inventory {
 
  private:
   using Wakes = std::vector<std::function<void()>>;
-  // Where a device sits: its node and its position in the node's devices.
-  struct DeviceOwner {
-    std::string node;
-    size_t position = 0;
+  // What the inventory keeps of a node; its devices are in the store.
+  struct NodeEntry {
+    std::string agent_version;
+    absl::Time reported = absl::InfinitePast();
+    absl::Time last_heartbeat = absl::InfinitePast();
+    bool suspect = false;
+    // The node as of its last event, while the event history still holds
+    // it: a removal then shares it instead of building another.
+    std::weak_ptr<const NodeState> published;
   };
 
   // The report being applied (at most one: reports hold `apply_mu_`) and the
@@ -200,35 +236,34 @@ class Inventory {
   struct ReportInFlight {
     std::string node;
     absl::flat_hash_set<std::string> device_ids;
-    std::vector<std::pair<std::string, double>> beats;
+    std::vector<DeviceBeat> beats;
   };
 
-  absl::Status CheckOwnersLocked(const NodeState& node) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CommitLocked(NodeState node, ReportInFlight flight)
+  // Commits `node` (whose devices the store has taken); `changed` records
+  // an event. Returns the node as committed, for the observer (null when
+  // there is none and nothing changed).
+  std::shared_ptr<const NodeState> CommitLocked(NodeState node,
+                                                ReportInFlight flight,
+                                                bool changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<BeatAnswer> BeatInFlightLocked(
-      const std::string& node,
-      const std::vector<std::pair<std::string, double>>& utilisation)
+      const std::string& node, absl::Span<const DeviceBeat> utilisation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets the utilisations of `node`'s devices and tells the observer, once.
-  void RecordBeatLocked(
-      NodeState& node,
-      absl::Span<const std::pair<std::string, double>> utilisation)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes `node` from the inventory (not the observer) with an event.
+  // The node as listings and events show it, devices from the store.
+  NodeState NodeOf(const std::string& id, const NodeEntry& entry) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Removes `node` from the inventory (not the store) with an event.
   void RemoveLocked(const std::string& node, std::string reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tells the observer about removed nodes, in order.
-  void TellRemoved(const std::vector<std::string>& nodes)
+  // Removes nodes' devices from the store and tells the observer, in order.
+  void TellRemoved(const std::vector<std::string>& nodes,
+                   const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
   // `snapshot_bytes`: what the event's snapshot adds to the history (0 when
   // it shares an earlier event's).
   void RecordEvent(InventoryEvent::Kind kind,
                    std::shared_ptr<const NodeState> node, std::string reason,
                    size_t snapshot_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SetSuspectLocked(NodeState& node, bool suspect)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The wakes due after the events just recorded; hand them to Wake().
   Wakes TakeWakesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues `wakes` for the notifier thread.
@@ -236,6 +271,7 @@ class Inventory {
   void RunNotifier();
 
   const InventoryOptions options_;
+  DeviceStore* const devices_;
   InventoryObserver* const observer_;
   // Sequences changes to the device set (see the file comment); taken
   // before `mu_`, never while holding it.
@@ -246,15 +282,8 @@ class Inventory {
   mutable std::map<int64_t, std::pair<int64_t, std::function<void()>>> wakes_
       ABSL_GUARDED_BY(mu_);
   mutable int64_t next_wake_id_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
-  // Each node as of its last event, while the event history still holds
-  // it: a removal then shares it instead of copying. Weak, so a live node
-  // costs no second copy of its devices.
-  absl::flat_hash_map<std::string, std::weak_ptr<const NodeState>> published_
-      ABSL_GUARDED_BY(mu_);
-  // device id -> owner, for fleet-wide uniqueness and O(1) beats.
-  absl::flat_hash_map<std::string, DeviceOwner> device_nodes_
-      ABSL_GUARDED_BY(mu_);
+  // Ordered for listings; a B-tree, as every beat looks its node up here.
+  absl::btree_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   // With the estimated bytes of the snapshot each event made (0 when it
   // shares an earlier event's).
   std::deque<std::pair<InventoryEvent, size_t>> events_ ABSL_GUARDED_BY(mu_);

@@ -1,4 +1,4 @@
-// Lock order and change ordering of the Inventory: a slow observer (the
+// Lock order and change ordering of the Inventory: a slow device store (the
 // placer rebuilding) must not stall heartbeats or listings, and must see
 // every node's changes in the order the inventory applies them.
 #include <atomic>
@@ -15,43 +15,49 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/inventory.h"
+#include "server/placer_bridge.h"
 
 namespace ctxsel::server {
 namespace {
 
 using ::testing::ElementsAre;
 
-// Thread-safe; can hold NodeDevicesChanged until released, as a slow
-// placement rebuild would.
-class GateObserver : public InventoryObserver {
+// The real device store (placement's Fleet through PlacerBridge), thread
+// safe, logging what it is asked; can hold ReplaceNodeDevices until
+// released, as a slow placement rebuild would.
+class GateStore : public DeviceStore {
  public:
-  absl::Status NodeDevicesChanged(const std::string& node,
+  absl::Status ReplaceNodeDevices(const std::string& node,
                                   const std::vector<Device>& devices) override {
     if (hold_.load()) {
       entered_.Notify();
       release_.WaitForNotification();
     }
+    absl::Status s = bridge_.ReplaceNodeDevices(node, devices);
     absl::MutexLock lock(&mu_);
     log_.push_back("report " + node);
-    devices_[node] = devices.size();
-    return absl::OkStatus();
+    return s;
   }
-  void NodeRemoved(const std::string& node) override {
+  void RemoveNodeDevices(const std::string& node) override {
+    bridge_.RemoveNodeDevices(node);
     absl::MutexLock lock(&mu_);
     log_.push_back("remove " + node);
-    devices_.erase(node);
   }
-  void UtilisationsChanged(
-      const std::string& node,
-      absl::Span<const std::pair<std::string, double>> utilisation) override {
+  bool RecordBeat(const std::string& node,
+                  absl::Span<const DeviceBeat> beat) override {
     std::string line = "beat " + node + ":";
-    for (const auto& [id, u] : utilisation) {
-      line += " " + id + "=" + std::to_string(u);
-    }
+    for (const auto& [id, u] : beat) line += " " + id + "=" + std::to_string(u);
+    const bool recorded = bridge_.RecordBeat(node, beat);
     absl::MutexLock lock(&mu_);
     log_.push_back(line);
+    return recorded;
   }
-  void NodeSuspectChanged(const std::string& node, bool suspect) override {}
+  void SetNodeSuspect(const std::string& node, bool suspect) override {
+    bridge_.SetNodeSuspect(node, suspect);
+  }
+  std::vector<Device> NodeDevices(const std::string& node) const override {
+    return bridge_.NodeDevices(node);
+  }
 
   std::atomic<bool> hold_{false};
   absl::Notification entered_;
@@ -61,15 +67,12 @@ class GateObserver : public InventoryObserver {
     absl::MutexLock lock(&mu_);
     return log_;
   }
-  std::map<std::string, size_t> devices() {
-    absl::MutexLock lock(&mu_);
-    return devices_;
-  }
 
  private:
+  placement::Placer placer_;
+  PlacerBridge bridge_{&placer_};
   absl::Mutex mu_;
   std::vector<std::string> log_;
-  std::map<std::string, size_t> devices_;
 };
 
 NodeState GpuNode(const std::string& id, int gpus) {
@@ -93,8 +96,8 @@ bool ReturnsPromptly(F call) {
   return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
 }
 
-TEST(InventoryConcurrencyTest, SlowObserverDoesNotStallBeatsOrListings) {
-  GateObserver observer;
+TEST(InventoryConcurrencyTest, SlowStoreDoesNotStallBeatsOrListings) {
+  GateStore observer;
   Inventory inventory({}, &observer);
   ASSERT_TRUE(inventory.Report(GpuNode("a", 1)).ok());
   observer.hold_ = true;
@@ -114,7 +117,7 @@ TEST(InventoryConcurrencyTest, SlowObserverDoesNotStallBeatsOrListings) {
 }
 
 TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
-  GateObserver observer;
+  GateStore observer;
   Inventory inventory({}, &observer);
   ASSERT_TRUE(inventory.Report(GpuNode("n", 1)).ok());
   observer.hold_ = true;
@@ -130,18 +133,21 @@ TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
             Inventory::BeatAnswer::kRecorded);
   observer.release_.Notify();
   reporter.join();
-  // The beats that waited for the report reach placement in one batch.
-  EXPECT_THAT(observer.log(), ElementsAre("report n", "report n",
-                                          "beat n: n/gpu1=0.250000 n/gpu0=0.500000"));
+  // The beats that waited for the report reach the store in one batch.
+  EXPECT_THAT(observer.log(),
+              ElementsAre("report n", "report n",
+                          "beat n: n/gpu1=0.250000 n/gpu0=0.500000"));
   auto devices = inventory.ListDevices(DeviceFilter(), "n", 0, "");
   ASSERT_TRUE(devices.ok());
   ASSERT_EQ(devices->items.size(), 2u);
   EXPECT_EQ(devices->items[1].properties.utilisation, 0.25);
 }
 
-TEST(InventoryConcurrencyTest, ObserverEndsInTheInventorysState) {
-  GateObserver observer;
-  Inventory inventory({}, &observer);
+// Every node the inventory lists has the devices it last reported in the
+// store, and the store has no others.
+TEST(InventoryConcurrencyTest, StoreEndsInTheInventorysState) {
+  GateStore store;
+  Inventory inventory({}, &store);
   constexpr int kThreads = 4;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -158,13 +164,29 @@ TEST(InventoryConcurrencyTest, ObserverEndsInTheInventorysState) {
     });
   }
   for (std::thread& t : threads) t.join();
-  std::map<std::string, size_t> expected;
-  const absl::StatusOr<Page<NodeState>> nodes = inventory.ListNodes(0, "");
-  ASSERT_TRUE(nodes.ok()) << nodes.status();
-  for (const NodeState& node : nodes->items) {
-    expected[node.id] = node.devices.size();
+  int64_t sequence = 0;
+  std::map<std::string, size_t> listed;
+  for (const NodeState& node : inventory.Nodes(&sequence)) {
+    listed[node.id] = node.devices.size();
   }
-  EXPECT_EQ(observer.devices(), expected);
+  // The last event of each node says what it last reported (or that it
+  // left); the store must hold exactly that.
+  auto events = inventory.EventsAfter(0, absl::ZeroDuration());
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::map<std::string, size_t> last_reported;
+  for (const InventoryEvent& e : *events) {
+    if (e.kind == InventoryEvent::Kind::kRemoved) {
+      last_reported.erase(e.node->id);
+    } else {
+      last_reported[e.node->id] = e.node->devices.size();
+    }
+  }
+  EXPECT_EQ(listed, last_reported);
+  for (const char* node : {"n0", "n1", "n2"}) {
+    EXPECT_EQ(store.NodeDevices(node).size(),
+              last_reported.count(node) ? last_reported[node] : 0u)
+        << node;
+  }
 }
 
 // Counts wakes, which run on the inventory's notifier thread.
@@ -196,7 +218,8 @@ class WakeCounter {
 };
 
 TEST(InventoryConcurrencyTest, NotifyAfterWakesOnceOnTheNextChange) {
-  Inventory inventory({}, nullptr);
+  GateStore store;
+  Inventory inventory({}, &store);
   int64_t cursor = -1;
   inventory.Nodes(&cursor);
   WakeCounter wakes;

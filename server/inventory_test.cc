@@ -8,6 +8,7 @@
 #include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/placer_bridge.h"
 
 namespace ctxsel::server {
 namespace {
@@ -16,29 +17,64 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
+// The real device store (placement's Fleet through PlacerBridge), with
+// what the inventory asked of it recorded.
+class RecordingStore : public DeviceStore {
+ public:
+  absl::Status ReplaceNodeDevices(const std::string& node,
+                                  const std::vector<Device>& devices) override {
+    absl::Status s = bridge_.ReplaceNodeDevices(node, devices);
+    if (s.ok()) nodes[node] = devices.size();
+    return s;
+  }
+  void RemoveNodeDevices(const std::string& node) override {
+    nodes.erase(node);
+    bridge_.RemoveNodeDevices(node);
+  }
+  bool RecordBeat(const std::string& node,
+                  absl::Span<const DeviceBeat> beat) override {
+    const bool recorded = bridge_.RecordBeat(node, beat);
+    if (recorded) ++beats[node];
+    return recorded;
+  }
+  void SetNodeSuspect(const std::string& node, bool is_suspect) override {
+    suspect[node] = is_suspect;
+    bridge_.SetNodeSuspect(node, is_suspect);
+  }
+  std::vector<Device> NodeDevices(const std::string& node) const override {
+    return bridge_.NodeDevices(node);
+  }
+  // The utilisation the store holds for `device_id` of `node`.
+  double Utilisation(const std::string& node, const std::string& device_id) {
+    for (const Device& d : NodeDevices(node)) {
+      if (d.id == device_id) return d.properties.utilisation;
+    }
+    return -1;
+  }
+
+  std::map<std::string, bool> suspect;
+  std::map<std::string, int> beats;  // recorded beats per node
+  std::map<std::string, size_t> nodes;
+
+ private:
+  placement::Placer placer_;
+  PlacerBridge bridge_{&placer_};
+};
+
 class RecordingObserver : public InventoryObserver {
  public:
-  absl::Status NodeDevicesChanged(const std::string& node,
-                                  const std::vector<Device>& devices) override {
-    if (reject) return absl::InvalidArgumentError("rejected by observer");
-    nodes[node] = devices.size();
-    return absl::OkStatus();
+  void NodeReported(const NodeState& node) override {
+    told.push_back(absl::StrCat("reported ", node.id, " (", node.devices.size(),
+                                " devices)"));
   }
-  void NodeRemoved(const std::string& node) override { nodes.erase(node); }
-  void UtilisationsChanged(
-      const std::string& node,
-      absl::Span<const std::pair<std::string, double>> beat) override {
-    ++beats[node];
-    for (const auto& [device_id, u] : beat) utilisation[device_id] = u;
+  void NodeRemoved(const std::string& node,
+                   const std::string& reason) override {
+    told.push_back(absl::StrCat("removed ", node, ": ", reason));
   }
-  void NodeSuspectChanged(const std::string& node, bool is_suspect) override {
-    suspect[node] = is_suspect;
+  void NodeBeat(const std::string& node) override {
+    told.push_back(absl::StrCat("beat ", node));
   }
-  bool reject = false;
-  std::map<std::string, bool> suspect;
-  std::map<std::string, int> beats;  // observer calls per node
-  std::map<std::string, size_t> nodes;
-  std::map<std::string, double> utilisation;
+  std::vector<std::string> told;
 };
 
 Device Gpu(int index, const std::string& arch) {
@@ -75,7 +111,7 @@ DeviceFilter Filter(const std::string& text) {
 
 class InventoryTest : public ::testing::Test {
  protected:
-  InventoryTest() : inventory_(TestOptions(), &observer_) {}
+  InventoryTest() : inventory_(TestOptions(), &store_, &observer_) {}
 
   InventoryOptions TestOptions() {
     InventoryOptions options;
@@ -97,6 +133,7 @@ class InventoryTest : public ::testing::Test {
   }
 
   absl::Time now_ = absl::FromUnixSeconds(1000);
+  RecordingStore store_;
   RecordingObserver observer_;
   Inventory inventory_;
 };
@@ -107,7 +144,8 @@ TEST_F(InventoryTest, ReportFillsIdsAndSortsByIndex) {
           .Report(Node("n1", {Gpu(1, "amdgcn"), HostCpu(), Gpu(0, "nvptx")}))
           .ok());
   EXPECT_THAT(DeviceIds(""), ElementsAre("n1/cpu0", "n1/gpu0", "n1/gpu1"));
-  EXPECT_EQ(observer_.nodes["n1"], 3u);
+  EXPECT_EQ(store_.nodes["n1"], 3u);
+  EXPECT_THAT(observer_.told, ElementsAre("reported n1 (3 devices)"));
 }
 
 TEST_F(InventoryTest, ListDevicesMatchesSelector) {
@@ -115,7 +153,8 @@ TEST_F(InventoryTest, ListDevicesMatchesSelector) {
   ASSERT_TRUE(
       inventory_.Report(Node("n2", {HostCpu(), Gpu(0, "amdgcn")})).ok());
   EXPECT_THAT(DeviceIds("device={arch(nvptx)}"), ElementsAre("n1/gpu0"));
-  EXPECT_THAT(DeviceIds("device={kind(gpu)}"), ElementsAre("n1/gpu0", "n2/gpu0"));
+  EXPECT_THAT(DeviceIds("device={kind(gpu)}"),
+              ElementsAre("n1/gpu0", "n2/gpu0"));
   EXPECT_THAT(DeviceIds("device={kind(cpu)}", "n2"), ElementsAre("n2/cpu0"));
   // A device whose node's device 0 is an AMD GPU.
   EXPECT_THAT(DeviceIds("target_device={device_num(0), arch(amdgcn)}"),
@@ -211,10 +250,27 @@ TEST_F(InventoryTest, EachVendorNumbersItsOwnDevices) {
   EXPECT_EQ(vendor_index["mixed/gpu2"], 0);
 }
 
-TEST_F(InventoryTest, ObserverCanRejectReport) {
-  observer_.reject = true;
-  EXPECT_FALSE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
-  EXPECT_THAT(DeviceIds(""), IsEmpty());
+// The store holds the one fleet-wide index of device ids: a report naming
+// another node's device is ALREADY_EXISTS (as the API has always said) and
+// changes nothing.
+TEST_F(InventoryTest, AnotherNodesDeviceIdIsAlreadyExists) {
+  Device a = Gpu(0, "nvptx");
+  a.id = "n1/gpu0";
+  ASSERT_TRUE(inventory_.Report(Node("n1", {a})).ok());
+  // Ids are scoped to their node, so only node ids with a slash collide:
+  // "n1" and "n1/gpu0" may both name "n1/gpu0/x".
+  Device b = Gpu(1, "nvptx");
+  b.id = "n1/gpu0/x";
+  ASSERT_TRUE(inventory_.Report(Node("n1", {a, b})).ok());
+  b.index = 0;
+  absl::Status s = inventory_.Report(Node("n1/gpu0", {b}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node.devices[0].id: 'n1/gpu0/x' belongs to node "
+                        "'n1'"));
+  EXPECT_THAT(DeviceIds(""), ElementsAre("n1/gpu0", "n1/gpu0/x"));
+  int64_t sequence = 0;
+  EXPECT_EQ(inventory_.Nodes(&sequence).size(), 1u);
 }
 
 TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
@@ -224,28 +280,37 @@ TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
   auto beat = inventory_.Heartbeat("n1", {{"n1/gpu0", 0.75}});
   ASSERT_TRUE(beat.ok());
   EXPECT_EQ(*beat, Inventory::BeatAnswer::kRecorded);
-  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.75);
+  EXPECT_EQ(store_.Utilisation("n1", "n1/gpu0"), 0.75);
   now_ += absl::Seconds(2);
   EXPECT_THAT(inventory_.ExpireStale(), ElementsAre("n2"));
   EXPECT_THAT(DeviceIds(""), ElementsAre("n1/gpu0"));
-  EXPECT_EQ(observer_.nodes.count("n2"), 0u);
+  EXPECT_EQ(store_.nodes.count("n2"), 0u);
+  EXPECT_THAT(store_.NodeDevices("n2"), IsEmpty());
+  EXPECT_EQ(observer_.told.back(), "removed n2: expired (no heartbeat for 3s)");
   auto page = inventory_.ListDevices(Filter(""), "", 0, "");
   EXPECT_EQ(page->items[0].properties.utilisation, 0.75);
 }
 
-TEST_F(InventoryTest, ObserverHearsEachBeatOnce) {
+TEST_F(InventoryTest, EachBeatIsRecordedOnceInTheStore) {
   ASSERT_TRUE(
       inventory_.Report(Node("n1", {Gpu(0, "nvptx"), Gpu(1, "nvptx")})).ok());
+  observer_.told.clear();
   EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu0", 0.25}, {"n1/gpu1", 0.5}}),
             Inventory::BeatAnswer::kRecorded);
-  EXPECT_EQ(observer_.beats["n1"], 1);
-  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.25);
-  EXPECT_EQ(observer_.utilisation["n1/gpu1"], 0.5);
-  // A beat naming a device the node does not have tells nothing.
+  EXPECT_EQ(store_.beats["n1"], 1);
+  EXPECT_EQ(store_.Utilisation("n1", "n1/gpu0"), 0.25);
+  EXPECT_EQ(store_.Utilisation("n1", "n1/gpu1"), 0.5);
+  // Listings read the store: there is no second copy to drift.
+  auto page = inventory_.ListDevices(Filter(""), "n1", 0, "");
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->items[1].properties.utilisation, 0.5);
+  EXPECT_THAT(observer_.told, ElementsAre("beat n1"));
+  // A beat naming a device the node does not have records nothing.
   EXPECT_EQ(*inventory_.Heartbeat("n1", {{"n1/gpu0", 0.75}, {"n1/gpu9", 0.1}}),
             Inventory::BeatAnswer::kUnknownDevice);
-  EXPECT_EQ(observer_.beats["n1"], 1);
-  EXPECT_EQ(observer_.utilisation["n1/gpu0"], 0.25);
+  EXPECT_EQ(store_.beats["n1"], 1);
+  EXPECT_EQ(store_.Utilisation("n1", "n1/gpu0"), 0.25);
+  EXPECT_THAT(observer_.told, ElementsAre("beat n1"));
 }
 
 TEST_F(InventoryTest, UnknownNodeOrDeviceAsksForReport) {
@@ -315,8 +380,8 @@ TEST_F(InventoryTest, PagesNodesAndDevices) {
     for (const Device& d : page->items) ids.push_back(d.id);
     token = page->next_page_token;
   } while (!token.empty());
-  EXPECT_THAT(ids,
-              ElementsAre("a/cpu0", "a/gpu0", "b/cpu0", "b/gpu0", "c/cpu0", "c/gpu0"));
+  EXPECT_THAT(ids, ElementsAre("a/cpu0", "a/gpu0", "b/cpu0", "b/gpu0", "c/cpu0",
+                               "c/gpu0"));
 }
 
 // Issue 15: a garbage token listed nothing (an empty page), a device token
@@ -372,7 +437,8 @@ TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
 TEST_F(InventoryTest, ListDevicesStopsWhenCancelled) {
   std::vector<Device> gpus;
   for (int i = 0; i < 100; ++i) gpus.push_back(Gpu(i, "nvptx"));
-  Inventory big({}, &observer_);
+  RecordingStore big_store;
+  Inventory big({}, &big_store);
   for (int n = 0; n < 50; ++n) {  // 5,000 devices
     ASSERT_TRUE(big.Report(Node(absl::StrCat("n", n), gpus)).ok());
   }
@@ -390,7 +456,8 @@ TEST_F(InventoryTest, ReportsOverTheLimitsAreRefused) {
   InventoryOptions options;
   options.report_limits.max_devices_per_node = 2;
   options.report_limits.max_traits_per_device = 3;
-  Inventory small(options, &observer_);
+  RecordingStore small_store;
+  Inventory small(options, &small_store);
   absl::Status s =
       small.Report(Node("n1", {HostCpu(), Gpu(0, "a"), Gpu(1, "b")}));
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
@@ -428,7 +495,8 @@ TEST_F(InventoryTest, BeatsFindDevicesAfterReReports) {
 TEST_F(InventoryTest, EventHistoryIsBoundedByBytesAndSharesSnapshots) {
   InventoryOptions options;
   options.event_history_bytes = 256 << 10;  // ~3 snapshots of 200 devices
-  Inventory inventory(options, &observer_);
+  RecordingStore store;
+  Inventory inventory(options, &store);
   std::vector<Device> devices;
   for (int i = 0; i < 200; ++i)
     devices.push_back(Gpu(i, "arch" + std::to_string(i)));
@@ -468,19 +536,19 @@ TEST_F(InventoryTest, OverdueNodesAreSuspectUntilTheyBeat) {
   options.ttl = absl::Seconds(3);
   options.suspect_after = absl::Seconds(2);
   options.now = [this] { return now_; };
-  Inventory inventory(options, &observer_);
+  Inventory inventory(options, &store_);
   ASSERT_TRUE(inventory.Report(Node("n1", {Gpu(0, "a")})).ok());
   now_ += absl::Milliseconds(1500);
   inventory.MarkSuspects();
-  EXPECT_EQ(observer_.suspect.count("n1"), 0u);
+  EXPECT_EQ(store_.suspect.count("n1"), 0u);
   now_ += absl::Milliseconds(1000);
   inventory.MarkSuspects();
-  EXPECT_TRUE(observer_.suspect["n1"]);
+  EXPECT_TRUE(store_.suspect["n1"]);
   auto nodes = inventory.ListNodes(0, "");
   ASSERT_TRUE(nodes.ok());
   EXPECT_TRUE(nodes->items[0].suspect);
   ASSERT_EQ(*inventory.Heartbeat("n1", {}), Inventory::BeatAnswer::kRecorded);
-  EXPECT_FALSE(observer_.suspect["n1"]);
+  EXPECT_FALSE(store_.suspect["n1"]);
   nodes = inventory.ListNodes(0, "");
   EXPECT_FALSE(nodes->items[0].suspect);
 }

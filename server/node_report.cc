@@ -12,6 +12,10 @@
 namespace ctxsel::server {
 namespace {
 
+bool UtilisationInRange(double u) {
+  return std::isfinite(u) && u >= 0 && u <= 1;
+}
+
 absl::Status NormalizeDevice(const std::string& node_id,
                              const std::string& field, Device& device) {
   if (device.node.empty()) device.node = node_id;
@@ -34,10 +38,10 @@ absl::Status NormalizeDevice(const std::string& node_id,
         absl::StrCat(field, ".id: '", device.id, "' must start with '", node_id,
                      "/' (device ids are scoped to their node)"));
   }
-  const double u = device.properties.utilisation;
-  if (!std::isfinite(u) || u < 0 || u > 1) {
+  if (!UtilisationInRange(device.properties.utilisation)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ".utilisation: ", u, " is not in [0, 1]"));
+        absl::StrCat(field, ".utilisation: ", device.properties.utilisation,
+                     " is not in [0, 1]"));
   }
   if (device.properties.compute_units < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -125,6 +129,17 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
   }
   std::sort(node.devices.begin(), node.devices.end(),
             [](const Device& a, const Device& b) { return a.index < b.index; });
+  return absl::OkStatus();
+}
+
+absl::Status CheckBeat(absl::Span<const DeviceBeat> beat) {
+  for (size_t i = 0; i < beat.size(); ++i) {
+    if (!UtilisationInRange(beat[i].second)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("utilisation[", i, "] (", beat[i].first,
+                       "): ", beat[i].second, " is not in [0, 1]"));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -10,10 +10,12 @@
 #define CTXSEL_SERVER_NODE_REPORT_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "server/model.h"
 
 namespace ctxsel::server {
@@ -40,14 +42,26 @@ struct ReportLimits {
   int max_traits_per_device = 256;
 };
 
-// Validates `node` (ids, indices, utilisation in 0..1, device traits,
-// trait names, `limits`) and completes it: traits and vendor indices as
-// NormalizeDevices (device_normalize.h) makes them, empty device ids become
-// "<node>/<kind><n>" as the agent names them (sycl::DeviceIds: "n1/cpu0",
-// "n1/gpu0"), empty device nodes the node id,
-// devices are sorted by index. Errors name the field: InvalidArgumentError,
-// or ResourceExhaustedError naming the limit and its flag.
+// The one check of a report (ids, indices, utilisation in [0, 1], device
+// traits, trait names, `limits`), which also completes it: traits and
+// vendor indices as NormalizeDevices (device_normalize.h) makes them, empty
+// device ids become "<node>/<kind><n>" as the agent names them
+// (sycl::DeviceIds: "n1/cpu0", "n1/gpu0"), empty device nodes the node id,
+// devices are sorted by index. Errors name the field: InvalidArgumentError
+// (a device id or index used twice in the report included), or
+// ResourceExhaustedError naming the limit and its flag. Whoever takes a
+// report it accepted (the inventory, placement) checks nothing again but
+// what needs the fleet: a device id another node holds is
+// AlreadyExistsError (placement::Placer::SetNodeDevices).
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits = {});
+
+// One device's utilisation in a heartbeat.
+using DeviceBeat = std::pair<std::string, double>;
+
+// The one check of a heartbeat's values: each utilisation finite and in
+// [0, 1], as in a report (never clamped). InvalidArgumentError
+// "utilisation[1] (n1/gpu0): 1.5 is not in [0, 1]".
+absl::Status CheckBeat(absl::Span<const DeviceBeat> beat);
 
 // True when two reports describe the same devices (utilisation and times
 // aside): a re-report that changes nothing.

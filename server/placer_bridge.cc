@@ -16,27 +16,27 @@ void PlacerBridge::KernelChanged(const std::string& kernel,
   }
 }
 
-absl::Status PlacerBridge::NodeDevicesChanged(
+absl::Status PlacerBridge::ReplaceNodeDevices(
     const std::string& node, const std::vector<Device>& devices) {
   return placer_->SetNodeDevices(node, devices);
 }
 
-void PlacerBridge::NodeRemoved(const std::string& node) {
+void PlacerBridge::RemoveNodeDevices(const std::string& node) {
   placer_->RemoveNode(node);
 }
 
-void PlacerBridge::UtilisationsChanged(
-    const std::string& node,
-    absl::Span<const std::pair<std::string, double>> utilisation) {
-  absl::Status s = placer_->UpdateUtilisations(node, utilisation);
-  if (!s.ok()) {
-    spdlog::warn("placement: heartbeat of {}: {}", LogSafe(node),
-                 LogSafe(s.ToString()));
-  }
+bool PlacerBridge::RecordBeat(const std::string& node,
+                              absl::Span<const DeviceBeat> beat) {
+  // NotFound (a device not of `node`) is the only error.
+  return placer_->UpdateUtilisations(node, beat).ok();
 }
 
-void PlacerBridge::NodeSuspectChanged(const std::string& node, bool suspect) {
+void PlacerBridge::SetNodeSuspect(const std::string& node, bool suspect) {
   placer_->SetNodeSuspect(node, suspect);
+}
+
+std::vector<Device> PlacerBridge::NodeDevices(const std::string& node) const {
+  return placer_->NodeDevices(node);
 }
 
 }  // namespace ctxsel::server

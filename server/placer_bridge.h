@@ -1,7 +1,9 @@
-// placer_bridge.h: hands registry and inventory changes to the Placer.
+// placer_bridge.h: connects the registry and the inventory to the Placer.
 //
-// The registry and the inventory know only their observer interfaces; this
-// adapter is the one place that connects them to placement.
+// The registry and the inventory know only their interfaces; this adapter
+// is the one place that connects them to placement. For the inventory it is
+// the DeviceStore: device state, utilisation included, lives in the
+// Placer's Fleet and nowhere else.
 //
 //   placement::Placer placer;
 //   PlacerBridge bridge(&placer);
@@ -16,19 +18,20 @@
 
 namespace ctxsel::server {
 
-class PlacerBridge final : public VariantObserver, public InventoryObserver {
+class PlacerBridge final : public VariantObserver, public DeviceStore {
  public:
   explicit PlacerBridge(placement::Placer* placer) : placer_(placer) {}
 
   void KernelChanged(const std::string& kernel,
                      const std::vector<Variant>& variants) override;
-  absl::Status NodeDevicesChanged(const std::string& node,
+
+  absl::Status ReplaceNodeDevices(const std::string& node,
                                   const std::vector<Device>& devices) override;
-  void NodeRemoved(const std::string& node) override;
-  void UtilisationsChanged(
-      const std::string& node,
-      absl::Span<const std::pair<std::string, double>> utilisation) override;
-  void NodeSuspectChanged(const std::string& node, bool suspect) override;
+  void RemoveNodeDevices(const std::string& node) override;
+  bool RecordBeat(const std::string& node,
+                  absl::Span<const DeviceBeat> beat) override;
+  void SetNodeSuspect(const std::string& node, bool suspect) override;
+  std::vector<Device> NodeDevices(const std::string& node) const override;
 
  private:
   placement::Placer* const placer_;

@@ -15,6 +15,7 @@
 // stopped by a signal (or --check_config found no problem), 1 could not
 // start, 2 invalid flags (server/check_config.h). The wiring is in
 // server/server_setup.h; this file is flags, start, signal, stop.
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -190,6 +191,12 @@ int main(int argc, char** argv) {
   // profiles; the order is documented per class and covered by the tests,
   // which keep the check on.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // glibc gives each thread that allocates under contention an arena of
+  // its own, up to 8 per core, and freed memory stays in the arena that
+  // served it: with gRPC's callback threads serving 10,000 heartbeat
+  // streams that held ~50 MiB (RSS 320 -> 269 MiB at 80k devices). The
+  // server's allocations are short and rarely contended.
+  mallopt(M_ARENA_MAX, 2);
   // Logs go to stderr; stdout stays free for anything a wrapper may parse.
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-server"));
   const sigset_t stop_signals = BlockStopSignals();

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "server/kernel_errors.h"
+#include "server/kernel_variants.h"
 #include "server/names.h"
 #include "server/page_token.h"
 #include "server/selector_field_error.h"
@@ -89,40 +89,23 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
                      limits_.max_batch_size));
   }
   const auto existing = kernels_.find(kernel);
+  absl::Span<const Variant> kept;
+  if (!replace && existing != kernels_.end()) kept = existing->second;
   int64_t next_order = 0;
-  absl::flat_hash_set<std::string> taken;
-  if (!replace && existing != kernels_.end()) {
-    for (const Variant& v : existing->second) {
-      taken.insert(v.name);
-      next_order = std::max(next_order, v.order + 1);
-    }
-  }
-  absl::flat_hash_set<std::string> in_batch;
+  for (const Variant& v : kept) next_order = std::max(next_order, v.order + 1);
   std::vector<Variant> variants;
+  variants.reserve(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    VariantSpec& spec = specs[i];
-    const std::string field = absl::StrCat("variants[", i, "]");
-    const std::string where = absl::StrCat(field, " (", spec.name, ")");
-    if (in_batch.contains(spec.name)) {
-      return WithFieldViolation(
-          absl::InvalidArgumentError(where + ".name: repeated in the batch"),
-          field + ".name", "repeated in the batch");
-    }
-    if (taken.contains(spec.name)) {
-      return WithResourceInfo(
-          WithErrorInfo(absl::AlreadyExistsError(absl::StrCat(
-                            where, ".name: kernel ", kernel,
-                            " already has a variant of that name")),
-                        "VARIANT_EXISTS",
-                        {{"kernel", kernel}, {"name", spec.name}}),
-          "ctxsel.v1.Variant", absl::StrCat(kernel, "/", spec.name));
-    }
-    absl::StatusOr<Variant> variant = VariantFromSpec(kernel, spec, field);
+    absl::StatusOr<Variant> variant =
+        VariantFromSpec(kernel, specs[i], absl::StrCat("variants[", i, "]"));
     if (!variant.ok()) return variant.status();
-    in_batch.insert(variant->name);
     variant->order = next_order++;
     variant->revision = revision;
     variants.push_back(*std::move(variant));
+  }
+  // The list as placement will take it, by placement's own rule.
+  if (absl::Status s = CheckKernelVariants(kernel, kept, variants); !s.ok()) {
+    return s;
   }
   return variants;
 }

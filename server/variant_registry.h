@@ -1,9 +1,11 @@
 // variant_registry.h: the registered kernel variants, durable through a Store.
 //
-// The registry validates every change completely (names, selectors) before
-// writing it through the Store; only when the Store has made it durable is
-// the in-memory state changed and the observer told. A batch is atomic: all
-// of it is stored, or nothing and an error naming the first bad variant.
+// The registry validates every change completely (names, selectors, and the
+// kernel's resulting list by placement's own rule, CheckKernelVariants in
+// kernel_variants.h) before writing it through the Store; only when the Store
+// has made it durable is the in-memory state changed and the observer told. A
+// batch is atomic: all of it is stored, or nothing and an error naming the
+// first bad variant.
 //
 //   absl::StatusOr<std::unique_ptr<VariantRegistry>> registry =
 //       VariantRegistry::Open(store.get(), &placer_observer);

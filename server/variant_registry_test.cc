@@ -6,6 +6,7 @@
 #include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/placement/placer.h"
 #include "server/sqlite_store.h"
 
 namespace ctxsel::server {
@@ -356,6 +357,71 @@ TEST_F(VariantRegistryTest, DeleteAllVariantsStoreFailureChangesNothing) {
   EXPECT_EQ((*registry)->DeleteAllVariants("k").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(observer.calls, 0);
+}
+
+}  // namespace
+}  // namespace ctxsel::server
+
+namespace ctxsel::server {
+namespace {
+
+// Hands every committed list to a real Placer and keeps what it answered.
+class PlacementObserver : public VariantObserver {
+ public:
+  void KernelChanged(const std::string& kernel,
+                     const std::vector<Variant>& variants) override {
+    answers.push_back(placer.SetVariants(kernel, variants));
+  }
+  placement::Placer placer;
+  std::vector<absl::Status> answers;
+};
+
+// Issue 11: the registry and placement each checked a kernel's list, and
+// where they disagreed the RPC reported success while placement kept the
+// old list. One check now (kernel_variants.h): whatever the registry
+// stores, placement takes; whatever placement would refuse, the registry
+// refuses before it stores.
+TEST_F(VariantRegistryTest, PlacementTakesEveryListTheRegistryStores) {
+  PlacementObserver placement;
+  auto registry = VariantRegistry::Open(store_.get(), &placement);
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  struct Step {
+    std::string kernel;
+    std::vector<std::string> names;
+    bool replace;
+    absl::StatusCode code;
+  };
+  const Step steps[] = {
+      {"k", {"a", "b"}, false, absl::StatusCode::kOk},
+      {"k", {"c"}, false, absl::StatusCode::kOk},
+      {"k", {"a"}, false, absl::StatusCode::kAlreadyExists},
+      {"k", {"d", "d"}, false, absl::StatusCode::kInvalidArgument},
+      {"k", {"d", "d"}, true, absl::StatusCode::kInvalidArgument},
+      {"k", {"a", "c"}, true, absl::StatusCode::kOk},
+      {"k", {"b"}, false, absl::StatusCode::kOk},
+      {"", {"a"}, false, absl::StatusCode::kInvalidArgument},
+      {" k", {"a"}, false, absl::StatusCode::kInvalidArgument},
+  };
+  size_t stored = 0;
+  for (const Step& step : steps) {
+    std::vector<VariantSpec> specs;
+    for (const std::string& name : step.names) {
+      specs.push_back({name, "device={kind(gpu)}", {}});
+    }
+    auto result = (*registry)->Register(step.kernel, specs, step.replace);
+    EXPECT_EQ(result.status().code(), step.code)
+        << step.kernel << " " << result.status();
+    if (result.ok()) ++stored;
+    // Placement hears of stored lists only, and takes every one.
+    ASSERT_EQ(placement.answers.size(), stored);
+    if (stored > 0) EXPECT_TRUE(placement.answers.back().ok());
+  }
+  // The kernel's last stored list, as placement holds it.
+  auto variants = (*registry)->List("k", 0, "");
+  ASSERT_TRUE(variants.ok());
+  std::vector<std::string> names;
+  for (const Variant& v : variants->variants) names.push_back(v.name);
+  EXPECT_THAT(names, ElementsAre("a", "c", "b"));
 }
 
 }  // namespace

@@ -38,15 +38,29 @@ AgentFleet::~AgentFleet() { Stop().IgnoreError(); }
 absl::StatusOr<std::unique_ptr<AgentFleet>> AgentFleet::Start(
     AgentFleetOptions options) {
   std::unique_ptr<AgentFleet> fleet(new AgentFleet(std::move(options)));
-  if (absl::Status s = fleet->ReportAll(); !s.ok()) {
-    fleet->stopped_ = true;  // nothing is beating yet; leave the nodes
-    return s;
-  }
-  for (size_t i = 0; i < fleet->agents_.size(); ++i) {
-    fleet->agents_[i]->Open(fleet->StubFor(i));
+  for (int n = 0; n < fleet->options_.nodes; ++n) {
+    fleet->agents_.push_back(std::make_unique<Agent>(
+        LoadNode(absl::StrCat(fleet->options_.node_prefix, n), n,
+                 fleet->options_.devices_per_node)));
   }
   fleet->started_ = absl::Now();
+  // Beating starts with the first report, as each real agent beats right
+  // after its own: a node that waited for the whole fleet's reports would
+  // outlive the TTL (reporting 10,000 nodes takes longer) and be
+  // re-reported.
   fleet->beater_ = std::thread([f = fleet.get()] { f->BeatLoop(); });
+  fleet->rereporter_ = std::thread([f = fleet.get()] { f->RereportLoop(); });
+  if (absl::Status s = fleet->ReportAll(); !s.ok()) {
+    // Stop beating; close the streams opened so far, leave the nodes.
+    fleet->stop_beating_.Notify();
+    fleet->beater_.join();
+    fleet->rereporter_.join();
+    for (size_t i = 0; i < fleet->opened_.load(); ++i) {
+      fleet->agents_[i]->Close(kCloseTimeout);
+    }
+    fleet->stopped_ = true;
+    return s;
+  }
   return fleet;
 }
 
@@ -71,38 +85,45 @@ absl::Status AgentFleet::Report(const v1::Node& node,
 }
 
 absl::Status AgentFleet::ReportAll() {
-  for (int n = 0; n < options_.nodes; ++n) {
-    agents_.push_back(std::make_unique<Agent>(LoadNode(
-        absl::StrCat(options_.node_prefix, n), n, options_.devices_per_node)));
+  for (size_t i = 0; i < agents_.size(); ++i) {
     absl::Duration interval;
-    if (absl::Status s = Report(agents_.back()->node(), &interval); !s.ok()) {
+    if (absl::Status s = Report(agents_[i]->node(), &interval); !s.ok()) {
       return s;
     }
     interval_ms_.store(absl::ToInt64Milliseconds(interval));
+    agents_[i]->Open(StubFor(i));
+    opened_.store(i + 1);
   }
   return absl::OkStatus();
 }
 
 void AgentFleet::BeatLoop() {
-  // Agent i beats at phase i/N of the interval, so the load is even.
-  const size_t n = agents_.size();
-  std::vector<absl::Time> due(n);
-  const absl::Time start = absl::Now();
-  const absl::Duration interval = absl::Milliseconds(interval_ms_.load());
-  for (size_t i = 0; i < n; ++i) due[i] = start + interval * i / n;
+  // Agent i beats first right after its report and then every interval:
+  // the reports spread the phases, so the load is even.
+  std::vector<absl::Time> due(agents_.size(), absl::InfinitePast());
   int64_t round = 0;
   while (!stop_beating_.WaitForNotificationWithTimeout(kTick)) {
     const absl::Time now = absl::Now();
+    const size_t n = opened_.load();
     for (size_t i = 0; i < n; ++i) {
       Agent& agent = *agents_[i];
-      if (agent.TakeRereport() && Report(agent.node(), nullptr).ok()) {
-        rereports_.fetch_add(1);
-      }
       if (due[i] > now) continue;
       const int64_t ms =
           agent.interval_ms() > 0 ? agent.interval_ms() : interval_ms_.load();
       due[i] = now + absl::Milliseconds(ms);
       agent.Beat(((i * 7 + round++) % 101) / 101.0);
+    }
+  }
+}
+
+void AgentFleet::RereportLoop() {
+  while (!stop_beating_.WaitForNotificationWithTimeout(kTick)) {
+    const size_t n = opened_.load();
+    for (size_t i = 0; i < n; ++i) {
+      Agent& agent = *agents_[i];
+      if (agent.TakeRereport() && Report(agent.node(), nullptr).ok()) {
+        rereports_.fetch_add(1);
+      }
     }
   }
 }
@@ -126,6 +147,7 @@ absl::Status AgentFleet::Stop() {
   stopped_ = true;
   stop_beating_.Notify();
   if (beater_.joinable()) beater_.join();
+  if (rereporter_.joinable()) rereporter_.join();
   for (auto& agent : agents_) {
     if (!agent->Close(kCloseTimeout)) {
       // Its reactions may still run: keep it alive rather than crash.

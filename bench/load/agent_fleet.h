@@ -5,8 +5,9 @@
 // changing utilisation for every device — what ctxsel-agent does, minus the
 // hardware discovery. Streams use gRPC's client callback API, so thousands
 // of agents need no thread each: one thread sends the due beats, spread
-// evenly over the interval, and re-reports an agent the server answers with
-// ACTION_REREPORT. Streams are spread over a few channels (TCP connections).
+// evenly over the interval, and another re-reports an agent the server
+// answers with ACTION_REREPORT (a re-report, a unary call, never delays beats).
+// Streams are spread over a few channels (TCP connections).
 //
 //   AgentFleetOptions options;
 //   options.server = "127.0.0.1:7070";
@@ -57,8 +58,9 @@ class Agent;
 
 class AgentFleet {
  public:
-  // Reports every node, opens every stream and starts beating. An error
-  // (the first failed report, with the node's id) leaves nothing running.
+  // Reports every node and opens its stream, which beats from then on. An
+  // error (the first failed report, with the node's id) leaves nothing
+  // running.
   static absl::StatusOr<std::unique_ptr<AgentFleet>> Start(
       AgentFleetOptions options);
   ~AgentFleet();  // Stop() if not stopped
@@ -74,17 +76,21 @@ class AgentFleet {
   explicit AgentFleet(AgentFleetOptions options);
   absl::Status ReportAll();
   void BeatLoop();
+  void RereportLoop();
   absl::Status Report(const v1::Node& node, absl::Duration* interval);
   v1::Inventory::Stub* StubFor(size_t agent) const;
 
   const AgentFleetOptions options_;
   std::vector<std::unique_ptr<v1::Inventory::Stub>> stubs_;
-  std::vector<std::unique_ptr<Agent>> agents_;
+  std::vector<std::unique_ptr<Agent>> agents_;  // fixed before beating
+  // Agents [0, opened_) are reported and their streams open.
+  std::atomic<size_t> opened_{0};
   std::atomic<int64_t> interval_ms_{1000};
   std::atomic<int64_t> rereports_{0};
   absl::Notification stop_beating_;
   std::thread beater_;
-  absl::Time started_;  // when the streams opened
+  std::thread rereporter_;
+  absl::Time started_;  // when the first stream opened
   bool stopped_ = false;
 };
 

@@ -18,8 +18,32 @@ Device DeviceSlot::ToDevice() const {
   return d;
 }
 
+DeviceGroup::LoadKey DeviceGroup::KeyOf(const DeviceSlot* slot) {
+  LoadKey key;
+  key.utilisation = slot->properties.utilisation;
+  key.slot = slot;
+  const std::string& id = slot->id;
+  for (size_t i = 0; i < 16 && i < id.size(); ++i) {
+    key.id_head[i / 8] |= uint64_t{static_cast<unsigned char>(id[i])}
+                          << (8 * (7 - i % 8));
+  }
+  return key;
+}
+
+bool DeviceGroup::ByLoad::operator()(const LoadKey& a, const LoadKey& b) const {
+  if (a.utilisation != b.utilisation) return a.utilisation < b.utilisation;
+  if (a.id_head[0] != b.id_head[0]) return a.id_head[0] < b.id_head[0];
+  if (a.id_head[1] != b.id_head[1]) return a.id_head[1] < b.id_head[1];
+  // Names have no NUL bytes, so equal heads mean equal first 16 bytes.
+  const absl::string_view x =
+      a.slot == nullptr ? absl::string_view() : absl::string_view(a.slot->id);
+  const absl::string_view y =
+      b.slot == nullptr ? absl::string_view() : absl::string_view(b.slot->id);
+  return x < y;
+}
+
 void DeviceGroup::Add(const DeviceSlot* slot) {
-  by_load_.insert(slot);
+  by_load_.insert(KeyOf(slot));
   std::vector<const DeviceSlot*>& on = on_node_[slot->node];
   if (on.empty()) {
     nodes_.insert(std::lower_bound(nodes_.begin(), nodes_.end(), slot->node),
@@ -29,7 +53,7 @@ void DeviceGroup::Add(const DeviceSlot* slot) {
 }
 
 void DeviceGroup::Remove(const DeviceSlot* slot) {
-  if (by_load_.erase(slot) == 0) return;
+  if (by_load_.erase(KeyOf(slot)) == 0) return;
   auto it = on_node_.find(slot->node);
   std::vector<const DeviceSlot*>& on = it->second;
   on.erase(std::find(on.begin(), on.end(), slot));
@@ -39,19 +63,17 @@ void DeviceGroup::Remove(const DeviceSlot* slot) {
 }
 
 void DeviceGroup::SetUtilisation(DeviceSlot* slot, double utilisation) {
-  auto it = by_load_.find(slot);
-  if (it == by_load_.end()) {
-    slot->properties.utilisation = utilisation;
-    return;
-  }
-  by_load_.erase(it);
+  if (slot->properties.utilisation == utilisation) return;
+  LoadKey key = KeyOf(slot);
   slot->properties.utilisation = utilisation;
-  by_load_.insert(slot);
+  if (by_load_.erase(key) == 0) return;
+  key.utilisation = utilisation;
+  by_load_.insert(key);
 }
 
 const DeviceSlot* DeviceGroup::LeastLoaded(const Pickable& pickable) const {
-  for (const DeviceSlot* d : by_load_) {
-    if (pickable(*d)) return d;
+  for (const LoadKey& key : by_load_) {
+    if (pickable(*key.slot)) return key.slot;
   }
   return nullptr;
 }
@@ -60,9 +82,11 @@ const DeviceSlot* DeviceGroup::BusiestNotFull(const Pickable& pickable) const {
   // Downwards from the first full device; among equal utilisations the
   // lowest id wins, so keep walking while the utilisation stays the same.
   const DeviceSlot* best = nullptr;
-  auto it = by_load_.lower_bound(ByLoad::Probe{kFullUtilisation, ""});
+  LoadKey full;
+  full.utilisation = kFullUtilisation;
+  auto it = by_load_.lower_bound(full);
   while (it != by_load_.begin()) {
-    const DeviceSlot* d = *--it;
+    const DeviceSlot* d = (--it)->slot;
     if (best != nullptr &&
         d->properties.utilisation != best->properties.utilisation) {
       break;
@@ -79,7 +103,7 @@ const DeviceSlot* DeviceGroup::LeastLoadedOn(absl::string_view node,
   const DeviceSlot* best = nullptr;
   for (const DeviceSlot* d : it->second) {
     if (!pickable(*d)) continue;
-    if (best == nullptr || ByLoad()(d, best)) best = d;
+    if (best == nullptr || Before(d, best)) best = d;
   }
   return best;
 }
@@ -87,7 +111,7 @@ const DeviceSlot* DeviceGroup::LeastLoadedOn(absl::string_view node,
 void DeviceGroup::AppendLeastLoaded(size_t n,
                                     std::vector<const DeviceSlot*>* out) const {
   for (auto it = by_load_.begin(); it != by_load_.end() && n > 0; ++it, --n) {
-    out->push_back(*it);
+    out->push_back(it->slot);
   }
 }
 

@@ -16,10 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "server/model.h"
@@ -95,29 +95,30 @@ class DeviceGroup {
   void AppendLeastLoaded(size_t n, std::vector<const DeviceSlot*>* out) const;
 
  private:
-  // Orders by (utilisation, id); probes are (utilisation, id) pairs.
-  struct ByLoad {
-    using is_transparent = void;
-    struct Probe {
-      double utilisation;
-      absl::string_view id;
-    };
-    static Probe Of(const DeviceSlot* s) {
-      return {s->properties.utilisation, s->id};
-    }
-    static Probe Of(const Probe& p) { return p; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      Probe x = Of(a), y = Of(b);
-      if (x.utilisation != y.utilisation) return x.utilisation < y.utilisation;
-      return x.id < y.id;
-    }
+  // A device's place in by_load_: (utilisation, id), with the id's first
+  // 16 bytes copied in, so that most comparisons read no slot (a heartbeat
+  // re-sorts each device it names: at 20,000 beats/s of 8 devices these
+  // comparisons were a quarter of the server's time).
+  struct LoadKey {
+    double utilisation = 0;
+    uint64_t id_head[2] = {0, 0};      // big-endian, zero-padded
+    const DeviceSlot* slot = nullptr;  // null: before every id
   };
+  static LoadKey KeyOf(const DeviceSlot* slot);
+  struct ByLoad {
+    bool operator()(const LoadKey& a, const LoadKey& b) const;
+  };
+  // Whether `a` comes before `b` in by_load_ order.
+  static bool Before(const DeviceSlot* a, const DeviceSlot* b) {
+    return ByLoad()(KeyOf(a), KeyOf(b));
+  }
 
   const DeviceClass* class_;
   const NodeLayout* layout_;
   const bool suspect_;
-  std::set<const DeviceSlot*, ByLoad> by_load_;
+  // A B-tree: keys by value, many to a node, so a re-sort touches a few
+  // cache lines where a red-black tree touched one per level.
+  absl::btree_set<LoadKey, ByLoad> by_load_;
   std::vector<std::string> nodes_;  // sorted, unique
   absl::flat_hash_map<std::string, std::vector<const DeviceSlot*>> on_node_;
 };

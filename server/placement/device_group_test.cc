@@ -47,6 +47,30 @@ TEST_F(DeviceGroupTest, EmptyGroupPicksNothing) {
   EXPECT_EQ(Picked(Policy::kSpread), "none");
 }
 
+// Ties go to the lower id in byte order, whether ids differ in their first
+// 16 bytes (which the order keeps beside each device) or only after them.
+TEST_F(DeviceGroupTest, TiesGoToTheLowerIdWhereverTheIdsDiffer) {
+  const std::string long_node = "a-node-with-a-long-name";  // > 16 bytes
+  Add(long_node, 10, 0.5);
+  Add(long_node, 9, 0.5);
+  Add("b", 0, 0.5);
+  Add("a", 1, 0.5);
+  std::vector<const DeviceSlot*> order;
+  group_.AppendLeastLoaded(10, &order);
+  std::vector<std::string> ids;
+  for (const DeviceSlot* d : order) ids.push_back(d->id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"a-node-with-a-long-name/10",
+                                           "a-node-with-a-long-name/9",
+                                           "a/1", "b/0"}));
+  // A change of utilisation re-sorts the device it names, and only it.
+  group_.SetUtilisation(slots_[0].get(), 0.75);
+  EXPECT_EQ(Picked(Policy::kPack), "a-node-with-a-long-name/10");
+  group_.SetUtilisation(slots_[0].get(), 0.25);
+  EXPECT_EQ(Picked(Policy::kLeastLoaded), "a-node-with-a-long-name/10");
+  group_.Remove(slots_[0].get());
+  EXPECT_EQ(Picked(Policy::kLeastLoaded), "a-node-with-a-long-name/9");
+}
+
 TEST_F(DeviceGroupTest, OrdersFollowUtilisationChanges) {
   DeviceSlot* a = Add("a", 0, 0.5);
   DeviceSlot* b = Add("b", 0, 0.5);

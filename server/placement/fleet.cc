@@ -14,61 +14,21 @@
 
 namespace ctxsel::server::placement::internal {
 
-struct Fleet::Staged {
-  std::string node;
-  std::vector<Device> devices;
-};
-
 namespace {
 
-absl::Status Bad(size_t i, const Device& d, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("devices[", i, "] (id '", d.id, "'): ", what));
-}
-
-// Checks one device of a report for `node` and normalises it.
-absl::Status CheckDevice(absl::string_view node, size_t i, Device& d) {
-  if (d.node.empty()) d.node = std::string(node);
-  if (d.node != node) {
-    return Bad(i, d,
-               absl::StrCat("node: '", d.node, "' is not the reporting node '",
-                            node, "'"));
-  }
-  if (d.id.empty()) return Bad(i, d, "id: empty");
-  if (d.index < -1) return Bad(i, d, absl::StrCat("index: ", d.index, " < -1"));
-  double& u = d.properties.utilisation;
-  if (std::isnan(u)) return Bad(i, d, "utilisation: not a number");
-  u = std::min(1.0, std::max(0.0, u));
-  return absl::OkStatus();
+absl::Status IdTaken(size_t i, absl::string_view id, absl::string_view owner) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "node.devices[", i, "].id: '", id, "' belongs to node '", owner, "'"));
 }
 
 }  // namespace
 
-absl::StatusOr<Fleet::Staged> Fleet::Stage(absl::string_view node,
-                                           std::vector<Device> devices) const {
-  if (node.empty()) return absl::InvalidArgumentError("node: empty");
-  absl::flat_hash_set<std::string> ids;
-  absl::flat_hash_set<int32_t> indices;
+absl::Status Fleet::CheckIdsFree(absl::string_view node,
+                                 const std::vector<Device>& devices) const {
   for (size_t i = 0; i < devices.size(); ++i) {
-    Device& d = devices[i];
-    if (absl::Status s = CheckDevice(node, i, d); !s.ok()) return s;
-    if (!ids.insert(d.id).second) return Bad(i, d, "id: used twice");
-    if (!indices.insert(d.index).second) {
-      return Bad(i, d, absl::StrCat("index: ", d.index, " used twice"));
-    }
-  }
-  return Staged{std::string(node), std::move(devices)};
-}
-
-absl::Status Fleet::CheckIdsFree(const Staged& staged,
-                                 absl::string_view replacing) const {
-  for (size_t i = 0; i < staged.devices.size(); ++i) {
-    const Device& d = staged.devices[i];
-    auto it = devices_.find(d.id);
-    if (it != devices_.end() && it->second->node != replacing) {
-      return Bad(i, d,
-                 absl::StrCat("id: already a device of node '",
-                              it->second->node, "'"));
+    auto it = devices_.find(devices[i].id);
+    if (it != devices_.end() && it->second->node != node) {
+      return IdTaken(i, devices[i].id, it->second->node);
     }
   }
   return absl::OkStatus();
@@ -78,11 +38,9 @@ absl::Status Fleet::ReplaceNode(absl::string_view node,
                                 std::vector<Device> devices,
                                 ClassChanges* changes) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Staged> staged = Stage(node, std::move(devices));
-  if (!staged.ok()) return staged.status();
-  if (absl::Status s = CheckIdsFree(*staged, node); !s.ok()) return s;
+  if (absl::Status s = CheckIdsFree(node, devices); !s.ok()) return s;
   Erase(node);
-  Apply(*std::move(staged), changes);
+  Apply(node, std::move(devices), changes);
   Sweep(changes);
   return absl::OkStatus();
 }
@@ -90,23 +48,20 @@ absl::Status Fleet::ReplaceNode(absl::string_view node,
 absl::Status Fleet::ReplaceAll(std::vector<Device> devices,
                                ClassChanges* changes) {
   std::map<std::string, std::vector<Device>> by_node;
-  for (Device& d : devices) by_node[d.node].push_back(std::move(d));
-  absl::MutexLock lock(&mu_);
-  std::vector<Staged> staged;
-  absl::flat_hash_set<std::string> ids;
-  for (auto& [node, list] : by_node) {
-    absl::StatusOr<Staged> s = Stage(node, std::move(list));
-    if (!s.ok()) return s.status();
-    for (const Device& d : s->devices) {
-      if (!ids.insert(d.id).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("device '", d.id, "': id used on two nodes"));
-      }
+  absl::flat_hash_map<absl::string_view, absl::string_view> owners;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    auto [owner, added] = owners.emplace(devices[i].id, devices[i].node);
+    if (!added && owner->second != devices[i].node) {
+      return IdTaken(i, devices[i].id, owner->second);
     }
-    staged.push_back(*std::move(s));
   }
+  for (Device& d : devices) {
+    std::string node = d.node;
+    by_node[node].push_back(std::move(d));
+  }
+  absl::MutexLock lock(&mu_);
   while (!nodes_.empty()) Erase(std::string(nodes_.begin()->first));
-  for (Staged& s : staged) Apply(std::move(s), changes);
+  for (auto& [node, list] : by_node) Apply(node, std::move(list), changes);
   Sweep(changes);
   return absl::OkStatus();
 }
@@ -151,20 +106,22 @@ void Fleet::Sweep(ClassChanges* changes) {
   unused_classes_.clear();
 }
 
-void Fleet::Apply(Staged staged, ClassChanges* changes) {
-  if (staged.devices.empty()) return;
+void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
+                  ClassChanges* changes) {
+  if (devices.empty()) return;
   std::vector<std::pair<int32_t, const DeviceClass*>> layout_slots;
-  for (const Device& d : staged.devices) {
+  for (const Device& d : devices) {
     layout_slots.emplace_back(d.index, InternClass(d, changes));
   }
   const NodeLayout* layout = InternLayout(layout_slots);
-  NodeEntry& entry = nodes_[staged.node];
+  NodeEntry& entry = nodes_[node];
   entry.layout = layout;
-  for (size_t i = 0; i < staged.devices.size(); ++i) {
-    Device& d = staged.devices[i];
+  entry.devices.reserve(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    Device& d = devices[i];
     auto slot = std::make_unique<DeviceSlot>();
     slot->id = std::move(d.id);
-    slot->node = staged.node;
+    slot->node = std::string(node);
     slot->index = d.index;
     slot->properties = d.properties;
     slot->identity = d.identity;
@@ -172,6 +129,8 @@ void Fleet::Apply(Staged staged, ClassChanges* changes) {
     slot->group = GroupFor(slot->device_class, layout, /*suspect=*/false);
     slot->group->Add(slot.get());
     entry.devices.push_back(slot.get());
+    // Ids are unique (NormalizeReport checked the report, CheckIdsFree
+    // the fleet), so this never replaces a live slot.
     devices_[slot->id] = std::move(slot);
   }
 }
@@ -235,29 +194,35 @@ void Fleet::SetSuspect(absl::string_view node, bool suspect) {
 absl::Status Fleet::UpdateUtilisations(
     absl::string_view node,
     absl::Span<const std::pair<std::string, double>> updates) {
-  for (size_t i = 0; i < updates.size(); ++i) {
-    if (std::isnan(updates[i].second)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("updates[", i, "] (device '", updates[i].first,
-                       "'): utilisation: not a number"));
-    }
-  }
+  if (updates.empty()) return absl::OkStatus();  // a node without devices
   absl::MutexLock lock(&mu_);
-  // Look every device up before changing any: all or nothing.
+  auto entry = nodes_.find(node);
+  if (entry == nodes_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("node '", node, "' has no live devices"));
+  }
+  const std::vector<DeviceSlot*>& on_node = entry->second.devices;
+  // Look every device up before changing any: all or nothing. Agents beat
+  // their devices in report order, so the i-th update is usually the i-th
+  // device; anything else takes the fleet-wide index.
   absl::InlinedVector<DeviceSlot*, 16> slots;
   slots.reserve(updates.size());
   for (size_t i = 0; i < updates.size(); ++i) {
-    auto it = devices_.find(updates[i].first);
+    const std::string& id = updates[i].first;
+    if (i < on_node.size() && on_node[i]->id == id) {
+      slots.push_back(on_node[i]);
+      continue;
+    }
+    auto it = devices_.find(id);
     if (it == devices_.end() || it->second->node != node) {
-      return absl::NotFoundError(
-          absl::StrCat("updates[", i, "]: device '", updates[i].first,
-                       "' is not a device of node '", node, "'"));
+      return absl::NotFoundError(absl::StrCat("updates[", i, "]: device '", id,
+                                              "' is not a device of node '",
+                                              node, "'"));
     }
     slots.push_back(it->second.get());
   }
   for (size_t i = 0; i < slots.size(); ++i) {
-    const double u = std::min(1.0, std::max(0.0, updates[i].second));
-    slots[i]->group->SetUtilisation(slots[i], u);
+    slots[i]->group->SetUtilisation(slots[i], updates[i].second);
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,8 @@
 // fleet.h: the live devices, grouped by device class and node layout.
 //
-// Internal to the Placer. The Fleet applies inventory changes (a node's
+// The one place device state lives, utilisation included: the inventory
+// keeps none of it and reads it back from here for listings
+// (Placer::NodeDevices). Internal to the Placer. The Fleet applies inventory changes (a node's
 // full report, its removal, a heartbeat's utilisations) incrementally: a
 // node report touches only that node's devices, and the groups stay ordered
 // for the policies. A class or layout lives while some device uses it and is
@@ -56,12 +58,15 @@ class Fleet {
   using ClassChanges = FleetClassChanges;
 
   // Replaces `node`'s devices (empty: removes the node), in
-  // O(devices x log n). InvalidArgumentError naming the device and field
-  // for a bad report; nothing changes then.
+  // O(devices x log n). `devices` are as NormalizeReport (node_report.h)
+  // accepts them: checked there, once, and not here again. The one check
+  // that needs the fleet is here: AlreadyExistsError "node.devices[1].id:
+  // 'x' belongs to node 'y'"; nothing changes then.
   absl::Status ReplaceNode(absl::string_view node, std::vector<Device> devices,
                            ClassChanges* changes) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Replaces every node; all or nothing.
+  // Replaces every node (devices grouped by Device::node); all or nothing,
+  // AlreadyExistsError for an id on two nodes.
   absl::Status ReplaceAll(std::vector<Device> devices, ClassChanges* changes)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -69,10 +74,10 @@ class Fleet {
   bool RemoveNode(absl::string_view node, ClassChanges* changes)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Sets the utilisation of devices of `node` (device id, value; clamped
-  // to 0..1) under one exclusive hold of the lock. All or nothing:
-  // InvalidArgumentError for NaN, NotFoundError for a device that is not
-  // one of `node`'s.
+  // Sets the utilisation of devices of `node` (device id, value in [0, 1]
+  // as CheckBeat in node_report.h accepts it) under one exclusive hold of
+  // the lock, in O(updates x log n). All or nothing: NotFoundError for a
+  // device that is not one of `node`'s.
   absl::Status UpdateUtilisations(
       absl::string_view node,
       absl::Span<const std::pair<std::string, double>> updates)
@@ -128,16 +133,14 @@ class Fleet {
     std::unique_ptr<NodeLayout> layout;
     int nodes = 0;
   };
-  struct Staged;  // a validated report, ready to apply
-
-  absl::StatusOr<Staged> Stage(absl::string_view node,
-                               std::vector<Device> devices) const
+  // AlreadyExistsError when a device id belongs to a node other than
+  // `node`.
+  absl::Status CheckIdsFree(absl::string_view node,
+                            const std::vector<Device>& devices) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status CheckIdsFree(const Staged& staged,
-                            absl::string_view replacing) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  void Apply(Staged staged, ClassChanges* changes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds `node`, which has no devices now.
+  void Apply(absl::string_view node, std::vector<Device> devices,
+             ClassChanges* changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `node`'s devices; their classes and layout stay until Sweep,
   // so a re-report of the same classes keeps their ids and resolutions.
   void Erase(absl::string_view node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/kernel_variants.h"
 
 namespace ctxsel::server::placement::internal {
 namespace {
@@ -61,6 +61,10 @@ selector::Context JobSignature::ContextFor(const DeviceClass& c) const {
 absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
     const std::string& kernel, std::vector<Variant> variants,
     int max_signatures) {
+  // The registry made this same check before it stored the list.
+  if (absl::Status s = CheckKernelVariants(kernel, {}, variants); !s.ok()) {
+    return s;
+  }
   std::sort(variants.begin(), variants.end(),
             [](const Variant& a, const Variant& b) {
               return std::tie(a.order, a.name) < std::tie(b.order, b.name);
@@ -68,17 +72,7 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
   std::shared_ptr<KernelEntry> entry(new KernelEntry);
   entry->kernel_ = kernel;
   entry->max_signatures_ = max_signatures;
-  absl::flat_hash_set<std::string> names;
   for (Variant& v : variants) {
-    if (v.kernel != kernel) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variant '", v.name, "': kernel: '", v.kernel,
-                       "' is not '", kernel, "'"));
-    }
-    if (!names.insert(v.name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variant '", v.name, "': name used twice"));
-    }
     if (v.selector.has_target_device()) entry->layout_dependent_ = true;
     for (std::string& name : v.selector.variables()) {
       entry->variables_.push_back(std::move(name));

@@ -51,8 +51,9 @@ struct JobSignature {
 
 class KernelEntry {
  public:
-  // InvalidArgumentError when a variant names another kernel or two share a
-  // name. Variants are kept in declaration order (`order`, then name).
+  // Errors as CheckKernelVariants (server/kernel_variants.h) gives them,
+  // the check the registry made before it stored the list. Variants are
+  // kept in declaration order (`order`, then name).
   static absl::StatusOr<std::shared_ptr<KernelEntry>> Make(
       const std::string& kernel, std::vector<Variant> variants,
       int max_signatures);

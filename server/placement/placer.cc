@@ -62,7 +62,6 @@ void Placer::Publish(std::shared_ptr<const Snapshot> snapshot) {
 
 absl::Status Placer::SetVariants(absl::string_view kernel,
                                  std::vector<Variant> variants) {
-  if (kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
   if (variants.empty()) {
     RemoveKernel(kernel);
     return absl::OkStatus();
@@ -149,6 +148,16 @@ absl::Status Placer::UpdateUtilisations(
 
 void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
   fleet_->SetSuspect(node, suspect);
+}
+
+std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
+  std::vector<Device> devices;
+  Fleet::Reader reader(*fleet_);
+  const std::vector<DeviceSlot*>* slots = reader.node(node);
+  if (slots == nullptr) return devices;
+  devices.reserve(slots->size());
+  for (const DeviceSlot* slot : *slots) devices.push_back(slot->ToDevice());
+  return devices;
 }
 
 absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(

@@ -98,8 +98,9 @@ class Placer {
 
   // Replaces every variant of `kernel` with `variants` (any order; `order`
   // decides ties) and resolves them for the device classes and signatures
-  // already known. An empty list removes the kernel. InvalidArgumentError
-  // when a variant names another kernel or two share a name.
+  // already known. An empty list removes the kernel. Errors as
+  // CheckKernelVariants (server/kernel_variants.h) gives them: the check
+  // the registry made before it stored the list.
   absl::Status SetVariants(absl::string_view kernel,
                            std::vector<Variant> variants);
 
@@ -108,25 +109,31 @@ class Placer {
 
   // --- Inventory ----------------------------------------------------------
 
-  // Replaces the devices of `node` (a full report; an empty list removes the
-  // node). InvalidArgumentError when a device names another node, two share
-  // an id or an index, an id is already used on another node, or a
-  // utilisation is not a number.
+  // The Placer's Fleet is where device state lives, utilisation included:
+  // the inventory keeps liveness, events and listings and reads devices
+  // from here (server/placer_bridge.h). Reports and beats are checked once,
+  // before they get here (NormalizeReport, CheckBeat in
+  // server/node_report.h); only what needs the fleet is checked again.
+
+  // Replaces the devices of `node` (a full report NormalizeReport accepted;
+  // an empty list removes the node). AlreadyExistsError when a device id
+  // is another node's; nothing changes then.
   absl::Status SetNodeDevices(absl::string_view node,
                               std::vector<Device> devices);
 
   // Removes `node` and its devices (TTL expiry); false if it was not known.
   bool RemoveNode(absl::string_view node);
 
-  // Replaces the whole fleet (e.g. at start from a saved inventory); the
-  // same checks as SetNodeDevices, all or nothing.
+  // Replaces the whole fleet (e.g. at start from a saved inventory), each
+  // node's devices as SetNodeDevices takes them; all or nothing,
+  // AlreadyExistsError for an id on two nodes.
   absl::Status SetDevices(std::vector<Device> devices);
 
-  // Records one heartbeat of `node`: each (device id, utilisation) pair,
-  // clamped to 0..1, under a single hold of the fleet lock (one exclusive
-  // lock per beat, not per device). Cheap: no snapshot is rebuilt. All or
-  // nothing: InvalidArgumentError for NaN, NotFoundError for a device that
-  // is not a live device of `node`.
+  // Records one heartbeat of `node`: each (device id, utilisation in
+  // [0, 1], as CheckBeat accepts it) pair, under a single hold of the fleet
+  // lock (one exclusive lock per beat, not per device). Cheap: no snapshot
+  // is rebuilt. All or nothing: NotFoundError for a device that is not a
+  // live device of `node`.
   absl::Status UpdateUtilisations(
       absl::string_view node,
       absl::Span<const std::pair<std::string, double>> updates);
@@ -135,6 +142,10 @@ class Placer {
   // them only when no healthy device can serve the job. Cheap: no snapshot
   // is rebuilt. No-op for an unknown node.
   void SetNodeSuspect(absl::string_view node, bool suspect);
+
+  // The devices of `node` as they are now (utilisation included), by
+  // index as reported; empty for an unknown node. For listings.
+  std::vector<Device> NodeDevices(absl::string_view node) const;
 
   // The device class of a live device (for inventory listings);
   // NotFoundError for an unknown device.

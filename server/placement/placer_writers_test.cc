@@ -69,39 +69,34 @@ TEST_F(PlacerTest, SetDevicesReplacesTheFleet) {
   Device dup = MakeDevice("z", 0, Kind::kH100);
   dup.id = "x/0";
   absl::Status s = placer_.SetDevices({MakeDevice("x", 0, Kind::kH100), dup});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "y/0");  // unchanged
 }
 
-TEST_F(PlacerTest, BadReportsChangeNothing) {
+// A report's own faults are NormalizeReport's to find (node_report_test);
+// the one check that needs the fleet is the Placer's, with the code the
+// inventory's API has always given.
+TEST_F(PlacerTest, AnotherNodesDeviceIdIsAlreadyExists) {
   AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
   Device other = MakeDevice("b", 0, Kind::kH100);
   other.id = "a/0";
   absl::Status s = placer_.SetNodeDevices("b", {other});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("already a device of node 'a'"));
-  Device twin = MakeDevice("a", 0, Kind::kH100);
-  twin.id = "a/other";
-  s = placer_.SetNodeDevices("a", {MakeDevice("a", 0, Kind::kH100), twin});
-  EXPECT_THAT(s.message(), HasSubstr("index: 0 used twice"));
-  s = placer_.SetNodeDevices("a", {MakeDevice("elsewhere", 0, Kind::kH100)});
-  EXPECT_THAT(s.message(), HasSubstr("node: 'elsewhere'"));
-  Device nan = MakeDevice("a", 0, Kind::kH100);
-  nan.properties.utilisation = std::nan("");
-  EXPECT_EQ(placer_.SetNodeDevices("a", {nan}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node.devices[0].id: 'a/0' belongs to node 'a'"));
   EXPECT_EQ(DeviceOf(placer_, SaxpyJob()), "a/0");
+  EXPECT_THAT(placer_.NodeDevices("b"), ::testing::IsEmpty());
 }
 
 TEST_F(PlacerTest, VariantsAreValidatedAndReplaced) {
   std::vector<Variant> v = SaxpyVariants();
   v[1].kernel = "other";
   EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("variant 'saxpy_hip': kernel"));
+              HasSubstr("variants[1] (saxpy_hip).kernel: 'other'"));
   v = SaxpyVariants();
   v[2].name = "saxpy_cuda";
   EXPECT_THAT(placer_.SetVariants("saxpy", v).message(),
-              HasSubstr("name used twice"));
+              HasSubstr("variants[2] (saxpy_cuda).name: repeated"));
   AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
   EXPECT_EQ(Pick(placer_, SaxpyJob()), "saxpy_cuda");  // old set still there
   ASSERT_TRUE(
@@ -136,9 +131,6 @@ TEST_F(PlacerTest, BadHeartbeatBatchChangesNothing) {
   absl::Status s = placer_.UpdateUtilisations("a", {{"a/0", 0.0}, {"b/0", 1}});
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("updates[1]: device 'b/0'"));
-  s = placer_.UpdateUtilisations("a", {{"a/1", 0.0}, {"a/0", std::nan("")}});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("updates[1] (device 'a/0')"));
   EXPECT_EQ(placer_.UpdateUtilisations("z", {{"z/0", 0.1}}).code(),
             absl::StatusCode::kNotFound);
   // Neither a/0 nor a/1 moved, nor b/0.

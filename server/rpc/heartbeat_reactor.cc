@@ -63,13 +63,16 @@ void HeartbeatReactor::OnReadDone(bool ok) {
     Finish(ToGrpcStatus(s));
     return;
   }
-  std::vector<std::pair<std::string, double>> utilisation;
-  utilisation.reserve(beat_.utilisation_size());
-  for (const v1::DeviceUtilisation& u : beat_.utilisation()) {
-    utilisation.emplace_back(u.device_id(), u.utilisation());
+  // Assigned in place: once the stream has beaten, the ids' buffers are
+  // reused and a beat allocates nothing here.
+  utilisation_.resize(beat_.utilisation_size());
+  for (int i = 0; i < beat_.utilisation_size(); ++i) {
+    const v1::DeviceUtilisation& u = beat_.utilisation(i);
+    utilisation_[i].first.assign(u.device_id());
+    utilisation_[i].second = u.utilisation();
   }
   absl::StatusOr<Inventory::BeatAnswer> answer =
-      inventory_->Heartbeat(node_, utilisation);
+      inventory_->Heartbeat(node_, utilisation_);
   if (!answer.ok()) {
     Finish(ToGrpcStatus(answer.status()));
     return;

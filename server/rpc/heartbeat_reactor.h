@@ -17,6 +17,7 @@
 #include <grpcpp/support/server_callback.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.pb.h"
@@ -62,6 +63,7 @@ class HeartbeatReactor final
   // One read or one write is in flight at a time, so these need no lock.
   v1::HeartbeatRequest beat_;
   v1::HeartbeatResponse answer_;
+  std::vector<DeviceBeat> utilisation_;  // beat_'s, reused beat to beat
 };
 
 }  // namespace ctxsel::server

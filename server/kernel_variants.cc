@@ -1,0 +1,45 @@
+#include "server/kernel_variants.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_details.h"
+#include "server/names.h"
+
+namespace ctxsel::server {
+
+absl::Status CheckKernelVariants(const std::string& kernel,
+                                 absl::Span<const Variant> kept,
+                                 absl::Span<const Variant> added) {
+  if (absl::Status s = ValidateName(kernel, "kernel"); !s.ok()) return s;
+  absl::flat_hash_set<absl::string_view> taken;
+  for (const Variant& v : kept) taken.insert(v.name);
+  absl::flat_hash_set<absl::string_view> in_batch;
+  for (size_t i = 0; i < added.size(); ++i) {
+    const Variant& v = added[i];
+    const std::string field = absl::StrCat("variants[", i, "]");
+    const std::string where = absl::StrCat(field, " (", v.name, ")");
+    if (v.kernel != kernel) {
+      return WithFieldViolation(
+          absl::InvalidArgumentError(absl::StrCat(where, ".kernel: '", v.kernel,
+                                                  "' is not '", kernel, "'")),
+          field + ".kernel", "another kernel");
+    }
+    if (!in_batch.insert(v.name).second) {
+      return WithFieldViolation(
+          absl::InvalidArgumentError(where + ".name: repeated in the batch"),
+          field + ".name", "repeated in the batch");
+    }
+    if (taken.contains(v.name)) {
+      return WithResourceInfo(
+          WithErrorInfo(absl::AlreadyExistsError(absl::StrCat(
+                            where, ".name: kernel ", kernel,
+                            " already has a variant of that name")),
+                        "VARIANT_EXISTS",
+                        {{"kernel", kernel}, {"name", v.name}}),
+          "ctxsel.v1.Variant", absl::StrCat(kernel, "/", v.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ctxsel::server
