@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/proto_time.h"
 #include "base/server_target.h"
 
 namespace ctxsel::agent {
@@ -54,10 +55,9 @@ class GrpcHeartbeatStream : public HeartbeatStream {
       return absl::UnavailableError("heartbeat stream broken");
     }
     BeatAnswer answer;
-    answer.rereport = response.action() == v1::HeartbeatResponse::REREPORT;
+    answer.rereport = response.action() == v1::HeartbeatResponse::ACTION_REREPORT;
     answer.message = response.message();
-    answer.heartbeat_interval =
-        absl::Milliseconds(response.heartbeat_interval_ms());
+    answer.heartbeat_interval = FromProtoDuration(response.heartbeat_interval());
     return answer;
   }
 
@@ -146,9 +146,8 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
     return FromGrpc("ReportNode", s);
   }
   ReportAnswer answer;
-  answer.heartbeat_interval =
-      absl::Milliseconds(response.heartbeat_interval_ms());
-  answer.node_ttl = absl::Milliseconds(response.node_ttl_ms());
+  answer.heartbeat_interval = FromProtoDuration(response.heartbeat_interval());
+  answer.node_ttl = FromProtoDuration(response.node_ttl());
   answer.server_instance = response.server_instance();
   return answer;
 }

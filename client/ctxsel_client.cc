@@ -1,6 +1,7 @@
 #include "client/ctxsel_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
 
@@ -205,9 +206,9 @@ absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
 }
 
 absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
-    const std::string& match, const std::string& node) {
+    const std::string& device_filter, const std::string& node) {
   v1::ListDevicesRequest request;
-  request.set_match(match);
+  request.set_device_filter(device_filter);
   request.set_node(node);
   return AllPages<v1::ListDevicesResponse, v1::Device>(
       request,
@@ -318,7 +319,8 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
     const std::string& claim_id, std::chrono::milliseconds duration) {
   v1::RenewClaimRequest request;
   request.set_claim_id(claim_id);
-  request.set_duration_ms(duration.count());
+  *request.mutable_duration() =
+      ToProtoDuration(absl::FromChrono(duration));
   auto response = Unary<v1::RenewClaimResponse>(
       [&](grpc::ClientContext* context, v1::RenewClaimResponse* out) {
         return placement_->RenewClaim(context, request, out);

@@ -41,7 +41,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 //
 //   auto beats = client->OpenHeartbeat();
 //   absl::StatusOr<v1::HeartbeatResponse> r = beats->Beat(request);
-//   if (r.ok() && r->action() == v1::HeartbeatResponse::REREPORT) ...
+//   if (r.ok() && r->action() == v1::HeartbeatResponse::ACTION_REREPORT) ...
 class HeartbeatStream {
  public:
   // Sends one beat and waits for its answer. An error ends the stream.
@@ -96,9 +96,10 @@ class CtxselClient {
   absl::Status Deregister(const std::string& node);
   // Every live node, all pages.
   absl::StatusOr<std::vector<v1::NodeSummary>> ListNodes(bool include_devices);
-  // Every live device matching `match` (empty: all) on `node` (empty: any).
-  absl::StatusOr<std::vector<v1::Device>> ListDevices(const std::string& match,
-                                                      const std::string& node);
+  // Every live device that passes `device_filter` (empty: all) on `node`
+  // (empty: any).
+  absl::StatusOr<std::vector<v1::Device>> ListDevices(
+      const std::string& device_filter, const std::string& node);
   // A Heartbeat stream without a deadline; it lives until closed.
   std::unique_ptr<HeartbeatStream> OpenHeartbeat();
   // Streams inventory events to `on_event` until it returns false, the

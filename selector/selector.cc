@@ -95,6 +95,16 @@ std::vector<std::string> Selector::variables() const {
   return sorted;
 }
 
+std::vector<std::pair<std::string, TextPosition>> Selector::trait_sets()
+    const {
+  std::vector<std::pair<std::string, TextPosition>> sets;
+  sets.reserve(ast_->sets.size());
+  for (const internal::TraitSet& set : ast_->sets) {
+    sets.emplace_back(std::string(internal::GetSetInfo(set.id).name), set.pos);
+  }
+  return sets;
+}
+
 absl::StatusOr<Selector> EffectiveSelector(const Selector& inner,
                                            const Selector& outer) {
   SelectorAst merged = inner.ast();

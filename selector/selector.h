@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -109,6 +110,11 @@ class Selector {
   // identifiers of a runtime-only condition are the program's, not job
   // variables.
   std::vector<std::string> variables() const;
+
+  // The trait sets it names ("device", "user", ...), each with where it is
+  // written, in the order written: for callers that accept only some sets
+  // (a device filter, server/device_filter.h).
+  std::vector<std::pair<std::string, TextPosition>> trait_sets() const;
 
   Directive directive() const;
 

@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_details.h"
 
 namespace ctxsel::server {
 namespace {
@@ -21,9 +22,11 @@ absl::Time WholeMillis(absl::Time t) {
 }
 
 absl::Status NotFound(const std::string& id) {
-  return absl::NotFoundError(absl::StrCat("claim_id: '", id,
-                                          "' is not a live claim (unknown, "
-                                          "released or expired)"));
+  return WithErrorInfo(
+      absl::NotFoundError(absl::StrCat("claim_id: '", id,
+                                       "' is not a live claim (unknown, "
+                                       "released or expired)")),
+      "CLAIM_NOT_FOUND", {{"claim_id", id}});
 }
 
 }  // namespace
@@ -97,10 +100,10 @@ absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
 absl::Status ClaimBook::CheckDuration(absl::Duration duration,
                                       absl::string_view field) const {
   if (duration <= absl::ZeroDuration() || duration > options_.max_duration) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": ", absl::ToInt64Milliseconds(duration),
-                     " (must be > 0 and at most ",
-                     absl::ToInt64Milliseconds(options_.max_duration), ")"));
+    return FieldViolation(
+        field, absl::StrCat(absl::FormatDuration(duration),
+                            " (must be > 0 and at most ",
+                            absl::FormatDuration(options_.max_duration), ")"));
   }
   return absl::OkStatus();
 }
@@ -163,11 +166,11 @@ std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
     const std::string& holder, const std::string& owner) {
-  if (absl::Status s = CheckDuration(duration, "claim.duration_ms"); !s.ok()) {
+  if (absl::Status s = CheckDuration(duration, "claim.duration"); !s.ok()) {
     return s;
   }
   if (holder.empty()) {
-    return absl::InvalidArgumentError("claim.holder: empty");
+    return FieldViolation("claim.holder", "empty");
   }
   // A store that other servers write refuses a place one of them took
   // since this book last heard from it (ABORTED): TrySelectAndClaim learns
@@ -233,7 +236,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
 
 absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
                                        absl::Duration duration) {
-  if (absl::Status s = CheckDuration(duration, "duration_ms"); !s.ok()) {
+  if (absl::Status s = CheckDuration(duration, "duration"); !s.ok()) {
     return s;
   }
   absl::MutexLock lock(&mu_);

@@ -82,7 +82,7 @@ class ClaimBook {
   // placer.Select(job) among the devices with claim room, and a claim on
   // the device it picks for `duration`, as one step; the claim is durable
   // when this returns OK. Errors: Select's; InvalidArgumentError for
-  // claim.duration_ms (not positive, above the limit) or an empty
+  // claim.duration (not positive, above the limit) or an empty
   // claim.holder; ResourceExhaustedError when every fitting device is
   // claimed: "all 8 fitting devices are claimed; the first claim expires
   // at 2024-05-01T10:00:00Z (in 42s)"; the store's error (nothing claimed).
@@ -100,7 +100,7 @@ class ClaimBook {
 
   // The claim then expires `duration` from now. NotFoundError for a claim
   // that is unknown, released or expired; InvalidArgumentError for
-  // duration_ms as above.
+  // `duration` as above.
   absl::StatusOr<Claim> Renew(const std::string& id, absl::Duration duration);
 
   // Ends a claim now. NotFoundError as for Renew.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/placer_test_util.h"
@@ -147,13 +148,21 @@ TEST_F(ClaimBookTest, BadRequestsNameTheField) {
   AddGpus(1);
   auto c =
       book_->SelectAndClaim(placer_, SaxpyJob(), absl::ZeroDuration(), "alice");
-  EXPECT_EQ(c.status(),
-            absl::InvalidArgumentError(
-                "claim.duration_ms: 0 (must be > 0 and at most 3600000)"));
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message(),
+            "claim.duration: 0 (must be > 0 and at most 1h)");
+  EXPECT_EQ(GetDetail<google::rpc::BadRequest>(c.status())
+                ->field_violations(0)
+                .field(),
+            "claim.duration");
   c = book_->SelectAndClaim(placer_, SaxpyJob(), absl::Hours(2), "alice");
-  EXPECT_THAT(c.status().message(), HasSubstr("claim.duration_ms: 7200000"));
+  EXPECT_THAT(c.status().message(), HasSubstr("claim.duration: 2h"));
   c = book_->SelectAndClaim(placer_, SaxpyJob(), kFiveMinutes, "");
-  EXPECT_EQ(c.status(), absl::InvalidArgumentError("claim.holder: empty"));
+  EXPECT_EQ(c.status().message(), "claim.holder: empty");
+  EXPECT_EQ(GetDetail<google::rpc::BadRequest>(c.status())
+                ->field_violations(0)
+                .field(),
+            "claim.holder");
   EXPECT_EQ(book_->Renew("c-nope", kFiveMinutes).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_THAT(book_->Release("c-nope").message(),

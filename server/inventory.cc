@@ -6,7 +6,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
-#include "server/device_match.h"
 #include "server/page_token.h"
 
 namespace ctxsel::server {
@@ -362,12 +361,11 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
 }
 
 absl::StatusOr<Page<Device>> Inventory::ListDevices(
-    const std::string& match, const std::string& node, int page_size,
+    const DeviceFilter& device_filter, const std::string& node, int page_size,
     const std::string& page_token, PageBudget<Device> budget,
-    const std::function<bool()>& cancelled) const {
-  absl::StatusOr<DeviceMatcher> matcher = DeviceMatcher::Parse(match, "match");
-  if (!matcher.ok()) return matcher.status();
-  const std::string filters = PageFilters({{"match", match}, {"node", node}});
+    const std::function<absl::Status()>& interrupted) const {
+  const std::string filters = PageFilters(
+      {{"device_filter", device_filter.text()}, {"node", node}});
   std::pair<std::string, int> after = {"", -2};
   if (!page_token.empty()) {
     absl::StatusOr<std::vector<std::string>> decoded =
@@ -390,12 +388,10 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
       if (std::make_pair(d.node, d.index) <= after) continue;
       // Matching is the slow part of a long listing: a call cancelled or
       // past its deadline stops here rather than finishing unseen.
-      if (cancelled && ++examined % kDevicesPerCancelCheck == 0 &&
-          cancelled()) {
-        return absl::CancelledError(
-            "ListDevices: call cancelled or past its deadline");
+      if (interrupted && ++examined % kDevicesPerCancelCheck == 0) {
+        if (absl::Status s = interrupted(); !s.ok()) return s;
       }
-      if (!matcher->Matches(d, devices)) continue;
+      if (!device_filter.Matches(d, devices)) continue;
       const PageFit fit =
           page.items.size() == limit ? PageFit::kFull : budget.Take(d);
       if (fit == PageFit::kTooLarge) {

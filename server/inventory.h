@@ -56,6 +56,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/device_filter.h"
 #include "server/model.h"
 #include "server/node_report.h"
 #include "server/page_budget.h"
@@ -180,17 +181,17 @@ class Inventory {
       int page_size, const std::string& page_token,
       PageBudget<NodeState> budget = {}) const;
 
-  // Live devices in (node, index) order that match `match` (a context
-  // selector, evaluated with the device as `device` and its node's devices
-  // as `target_device`s; empty: all) and are on `node` (empty: any).
-  // InvalidArgumentError "match: L:C: ..." for a bad selector, and for a
-  // page token from another listing or other `match`/`node`. Pages end as
-  // ListNodes' do. `cancelled` (when given) is asked every few devices;
-  // once it says true the listing stops with CancelledError.
+  // Live devices in (node, index) order that pass `device_filter`
+  // (device_filter.h) and are on `node` (empty: any). InvalidArgumentError
+  // for a page token from another listing or another filter or `node`.
+  // Pages end as ListNodes' do. `interrupted` (when given) is asked every
+  // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
+  // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
   absl::StatusOr<Page<Device>> ListDevices(
-      const std::string& match, const std::string& node, int page_size,
-      const std::string& page_token, PageBudget<Device> budget = {},
-      const std::function<bool()>& cancelled = nullptr) const;
+      const DeviceFilter& device_filter, const std::string& node,
+      int page_size, const std::string& page_token,
+      PageBudget<Device> budget = {},
+      const std::function<absl::Status()>& interrupted = nullptr) const;
 
   // Every live node and the sequence of the latest event, atomically: a
   // watcher sends these, then events after that sequence.

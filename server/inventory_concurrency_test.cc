@@ -109,7 +109,7 @@ TEST(InventoryConcurrencyTest, SlowStoreDoesNotStallBeatsOrListings) {
     EXPECT_EQ(*inventory.Heartbeat("a", {{"a/gpu0", 0.5}}),
               Inventory::BeatAnswer::kRecorded);
     EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 1u);
-    EXPECT_EQ(inventory.ListDevices("", "", 0, "")->items.size(), 1u);
+    EXPECT_EQ(inventory.ListDevices(DeviceFilter(), "", 0, "")->items.size(), 1u);
   }));
   observer.release_.Notify();
   reporter.join();
@@ -137,7 +137,7 @@ TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {
   EXPECT_THAT(observer.log(),
               ElementsAre("report n", "report n",
                           "beat n: n/gpu1=0.250000 n/gpu0=0.500000"));
-  auto devices = inventory.ListDevices("", "n", 0, "");
+  auto devices = inventory.ListDevices(DeviceFilter(), "n", 0, "");
   ASSERT_TRUE(devices.ok());
   ASSERT_EQ(devices->items.size(), 2u);
   EXPECT_EQ(devices->items[1].properties.utilisation, 0.25);

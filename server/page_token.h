@@ -22,7 +22,7 @@
 namespace ctxsel::server {
 
 // `filters`: the request's filter fields, each with its name
-// (PageFilters({{"match", match}, {"node", node}})).
+// (PageFilters({{"device_filter", text}, {"node", node}})).
 std::string PageFilters(
     const std::vector<std::pair<absl::string_view, absl::string_view>>& fields);
 

@@ -10,7 +10,7 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(PageTokenTest, RoundTripsAPosition) {
-  const std::string filters = PageFilters({{"match", "kind(gpu)"}});
+  const std::string filters = PageFilters({{"device_filter", "kind(gpu)"}});
   const std::string token =
       EncodePageToken("ListDevices", filters, {"node7", "3"});
   auto position = DecodePageToken(token, "ListDevices", filters, 2);
@@ -34,14 +34,14 @@ TEST(PageTokenTest, GarbageIsInvalidArgumentNamingTheField) {
 
 TEST(PageTokenTest, OtherFiltersOrListingAreRefused) {
   const std::string token = EncodePageToken(
-      "ListDevices", PageFilters({{"match", "kind(gpu)"}}), {"n", "1"});
+      "ListDevices", PageFilters({{"device_filter", "kind(gpu)"}}), {"n", "1"});
   auto other_filters = DecodePageToken(
-      token, "ListDevices", PageFilters({{"match", "kind(cpu)"}}), 2);
+      token, "ListDevices", PageFilters({{"device_filter", "kind(cpu)"}}), 2);
   EXPECT_EQ(other_filters.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GetDetail<google::rpc::ErrorInfo>(other_filters.status())->reason(),
             "PAGE_TOKEN_FILTERS_CHANGED");
   auto other_listing = DecodePageToken(
-      token, "ListNodes", PageFilters({{"match", "kind(gpu)"}}), 2);
+      token, "ListNodes", PageFilters({{"device_filter", "kind(gpu)"}}), 2);
   EXPECT_EQ(other_listing.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -1,12 +1,12 @@
 // selector_field_error.h: the one way a selector text that a request field
-// carries (a variant's selector, ListDevices' match, a job's device_filter)
+// carries (a variant's selector, a device filter)
 // reports its parse error: INVALID_ARGUMENT "<field>: L:C: what is wrong",
 // with a BadRequest naming the field and an ErrorInfo (SELECTOR_INVALID)
 // whose metadata has the line and column as data (selector_error.h), plus
 // whatever the caller adds (kernel, variant).
 //
 //   absl::StatusOr<Selector> s = Selector::Parse(text);
-//   if (!s.ok()) return SelectorFieldError("match", s.status());
+//   if (!s.ok()) return SelectorFieldError("device_filter", s.status());
 #ifndef CTXSEL_SERVER_SELECTOR_FIELD_ERROR_H_
 #define CTXSEL_SERVER_SELECTOR_FIELD_ERROR_H_
 

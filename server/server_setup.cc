@@ -19,6 +19,7 @@
 #include "base/flag_file.h"
 #include "server/metered_store.h"
 #include "server/sqlite_store.h"
+#include "server/store_health.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
@@ -133,6 +134,34 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
 
 }  // namespace
 
+// The ctxsel.v1 services, each reported on its own in gRPC health checks;
+// those that write the store report NOT_SERVING while it takes no writes.
+struct HealthService {
+  const char* name;
+  bool needs_store;
+};
+const HealthService kHealthServices[] = {
+    {v1::Ctxsel::service_full_name(), false},
+    {v1::Variants::service_full_name(), true},
+    {v1::Inventory::service_full_name(), false},
+    {v1::Placement::service_full_name(), true},
+    {v1::Admin::service_full_name(), true},
+};
+
+void RunningServer::SetStoreServing(bool available) {
+  absl::MutexLock lock(&health_mu_);
+  store_available_ = available;
+  PublishHealth();
+}
+
+void RunningServer::PublishHealth() {
+  if (server_ == nullptr || shut_down_) return;
+  for (const HealthService& service : kHealthServices) {
+    server_->GetHealthCheckService()->SetServingStatus(
+        service.name, !service.needs_store || store_available_);
+  }
+}
+
 absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
   absl::StatusOr<std::string> dir = DataDir(options.data_dir);
   if (!dir.ok()) return dir.status();
@@ -143,8 +172,16 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
                         absl::StrCat("cannot open the variant store: ",
                                      store.status().ToString()));
   }
-  store_ = *std::move(store);
-  etcd_store_ = dynamic_cast<etcd::EtcdStore*>(store_.get());
+  // The etcd store itself, before the wrappers hide it.
+  etcd_store_ = dynamic_cast<etcd::EtcdStore*>(store->get());
+  store_ =
+      std::make_unique<StoreHealth>(*std::move(store), [this](bool available) {
+        spdlog::log(available ? spdlog::level::info : spdlog::level::warn,
+                    "the variant store {} writes: {}",
+                    available ? "takes" : "refuses",
+                    available ? "serving again" : "store services NOT_SERVING");
+        SetStoreServing(available);
+      });
   if (metrics_ != nullptr) {
     store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
   }
@@ -296,7 +333,11 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
-  server_ = builder.BuildAndStart();
+  {
+    absl::MutexLock lock(&health_mu_);
+    server_ = builder.BuildAndStart();
+    if (server_ != nullptr && port_ != 0) PublishHealth();
+  }
   if (server_ == nullptr || port_ == 0) {
     return listener_ != nullptr
                ? absl::InternalError("gRPC could not start the server")
@@ -404,13 +445,22 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
 
 RunningServer::~RunningServer() {
   housekeeping_.reset();
-  if (server_ != nullptr && !shut_down_) Shutdown(absl::ZeroDuration());
+  bool running = false;
+  {
+    absl::MutexLock lock(&health_mu_);
+    running = server_ != nullptr && !shut_down_;
+  }
+  if (running) Shutdown(absl::ZeroDuration());
 }
 
 void RunningServer::Shutdown(absl::Duration grace) {
-  shut_down_ = true;
+  {
+    absl::MutexLock lock(&health_mu_);
+    shut_down_ = true;
+    // Every service NOT_SERVING, and no later store flip changes that.
+    server_->GetHealthCheckService()->Shutdown();
+  }
   if (listener_ != nullptr) listener_->Stop();
-  server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();

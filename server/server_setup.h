@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/metrics_endpoint.h"
 #include "server/auth.h"
@@ -149,7 +150,8 @@ class RunningServer {
   // an error the previous tokens stay in force.
   absl::Status ReloadTokens() { return authorizer_->Load(); }
 
-  // Reports NOT_SERVING to health checks, refuses new calls, lets in-flight
+  // Reports NOT_SERVING to health checks (the server's and every service's),
+  // refuses new calls, lets in-flight
   // calls run for up to `grace`, then cancels the rest and returns.
   void Shutdown(absl::Duration grace);
 
@@ -170,6 +172,11 @@ class RunningServer {
   absl::Status ListenTls(const ServerOptions& options,
                          grpc::ServerBuilder& builder);
   absl::Status ServeMetrics(const ServerOptions& options);
+  // Health: every service SERVING but those that write the store, which
+  // follow `available` (store_health.h). No-op before the server starts
+  // and after Shutdown.
+  void SetStoreServing(bool available) ABSL_LOCKS_EXCLUDED(health_mu_);
+  void PublishHealth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
 
   // Declaration order is construction order; destruction runs backwards,
   // so the server stops before the services and state it calls into.
@@ -206,7 +213,10 @@ class RunningServer {
   // would let a scrape read freed state.
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   int port_ = 0;
-  bool shut_down_ = false;
+  // Guards server_'s start and shut_down_ against store health flips.
+  absl::Mutex health_mu_;
+  bool store_available_ ABSL_GUARDED_BY(health_mu_) = true;
+  bool shut_down_ ABSL_GUARDED_BY(health_mu_) = false;
   std::unique_ptr<Housekeeping> housekeeping_;
 };
 

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
+#include "server/kernel_errors.h"
 #include "server/kernel_variants.h"
 #include "server/names.h"
 #include "server/page_token.h"
@@ -84,7 +85,7 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
     int64_t revision) const {
   if (absl::Status s = ValidateName(kernel, "kernel"); !s.ok()) return s;
   if (specs.empty()) {
-    return absl::InvalidArgumentError("variants: empty batch");
+    return FieldViolation("variants", "empty batch");
   }
   if (specs.size() > static_cast<size_t>(limits_.max_batch_size)) {
     return absl::InvalidArgumentError(
@@ -308,11 +309,7 @@ absl::StatusOr<int64_t> VariantRegistry::TryDeleteAllVariants(
   absl::MutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   if (it == kernels_.end()) {
-    return WithResourceInfo(
-        WithErrorInfo(absl::NotFoundError(
-                          absl::StrCat("kernel ", kernel, " has no variants")),
-                      "KERNEL_NOT_FOUND", {{"kernel", kernel}}),
-        "ctxsel.v1.Kernel", kernel);
+    return KernelNotFound(kernel);
   }
   StoreBatch batch = BatchFor(kernel);
   batch.clear_kernels.push_back(kernel);

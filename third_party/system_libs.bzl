@@ -34,10 +34,19 @@ _LIBS = {
     "prometheus": (["prometheus-cpp-core", "prometheus-cpp-pull"], []),
 }
 
-# .proto files that Debian's grpc-proto package ships, linked into the repository.
+# .proto files that Debian's grpc-proto and libprotobuf-dev packages ship,
+# linked into the repository.
 _SYSTEM_PROTOS = {
     "grpc/health/v1/health.proto": "/usr/share/grpc-proto/grpc/health/v1/health.proto",
+    "google/protobuf/duration.proto": "/usr/include/google/protobuf/duration.proto",
+    "google/protobuf/timestamp.proto": "/usr/include/google/protobuf/timestamp.proto",
 }
+
+# The well-known types ctxsel.proto imports; their C++ code is in libprotobuf.
+_WELL_KNOWN_PROTOS = [
+    "google/protobuf/duration.proto",
+    "google/protobuf/timestamp.proto",
+]
 
 def _pkg_config(ctx, flag, modules):
     result = ctx.execute(["pkg-config", flag] + modules)
@@ -61,6 +70,8 @@ def _system_libs_impl(ctx):
                      (name, defines, links))
     for dest, src in _SYSTEM_PROTOS.items():
         ctx.symlink(src, dest)
+    build.append("filegroup(\n    name = \"well_known_protos\",\n    srcs = %r,\n)\n" %
+                 _WELL_KNOWN_PROTOS)
     build.append('load("@//third_party:grpc_proto.bzl", "grpc_proto_library")\n')
     build.append("grpc_proto_library(\n    name = \"health_proto\",\n    srcs = [%r],\n)\n" %
                  "grpc/health/v1/health.proto")

@@ -90,7 +90,7 @@ done
 
 step "the fleet"
 cli nodes ls
-cli devices ls --match='device={arch(nvptx)}'
+cli devices ls --device_filter='device={arch(nvptx)}'
 
 step "registering the variants declared in tools/demo/saxpy.c"
 admin_cli variants register --from_source tools/demo/saxpy.c

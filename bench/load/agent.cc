@@ -1,6 +1,7 @@
 #include "bench/load/agent.h"
 
 #include "absl/time/clock.h"
+#include "base/proto_time.h"
 
 namespace ctxsel::load {
 
@@ -42,8 +43,9 @@ void Agent::OnReadDone(bool ok) {
     latencies_.Add(absl::Now() - sent_, true);
   }
   beats_answered_.fetch_add(1);
-  interval_ms_.store(answer_.heartbeat_interval_ms());
-  if (answer_.action() == v1::HeartbeatResponse::REREPORT) {
+  interval_ms_.store(absl::ToInt64Milliseconds(
+      FromProtoDuration(answer_.heartbeat_interval())));
+  if (answer_.action() == v1::HeartbeatResponse::ACTION_REREPORT) {
     rereport_.store(true);
   }
   StartRead(&answer_);

@@ -38,7 +38,7 @@ class Agent final : public grpc::ClientBidiReactor<v1::HeartbeatRequest,
   // the stream ended.
   bool Beat(double utilisation);
 
-  // True once after the server answered REREPORT.
+  // True once after the server answered ACTION_REREPORT.
   bool TakeRereport() { return rereport_.exchange(false); }
 
   // Cancels the stream and waits up to `timeout` for its end; false if it

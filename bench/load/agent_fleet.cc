@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/proto_time.h"
 #include "bench/load/agent.h"
 #include "bench/load/load_fleet.h"
 
@@ -78,7 +79,7 @@ absl::Status AgentFleet::Report(const v1::Node& node,
   grpc::Status s = StubFor(stub)->ReportNode(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, absl::StrCat("ReportNode ", node.id()));
   if (interval != nullptr) {
-    *interval = absl::Milliseconds(response.heartbeat_interval_ms());
+    *interval = FromProtoDuration(response.heartbeat_interval());
   }
   return absl::OkStatus();
 }

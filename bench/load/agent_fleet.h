@@ -6,7 +6,7 @@
 // hardware discovery. Streams use gRPC's client callback API, so thousands
 // of agents need no thread each: one thread sends the due beats, spread
 // evenly over the interval, and another re-reports an agent the server
-// answers with REREPORT (a re-report, a unary call, never delays beats).
+// answers with ACTION_REREPORT (a re-report, a unary call, never delays beats).
 // Streams are spread over a few channels (TCP connections).
 //
 //   AgentFleetOptions options;
@@ -49,7 +49,7 @@ struct AgentFleetOptions {
 struct AgentStats {
   int64_t beats_sent = 0;
   int64_t beats_answered = 0;
-  int64_t rereports = 0;        // REREPORT answers acted on
+  int64_t rereports = 0;        // ACTION_REREPORT answers acted on
   int64_t streams_failed = 0;   // streams that ended with an error status
   LatencySummary beat_latency;  // per_second: beats answered per second
 };

@@ -25,8 +25,8 @@ struct Watcher {
     thread = std::thread([this] {
       v1::InventoryEvent event;
       while (removed < kNodes + 1 && reader->Read(&event)) {
-        if (event.kind() == v1::InventoryEvent::ADDED) ++added;
-        if (event.kind() == v1::InventoryEvent::REMOVED) ++removed;
+        if (event.kind() == v1::InventoryEvent::KIND_ADDED) ++added;
+        if (event.kind() == v1::InventoryEvent::KIND_REMOVED) ++removed;
       }
     });
   }

@@ -23,6 +23,10 @@ ABSL_FLAG(std::vector<std::string>, construct, {},
           "target,teams,parallel,for.");
 ABSL_FLAG(std::vector<std::string>, var, {},
           "Job variables as NAME=INTEGER, e.g. N=4096,tasking=1.");
+ABSL_FLAG(std::string, device_filter, "",
+          "select/explain/run, devices ls: only devices that pass this device "
+          "filter, a selector of device and target_device traits, e.g. "
+          "'device={kind(gpu)}' (docs/placement.md).");
 
 namespace ctxsel::cli {
 

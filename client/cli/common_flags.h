@@ -37,6 +37,7 @@ ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(std::string, kernel);
 ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
 ABSL_DECLARE_FLAG(std::vector<std::string>, var);
+ABSL_DECLARE_FLAG(std::string, device_filter);
 
 namespace ctxsel::cli {
 

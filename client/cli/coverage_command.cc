@@ -173,13 +173,13 @@ std::string ClassLabel(const v1::ClassCoverage& c) {
 
 std::string OutcomeText(const v1::ClassCoverage& c, bool wide) {
   switch (c.outcome()) {
-    case v1::VARIANT: {
+    case v1::COVERAGE_OUTCOME_VARIANT: {
       std::string text = c.variant();
       if (wide) absl::StrAppend(&text, " (score ", c.score(), ")");
       if (c.dynamic()) absl::StrAppend(&text, " [dynamic]");
       return text;
     }
-    case v1::DEPENDS_ON_VARIABLES: {
+    case v1::COVERAGE_OUTCOME_DEPENDS_ON_VARIABLES: {
       std::vector<std::string> tried;
       for (const v1::DecidingCandidate& d : c.deciding()) {
         tried.push_back(wide ? absl::StrCat(d.variant(), " if ", d.selector())
@@ -213,8 +213,8 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide) {
   PrintTable(rows);
   std::vector<std::string> shares;
   for (const v1::OutcomeShare& s : p.shares()) {
-    const std::string what = s.outcome() == v1::VARIANT ? s.variant()
-                             : s.outcome() == v1::BASE_ONLY
+    const std::string what = s.outcome() == v1::COVERAGE_OUTCOME_VARIANT ? s.variant()
+                             : s.outcome() == v1::COVERAGE_OUTCOME_BASE_ONLY
                                  ? "base only"
                                  : "depends on variables";
     shares.push_back(absl::StrCat(what, ": ", s.device_count(), " devices on ",

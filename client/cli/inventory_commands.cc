@@ -1,7 +1,7 @@
 // ctxsel-cli nodes ls, devices ls, watch: the fleet inventory.
 //
 //   ctxsel-cli nodes ls
-//   ctxsel-cli devices ls [--match='device={arch(nvptx)}'] [--node=N]
+//   ctxsel-cli devices ls [--device_filter='device={arch(nvptx)}'] [--node=N]
 //   ctxsel-cli watch [--initial] [--max_events=N]
 #include <cstdio>
 #include <string>
@@ -9,15 +9,14 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 
-ABSL_FLAG(std::string, match, "",
-          "devices ls: only devices matching this context selector.");
 ABSL_FLAG(std::string, node, "", "devices ls: only this node's devices.");
 ABSL_FLAG(bool, initial, false,
-          "watch: print the current nodes first, as ADDED events.");
+          "watch: print the current nodes first, as ADDED (KIND_ADDED) events.");
 ABSL_FLAG(int, max_events, 0, "watch: stop after this many events (0: never).");
 
 namespace ctxsel::cli {
@@ -51,7 +50,7 @@ int RunNodes(const std::vector<std::string>& args) {
 
 int RunDevices(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "ls") return UsageError(kDevicesCommand);
-  auto devices = ConnectToServer()->ListDevices(absl::GetFlag(FLAGS_match),
+  auto devices = ConnectToServer()->ListDevices(absl::GetFlag(FLAGS_device_filter),
                                                 absl::GetFlag(FLAGS_node));
   if (!devices.ok()) return ReportError("devices ls", devices.status());
   v1::ListDevicesResponse all;
@@ -111,9 +110,11 @@ int RunWatch(const std::vector<std::string>& args) {
         } else if (format == OutputFormat::kName) {
           std::printf("%s\n", event.node().id().c_str());
         } else {
+          // "3 ADDED n1: ...": the table drops the enum's KIND_ prefix.
+          const std::string kind = std::string(absl::StripPrefix(
+              v1::InventoryEvent::Kind_Name(event.kind()), "KIND_"));
           std::printf("%lld %s %s: %d device(s) (%s)\n",
-                      static_cast<long long>(event.sequence()),
-                      v1::InventoryEvent::Kind_Name(event.kind()).c_str(),
+                      static_cast<long long>(event.sequence()), kind.c_str(),
                       event.node().id().c_str(), event.node().devices_size(),
                       event.reason().c_str());
         }
@@ -129,8 +130,9 @@ int RunWatch(const std::vector<std::string>& args) {
 const Command kNodesCommand = {"nodes", "nodes ls [--json]",
                                "List the live nodes.", RunNodes};
 const Command kDevicesCommand = {
-    "devices", "devices ls [--match=SELECTOR] [--node=NODE] [--json]",
-    "List live devices, optionally matching a selector.", RunDevices};
+    "devices", "devices ls [--device_filter=SELECTOR] [--node=NODE] [--json]",
+    "List live devices, optionally only those that pass a device filter.",
+    RunDevices};
 const Command kWatchCommand = {"watch",
                                "watch [--initial] [--max_events=N] [--json]",
                                "Stream inventory changes.", RunWatch};

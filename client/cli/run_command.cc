@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/proto_time.h"
 #include "client/cli/command.h"
 #include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
@@ -155,12 +156,12 @@ int RunRun(const std::vector<std::string>& args) {
   auto request = SelectRequestFromFlags();
   if (!request.ok()) return ReportError("run", request.status());
   if (!request->has_claim()) {
-    request->mutable_claim()->set_duration_ms(
-        absl::ToInt64Milliseconds(kDefaultClaim));
+    *request->mutable_claim()->mutable_duration() =
+        ToProtoDuration(kDefaultClaim);
     request->mutable_claim()->set_holder(DefaultHolder());
   }
   const absl::Duration claim =
-      absl::Milliseconds(request->claim().duration_ms());
+      FromProtoDuration(request->claim().duration());
   auto client = ConnectToServer();
   std::optional<int> stopped_by;
   auto answer = SelectWaiting(

@@ -25,8 +25,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "agent/node_id.h"
 #include "client/cli/command.h"
+#include "base/proto_time.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 #include "client/launch_env.h"
@@ -35,8 +37,6 @@ ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
 ABSL_FLAG(std::vector<std::string>, nodes, {},
           "select/explain: only these nodes.");
-ABSL_FLAG(std::string, device_filter, "",
-          "select/explain: only devices matching this context selector.");
 ABSL_FLAG(int, top_k, 0,
           "select/explain: alternatives to show (0: server default).");
 ABSL_FLAG(std::vector<std::string>, impl_vendor, {},
@@ -60,12 +60,16 @@ ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
 namespace ctxsel::cli {
 namespace {
 
-// A policy by its proto enum name in lower case ("least_loaded"): the
-// spellings come from ctxsel.proto, so a new policy needs no CLI change.
+// A policy by its proto enum name in lower case without the enum's prefix
+// ("least_loaded" for POLICY_LEAST_LOADED): the spellings come from
+// ctxsel.proto, so a new policy needs no CLI change.
+constexpr absl::string_view kPolicyPrefix = "POLICY_";
+
 absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
   v1::Policy policy = v1::POLICY_UNSPECIFIED;
   if (name == absl::AsciiStrToLower(name) &&
-      v1::Policy_Parse(absl::AsciiStrToUpper(name), &policy) &&
+      v1::Policy_Parse(absl::StrCat(kPolicyPrefix, absl::AsciiStrToUpper(name)),
+                       &policy) &&
       policy != v1::POLICY_UNSPECIFIED) {
     return policy;
   }
@@ -73,7 +77,8 @@ absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
   const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
   for (int i = 0; i < policies->value_count(); ++i) {
     if (policies->value(i)->number() == v1::POLICY_UNSPECIFIED) continue;
-    names.push_back(absl::AsciiStrToLower(policies->value(i)->name()));
+    names.push_back(absl::AsciiStrToLower(
+        absl::StripPrefix(policies->value(i)->name(), kPolicyPrefix)));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
@@ -133,8 +138,7 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
     return absl::InvalidArgumentError("--claim: negative");
   }
   if (claim > absl::ZeroDuration()) {
-    request.mutable_claim()->set_duration_ms(
-        absl::ToInt64Milliseconds(absl::Ceil(claim, absl::Milliseconds(1))));
+    *request.mutable_claim()->mutable_duration() = ToProtoDuration(claim);
     const std::string holder = absl::GetFlag(FLAGS_holder);
     request.mutable_claim()->set_holder(holder.empty() ? DefaultHolder()
                                                        : holder);

@@ -25,7 +25,7 @@ int RunSelect(const std::string& policy) {
   return kSelectCommand.run({});
 }
 
-TEST(SelectCommandTest, PoliciesAreTheProtoNamesInLowerCase) {
+TEST(SelectCommandTest, PoliciesAreTheProtoNamesInLowerCaseUnprefixed) {
   for (const char* policy : {"least_loaded", "spread", "pack"}) {
     EXPECT_EQ(RunSelect(policy), kExitUnreachable) << policy;
   }
@@ -33,7 +33,8 @@ TEST(SelectCommandTest, PoliciesAreTheProtoNamesInLowerCase) {
 
 TEST(SelectCommandTest, OtherPolicySpellingsAreBadInput) {
   for (const char* policy :
-       {"bogus", "SPREAD", "policy_unspecified", "POLICY_UNSPECIFIED", ""}) {
+       {"bogus", "SPREAD", "policy_spread", "POLICY_SPREAD", "unspecified",
+        "policy_unspecified", "POLICY_UNSPECIFIED", ""}) {
     EXPECT_EQ(RunSelect(policy), kExitBadInput) << policy;
   }
 }

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
 #include "client/cli/command.h"
@@ -202,7 +203,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::string ExpiryText(const v1::Claim& claim) {
-  const absl::Time expires = absl::FromUnixMillis(claim.expires_unix_ms());
+  const absl::Time expires = FromProtoTimestamp(claim.expire_time());
   return absl::StrCat(
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
       " (in ",

@@ -8,6 +8,7 @@
 
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "gtest/gtest.h"
+#include "server/device_filter.h"
 #include "server/etcd/etcd_store.h"
 #include "server/placement/placer.h"
 #include "server/placer_bridge.h"
@@ -73,7 +74,9 @@ class NodeSyncTest : public ::testing::Test {
     return {kv->kvs(0).version(), record.devices(0).utilisation()};
   }
   int GpuCount(Inventory& inventory) {
-    auto page = inventory.ListDevices("device={kind(gpu)}", "", 0, "");
+    auto gpus = DeviceFilter::Parse("device={kind(gpu)}", "match");
+    if (!gpus.ok()) return -1;
+    auto page = inventory.ListDevices(*gpus, "", 0, "");
     return page.ok() ? static_cast<int>(page->items.size()) : -1;
   }
 

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "selector/job_check.h"
+#include "server/kernel_errors.h"
 #include "server/placement/device_class.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"
@@ -388,8 +389,7 @@ absl::Status CheckVariables(const KernelEntry* kernel,
     if (absl::Status s =
             selector::CheckVariablesGiven(kernel->variables(), p.job.variables);
         !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.variables: ", s.message()));
+      return MissingJobVariables(s);
     }
   }
   return absl::OkStatus();
@@ -402,8 +402,7 @@ absl::StatusOr<CoverageReport> Cover(const KernelEntry* live,
                                      int max_signatures) {
   if (q.job.kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
   if (live == nullptr && q.with_variants.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel '", q.job.kernel, "' has no registered variants"));
+    return KernelNotFound(q.job.kernel);
   }
   absl::StatusOr<std::vector<Point>> points = MakePoints(q);
   if (!points.ok()) return points.status();

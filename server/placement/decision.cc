@@ -107,15 +107,11 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
 
 void CheckFilter(const Request& r, Unit& u) {
   if (r.device_filter == nullptr) return;
-  selector::Context ctx;
-  ctx.device = u.device_class->traits;
-  ctx.variables = r.job->variables;
-  absl::StatusOr<selector::Match> m = selector::MatchSelector(
-      *r.device_filter, ctx, u.layout->TargetDevicesFor(u.device_class->id));
-  if (!m.ok()) {
-    u.reason = absl::StrCat("device_filter: ", m.status().message());
-  } else if (!m->compatible) {
-    u.reason = absl::StrCat("device_filter: ", m->reason);
+  std::string reason;
+  if (!r.device_filter->Matches(u.device_class->traits,
+                                u.layout->TargetDevicesFor(u.device_class->id),
+                                &reason)) {
+    u.reason = absl::StrCat("device_filter: ", reason);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "selector/selector.h"
+#include "server/device_filter.h"
 #include "server/model.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"
@@ -29,7 +30,7 @@ struct Request {
   const KernelEntry* kernel = nullptr;
   const Job* job = nullptr;
   const JobSignature* signature = nullptr;
-  const selector::Selector* device_filter = nullptr;  // null: no filter
+  const DeviceFilter* device_filter = nullptr;  // null: no filter
   uint64_t spread_ticket = 0;  // spread's round-robin position
   int top_k = 0;
   bool explain = false;  // fill Decision::classes

@@ -6,7 +6,7 @@
 // one class, and the engine's static resolution is done once per class. A
 // class is named by its traits written as a device selector, e.g.
 //   device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}
-// so a class name can be pasted into `--match`. Its *short name*
+// so a class name can be pasted into `--device_filter`. Its *short name*
 // (DeviceClassShortName) is what tables show: "nvidia_gpu_sm_90",
 // "x86_64_v4/avx512".
 //

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "selector/job_check.h"
+#include "server/kernel_errors.h"
 #include "server/placement/decision.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"
@@ -170,27 +171,22 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   std::shared_ptr<const Snapshot> snap = snapshot();
   auto it = snap->kernels.find(job.kernel);
   if (it == snap->kernels.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel '", job.kernel, "' has no registered variants"));
+    return KernelNotFound(job.kernel);
   }
   if (absl::Status s =
           selector::CheckVariablesGiven(it->second->variables(), job.variables);
       !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job.variables: ", s.message()));
+    return MissingJobVariables(s);
   }
-  std::optional<selector::Selector> filter;
-  if (!job.device_filter.empty()) {
-    absl::StatusOr<selector::Selector> parsed = filters_.Get(job.device_filter);
-    if (!parsed.ok()) return parsed.status();
-    filter = *std::move(parsed);
-  }
+  absl::StatusOr<DeviceFilter> filter =
+      filters_.Get(job.device_filter, "job.device_filter");
+  if (!filter.ok()) return filter.status();
   JobSignature signature = JobSignature::Of(job);
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;
   request.signature = &signature;
-  request.device_filter = filter.has_value() ? &*filter : nullptr;
+  request.device_filter = &*filter;
   request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
                                 : options_.default_top_k;
   request.explain = explain;

@@ -58,10 +58,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "server/device_filter.h"
 #include "server/model.h"
 #include "server/placement/coverage.h"
 #include "server/placement/device_class.h"
-#include "server/placement/filter_cache.h"
 #include "server/placement/kernel_entry.h"
 #include "server/placement/placement.h"
 
@@ -152,6 +152,9 @@ class Placer {
   absl::StatusOr<DeviceClassNames> DeviceClassOf(
       absl::string_view device_id) const;
 
+  // The parsed device filters Select uses, for ListDevices to share.
+  const DeviceFilterCache& device_filters() const { return filters_; }
+
   // --- Placement ----------------------------------------------------------
 
   // Picks variant, node and device for `job`. With `claims`, only devices
@@ -159,7 +162,7 @@ class Placer {
   // classes have none, the next best compete.
   //   NotFoundError            the kernel has no variants;
   //   InvalidArgumentError     a bad job field (device_filter with its
-  //                            line:column, too many construct traits, a
+  //                            line:column, server/device_filter.h, too many construct traits, a
   //                            variable the kernel's selectors read missing);
   //   FailedPreconditionError  no live device fits the constraints; the
   //                            message says why each class was rejected;
@@ -211,7 +214,7 @@ class Placer {
   std::unique_ptr<internal::Fleet> fleet_;
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only
   mutable std::atomic<uint64_t> spread_ticket_{0};      // spread's round-robin
-  FilterCache filters_;
+  DeviceFilterCache filters_;
 };
 
 }  // namespace ctxsel::server::placement

@@ -329,6 +329,13 @@ TEST_F(PlacerTest, BadRequests) {
   absl::StatusOr<Placement> p = placer_.Select(job);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(p.status().message(), HasSubstr("device_filter: 1:"));
+  // A filter means what it means in ListDevices: no job variable decides it.
+  job.device_filter = "user={condition(N > 4)}";
+  job.variables["N"] = 8;
+  p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p.status().message(),
+              HasSubstr("job.device_filter: 1:1: a device filter names only"));
   AddNode("a", {MakeDevice("a", 0, Kind::kH100)});
   job = SaxpyJob();
   for (int i = 0; i <= selector::kMaxConstructTraits; ++i) {

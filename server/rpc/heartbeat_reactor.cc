@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
@@ -12,12 +13,12 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
                                       Inventory::BeatAnswer answer,
                                       absl::Duration interval) {
   v1::HeartbeatResponse response;
-  response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(interval));
+  *response.mutable_heartbeat_interval() = ToProtoDuration(interval);
   if (answer == Inventory::BeatAnswer::kUnknownNode) {
-    response.set_action(v1::HeartbeatResponse::REREPORT);
+    response.set_action(v1::HeartbeatResponse::ACTION_REREPORT);
     response.set_message(absl::StrCat("unknown node '", node, "': re-report"));
   } else if (answer == Inventory::BeatAnswer::kUnknownDevice) {
-    response.set_action(v1::HeartbeatResponse::REREPORT);
+    response.set_action(v1::HeartbeatResponse::ACTION_REREPORT);
     response.set_message(absl::StrCat("node '", node,
                                       "' names a device it did not report: "
                                       "re-report"));

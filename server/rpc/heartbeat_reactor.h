@@ -2,7 +2,7 @@
 //
 // A stream holds no server thread: each beat is read, recorded in the
 // Inventory and answered from gRPC's callback threads, one beat at a time.
-// The answer is REREPORT when the inventory does not know the node (it
+// The answer is ACTION_REREPORT when the inventory does not know the node (it
 // expired, or the server restarted) or a device the beat names; a stream
 // whose beats name no node, or another node than its first beat, ends with
 // INVALID_ARGUMENT.

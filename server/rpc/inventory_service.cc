@@ -1,6 +1,8 @@
 #include "server/rpc/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
+#include "server/rpc/call_interrupt.h"
 #include "server/rpc/heartbeat_reactor.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/watch_reactor.h"
@@ -35,10 +37,9 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
   }
   absl::Status reported = inventory_->Report(NodeFromProto(request->node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
-  response->set_heartbeat_interval_ms(
-      absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  response->set_node_ttl_ms(
-      absl::ToInt64Milliseconds(inventory_->options().ttl));
+  *response->mutable_heartbeat_interval() =
+      ToProtoDuration(options_.heartbeat_interval);
+  *response->mutable_node_ttl() = ToProtoDuration(inventory_->options().ttl);
   response->set_server_instance(options_.server_instance);
   return grpc::Status::OK;
 }
@@ -124,10 +125,13 @@ grpc::Status InventoryService::ListDevices(
     ListedDeviceToProto(device, &out);
     return RepeatedFieldBytes(out);
   });
+  absl::StatusOr<DeviceFilter> device_filter =
+      placer_->device_filters().Get(request->device_filter(), "device_filter");
+  if (!device_filter.ok()) return ToGrpcStatus(device_filter.status());
   absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
-      request->match(), request->node(), request->page_size(),
+      *device_filter, request->node(), request->page_size(),
       request->page_token(), std::move(budget),
-      [context] { return context->IsCancelled(); });
+      [context] { return CallInterrupted(*context); });
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
     ListedDeviceToProto(device, response->add_devices());

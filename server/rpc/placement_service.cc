@@ -3,6 +3,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
+#include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
@@ -56,9 +58,11 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
     PlacementToProto(*placement, response);
     return grpc::Status::OK;
   }
+  absl::StatusOr<absl::Duration> duration =
+      DurationFromProto(request->claim().duration(), "claim.duration");
+  if (!duration.ok()) return ToGrpcStatus(duration.status());
   absl::StatusOr<ClaimBook::Claimed> claimed = claims_->SelectAndClaim(
-      *placer_, *job, absl::Milliseconds(request->claim().duration_ms()),
-      request->claim().holder(), who->name);
+      *placer_, *job, *duration, request->claim().holder(), who->name);
   CountSelection(metrics_, *job, claimed.status(),
                  claimed.ok() ? &claimed->placement : nullptr);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
@@ -77,6 +81,10 @@ grpc::Status PlacementService::Explain(grpc::ServerContext* context,
   if (!job.ok()) return ToGrpcStatus(job.status());
   absl::StatusOr<placement::PlacementReport> report = placer_->Explain(*job);
   if (!report.ok()) return ToGrpcStatus(report.status());
+  // A report over a large fleet is long to render: not for a caller gone.
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   ReportToProto(*report, response);
   if (store_stale_ && store_stale_()) {
     response->set_stale(true);
@@ -97,8 +105,14 @@ grpc::Status PlacementService::Coverage(grpc::ServerContext* context,
   absl::StatusOr<placement::CoverageQuery> query =
       CoverageQueryFromProto(*request);
   if (!query.ok()) return ToGrpcStatus(query.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   absl::StatusOr<placement::CoverageReport> report = placer_->Coverage(*query);
   if (!report.ok()) return ToGrpcStatus(report.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   CoverageToProto(*report, response);
   return grpc::Status::OK;
 }
@@ -113,8 +127,10 @@ grpc::Status PlacementService::RenewClaim(grpc::ServerContext* context,
       !s.ok()) {
     return ToGrpcStatus(s);
   }
-  absl::StatusOr<Claim> claim = claims_->Renew(
-      request->claim_id(), absl::Milliseconds(request->duration_ms()));
+  absl::StatusOr<absl::Duration> duration =
+      DurationFromProto(request->duration(), "duration");
+  if (!duration.ok()) return ToGrpcStatus(duration.status());
+  absl::StatusOr<Claim> claim = claims_->Renew(request->claim_id(), *duration);
   if (!claim.ok()) return ToGrpcStatus(claim.status());
   ClaimToProto(*claim, response->mutable_claim());
   return grpc::Status::OK;

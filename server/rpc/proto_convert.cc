@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "absl/strings/str_cat.h"
+#include "base/proto_time.h"
 #include "base/status_details.h"
 #include "selector/job_check.h"
 #include "server/names.h"
@@ -22,10 +23,6 @@ void FromSet(const selector::NameSet& names, Repeated* out) {
   std::vector<std::string> sorted(names.begin(), names.end());
   std::sort(sorted.begin(), sorted.end());
   for (std::string& name : sorted) out->Add(std::move(name));
-}
-
-int64_t UnixMillis(absl::Time time) {
-  return time == absl::InfinitePast() ? 0 : absl::ToUnixMillis(time);
 }
 
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
@@ -212,8 +209,8 @@ Device DeviceFromProto(const v1::Device& device) {
 void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out) {
   out->set_id(node.id);
   out->set_agent_version(node.agent_version);
-  out->set_reported_unix_ms(UnixMillis(node.reported));
-  out->set_last_heartbeat_unix_ms(UnixMillis(node.last_heartbeat));
+  *out->mutable_reported_time() = ToProtoTimestamp(node.reported);
+  *out->mutable_last_heartbeat_time() = ToProtoTimestamp(node.last_heartbeat);
   out->set_suspect(node.suspect);
   if (!with_devices) return;
   for (const Device& device : node.devices) {
@@ -234,19 +231,19 @@ NodeState NodeFromProto(const v1::Node& node) {
 void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
   switch (event.kind) {
     case InventoryEvent::Kind::kAdded:
-      out->set_kind(v1::InventoryEvent::ADDED);
+      out->set_kind(v1::InventoryEvent::KIND_ADDED);
       break;
     case InventoryEvent::Kind::kChanged:
-      out->set_kind(v1::InventoryEvent::CHANGED);
+      out->set_kind(v1::InventoryEvent::KIND_CHANGED);
       break;
     case InventoryEvent::Kind::kRemoved:
-      out->set_kind(v1::InventoryEvent::REMOVED);
+      out->set_kind(v1::InventoryEvent::KIND_REMOVED);
       break;
   }
   NodeToProto(*event.node, /*with_devices=*/true, out->mutable_node());
   out->set_reason(event.reason);
   out->set_sequence(event.sequence);
-  out->set_unix_ms(UnixMillis(event.time));
+  *out->mutable_event_time() = ToProtoTimestamp(event.time);
 }
 
 absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
@@ -338,7 +335,7 @@ void ClaimToProto(const Claim& claim, v1::Claim* out) {
   out->set_node(claim.node);
   out->set_device(claim.device);
   out->set_holder(claim.holder);
-  out->set_expires_unix_ms(absl::ToUnixMillis(claim.expires));
+  *out->mutable_expire_time() = ToProtoTimestamp(claim.expires);
 }
 
 namespace {
@@ -357,11 +354,11 @@ void ConstructToProto(const selector::ConstructTrait& t,
 v1::CoverageOutcome OutcomeToProto(placement::CoverageOutcome outcome) {
   switch (outcome) {
     case placement::CoverageOutcome::kVariant:
-      return v1::VARIANT;
+      return v1::COVERAGE_OUTCOME_VARIANT;
     case placement::CoverageOutcome::kBase:
-      return v1::BASE_ONLY;
+      return v1::COVERAGE_OUTCOME_BASE_ONLY;
     case placement::CoverageOutcome::kDepends:
-      return v1::DEPENDS_ON_VARIABLES;
+      return v1::COVERAGE_OUTCOME_DEPENDS_ON_VARIABLES;
   }
   return v1::COVERAGE_OUTCOME_UNSPECIFIED;
 }

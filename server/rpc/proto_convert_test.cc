@@ -54,7 +54,7 @@ TEST(ProtoConvertTest, JobFromProto) {
   (*simd->mutable_aligned())["a"] = 64;
   in.mutable_implementation()->add_requirements("unified_shared_memory");
   (*in.mutable_variables())["N"] = 4096;
-  in.set_policy(v1::PACK);
+  in.set_policy(v1::POLICY_PACK);
   in.add_nodes("n1");
   absl::StatusOr<Job> job = JobFromProto(in);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -94,7 +94,7 @@ TEST(ProtoConvertTest, BadJobFieldsAreNamed) {
   in.set_policy(static_cast<v1::Policy>(42));
   EXPECT_THAT(JobFromProto(in).status().message(),
               HasSubstr("job.policy: unknown value 42"));
-  in.set_policy(v1::SPREAD);
+  in.set_policy(v1::POLICY_SPREAD);
   in.set_top_k(-1);
   EXPECT_THAT(JobFromProto(in).status().message(), HasSubstr("job.top_k"));
 }
@@ -251,7 +251,8 @@ TEST(ProtoConvertTest, FailedReportHasNoPlacement) {
 
 // The proto enum and policy.def list the same policies: every ctxsel.v1
 // value maps to the policy of the same name (the CLI spells --policy as the
-// lower-case proto name), and every policy has a value.
+// lower-case proto name without its POLICY_ prefix), and every policy has a
+// value.
 TEST(ProtoConvertTest, ProtoPoliciesAreThePolicyTable) {
   const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
   absl::flat_hash_set<Policy> reached;
@@ -266,7 +267,8 @@ TEST(ProtoConvertTest, ProtoPoliciesAreThePolicyTable) {
       EXPECT_EQ(job->policy, kDefaultPolicy);
       continue;
     }
-    EXPECT_EQ(PolicyName(job->policy), absl::AsciiStrToLower(value->name()));
+    EXPECT_EQ(absl::StrCat("policy_", PolicyName(job->policy)),
+              absl::AsciiStrToLower(value->name()));
     EXPECT_TRUE(reached.insert(job->policy).second)
         << value->name() << " maps to a policy already reached";
   }

@@ -2,6 +2,7 @@
 
 #include "server/log_text.h"
 #include "server/page_budget.h"
+#include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -53,6 +54,9 @@ grpc::Status VariantsService::ListVariants(
       registry_->List(request->kernel(), request->page_size(),
                       request->page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
+  if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   for (const Variant& variant : page->variants) {
     VariantToProto(variant, response->add_variants());
   }

@@ -123,16 +123,16 @@ TEST_F(CoverageE2E, StaticDynamicAndBaseOnlyClasses) {
   ASSERT_TRUE(r.is_object());
   ASSERT_EQ(r["points"].size(), 1u);
   const json& p = r["points"][0];
-  EXPECT_EQ(ClassOf(p, "sm_90")["outcome"], "VARIANT");
+  EXPECT_EQ(ClassOf(p, "sm_90")["outcome"], "COVERAGE_OUTCOME_VARIANT");
   EXPECT_EQ(ClassOf(p, "sm_90")["variant"], "saxpy_nv");
   EXPECT_EQ(ClassOf(p, "sm_90")["node_count"], 1);
   const json amd = ClassOf(p, "gfx90a");
-  EXPECT_EQ(amd["outcome"], "DEPENDS_ON_VARIABLES");
+  EXPECT_EQ(amd["outcome"], "COVERAGE_OUTCOME_DEPENDS_ON_VARIABLES");
   ASSERT_EQ(amd["deciding"].size(), 1u);
   EXPECT_EQ(amd["deciding"][0]["variant"], "saxpy_amd");
   EXPECT_THAT(amd["deciding"][0]["selector"].get<std::string>(),
               HasSubstr("N > 1024"));
-  EXPECT_EQ(ClassOf(p, "intel_gpu_pvc")["outcome"], "BASE_ONLY");
+  EXPECT_EQ(ClassOf(p, "intel_gpu_pvc")["outcome"], "COVERAGE_OUTCOME_BASE_ONLY");
   EXPECT_EQ(p["node_count"], 3);
   EXPECT_GT(p["base_only_share"].get<double>(), 0.0);
   EXPECT_EQ(r["dead_variants"], json::array({"saxpy_v100"}));
@@ -160,7 +160,8 @@ TEST_F(CoverageE2E, MatrixShowsWhereTheConditionTakesOver) {
   CommandResult missing =
       Cli({"coverage", "--kernel=saxpy", "--construct=target", "--var=M=1"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.stderr_text, HasSubstr("job.variables"));
+  EXPECT_THAT(missing.stderr_text, HasSubstr("\n  field job.variables: "));
+  EXPECT_THAT(missing.stderr_text, HasSubstr("\n  reason INVALID_ARGUMENT\n"));
 }
 
 TEST_F(CoverageE2E, WhatIfShadowingVariantShowsTheClassesThatSwitch) {

@@ -63,11 +63,13 @@ def main():
     ])
     reported = inventory.ReportNode(pb.ReportNodeRequest(node=node),
                                     timeout=10)
-    assert reported.heartbeat_interval_ms > 0, reported
+    assert reported.heartbeat_interval.ToMilliseconds() > 0, reported
+    assert reported.node_ttl.ToMilliseconds() > 0, reported
 
     watcher.join(timeout=20)
     assert first_event, "no inventory event"
-    assert first_event[0].kind == pb.InventoryEvent.ADDED, first_event[0]
+    assert first_event[0].kind == pb.InventoryEvent.KIND_ADDED, first_event[0]
+    assert first_event[0].event_time.seconds > 0, first_event[0]
     assert first_event[0].node.id == "py-node", first_event[0]
     events.cancel()
 
@@ -157,14 +159,14 @@ def main():
 
     # A page token is bound to the filters it was issued under.
     page = inventory.ListDevices(
-        pb.ListDevicesRequest(match="device={kind(cpu)}", page_size=1),
+        pb.ListDevicesRequest(device_filter="device={kind(cpu)}", page_size=1),
         timeout=10)
     assert page.next_page_token == "", page  # one CPU: a single page
     page = inventory.ListDevices(pb.ListDevicesRequest(page_size=1),
                                  timeout=10)
     assert page.next_page_token, page
     e = expect_error(lambda: inventory.ListDevices(pb.ListDevicesRequest(
-        match="device={kind(gpu)}", page_size=1,
+        device_filter="device={kind(gpu)}", page_size=1,
         page_token=page.next_page_token), timeout=10),
         grpc.StatusCode.INVALID_ARGUMENT)
     d = error_details.details(e)
@@ -177,6 +179,32 @@ def main():
     violation = d["google.rpc.BadRequest"].field_violations[0]
     assert violation.field == "job.construct[0].name", violation
     assert "did you mean 'parallel'" in violation.description, violation
+
+    # A policy value this client's stubs know but the server may not (a
+    # newer client, or a JavaScript client's unknown string read as a
+    # number) is refused on the field, never read as the default.
+    e = expect_error(lambda: placement.Select(pb.SelectRequest(job=pb.Job(
+        kernel="saxpy", policy=7)), timeout=10),
+        grpc.StatusCode.INVALID_ARGUMENT)
+    d = error_details.details(e)
+    assert (d["google.rpc.BadRequest"].field_violations[0].field ==
+            "job.policy"), d
+    assert pb.Policy.Name(pb.POLICY_SPREAD) == "POLICY_SPREAD"
+
+    # One device filter, one meaning: a filter the job would decide is
+    # refused by ListDevices and Select alike, on the field.
+    for call, field in (
+            (lambda: inventory.ListDevices(pb.ListDevicesRequest(
+                device_filter="user={condition(N > 4)}"), timeout=10),
+             "device_filter"),
+            (lambda: placement.Select(pb.SelectRequest(job=pb.Job(
+                kernel="saxpy", variables={"N": 8},
+                device_filter="user={condition(N > 4)}")), timeout=10),
+             "job.device_filter")):
+        d = error_details.details(
+            expect_error(call, grpc.StatusCode.INVALID_ARGUMENT))
+        assert d["google.rpc.BadRequest"].field_violations[0].field == field, d
+        assert d["google.rpc.ErrorInfo"].reason == "SELECTOR_INVALID", d
 
     e = expect_error(lambda: placement.Select(pb.SelectRequest(
         job=pb.Job(kernel="unknown")), timeout=10),

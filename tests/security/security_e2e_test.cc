@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "client/credentials.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
@@ -24,6 +25,15 @@
 
 namespace ctxsel::testing {
 namespace {
+
+// The ErrorInfo reason the server sent with an error (every error has one,
+// in domain ctxsel.dev); "" when none came.
+std::string Reason(const absl::Status& status) {
+  std::optional<google::rpc::ErrorInfo> info =
+      GetDetail<google::rpc::ErrorInfo>(status);
+  if (!info.has_value() || info->domain() != kErrorDomain) return "";
+  return info->reason();
+}
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -141,10 +151,12 @@ TEST_F(SecurityE2E, AgentActsOnlyForItsOwnNode) {
 
   absl::Status report = node_a->ReportNode(CpuNode("node-b")).status();
   EXPECT_EQ(report.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Reason(report), "PERMISSION_DENIED");
   EXPECT_THAT(report.message(), HasSubstr("'node-a'"));
   EXPECT_THAT(report.message(), HasSubstr("'node-b'"));
   absl::Status deregister = node_a->Deregister("node-b");
   EXPECT_EQ(deregister.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Reason(deregister), "PERMISSION_DENIED");
 
   // Heartbeating keeps a node alive: node-a cannot do it for node-b.
   auto stream = node_a->OpenHeartbeat();
@@ -174,12 +186,14 @@ TEST_F(SecurityE2E, RolesDecideWhoMayRegister) {
   absl::Status reader =
       WithToken("dashboard")->RegisterVariants(request).status();
   EXPECT_EQ(reader.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Reason(reader), "PERMISSION_DENIED");
   EXPECT_THAT(reader.message(), HasSubstr("role reader"));
 
   client::ClientSecurity none;  // TLS, but neither token nor certificate
   absl::Status anonymous =
       client::CtxselClient(Channel(none)).RegisterVariants(request).status();
   EXPECT_EQ(anonymous.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(Reason(anonymous), "UNAUTHENTICATED");
 
   EXPECT_TRUE(WithToken("ops")->RegisterVariants(request).ok());
   EXPECT_TRUE(WithToken("dashboard")->ListVariants("scale").ok());
@@ -209,7 +223,7 @@ TEST_F(SecurityE2E, LauncherCannotReleaseAnotherLaunchersClaim) {
 
   v1::SelectRequest select;
   select.mutable_job()->set_kernel("claimed");
-  select.mutable_claim()->set_duration_ms(60000);
+  select.mutable_claim()->mutable_duration()->set_seconds(60);
   select.mutable_claim()->set_holder("job-1");
   auto slurm = WithToken("slurm");
   auto claimed = slurm->Select(select);
@@ -219,6 +233,7 @@ TEST_F(SecurityE2E, LauncherCannotReleaseAnotherLaunchersClaim) {
   auto k8s = WithToken("k8s");
   absl::Status stolen = k8s->ReleaseClaim(id);
   EXPECT_EQ(stolen.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Reason(stolen), "PERMISSION_DENIED");
   EXPECT_THAT(stolen.message(), HasSubstr("'slurm'"));
   EXPECT_EQ(k8s->RenewClaim(id, std::chrono::minutes(1)).status().code(),
             absl::StatusCode::kPermissionDenied);

@@ -24,18 +24,20 @@ def main():
     stubs.generate(work_dir, proto_root, googleapis_root)
     from ctxsel.v1 import ctxsel_pb2 as pb
     from ctxsel.v1 import ctxsel_pb2_grpc as rpc
+    from google.protobuf import duration_pb2
 
     placement = rpc.PlacementStub(grpc.insecure_channel(server))
     request = pb.SelectRequest(
         job=pb.Job(kernel="saxpy", device_filter="device={kind(gpu)}"),
-        claim=pb.ClaimRequest(duration_ms=60000, holder="python@test:1"))
+        claim=pb.ClaimRequest(duration=duration_pb2.Duration(seconds=60),
+                             holder="python@test:1"))
     answer = placement.Select(request, timeout=10)
     claim = answer.claim
     assert claim.id.startswith("c-"), answer
     assert claim.device == answer.placement.device.id, answer
     assert claim.holder == "python@test:1", claim
     now_ms = int(time.time() * 1000)
-    assert now_ms < claim.expires_unix_ms <= now_ms + 60000, claim
+    assert now_ms < claim.expire_time.ToMilliseconds() <= now_ms + 60000, claim
 
     # The only GPU is claimed: a second claim is refused.
     try:
@@ -49,9 +51,11 @@ def main():
     assert [c.id for c in listed] == [claim.id], listed
 
     renewed = placement.RenewClaim(
-        pb.RenewClaimRequest(claim_id=claim.id, duration_ms=120000),
+        pb.RenewClaimRequest(claim_id=claim.id,
+                             duration=duration_pb2.Duration(seconds=120)),
         timeout=10).claim
-    assert renewed.expires_unix_ms > claim.expires_unix_ms, renewed
+    assert renewed.expire_time.ToMilliseconds() > \
+        claim.expire_time.ToMilliseconds(), renewed
 
     placement.ReleaseClaim(pb.ReleaseClaimRequest(claim_id=claim.id),
                            timeout=10)

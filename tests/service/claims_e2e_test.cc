@@ -202,6 +202,8 @@ TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
   EXPECT_EQ(ClaimCount(), 8);
   CommandResult blocked = Cli(ClaimArgs());
   EXPECT_EQ(blocked.exit_code, 4) << blocked.stdout_text;
+  EXPECT_THAT(blocked.stderr_text,
+              ::testing::HasSubstr("\n  reason RESOURCE_EXHAUSTED\n"));
 
   // Released, the device is free again, and only that one.
   CommandResult release = Cli({"claims", "release", last_claim});
@@ -209,7 +211,11 @@ TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
   CommandResult again = Cli(ClaimArgs());
   ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
   EXPECT_EQ(EnvValue(again.stdout_text, "CTXSEL_DEVICE"), last_device);
-  EXPECT_EQ(Cli({"claims", "release", last_claim}).exit_code, 2);
+  CommandResult gone = Cli({"claims", "release", last_claim});
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_THAT(gone.stderr_text,
+              ::testing::HasSubstr("\n  reason CLAIM_NOT_FOUND claim_id=" +
+                                   last_claim + "\n"));
 }
 
 TEST_F(ClaimsE2E, RunHoldsTheClaimWhileTheCommandRuns) {

@@ -42,7 +42,7 @@ TEST(CliTimeoutE2E, StoppedServerGivesExit3NamingTheDeadline) {
         {"variants", "ls"},
         {"variants", "get", "saxpy", "saxpy_nv"},
         {"nodes", "ls"},
-        {"devices", "ls", "--match=device={kind(gpu)}"},
+        {"devices", "ls", "--device_filter=device={kind(gpu)}"},
         {"select", "--kernel=saxpy"},
         {"explain", "--kernel=saxpy"},
         {"watch"},

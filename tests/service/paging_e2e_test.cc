@@ -134,7 +134,7 @@ TEST_F(PagingE2E, NodesAndDevicesLsFollowEveryPage) {
   };
   EXPECT_EQ(keys(CliJson({"devices", "ls"})), Once(devices));
   // The selector filter applies across pages too.
-  EXPECT_EQ(keys(CliJson({"devices", "ls", "--match=device={kind(gpu)}"})),
+  EXPECT_EQ(keys(CliJson({"devices", "ls", "--device_filter=device={kind(gpu)}"})),
             Once(gpus));
 }
 

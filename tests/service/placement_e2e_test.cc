@@ -1,7 +1,7 @@
 // The whole path with real processes: simulated nodes report through the
 // client library, variants are registered and `ctxsel-cli select` answers;
 // dynamic conditions, TTL expiry, re-report after restart, devices ls
-// --match and watch.
+// --device_filter and watch.
 #include <signal.h>
 
 #include <thread>
@@ -104,15 +104,21 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
                             "--device_filter=device={arch(spir64)}"});
   EXPECT_EQ(none.exit_code, 1) << none.stdout_text;
   EXPECT_THAT(none.stderr_text, HasSubstr("FAILED_PRECONDITION"));
-  CommandResult bad_filter =
-      Cli({"select", "--kernel=saxpy", "--device_filter=device={arch(}"});
+  EXPECT_THAT(none.stderr_text, HasSubstr("\n  reason FAILED_PRECONDITION\n"));
+  // (With N given: without it the job fails on job.variables first, which
+  // the exit code alone did not tell apart.)
+  CommandResult bad_filter = Cli({"select", "--kernel=saxpy", "--var=N=1",
+                                  "--device_filter=device={arch(}"});
   EXPECT_EQ(bad_filter.exit_code, 2);
+  EXPECT_THAT(bad_filter.stderr_text, HasSubstr("\n  field job.device_filter: 1:"));
+  EXPECT_THAT(bad_filter.stderr_text,
+              HasSubstr("\n  reason SELECTOR_INVALID column="));
 }
 
 TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   Start();
   ReportFleet();
-  CommandResult nv = Cli({"devices", "ls", "--match=device={arch(nvptx)}"});
+  CommandResult nv = Cli({"devices", "ls", "--device_filter=device={arch(nvptx)}"});
   ASSERT_EQ(nv.exit_code, 0) << nv.stderr_text;
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu0"));
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu1"));
@@ -120,13 +126,38 @@ TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   EXPECT_THAT(nv.stdout_text, Not(HasSubstr("gpu-nv/cpu0")));
   // The SYCL catalog's names are arch traits too.
   CommandResult sycl =
-      Cli({"devices", "ls", "--match=device={arch(amd_gpu_gfx90a)}"});
+      Cli({"devices", "ls", "--device_filter=device={arch(amd_gpu_gfx90a)}"});
   ASSERT_EQ(sycl.exit_code, 0) << sycl.stderr_text;
   EXPECT_THAT(sycl.stdout_text, HasSubstr("gpu-amd/gpu0"));
   EXPECT_THAT(sycl.stdout_text, Not(HasSubstr("gpu-nv/")));
-  CommandResult bad = Cli({"devices", "ls", "--match=device={arch(}"});
+  CommandResult bad = Cli({"devices", "ls", "--device_filter=device={arch(}"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_THAT(bad.stderr_text, HasSubstr("match: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("device_filter: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("field device_filter: 1:"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("reason SELECTOR_INVALID"));
+}
+
+// One device filter, one meaning: a filter the job would decide is refused
+// alike by `devices ls` and by `select`, where it used to list nothing in
+// one and filter by the job's variables in the other.
+TEST_F(PlacementE2E, JobDependentDeviceFilterIsRefusedEverywhere) {
+  Start();
+  ReportFleet();
+  RegisterSaxpy();
+  const std::string filter = "--device_filter=user={condition(N > 4)}";
+  CommandResult ls = Cli({"devices", "ls", filter});
+  CommandResult select =
+      Cli({"select", "--kernel=saxpy", "--var=N=4096", filter});
+  for (const CommandResult* r : {&ls, &select}) {
+    EXPECT_EQ(r->exit_code, 2) << r->stderr_text;
+    EXPECT_THAT(r->stderr_text,
+                HasSubstr("device_filter: 1:1: a device filter names only the "
+                          "device and target_device trait sets, not 'user'"));
+    EXPECT_THAT(r->stderr_text, HasSubstr("reason SELECTOR_INVALID"));
+    EXPECT_THAT(r->stderr_text, HasSubstr("column=1"));
+  }
+  EXPECT_THAT(ls.stderr_text, HasSubstr("field device_filter: "));
+  EXPECT_THAT(select.stderr_text, HasSubstr("field job.device_filter: "));
   CommandResult nodes = Cli({"nodes", "ls"});
   ASSERT_EQ(nodes.exit_code, 0);
   EXPECT_THAT(nodes.stdout_text, HasSubstr("cpu-1"));
@@ -187,7 +218,7 @@ TEST_F(PlacementE2E, UnknownNodeIsToldToReReportAfterRestart) {
   beat.set_node("gpu-nv");
   auto answer = beats->Beat(beat);
   ASSERT_TRUE(answer.ok()) << answer.status();
-  EXPECT_EQ(answer->action(), v1::HeartbeatResponse::REREPORT);
+  EXPECT_EQ(answer->action(), v1::HeartbeatResponse::ACTION_REREPORT);
   EXPECT_THAT(answer->message(), HasSubstr("unknown node"));
   ASSERT_TRUE(client_
                   ->ReportNode(GpuNode("gpu-nv", "nvidia", "nvptx",
@@ -220,7 +251,7 @@ TEST_F(PlacementE2E, WatchPrintsChanges) {
       std::chrono::seconds(10));
   deregister.join();
   EXPECT_TRUE(watched.ok()) << watched;
-  EXPECT_THAT(seen, ::testing::ElementsAre("REMOVED deregistered"));
+  EXPECT_THAT(seen, ::testing::ElementsAre("KIND_REMOVED deregistered"));
 }
 
 }  // namespace

@@ -1,16 +1,22 @@
 // The variant store through the real ctxsel-server and ctxsel-cli: it never
 // silently loses data (docs/operations.md). One server per data directory;
 // an emptied database or a deleted WAL stops the start with DATA_LOSS; a
-// full disk is RESOURCE_EXHAUSTED and the server keeps answering; an online
-// backup taken with `ctxsel-cli admin backup` restores every variant.
+// full disk is RESOURCE_EXHAUSTED and the server keeps answering, with the
+// services that write the store NOT_SERVING in health checks until a write
+// succeeds again; an online backup taken with `ctxsel-cli admin backup`
+// restores every variant.
 #include <signal.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "client/ctxsel_client.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/server_process.h"
@@ -58,6 +64,24 @@ class StoreE2E : public ::testing::Test {
       ASSERT_TRUE(response.ok()) << response.status();
     }
   }
+  // One service's status as a gRPC health check through a real channel
+  // reads it ("" is the server as a whole).
+  static std::string Health(const ServerProcess& server,
+                            const std::string& service) {
+    auto health = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
+        server.address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status s = health->Check(&context, request, &response);
+    if (!s.ok()) return "error " + s.error_message();
+    return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+        response.status());
+  }
+
   size_t VariantCount(const ServerProcess& server) {
     auto listed =
         client::CtxselClient::Connect(server.address())->ListVariants("");
@@ -121,6 +145,11 @@ TEST_F(StoreE2E, DeletedWalAfterKill9IsDataLossAtStart) {
 TEST_F(StoreE2E, FullDiskIsResourceExhaustedAndTheServerKeepsAnswering) {
   auto server = Start({"--max_store_bytes=65536"});
   ASSERT_NE(server, nullptr);
+  for (const char* service : {"", "ctxsel.v1.Placement", "ctxsel.v1.Variants",
+                              "ctxsel.v1.Inventory", "ctxsel.v1.Admin",
+                              "ctxsel.v1.Ctxsel"}) {
+    EXPECT_EQ(Health(*server, service), "SERVING") << service;
+  }
   // About 3 KB each: a few dozen fill 64 KiB.
   std::string selector = "device={isa(";
   for (int i = 0; i < 300; ++i) absl::StrAppend(&selector, "isa_", i, ",");
@@ -141,11 +170,22 @@ TEST_F(StoreE2E, FullDiskIsResourceExhaustedAndTheServerKeepsAnswering) {
               HasSubstr("RESOURCE_EXHAUSTED: the server's disk is full; the "
                         "write was not applied"));
   EXPECT_THAT(full.stderr_text, Not(HasSubstr(data_dir_)));
+  EXPECT_THAT(full.stderr_text, HasSubstr("reason RESOURCE_EXHAUSTED"));
   EXPECT_THAT(server->Log(), HasSubstr(data_dir_ + "/ctxsel.db"));
+  // The services that write the store say so to health checks; reads and
+  // the inventory serve on.
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Placement"), "NOT_SERVING");
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Variants"), "NOT_SERVING");
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Admin"), "NOT_SERVING");
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Inventory"), "SERVING");
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Ctxsel"), "SERVING");
+  EXPECT_EQ(Health(*server, ""), "SERVING");
   // Still answering, with everything acknowledged before.
   EXPECT_EQ(Cli(*server, {"ping"}).exit_code, 0);
   EXPECT_EQ(VariantCount(*server), static_cast<size_t>(stored));
   EXPECT_EQ(Cli(*server, {"variants", "rm", "big", "v0"}).exit_code, 0);
+  // A write went through: the store serves again.
+  EXPECT_EQ(Health(*server, "ctxsel.v1.Placement"), "SERVING");
 }
 
 // The commands of docs/operations.md, "Backup and restore".

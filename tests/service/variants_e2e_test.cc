@@ -85,6 +85,8 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
   CommandResult empty = Cli({"variants", "register", "saxpy"});
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_THAT(empty.stderr_text, HasSubstr("variants: empty batch"));
+  EXPECT_THAT(empty.stderr_text, HasSubstr("\n  field variants: empty batch\n"));
+  EXPECT_THAT(empty.stderr_text, HasSubstr("\n  reason INVALID_ARGUMENT\n"));
 
   CommandResult missing = Cli({"variants", "get", "saxpy", "nope"});
   EXPECT_EQ(missing.exit_code, 2);
@@ -96,6 +98,9 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
   CommandResult unknown_kernel = Cli({"select", "--kernel=nope"});
   EXPECT_EQ(unknown_kernel.exit_code, 2) << unknown_kernel.stderr_text;
   EXPECT_THAT(unknown_kernel.stderr_text, HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(unknown_kernel.stderr_text,
+              HasSubstr("\n  reason KERNEL_NOT_FOUND kernel=nope\n"
+                        "  resource ctxsel.v1.Kernel nope\n"));
 
   CommandResult flag = Cli({"--no_such_flag", "variants", "ls"});
   EXPECT_NE(flag.exit_code, 0);
@@ -108,6 +113,9 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
       Cli({"variants", "register", "saxpy", "a=device={kind(cpu)}"});
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_THAT(again.stderr_text, HasSubstr("ALREADY_EXISTS"));
+  EXPECT_THAT(again.stderr_text,
+              HasSubstr("\n  reason VARIANT_EXISTS kernel=saxpy name=a\n"
+                        "  resource ctxsel.v1.Variant saxpy/a\n"));
 }
 
 TEST_F(VariantsE2E, OversizeMessageIsRejectedAndNothingStored) {

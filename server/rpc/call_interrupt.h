@@ -1,0 +1,22 @@
+// call_interrupt.h: whether a call's handler should stop — the one test
+// every long-running handler (ListDevices, ListVariants, Explain, Coverage,
+// WatchInventory) makes, so each ends with the same code and message.
+//
+//   if (absl::Status s = CallInterrupted(*context); !s.ok()) return s;
+#ifndef CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
+#define CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+
+namespace ctxsel::server {
+
+// DeadlineExceededError once the call's deadline has passed (the client
+// gave up waiting), CancelledError once it was cancelled otherwise, OK
+// while it runs.
+absl::Status CallInterrupted(const grpc::ServerContextBase& context);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
