@@ -174,7 +174,7 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
   }
   // The etcd store itself, before the wrappers hide it.
   etcd_store_ = dynamic_cast<etcd::EtcdStore*>(store->get());
-  store_ =
+  auto health =
       std::make_unique<StoreHealth>(*std::move(store), [this](bool available) {
         spdlog::log(available ? spdlog::level::info : spdlog::level::warn,
                     "the variant store {} writes: {}",
@@ -182,6 +182,8 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
                     available ? "serving again" : "store services NOT_SERVING");
         SetStoreServing(available);
       });
+  store_health_ = health.get();
+  store_ = std::move(health);
   if (metrics_ != nullptr) {
     store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
   }
@@ -434,8 +436,13 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     // server as a whole, "", keeps answering reads).
     grpc::HealthCheckServiceInterface* health =
         server->server_->GetHealthCheckService();
-    server->replica_sync_->OnStaleChanged([health](bool stale) {
+    // Back in step: etcd takes writes again, so the writing services serve
+    // again without waiting for a write to prove it (none may come while
+    // load balancers keep claims away from a NOT_SERVING Placement).
+    StoreHealth* store_health = server->store_health_;
+    server->replica_sync_->OnStaleChanged([health, store_health](bool stale) {
       health->SetServingStatus(RunningServer::kStoreHealthService, !stale);
+      if (!stale) store_health->Reachable();
     });
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(

@@ -44,6 +44,7 @@
 #include "server/rpc/placement_service.h"
 #include "server/rpc/variants_service.h"
 #include "server/store.h"
+#include "server/store_health.h"
 #include "server/variant_registry.h"
 
 namespace ctxsel::server {
@@ -186,8 +187,10 @@ class RunningServer {
   std::unique_ptr<Metrics> metrics_;
   std::string data_dir_;
   std::unique_ptr<Store> store_;
-  // The etcd store inside store_ (which may meter it); null with SQLite.
+  // The etcd store and the health wrapper inside store_ (which may meter
+  // them); etcd_store_ is null with SQLite.
   etcd::EtcdStore* etcd_store_ = nullptr;
+  StoreHealth* store_health_ = nullptr;
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
   std::unique_ptr<VariantRegistry> registry_;

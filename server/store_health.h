@@ -35,6 +35,11 @@ class StoreHealth final : public Store {
       : store_(std::move(store)), on_change_(std::move(on_change)) {}
 
   bool available() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A store that other servers share (etcd) answers again (this replica's
+  // watch is back): it takes writes, before any write has proved it.
+  void Reachable() ABSL_LOCKS_EXCLUDED(mu_) {
+    Record(absl::OkStatus()).IgnoreError();
+  }
 
   absl::StatusOr<StoreContents> Load() override { return store_->Load(); }
   absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override {

@@ -87,6 +87,22 @@ std::optional<std::pair<bool, bool>> StaleAndStoreServing(
       response.status() == grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
+// Whether `service` is SERVING in `address`'s health service; nullopt
+// when the check fails.
+std::optional<bool> Serving(const std::string& address,
+                            const std::string& service) {
+  auto health = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  if (!health->Check(&context, request, &response).ok()) return std::nullopt;
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
 absl::Duration Percentile(std::vector<absl::Duration> samples, double p) {
   std::sort(samples.begin(), samples.end());
   return samples[std::min(samples.size() - 1,
@@ -370,8 +386,19 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
   for (int r = 0; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
   }
+  // B's failed write made the services that write NOT_SERVING there.
+  EXPECT_EQ(Serving(replicas_[1]->address(), "ctxsel.v1.Placement"),
+            std::make_optional(false));
   ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
   const absl::Time back = absl::Now();
+  // Once B follows etcd again they serve again, before any write.
+  while (Serving(replicas_[1]->address(), "ctxsel.store") !=
+         std::make_optional(true)) {
+    ASSERT_LT(absl::Now() - back, absl::Seconds(10));
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(Serving(replicas_[1]->address(), "ctxsel.v1.Placement"),
+            std::make_optional(true));
 
   // No restart of any replica: a write on B lands, and A and C see it.
   CommandResult again;
