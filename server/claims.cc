@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::server {
 namespace {
@@ -83,16 +84,16 @@ absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
     Store* store, ClaimOptions options) {
   if (!options.new_id) options.new_id = RandomClaimId;
   std::unique_ptr<ClaimBook> book(new ClaimBook(store, std::move(options)));
-  absl::StatusOr<std::vector<ClaimRecord>> records = store->LoadClaims();
-  if (!records.ok()) return records.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<ClaimRecord> records,
+                          store->LoadClaims());
   absl::MutexLock lock(&book->mu_);
-  for (const ClaimRecord& record : *records) {
+  for (const ClaimRecord& record : records) {
     book->Insert(ClaimFromRecord(record));
   }
   ClaimBatch expired;
   book->DropExpired(book->options_.now(), &expired);
   if (!expired.deletes.empty()) {
-    if (absl::Status s = store->ApplyClaims(expired); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(store->ApplyClaims(expired));
   }
   return book;
 }
@@ -166,9 +167,7 @@ std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
     const std::string& holder, const std::string& owner) {
-  if (absl::Status s = CheckDuration(duration, "claim.duration"); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "claim.duration"));
   if (holder.empty()) {
     return FieldViolation("claim.holder", "empty");
   }
@@ -236,18 +235,15 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
 
 absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
                                        absl::Duration duration) {
-  if (absl::Status s = CheckDuration(duration, "duration"); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "duration"));
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
-  absl::StatusOr<Claim*> live = FindLive(id, now);
-  if (!live.ok()) return live.status();
-  Claim renewed = **live;
+  CTXSEL_ASSIGN_OR_RETURN(Claim * live, FindLive(id, now));
+  Claim renewed = *live;
   renewed.expires = WholeMillis(now + duration);
   ClaimBatch batch;
   batch.puts.push_back(ClaimToRecord(renewed));
-  if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
   Erase(id);
   Insert(renewed);
   return renewed;
@@ -265,10 +261,10 @@ absl::StatusOr<Claim> ClaimBook::Find(const std::string& id) const {
 absl::Status ClaimBook::Release(const std::string& id) {
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
-  if (absl::Status s = FindLive(id, now).status(); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(FindLive(id, now).status());
   ClaimBatch batch;
   batch.deletes.push_back(id);
-  if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
   Erase(id);
   return absl::OkStatus();
 }

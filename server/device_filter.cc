@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "selector/selector_error.h"
 #include "server/fleet_context.h"
 #include "server/selector_field_error.h"
@@ -87,10 +88,10 @@ absl::StatusOr<DeviceFilter> DeviceFilterCache::Get(
     auto it = parsed_.find(text);
     if (it != parsed_.end()) return it->second;
   }
-  absl::StatusOr<DeviceFilter> parsed = DeviceFilter::Parse(text, field);
-  if (!parsed.ok()) return parsed.status();
+  CTXSEL_ASSIGN_OR_RETURN(DeviceFilter parsed,
+                          DeviceFilter::Parse(text, field));
   absl::MutexLock lock(&mu_);
-  if (parsed_.size() < capacity_) parsed_.emplace(std::string(text), *parsed);
+  if (parsed_.size() < capacity_) parsed_.emplace(std::string(text), parsed);
   return parsed;
 }
 

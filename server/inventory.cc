@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 #include "server/page_token.h"
 
 namespace ctxsel::server {
@@ -76,9 +77,7 @@ void Inventory::RunNotifier() {
 }
 
 absl::Status Inventory::Report(NodeState node) {
-  if (absl::Status s = NormalizeReport(node, options_.report_limits); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(NormalizeReport(node, options_.report_limits));
   Wakes wakes;
   {
     absl::MutexLock apply(&apply_mu_);
@@ -148,7 +147,7 @@ std::shared_ptr<const NodeState> Inventory::CommitLocked(NodeState node,
 
 absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
     const std::string& node, absl::Span<const DeviceBeat> utilisation) {
-  if (absl::Status s = CheckBeat(utilisation); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckBeat(utilisation));
   bool healthy_again = false;
   {
     absl::MutexLock lock(&mu_);
@@ -330,10 +329,9 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
     PageBudget<NodeState> budget) const {
   std::string after;
   if (!page_token.empty()) {
-    absl::StatusOr<std::vector<std::string>> decoded =
-        DecodePageToken(page_token, "ListNodes", "", 1);
-    if (!decoded.ok()) return decoded.status();
-    after = (*decoded)[0];
+    CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> decoded,
+                            DecodePageToken(page_token, "ListNodes", "", 1));
+    after = (decoded)[0];
   }
   const size_t limit = ClampPageSize(page_size, options_);
   absl::ReaderMutexLock lock(&mu_);
@@ -364,15 +362,15 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
     const DeviceFilter& device_filter, const std::string& node, int page_size,
     const std::string& page_token, PageBudget<Device> budget,
     const std::function<absl::Status()>& interrupted) const {
-  const std::string filters = PageFilters(
-      {{"device_filter", device_filter.text()}, {"node", node}});
+  const std::string filters =
+      PageFilters({{"device_filter", device_filter.text()}, {"node", node}});
   std::pair<std::string, int> after = {"", -2};
   if (!page_token.empty()) {
-    absl::StatusOr<std::vector<std::string>> decoded =
-        DecodePageToken(page_token, "ListDevices", filters, 2);
-    if (!decoded.ok()) return decoded.status();
-    after.first = (*decoded)[0];
-    if (!absl::SimpleAtoi((*decoded)[1], &after.second)) {
+    CTXSEL_ASSIGN_OR_RETURN(
+        std::vector<std::string> decoded,
+        DecodePageToken(page_token, "ListDevices", filters, 2));
+    after.first = (decoded)[0];
+    if (!absl::SimpleAtoi((decoded)[1], &after.second)) {
       return FieldViolation("page_token",
                             "not a token from a previous ListDevices answer");
     }
@@ -389,7 +387,7 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
       // Matching is the slow part of a long listing: a call cancelled or
       // past its deadline stops here rather than finishing unseen.
       if (interrupted && ++examined % kDevicesPerCancelCheck == 0) {
-        if (absl::Status s = interrupted(); !s.ok()) return s;
+        CTXSEL_RETURN_IF_ERROR(interrupted());
       }
       if (!device_filter.Matches(d, devices)) continue;
       const PageFit fit =

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 #include "server/names.h"
 
 namespace ctxsel::server {
@@ -10,7 +11,7 @@ namespace ctxsel::server {
 absl::Status CheckKernelVariants(const std::string& kernel,
                                  absl::Span<const Variant> kept,
                                  absl::Span<const Variant> added) {
-  if (absl::Status s = ValidateName(kernel, "kernel"); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(ValidateName(kernel, "kernel"));
   absl::flat_hash_set<absl::string_view> taken;
   for (const Variant& v : kept) taken.insert(v.name);
   absl::flat_hash_set<absl::string_view> in_batch;

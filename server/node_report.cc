@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "server/device_normalize.h"
 #include "server/names.h"
 
@@ -28,9 +29,7 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".index: ", device.index, " (must be >= -1)"));
   }
-  if (absl::Status s = ValidateName(device.id, field + ".id"); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(ValidateName(device.id, field + ".id"));
   // Scoped to the node: otherwise a node could report another's ids first
   // and keep that node out of the inventory.
   if (!absl::StartsWith(device.id, absl::StrCat(node_id, "/"))) {
@@ -74,11 +73,8 @@ absl::Status CheckTraits(const std::string& field,
           " trait names (--max_traits_per_device)"));
     }
     for (const std::string& name : *names) {
-      if (absl::Status s =
-              ValidateName(name, absl::StrCat(field, ".traits.", set));
-          !s.ok()) {
-        return s;
-      }
+      CTXSEL_RETURN_IF_ERROR(
+          ValidateName(name, absl::StrCat(field, ".traits.", set)));
     }
   }
   return absl::OkStatus();
@@ -93,7 +89,7 @@ bool SameTraits(const selector::DeviceTraits& a,
 }  // namespace
 
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
-  if (absl::Status s = ValidateName(node.id, "node.id"); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(ValidateName(node.id, "node.id"));
   if (node.devices.size() > static_cast<size_t>(limits.max_devices_per_node)) {
     return absl::ResourceExhaustedError(
         absl::StrCat("node.devices: ", node.devices.size(),
@@ -104,20 +100,14 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
     return absl::InvalidArgumentError(absl::StrCat(
         "node.agent_version: longer than ", kMaxNameBytes, " bytes"));
   }
-  if (absl::Status s = NormalizeDevices(node.id, node.devices); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(NormalizeDevices(node.id, node.devices));
   absl::flat_hash_set<std::string> ids;
   absl::flat_hash_set<int> indices;
   for (size_t i = 0; i < node.devices.size(); ++i) {
     const std::string field = absl::StrCat("node.devices[", i, "]");
     Device& device = node.devices[i];
-    if (absl::Status s = CheckTraits(field, device.traits, limits); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = NormalizeDevice(node.id, field, device); !s.ok()) {
-      return s;
-    }
+    CTXSEL_RETURN_IF_ERROR(CheckTraits(field, device.traits, limits));
+    CTXSEL_RETURN_IF_ERROR(NormalizeDevice(node.id, field, device));
     if (!ids.insert(device.id).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".id: '", device.id, "' is used twice"));

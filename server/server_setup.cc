@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/flag_file.h"
+#include "base/status_macros.h"
 #include "server/metered_store.h"
 #include "server/sqlite_store.h"
 #include "server/store_health.h"
@@ -91,20 +92,19 @@ void SetConnectionLimits(const ServerOptions& options,
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
     const ServerOptions& options) {
-  absl::StatusOr<std::string> cert = ReadFlagFile("tls_cert", options.tls_cert);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFlagFile("tls_key", options.tls_key);
-  if (!key.ok()) return key.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::string cert,
+                          ReadFlagFile("tls_cert", options.tls_cert));
+  CTXSEL_ASSIGN_OR_RETURN(std::string key,
+                          ReadFlagFile("tls_key", options.tls_key));
   // Client certificates are asked for and verified when offered, not
   // required: launchers and readers come with a token instead.
   grpc::SslServerCredentialsOptions ssl(
       GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  ssl.pem_key_cert_pairs.push_back({key, cert});
   if (!options.client_ca.empty()) {
-    absl::StatusOr<std::string> ca =
-        ReadFlagFile("client_ca", options.client_ca);
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *ca;
+    CTXSEL_ASSIGN_OR_RETURN(std::string ca,
+                            ReadFlagFile("client_ca", options.client_ca));
+    ssl.pem_root_certs = ca;
     ssl.client_certificate_request =
         GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -163,9 +163,8 @@ void RunningServer::PublishHealth() {
 }
 
 absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
-  absl::StatusOr<std::string> dir = DataDir(options.data_dir);
-  if (!dir.ok()) return dir.status();
-  data_dir_ = *dir;
+  CTXSEL_ASSIGN_OR_RETURN(std::string dir, DataDir(options.data_dir));
+  data_dir_ = dir;
   absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
@@ -206,21 +205,19 @@ absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
 absl::StatusOr<std::unique_ptr<Store>> RunningServer::OpenStore(
     const ServerOptions& options) {
   if (!options.store.empty()) {
-    absl::StatusOr<std::vector<std::string>> endpoints =
-        etcd::ParseEtcdUrl(options.store, "store");
-    if (!endpoints.ok()) return endpoints.status();
-    absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
-        etcd::EtcdStore::Open(*endpoints, options.store_prefix);
-    if (!store.ok()) return store.status();
-    return std::unique_ptr<Store>(*std::move(store));
+    CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> endpoints,
+                            etcd::ParseEtcdUrl(options.store, "store"));
+    CTXSEL_ASSIGN_OR_RETURN(
+        std::unique_ptr<etcd::EtcdStore> store,
+        etcd::EtcdStore::Open(endpoints, options.store_prefix));
+    return std::unique_ptr<Store>(std::move(store));
   }
   SqliteStoreOptions store_options;
   store_options.max_bytes = options.max_store_bytes;
   store_options.restore_from = options.restore_from;
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
-      SqliteStore::Open(data_dir_, store_options);
-  if (!store.ok()) return store.status();
-  return std::unique_ptr<Store>(*std::move(store));
+  CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
+                          SqliteStore::Open(data_dir_, store_options));
+  return std::unique_ptr<Store>(std::move(store));
 }
 
 absl::Status RunningServer::StartReplicaSync() {
@@ -297,14 +294,13 @@ void RunningServer::MakeServices(const ServerOptions& options) {
 
 absl::Status RunningServer::ListenTls(const ServerOptions& options,
                                       grpc::ServerBuilder& builder) {
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      TlsCredentials(options);
-  if (!credentials.ok()) return credentials.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                          TlsCredentials(options));
   // gRPC's own port: gRPC 1.51 can take an accepted descriptor only as a
   // plaintext channel (grpc_server_add_channel_from_fd), so TLS gives up
   // the Listener's survival of EMFILE; the raised RLIMIT_NOFILE and the
   // connection limits remain (docs/security.md, "TLS and descriptors").
-  builder.AddListeningPort(options.listen, *credentials, &port_);
+  builder.AddListeningPort(options.listen, credentials, &port_);
   return absl::OkStatus();
 }
 
@@ -317,14 +313,12 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
     // stops for good after running out of descriptors once.
     ListenerOptions listener_options;
     listener_options.fd_headroom = options.fd_headroom;
-    absl::StatusOr<std::unique_ptr<Listener>> listener =
-        Listener::Bind(options.listen, listener_options);
-    if (!listener.ok()) return listener.status();
-    listener_ = *std::move(listener);
+    CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<Listener> listener,
+                            Listener::Bind(options.listen, listener_options));
+    listener_ = std::move(listener);
     port_ = listener_->port();
-  } else if (absl::Status s = ListenTls(options, builder); !s.ok()) {
-    return s;
-  }
+  } else
+    CTXSEL_RETURN_IF_ERROR(ListenTls(options, builder));
   SetConnectionLimits(options, builder);
   if (metrics_ != nullptr) {
     builder.experimental().SetInterceptorCreators(
@@ -382,10 +376,10 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
         absl::ToDoubleSeconds(cache.rebuild_time);
     return counts;
   });
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
-      MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables());
-  if (!endpoint.ok()) return endpoint.status();
-  metrics_endpoint_ = *std::move(endpoint);
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::unique_ptr<MetricsEndpoint> endpoint,
+      MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables()));
+  metrics_endpoint_ = std::move(endpoint);
   spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
                metrics_endpoint_->port());
   return absl::OkStatus();
@@ -393,31 +387,28 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
 
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options) {
-  if (absl::Status s = CheckSecurityOptions(options); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckSecurityOptions(options));
   std::unique_ptr<RunningServer> server(new RunningServer);
   AuthOptions auth;
   auth.required = !options.insecure || !options.tokens_file.empty();
   auth.tokens_file = options.tokens_file;
   auth.limits = options.principal_limits;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
-  if (absl::Status s = server->authorizer_->Load(); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load());
   if (!auth.required) {
     spdlog::warn("--insecure without --tokens_file: every call is allowed");
   }
   if (!options.metrics_listen.empty()) {
     // Checked before the store opens, so a typo costs no startup work.
-    if (absl::Status s = ValidateMetricsAddress(options.metrics_listen);
-        !s.ok()) {
-      return s;
-    }
+    CTXSEL_RETURN_IF_ERROR(ValidateMetricsAddress(options.metrics_listen));
     server->metrics_ = std::make_unique<Metrics>();
   }
   server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
                           ? options.node_ttl
                           : 3 * options.heartbeat_interval;
-  if (absl::Status s = server->OpenVariants(options); !s.ok()) return s;
-  if (absl::Status s = server->OpenClaims(); !s.ok()) return s;
-  if (absl::Status s = server->StartReplicaSync(); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(server->OpenVariants(options));
+  CTXSEL_RETURN_IF_ERROR(server->OpenClaims());
+  CTXSEL_RETURN_IF_ERROR(server->StartReplicaSync());
   server->MakeServices(options);
   if (server->node_sync_ != nullptr) {
     if (absl::Status s = server->node_sync_->Start(server->inventory_.get());
@@ -427,9 +418,9 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
                                                  s.ToString()));
     }
   }
-  if (absl::Status s = server->Listen(options); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(server->Listen(options));
   if (server->metrics_ != nullptr) {
-    if (absl::Status s = server->ServeMetrics(options); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(server->ServeMetrics(options));
   }
   if (server->replica_sync_ != nullptr) {
     // Health's "ctxsel.store" service: NOT_SERVING while etcd is away (the

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 #include "server/kernel_errors.h"
 #include "server/kernel_variants.h"
 #include "server/names.h"
@@ -50,14 +51,13 @@ absl::Status CheckVariantKey(const std::string& kernel,
 
 absl::StatusOr<std::unique_ptr<VariantRegistry>> VariantRegistry::Open(
     Store* store, VariantObserver* observer, RegistryLimits limits) {
-  absl::StatusOr<StoreContents> contents = store->Load();
-  if (!contents.ok()) return contents.status();
+  CTXSEL_ASSIGN_OR_RETURN(StoreContents contents, store->Load());
   std::unique_ptr<VariantRegistry> registry(
       new VariantRegistry(store, observer, limits));
   absl::MutexLock lock(&registry->mu_);
-  registry->revision_ = contents->revision;
-  registry->kernel_revisions_ = std::move(contents->kernel_revisions);
-  for (VariantRecord& record : contents->variants) {
+  registry->revision_ = contents.revision;
+  registry->kernel_revisions_ = std::move(contents.kernel_revisions);
+  for (VariantRecord& record : contents.variants) {
     int64_t& kernel_revision = registry->kernel_revisions_[record.kernel];
     kernel_revision = std::max(kernel_revision, record.revision);
     absl::StatusOr<selector::Selector> parsed =
@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<VariantRegistry>> VariantRegistry::Open(
 absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
     const std::string& kernel, std::vector<VariantSpec>& specs, bool replace,
     int64_t revision) const {
-  if (absl::Status s = ValidateName(kernel, "kernel"); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(ValidateName(kernel, "kernel"));
   if (specs.empty()) {
     return FieldViolation("variants", "empty batch");
   }
@@ -100,26 +100,22 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
   std::vector<Variant> variants;
   variants.reserve(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    absl::StatusOr<Variant> variant =
-        VariantFromSpec(kernel, specs[i], absl::StrCat("variants[", i, "]"));
-    if (!variant.ok()) return variant.status();
-    variant->order = next_order++;
-    variant->revision = revision;
-    variants.push_back(*std::move(variant));
+    CTXSEL_ASSIGN_OR_RETURN(
+        Variant variant,
+        VariantFromSpec(kernel, specs[i], absl::StrCat("variants[", i, "]")));
+    variant.order = next_order++;
+    variant.revision = revision;
+    variants.push_back(std::move(variant));
   }
   // The list as placement will take it, by placement's own rule.
-  if (absl::Status s = CheckKernelVariants(kernel, kept, variants); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(CheckKernelVariants(kernel, kept, variants));
   return variants;
 }
 
 absl::StatusOr<Variant> VariantFromSpec(const std::string& kernel,
                                         VariantSpec& spec,
                                         const std::string& field) {
-  if (absl::Status s = ValidateName(spec.name, field + ".name"); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(ValidateName(spec.name, field + ".name"));
   absl::StatusOr<selector::Selector> parsed =
       selector::Selector::Parse(spec.selector_text);
   if (!parsed.ok()) {
@@ -190,22 +186,20 @@ absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
          {"revision", absl::StrCat(kernel_revision)},
          {"expected_revision", absl::StrCat(expected_revision)}});
   }
-  absl::StatusOr<std::vector<Variant>> added =
-      Validate(kernel, specs, replace, batch.revision);
-  if (!added.ok()) return added.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<Variant> added,
+                          Validate(kernel, specs, replace, batch.revision));
 
   if (replace) batch.clear_kernels.push_back(kernel);
-  for (const Variant& v : *added) batch.puts.push_back(ToRecord(v));
-  absl::StatusOr<int64_t> stored = store_->Apply(batch);
-  if (!stored.ok()) return stored.status();
+  for (const Variant& v : added) batch.puts.push_back(ToRecord(v));
+  CTXSEL_ASSIGN_OR_RETURN(int64_t stored, store_->Apply(batch));
 
-  const int64_t revision = Stored(kernel, *stored);
-  for (Variant& v : *added) v.revision = revision;
+  const int64_t revision = Stored(kernel, stored);
+  for (Variant& v : added) v.revision = revision;
   std::vector<Variant>& variants = kernels_[kernel];
   if (replace) variants.clear();
-  variants.insert(variants.end(), added->begin(), added->end());
+  variants.insert(variants.end(), added.begin(), added.end());
   if (observer_ != nullptr) observer_->KernelChanged(kernel, variants);
-  return RegisterResult{revision, *std::move(added)};
+  return RegisterResult{revision, std::move(added)};
 }
 
 absl::StatusOr<VariantPage> VariantRegistry::List(
@@ -220,11 +214,11 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
   std::pair<std::string, int64_t> after = {"", -1};
   const bool resume = !page_token.empty();
   if (resume) {
-    absl::StatusOr<std::vector<std::string>> decoded =
-        DecodePageToken(page_token, "ListVariants", filters, 2);
-    if (!decoded.ok()) return decoded.status();
-    after.first = (*decoded)[0];
-    if (!absl::SimpleAtoi((*decoded)[1], &after.second)) {
+    CTXSEL_ASSIGN_OR_RETURN(
+        std::vector<std::string> decoded,
+        DecodePageToken(page_token, "ListVariants", filters, 2));
+    after.first = (decoded)[0];
+    if (!absl::SimpleAtoi((decoded)[1], &after.second)) {
       return FieldViolation("page_token",
                             "not a token from a previous ListVariants answer");
     }
@@ -258,7 +252,7 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
 
 absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
                                              const std::string& name) const {
-  if (absl::Status key = CheckVariantKey(kernel, name); !key.ok()) return key;
+  CTXSEL_RETURN_IF_ERROR(CheckVariantKey(kernel, name));
   absl::ReaderMutexLock lock(&mu_);
   const auto it = kernels_.find(kernel);
   if (it != kernels_.end()) {
@@ -271,7 +265,7 @@ absl::StatusOr<Variant> VariantRegistry::Get(const std::string& kernel,
 
 absl::StatusOr<int64_t> VariantRegistry::Delete(const std::string& kernel,
                                                 const std::string& name) {
-  if (absl::Status key = CheckVariantKey(kernel, name); !key.ok()) return key;
+  CTXSEL_RETURN_IF_ERROR(CheckVariantKey(kernel, name));
   return RetryAborted([&] { return TryDelete(kernel, name); });
 }
 
@@ -289,9 +283,8 @@ absl::StatusOr<int64_t> VariantRegistry::TryDelete(const std::string& kernel,
   }
   StoreBatch batch = BatchFor(kernel);
   batch.deletes.emplace_back(kernel, name);
-  absl::StatusOr<int64_t> stored = store_->Apply(batch);
-  if (!stored.ok()) return stored.status();
-  Stored(kernel, *stored);
+  CTXSEL_ASSIGN_OR_RETURN(int64_t stored, store_->Apply(batch));
+  Stored(kernel, stored);
   it->second.erase(found);
   if (observer_ != nullptr) observer_->KernelChanged(kernel, it->second);
   if (it->second.empty()) kernels_.erase(it);
@@ -313,9 +306,8 @@ absl::StatusOr<int64_t> VariantRegistry::TryDeleteAllVariants(
   }
   StoreBatch batch = BatchFor(kernel);
   batch.clear_kernels.push_back(kernel);
-  absl::StatusOr<int64_t> stored = store_->Apply(batch);
-  if (!stored.ok()) return stored.status();
-  Stored(kernel, *stored);
+  CTXSEL_ASSIGN_OR_RETURN(int64_t stored, store_->Apply(batch));
+  Stored(kernel, stored);
   kernels_.erase(it);
   if (observer_ != nullptr) observer_->KernelChanged(kernel, {});
   return revision_;

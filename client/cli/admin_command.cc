@@ -17,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
 #include "server/auth.h"
@@ -44,14 +45,13 @@ absl::StatusOr<v1::BackupSummary> FetchAndCheck(const std::string& tmp) {
     }
   }
   if (!summary.ok()) return summary;
-  absl::StatusOr<server::StoreSummary> inspected =
-      server::SqliteStore::Inspect(tmp);
-  if (!inspected.ok()) return inspected.status();
-  if (inspected->revision != summary->revision() ||
-      inspected->variant_count != summary->variant_count()) {
+  CTXSEL_ASSIGN_OR_RETURN(server::StoreSummary inspected,
+                          server::SqliteStore::Inspect(tmp));
+  if (inspected.revision != summary->revision() ||
+      inspected.variant_count != summary->variant_count()) {
     return absl::DataLossError(absl::StrCat(
-        "the copy holds revision ", inspected->revision, " with ",
-        inspected->variant_count, " variant(s); the server announced revision ",
+        "the copy holds revision ", inspected.revision, " with ",
+        inspected.variant_count, " variant(s); the server announced revision ",
         summary->revision(), " with ", summary->variant_count()));
   }
   const int fd = open(tmp.c_str(), O_RDONLY | O_CLOEXEC);

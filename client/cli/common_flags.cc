@@ -4,6 +4,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 ABSL_FLAG(std::string, server, "",
           "Address of the ctxsel server, host:port, or a list of replicas "
@@ -74,10 +75,9 @@ absl::StatusOr<VariableRanges> VariableRangesFromFlags() {
 }
 
 absl::StatusOr<JobVariables> JobVariablesFromFlags() {
-  absl::StatusOr<VariableRanges> ranges = VariableRangesFromFlags();
-  if (!ranges.ok()) return ranges.status();
+  CTXSEL_ASSIGN_OR_RETURN(VariableRanges ranges, VariableRangesFromFlags());
   JobVariables out;
-  for (const auto& [name, values] : *ranges) {
+  for (const auto& [name, values] : ranges) {
     if (values.size() > 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("--var: '", values[1], "' is not NAME=INTEGER"));

@@ -30,6 +30,7 @@
 #include "agent/device_info.h"
 #include "agent/device_json.h"
 #include "agent/grpc_transport.h"
+#include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/input_file.h"
@@ -87,14 +88,13 @@ absl::Status AddWhatIfVariants(const std::vector<std::string>& sources,
     }
   }
   if (!sources.empty()) {
-    absl::StatusOr<SourceImport> imported = ImportSources(sources);
-    if (!imported.ok()) return imported.status();
-    if (!imported->errors.empty()) {
+    CTXSEL_ASSIGN_OR_RETURN(SourceImport imported, ImportSources(sources));
+    if (!imported.errors.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--from_source: ", absl::StrJoin(imported->errors, "\n")));
+          "--from_source: ", absl::StrJoin(imported.errors, "\n")));
     }
-    auto it = imported->batches.find(request.job().kernel());
-    if (it == imported->batches.end()) {
+    auto it = imported.batches.find(request.job().kernel());
+    if (it == imported.batches.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--from_source: no declare variant of kernel '",
                        request.job().kernel(), "'"));
@@ -121,10 +121,9 @@ absl::Status AddHypotheticalNodes(v1::CoverageRequest& request) {
             "--with_devices: '", spec, "' is not FILE[:COUNT] (1..100000)"));
       }
     }
-    absl::StatusOr<std::string> text = ReadInputFile(path);
-    if (!text.ok()) return text.status();
+    CTXSEL_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
     absl::StatusOr<std::vector<agent::DeviceInfo>> devices =
-        agent::ParseDevices(*text);
+        agent::ParseDevices(text);
     if (!devices.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": ", devices.status().message()));
@@ -213,7 +212,8 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide) {
   PrintTable(rows);
   std::vector<std::string> shares;
   for (const v1::OutcomeShare& s : p.shares()) {
-    const std::string what = s.outcome() == v1::COVERAGE_OUTCOME_VARIANT ? s.variant()
+    const std::string what = s.outcome() == v1::COVERAGE_OUTCOME_VARIANT
+                                 ? s.variant()
                              : s.outcome() == v1::COVERAGE_OUTCOME_BASE_ONLY
                                  ? "base only"
                                  : "depends on variables";

@@ -27,8 +27,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "agent/node_id.h"
-#include "client/cli/command.h"
 #include "base/proto_time.h"
+#include "base/status_macros.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
 #include "client/launch_env.h"
@@ -95,9 +96,8 @@ absl::StatusOr<v1::Job> JobFromFlags(bool read_variables) {
     job.add_construct()->set_name(name);
   }
   if (read_variables) {
-    absl::StatusOr<JobVariables> variables = JobVariablesFromFlags();
-    if (!variables.ok()) return variables.status();
-    for (const auto& [name, value] : *variables) {
+    CTXSEL_ASSIGN_OR_RETURN(JobVariables variables, JobVariablesFromFlags());
+    for (const auto& [name, value] : variables) {
       (*job.mutable_variables())[name] = value;
     }
   }
@@ -130,9 +130,8 @@ std::string DefaultHolder() {
 
 absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
   v1::SelectRequest request;
-  absl::StatusOr<v1::Job> job = JobFromFlags();
-  if (!job.ok()) return job.status();
-  *request.mutable_job() = *std::move(job);
+  CTXSEL_ASSIGN_OR_RETURN(v1::Job job, JobFromFlags());
+  *request.mutable_job() = std::move(job);
   const absl::Duration claim = absl::GetFlag(FLAGS_claim);
   if (claim < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--claim: negative");

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "client/cli/input_file.h"
 
 ABSL_FLAG(std::vector<std::string>, define, {},
@@ -65,19 +66,18 @@ absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags() {
 
 absl::StatusOr<pragma::ImportResult> ImportSourceFile(
     const std::string& path, const pragma::ImportOptions& options) {
-  absl::StatusOr<std::string> text = ReadInputFile(path);
-  if (!text.ok()) return text.status();
-  return pragma::ImportVariants(path, *text, options);
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
+  return pragma::ImportVariants(path, text, options);
 }
 
 absl::StatusOr<SourceImport> ImportSources(
     const std::vector<std::string>& files) {
-  absl::StatusOr<pragma::ImportOptions> options = ImportOptionsFromFlags();
-  if (!options.ok()) return options.status();
+  CTXSEL_ASSIGN_OR_RETURN(pragma::ImportOptions options,
+                          ImportOptionsFromFlags());
   SourceImport out;
   for (const std::string& file : files) {
     absl::StatusOr<pragma::ImportResult> result =
-        ImportSourceFile(file, *options);
+        ImportSourceFile(file, options);
     if (!result.ok()) {
       out.errors.push_back(absl::StrCat(file, ": ", result.status().message()));
       continue;

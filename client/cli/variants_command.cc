@@ -25,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/input_file.h"
@@ -56,9 +57,8 @@ namespace {
 
 absl::StatusOr<std::vector<v1::Variant>> ReadVariantsFile(
     const std::string& path, const std::string& kernel) {
-  absl::StatusOr<std::string> text = ReadInputFile(path);
-  if (!text.ok()) return text.status();
-  auto variants = ParseVariantsFile(*text, kernel);
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
+  auto variants = ParseVariantsFile(text, kernel);
   if (!variants.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", variants.status().message()));

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ctxsel::cli {
@@ -52,9 +53,7 @@ absl::StatusOr<ctxsel::v1::Variant> ParseVariant(const json& item, size_t i,
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": needs string fields \"name\" and \"selector\""));
   }
-  if (absl::Status s = CheckKernel(item, where + ".kernel", kernel); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(CheckKernel(item, where + ".kernel", kernel));
   ctxsel::v1::Variant variant;
   variant.set_name(item["name"].get<std::string>());
   variant.set_selector(item["selector"].get<std::string>());
@@ -63,7 +62,7 @@ absl::StatusOr<ctxsel::v1::Variant> ParseVariant(const json& item, size_t i,
     auto* out = std::string(field) == "adjust_args"
                     ? metadata->mutable_adjust_args()
                     : metadata->mutable_append_args();
-    if (absl::Status s = AddStrings(item, field, where, out); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(AddStrings(item, field, where, out));
   }
   const json file = item.value("source_file", json(""));
   const json line = item.value("source_line", json(0));
@@ -83,7 +82,7 @@ absl::StatusOr<std::vector<ctxsel::v1::Variant>> ParseVariantsFile(
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
   if (doc.is_object()) {
-    if (absl::Status s = CheckKernel(doc, "kernel", kernel); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(CheckKernel(doc, "kernel", kernel));
   }
   const json& list =
       doc.is_object() && doc.contains("variants") ? doc["variants"] : doc;
@@ -92,10 +91,9 @@ absl::StatusOr<std::vector<ctxsel::v1::Variant>> ParseVariantsFile(
   }
   std::vector<ctxsel::v1::Variant> variants;
   for (size_t i = 0; i < list.size(); ++i) {
-    absl::StatusOr<ctxsel::v1::Variant> variant =
-        ParseVariant(list[i], i, kernel);
-    if (!variant.ok()) return variant.status();
-    variants.push_back(*std::move(variant));
+    CTXSEL_ASSIGN_OR_RETURN(ctxsel::v1::Variant variant,
+                            ParseVariant(list[i], i, kernel));
+    variants.push_back(std::move(variant));
   }
   return variants;
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -167,14 +168,13 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
   // etcd that was not serving yet kept failing for many seconds.
   const absl::Time deadline = absl::Now() + kOpenPatience;
   for (;;) {
-    absl::StatusOr<std::unique_ptr<EtcdClient>> client =
-        EtcdClient::Create(endpoints, options);
-    if (!client.ok()) return client.status();
+    CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
+                            EtcdClient::Create(endpoints, options));
     absl::StatusOr<etcdserverpb::RangeResponse> probe =
-        (*client)->Range(prefix, "");
+        client->Range(prefix, "");
     if (probe.ok()) {
       return std::unique_ptr<EtcdStore>(
-          new EtcdStore(*std::move(client), prefix));
+          new EtcdStore(std::move(client), prefix));
     }
     if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
       return probe.status();
@@ -190,21 +190,21 @@ std::string EtcdStore::Describe() const {
 }
 
 absl::StatusOr<StoreContents> EtcdStore::Load() {
-  absl::StatusOr<etcdserverpb::RangeResponse> variants =
-      client_->Range(keys_.Variants(), PrefixEnd(keys_.Variants()));
-  if (!variants.ok()) return variants.status();
-  const int64_t revision = variants->header().revision();
-  absl::StatusOr<etcdserverpb::RangeResponse> kernels =
-      client_->Range(keys_.Kernels(), PrefixEnd(keys_.Kernels()), revision);
-  if (!kernels.ok()) return kernels.status();
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse variants,
+      client_->Range(keys_.Variants(), PrefixEnd(keys_.Variants())));
+  const int64_t revision = variants.header().revision();
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse kernels,
+      client_->Range(keys_.Kernels(), PrefixEnd(keys_.Kernels()), revision));
 
   StoreContents contents;
   contents.revision = revision;
-  for (const mvccpb::KeyValue& kv : kernels->kvs()) {
+  for (const mvccpb::KeyValue& kv : kernels.kvs()) {
     contents.kernel_revisions[UnescapeKeySegment(
         kv.key().substr(keys_.Kernels().size()))] = kv.mod_revision();
   }
-  for (const mvccpb::KeyValue& kv : variants->kvs()) {
+  for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
     if (!record.ok()) {
       return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
@@ -296,11 +296,11 @@ absl::StatusOr<StoreSummary> EtcdStore::Backup(const std::string&) {
 }
 
 absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
-  absl::StatusOr<etcdserverpb::RangeResponse> claims =
-      client_->Range(keys_.Claims(), PrefixEnd(keys_.Claims()));
-  if (!claims.ok()) return claims.status();
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse claims,
+      client_->Range(keys_.Claims(), PrefixEnd(keys_.Claims())));
   std::vector<ClaimRecord> records;
-  for (const mvccpb::KeyValue& kv : claims->kvs()) {
+  for (const mvccpb::KeyValue& kv : claims.kvs()) {
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
     if (!record.ok()) {
       return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
@@ -374,15 +374,14 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(
     const std::vector<ClaimRecord>& wanted) {
   std::vector<ClaimRecord> holders;
   for (const ClaimRecord& place : wanted) {
-    absl::StatusOr<etcdserverpb::RangeResponse> slot =
-        client_->Range(keys_.ClaimSlot(place), "");
-    if (!slot.ok()) return slot.status();
-    if (slot->kvs_size() == 0 || slot->kvs(0).value() == place.id) continue;
-    absl::StatusOr<etcdserverpb::RangeResponse> claim =
-        client_->Range(keys_.Claim(slot->kvs(0).value()), "");
-    if (!claim.ok()) return claim.status();
-    if (claim->kvs_size() == 0) continue;  // released meanwhile
-    absl::StatusOr<ClaimRecord> record = ClaimFromValue(claim->kvs(0).value());
+    CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse slot,
+                            client_->Range(keys_.ClaimSlot(place), ""));
+    if (slot.kvs_size() == 0 || slot.kvs(0).value() == place.id) continue;
+    CTXSEL_ASSIGN_OR_RETURN(
+        etcdserverpb::RangeResponse claim,
+        client_->Range(keys_.Claim(slot.kvs(0).value()), ""));
+    if (claim.kvs_size() == 0) continue;  // released meanwhile
+    absl::StatusOr<ClaimRecord> record = ClaimFromValue(claim.kvs(0).value());
     if (record.ok()) holders.push_back(*std::move(record));
   }
   return holders;

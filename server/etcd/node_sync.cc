@@ -6,6 +6,7 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/node_report.h"
 #include "server/rpc/proto_convert.h"
@@ -57,17 +58,15 @@ std::string NodeSync::Key(const std::string& node) const {
 absl::Status NodeSync::Start(Inventory* inventory) {
   inventory_ = inventory;
   EtcdClient& client = store_->client();
-  absl::StatusOr<int64_t> lease = client.LeaseGrant(options_.lease_ttl);
-  if (!lease.ok()) return lease.status();
+  CTXSEL_ASSIGN_OR_RETURN(int64_t lease, client.LeaseGrant(options_.lease_ttl));
   {
     absl::MutexLock lock(&mu_);
-    lease_ = *lease;
+    lease_ = lease;
   }
   const std::string prefix = store_->keys().prefix() + "nodes/";
-  absl::StatusOr<etcdserverpb::RangeResponse> nodes =
-      client.Range(prefix, PrefixEnd(prefix));
-  if (!nodes.ok()) return nodes.status();
-  for (const mvccpb::KeyValue& kv : nodes->kvs()) {
+  CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse nodes,
+                          client.Range(prefix, PrefixEnd(prefix)));
+  for (const mvccpb::KeyValue& kv : nodes.kvs()) {
     v1::Node proto;
     if (proto.ParseFromString(kv.value())) ApplyRemote(NodeFromProto(proto));
   }
@@ -76,7 +75,7 @@ absl::Status NodeSync::Start(Inventory* inventory) {
     OnEvents(response);
   };
   watch_ = client.Watch(prefix, PrefixEnd(prefix),
-                        nodes->header().revision() + 1, std::move(callbacks));
+                        nodes.header().revision() + 1, std::move(callbacks));
   loop_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server::etcd {
@@ -18,9 +19,8 @@ absl::StatusOr<std::unique_ptr<ReplicaSync>> ReplicaSync::Start(
     absl::MutexLock lock(&sync->mu_);
     std::map<std::string, int64_t> kernels;
     int64_t read_at = 0;
-    absl::Status read =
-        sync->ReadVariants(loaded, sync->mirror_, kernels, read_at);
-    if (!read.ok()) return read;
+    CTXSEL_RETURN_IF_ERROR(
+        sync->ReadVariants(loaded, sync->mirror_, kernels, read_at));
   }
   sync->applied_.store(loaded);
   store->MarkApplied(loaded);
@@ -44,21 +44,21 @@ absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
                                        int64_t& read_at) {
   const EtcdKeys& keys = store_->keys();
   EtcdClient& client = store_->client();
-  absl::StatusOr<etcdserverpb::RangeResponse> variants =
-      client.Range(keys.Variants(), PrefixEnd(keys.Variants()), revision);
-  if (!variants.ok()) return variants.status();
-  read_at = variants->header().revision();
-  absl::StatusOr<etcdserverpb::RangeResponse> markers =
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse variants,
+      client.Range(keys.Variants(), PrefixEnd(keys.Variants()), revision));
+  read_at = variants.header().revision();
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse markers,
       client.Range(keys.Kernels(), PrefixEnd(keys.Kernels()),
-                   revision != 0 ? revision : read_at);
-  if (!markers.ok()) return markers.status();
-  for (const mvccpb::KeyValue& kv : variants->kvs()) {
+                   revision != 0 ? revision : read_at));
+  for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
     if (!record.ok()) continue;  // Load() refused it already
     record->revision = kv.mod_revision();
     mirror[record->kernel][kv.key()] = *std::move(record);
   }
-  for (const mvccpb::KeyValue& kv : markers->kvs()) {
+  for (const mvccpb::KeyValue& kv : markers.kvs()) {
     kernels[UnescapeKeySegment(kv.key().substr(keys.Kernels().size()))] =
         kv.mod_revision();
   }

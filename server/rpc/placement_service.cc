@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
+#include "base/status_macros.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 
@@ -32,11 +33,10 @@ void CountSelection(Metrics* metrics, const Job& job,
 // that is not live, PermissionDeniedError naming both principals otherwise.
 absl::Status CheckClaimOwner(const ClaimBook& claims, const Principal& who,
                              const std::string& id) {
-  absl::StatusOr<Claim> claim = claims.Find(id);
-  if (!claim.ok()) return claim.status();
-  if (Authorizer::MayActFor(who, claim->owner)) return absl::OkStatus();
+  CTXSEL_ASSIGN_OR_RETURN(Claim claim, claims.Find(id));
+  if (Authorizer::MayActFor(who, claim.owner)) return absl::OkStatus();
   return absl::PermissionDeniedError(
-      absl::StrCat("claim_id: '", id, "' belongs to '", claim->owner,
+      absl::StrCat("claim_id: '", id, "' belongs to '", claim.owner,
                    "', not to '", who.name, "'"));
 }
 

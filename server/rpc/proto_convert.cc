@@ -52,6 +52,7 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
+#include "base/status_macros.h"
 #include "server/policy.def"
     default:
       return FieldViolation("job.policy",
@@ -248,15 +249,14 @@ void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
 
 absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   Job out;
-  if (absl::Status s = ValidateName(job.kernel(), "job.kernel"); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(ValidateName(job.kernel(), "job.kernel"));
   out.kernel = job.kernel();
   for (int i = 0; i < job.construct_size(); ++i) {
-    absl::StatusOr<selector::ConstructTrait> trait = ConstructFromProto(
-        job.construct(i), absl::StrCat("job.construct[", i, "]"));
-    if (!trait.ok()) return trait.status();
-    out.construct.push_back(*std::move(trait));
+    CTXSEL_ASSIGN_OR_RETURN(
+        selector::ConstructTrait trait,
+        ConstructFromProto(job.construct(i),
+                           absl::StrCat("job.construct[", i, "]")));
+    out.construct.push_back(std::move(trait));
   }
   const v1::ImplementationTraits& impl = job.implementation();
   out.implementation.vendor = ToSet(impl.vendor());
@@ -282,9 +282,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   out.variables.insert(job.variables().begin(), job.variables().end());
   out.nodes.assign(job.nodes().begin(), job.nodes().end());
   out.device_filter = job.device_filter();
-  absl::StatusOr<Policy> policy = PolicyFromProto(job.policy());
-  if (!policy.ok()) return policy.status();
-  out.policy = *policy;
+  CTXSEL_ASSIGN_OR_RETURN(Policy policy, PolicyFromProto(job.policy()));
+  out.policy = policy;
   if (job.top_k() < 0) {
     return FieldViolation("job.top_k",
                           absl::StrCat(job.top_k(), " is negative"));
@@ -368,19 +367,19 @@ v1::CoverageOutcome OutcomeToProto(placement::CoverageOutcome outcome) {
 absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
     const v1::CoverageRequest& request) {
   placement::CoverageQuery q;
-  absl::StatusOr<Job> job = JobFromProto(request.job());
-  if (!job.ok()) return job.status();
-  q.job = *std::move(job);
+  CTXSEL_ASSIGN_OR_RETURN(Job job, JobFromProto(request.job()));
+  q.job = std::move(job);
   for (int i = 0; i < request.construct_lists_size(); ++i) {
     std::vector<selector::ConstructTrait>& list =
         q.construct_lists.emplace_back();
     const v1::ConstructList& in = request.construct_lists(i);
     for (int j = 0; j < in.construct_size(); ++j) {
-      absl::StatusOr<selector::ConstructTrait> trait = ConstructFromProto(
-          in.construct(j),
-          absl::StrCat("construct_lists[", i, "].construct[", j, "]"));
-      if (!trait.ok()) return trait.status();
-      list.push_back(*std::move(trait));
+      CTXSEL_ASSIGN_OR_RETURN(
+          selector::ConstructTrait trait,
+          ConstructFromProto(
+              in.construct(j),
+              absl::StrCat("construct_lists[", i, "].construct[", j, "]")));
+      list.push_back(std::move(trait));
     }
   }
   for (const v1::VariableRange& range : request.variable_ranges()) {
@@ -390,10 +389,10 @@ absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
   }
   for (int i = 0; i < request.with_variants_size(); ++i) {
     VariantSpec spec = VariantSpecFromProto(request.with_variants(i));
-    absl::StatusOr<Variant> v = VariantFromSpec(
-        q.job.kernel, spec, absl::StrCat("with_variants[", i, "]"));
-    if (!v.ok()) return v.status();
-    q.with_variants.push_back(*std::move(v));
+    CTXSEL_ASSIGN_OR_RETURN(
+        Variant v, VariantFromSpec(q.job.kernel, spec,
+                                   absl::StrCat("with_variants[", i, "]")));
+    q.with_variants.push_back(std::move(v));
   }
   q.without_variants.assign(request.without_variants().begin(),
                             request.without_variants().end());
