@@ -35,31 +35,30 @@ absl::Status ApplyArchTraits(DeviceInfo& device) {
     return absl::NotFoundError(
         absl::StrCat("sycl_architecture: ", traits.status().message()));
   }
-  AddAll(device.kind, traits->kind);
-  AddAll(device.arch, traits->arch);
-  AddAll(device.isa, traits->isa);
-  AddAll(device.vendor, traits->vendor);
-  AddAll(device.extension, traits->extension);
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  AddAll(device.member, traits->member);
+#include "selector/device_traits.def"
+
   return absl::OkStatus();
 }
 
 absl::Status NormalizeDeviceInfo(DeviceInfo& device) {
-  std::vector<std::string>* lists[] = {&device.kind, &device.arch, &device.isa,
-                                       &device.vendor, &device.extension};
+  // One (list, set) pair per trait of device_traits.def.
   selector::DeviceTraits traits;
-  selector::NameSet* sets[] = {&traits.kind, &traits.arch, &traits.isa,
-                               &traits.vendor, &traits.extension};
-  for (int i = 0; i < 5; ++i)
-    sets[i]->insert(lists[i]->begin(), lists[i]->end());
+  const std::pair<std::vector<std::string>*, selector::NameSet*> pairs[] = {
+#define DEVICE_TRAIT(member, Id, Name, Weight) {&device.member, &traits.member},
+#include "selector/device_traits.def"
+  };
+  for (const auto& [list, set] : pairs) set->insert(list->begin(), list->end());
   CTXSEL_RETURN_IF_ERROR(
       sycl::NormalizeDeviceTraits(device.sycl_architecture, traits));
-  for (int i = 0; i < 5; ++i) {
+  for (const auto& [list, set] : pairs) {
     std::vector<std::string> kept;
-    for (const std::string& name : *lists[i]) {
+    for (const std::string& name : *list) {
       AddUnique(kept, absl::AsciiStrToLower(name));
     }
-    *lists[i] = std::move(kept);
-    AddAll(*lists[i], *sets[i]);
+    *list = std::move(kept);
+    AddAll(*list, *set);
   }
   return absl::OkStatus();
 }

@@ -87,15 +87,10 @@ absl::Status ReadObject(const json& object,
 
 const std::map<std::string, Reader>& TraitFields() {
   static const auto* fields = new std::map<std::string, Reader>{
-      {"kind",
-       [](const json& v, DeviceInfo& d) { return ReadList(v, d.kind); }},
-      {"arch",
-       [](const json& v, DeviceInfo& d) { return ReadList(v, d.arch); }},
-      {"isa", [](const json& v, DeviceInfo& d) { return ReadList(v, d.isa); }},
-      {"vendor",
-       [](const json& v, DeviceInfo& d) { return ReadList(v, d.vendor); }},
-      {"extension",
-       [](const json& v, DeviceInfo& d) { return ReadList(v, d.extension); }},
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  {Name, [](const json& v, DeviceInfo& d) { return ReadList(v, d.member); }},
+#include "selector/device_traits.def"
+
   };
   return *fields;
 }
@@ -185,6 +180,14 @@ const std::map<std::string, Reader>& DeviceFields() {
   return *fields;
 }
 
+// {"kind": [...], "arch": [...], ...}, one key per trait.
+json TraitsJson(const DeviceInfo& d) {
+  json traits = json::object();
+#define DEVICE_TRAIT(member, Id, Name, Weight) traits[Name] = d.member;
+#include "selector/device_traits.def"
+  return traits;
+}
+
 }  // namespace
 
 json DeviceToJson(const DeviceInfo& d) {
@@ -198,12 +201,7 @@ json DeviceToJson(const DeviceInfo& d) {
   json out = {{"id", d.id},
               {"node", d.node},
               {"index", d.index},
-              {"traits",
-               {{"kind", d.kind},
-                {"arch", d.arch},
-                {"isa", d.isa},
-                {"vendor", d.vendor},
-                {"extension", d.extension}}},
+              {"traits", TraitsJson(d)},
               {"sycl_architecture", d.sycl_architecture},
               {"memory_bytes", d.memory_bytes},
               {"compute_units", d.compute_units},

@@ -30,11 +30,9 @@ std::string DevicesToText(const std::string& node,
         &out, "  sycl_architecture: ",
         d.sycl_architecture.empty() ? "(unknown)" : d.sycl_architecture,
         "   backend: ", d.backend, "\n");
-    AppendList(out, "kind", d.kind);
-    AppendList(out, "arch", d.arch);
-    AppendList(out, "isa", d.isa);
-    AppendList(out, "vendor", d.vendor);
-    AppendList(out, "extension", d.extension);
+#define DEVICE_TRAIT(member, Id, Name, Weight) AppendList(out, Name, d.member);
+#include "selector/device_traits.def"
+
     absl::StrAppend(&out, "  memory: ", Bytes(d.memory_bytes),
                     "   compute units: ", d.compute_units);
     if (d.threads > 0) absl::StrAppend(&out, "   threads: ", d.threads);

@@ -55,9 +55,11 @@ class GrpcHeartbeatStream : public HeartbeatStream {
       return absl::UnavailableError("heartbeat stream broken");
     }
     BeatAnswer answer;
-    answer.rereport = response.action() == v1::HeartbeatResponse::ACTION_REREPORT;
+    answer.rereport =
+        response.action() == v1::HeartbeatResponse::ACTION_REREPORT;
     answer.message = response.message();
-    answer.heartbeat_interval = FromProtoDuration(response.heartbeat_interval());
+    answer.heartbeat_interval =
+        FromProtoDuration(response.heartbeat_interval());
     return answer;
   }
 
@@ -95,11 +97,10 @@ v1::Device ToProto(const DeviceInfo& d) {
   device.set_node(d.node);
   device.set_index(d.index);
   v1::DeviceTraits* traits = device.mutable_traits();
-  for (const std::string& v : d.kind) traits->add_kind(v);
-  for (const std::string& v : d.arch) traits->add_arch(v);
-  for (const std::string& v : d.isa) traits->add_isa(v);
-  for (const std::string& v : d.vendor) traits->add_vendor(v);
-  for (const std::string& v : d.extension) traits->add_extension(v);
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  for (const std::string& v : d.member) traits->add_##member(v);
+#include "selector/device_traits.def"
+
   device.set_sycl_architecture(d.sycl_architecture);
   device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
   device.set_compute_units(d.compute_units);

@@ -80,21 +80,11 @@ bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
 
 const NameSet* DeviceField(const DeviceTraits& d, SelectorId id) {
   switch (id) {
-    case SelectorId::kDeviceKind:
-    case SelectorId::kTargetDeviceKind:
-      return &d.kind;
-    case SelectorId::kDeviceArch:
-    case SelectorId::kTargetDeviceArch:
-      return &d.arch;
-    case SelectorId::kDeviceIsa:
-    case SelectorId::kTargetDeviceIsa:
-      return &d.isa;
-    case SelectorId::kDeviceVendor:
-    case SelectorId::kTargetDeviceVendor:
-      return &d.vendor;
-    case SelectorId::kDeviceExtension:
-    case SelectorId::kTargetDeviceExtension:
-      return &d.extension;
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  case SelectorId::kDevice##Id:                \
+  case SelectorId::kTargetDevice##Id:          \
+    return &d.member;
+#include "selector/device_traits.def"
     default:
       return nullptr;
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "selector/device_traits.h"
 #include "server/page_token.h"
 
 namespace ctxsel::server {
@@ -33,10 +34,11 @@ size_t ApproxBytes(const NodeState& node) {
   for (const Device& d : node.devices) {
     bytes += sizeof(Device) + d.id.size() + d.node.size() +
              d.sycl_architecture.size();
-    for (const selector::NameSet* set :
-         {&d.traits.kind, &d.traits.arch, &d.traits.isa, &d.traits.vendor,
-          &d.traits.extension}) {
-      for (const std::string& name : *set) bytes += 32 + name.size();
+    for (const selector::DeviceTraitField& field :
+         selector::kDeviceTraitFields) {
+      for (const std::string& name : d.traits.*field.member) {
+        bytes += 32 + name.size();
+      }
     }
   }
   return bytes;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "selector/device_traits.h"
 #include "server/device_normalize.h"
 #include "server/names.h"
 
@@ -58,23 +59,18 @@ absl::Status NormalizeDevice(const std::string& node_id,
 absl::Status CheckTraits(const std::string& field,
                          const selector::DeviceTraits& traits,
                          const ReportLimits& limits) {
-  const std::pair<const char*, const selector::NameSet*> sets[] = {
-      {"kind", &traits.kind},
-      {"arch", &traits.arch},
-      {"isa", &traits.isa},
-      {"vendor", &traits.vendor},
-      {"extension", &traits.extension}};
   size_t count = 0;
-  for (const auto& [set, names] : sets) {
-    count += names->size();
+  for (const selector::DeviceTraitField& set : selector::kDeviceTraitFields) {
+    const selector::NameSet& names = traits.*set.member;
+    count += names.size();
     if (count > static_cast<size_t>(limits.max_traits_per_device)) {
       return absl::ResourceExhaustedError(absl::StrCat(
           field, ".traits: more than ", limits.max_traits_per_device,
           " trait names (--max_traits_per_device)"));
     }
-    for (const std::string& name : *names) {
+    for (const std::string& name : names) {
       CTXSEL_RETURN_IF_ERROR(
-          ValidateName(name, absl::StrCat(field, ".traits.", set)));
+          ValidateName(name, absl::StrCat(field, ".traits.", set.name)));
     }
   }
   return absl::OkStatus();
@@ -82,8 +78,10 @@ absl::Status CheckTraits(const std::string& field,
 
 bool SameTraits(const selector::DeviceTraits& a,
                 const selector::DeviceTraits& b) {
-  return a.kind == b.kind && a.arch == b.arch && a.isa == b.isa &&
-         a.vendor == b.vendor && a.extension == b.extension;
+  for (const selector::DeviceTraitField& field : selector::kDeviceTraitFields) {
+    if (a.*field.member != b.*field.member) return false;
+  }
+  return true;
 }
 
 }  // namespace

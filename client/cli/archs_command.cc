@@ -13,6 +13,7 @@
 #include "client/cli/common_flags.h"
 #include "client/cli/json_output.h"
 #include "nlohmann/json.hpp"
+#include "selector/device_traits.h"
 #include "selector/sycl/arch_catalog.h"
 
 namespace ctxsel::cli {
@@ -38,10 +39,12 @@ json ArchJson(const sycl::ArchInfo& arch) {
   if (arch.device != arch.id) out["runs_on"] = std::string(device.name);
   absl::StatusOr<selector::DeviceTraits> t = sycl::DeviceTraitsFor(arch.name);
   if (t.ok()) {
-    out["traits"] = {{"kind", Sorted(t->kind)},
-                     {"arch", Sorted(t->arch)},
-                     {"isa", Sorted(t->isa)},
-                     {"vendor", Sorted(t->vendor)}};
+    json traits = json::object();
+    for (const selector::DeviceTraitField& field :
+         selector::kDeviceTraitFields) {
+      traits[std::string(field.name)] = Sorted((*t).*field.member);
+    }
+    out["traits"] = std::move(traits);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "selector/device_traits.h"
 
 namespace ctxsel::cli {
 namespace {
@@ -106,14 +107,19 @@ sel::ConstructTrait Construct(const json& j, const std::string& path) {
 }
 
 sel::DeviceTraits Device(const json& j, const std::string& path) {
-  Check(CheckFields(j, path, {"kind", "arch", "isa", "vendor", "extension"}));
+  static const auto* const kTraitNames = [] {
+    auto* names = new std::vector<absl::string_view>;
+    for (const sel::DeviceTraitField& field : sel::kDeviceTraitFields) {
+      names->push_back(field.name);
+    }
+    return names;
+  }();
+  Check(CheckFields(j, path, *kTraitNames));
   sel::DeviceTraits d;
-  for (auto [field, names] :
-       {std::make_pair("kind", &d.kind), std::make_pair("arch", &d.arch),
-        std::make_pair("isa", &d.isa), std::make_pair("vendor", &d.vendor),
-        std::make_pair("extension", &d.extension)}) {
-    if (j.contains(field))
-      *names = Names(j[field], absl::StrCat(path, ".", field));
+  for (const sel::DeviceTraitField& field : sel::kDeviceTraitFields) {
+    const std::string key(field.name);
+    if (j.contains(key))
+      d.*field.member = Names(j[key], absl::StrCat(path, ".", key));
   }
   return d;
 }
@@ -195,7 +201,7 @@ sel::Context Context(const json& j) {
 }  // namespace
 
 absl::Status CheckFields(const json& j, absl::string_view path,
-                         std::initializer_list<absl::string_view> allowed) {
+                         absl::Span<const absl::string_view> allowed) {
   if (!j.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(path, " must be an object"));
   }

@@ -10,11 +10,10 @@
 #ifndef CTXSEL_CLIENT_CLI_EVAL_CONTEXT_H_
 #define CTXSEL_CLIENT_CLI_EVAL_CONTEXT_H_
 
-#include <initializer_list>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 #include "selector/selector.h"
 
@@ -28,7 +27,7 @@ absl::StatusOr<selector::Context> ReadEvalContext(
 // OK when `j` is an object whose keys are all in `allowed`; otherwise
 // "<path> must be an object" or "unknown field '<key>' in <path>".
 absl::Status CheckFields(const nlohmann::json& j, absl::string_view path,
-                         std::initializer_list<absl::string_view> allowed);
+                         absl::Span<const absl::string_view> allowed);
 
 }  // namespace ctxsel::cli
 

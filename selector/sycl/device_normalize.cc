@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "selector/device_traits.h"
 #include "selector/job_check.h"
 #include "selector/sycl/arch_catalog.h"
 
@@ -24,9 +25,8 @@ void LowerCase(selector::NameSet& names) {
 
 absl::Status NormalizeDeviceTraits(absl::string_view sycl_architecture,
                                    selector::DeviceTraits& traits) {
-  for (selector::NameSet* names : {&traits.kind, &traits.arch, &traits.isa,
-                                   &traits.vendor, &traits.extension}) {
-    LowerCase(*names);
+  for (const selector::DeviceTraitField& field : selector::kDeviceTraitFields) {
+    LowerCase(traits.*field.member);
   }
   if (!sycl_architecture.empty()) {
     absl::StatusOr<selector::DeviceTraits> catalog =

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "selector/device_traits.h"
 #include "server/fleet_context.h"
 
 namespace ctxsel::server::placement {
@@ -23,11 +24,11 @@ std::vector<std::string> Sorted(const selector::NameSet& names) {
 // The device trait selectors in vocabulary order with their names sorted.
 std::vector<std::pair<const char*, std::vector<std::string>>> Sets(
     const selector::DeviceTraits& t) {
-  return {{"kind", Sorted(t.kind)},
-          {"arch", Sorted(t.arch)},
-          {"isa", Sorted(t.isa)},
-          {"vendor", Sorted(t.vendor)},
-          {"extension", Sorted(t.extension)}};
+  std::vector<std::pair<const char*, std::vector<std::string>>> sets;
+  for (const selector::DeviceTraitField& field : selector::kDeviceTraitFields) {
+    sets.emplace_back(field.name.data(), Sorted(t.*field.member));
+  }
+  return sets;
 }
 
 void SortSlots(std::vector<std::pair<int32_t, const DeviceClass*>>& slots) {

@@ -153,20 +153,17 @@ VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
 
 void TraitsToProto(const selector::DeviceTraits& traits,
                    v1::DeviceTraits* out) {
-  FromSet(traits.kind, out->mutable_kind());
-  FromSet(traits.arch, out->mutable_arch());
-  FromSet(traits.isa, out->mutable_isa());
-  FromSet(traits.vendor, out->mutable_vendor());
-  FromSet(traits.extension, out->mutable_extension());
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  FromSet(traits.member, out->mutable_##member());
+#include "selector/device_traits.def"
 }
 
 selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits) {
   selector::DeviceTraits out;
-  out.kind = ToSet(traits.kind());
-  out.arch = ToSet(traits.arch());
-  out.isa = ToSet(traits.isa());
-  out.vendor = ToSet(traits.vendor());
-  out.extension = ToSet(traits.extension());
+#define DEVICE_TRAIT(member, Id, Name, Weight) \
+  out.member = ToSet(traits.member());
+#include "selector/device_traits.def"
+
   return out;
 }
 
