@@ -448,7 +448,9 @@ TEST_F(VariantRegistryTest, PlacementTakesEveryListTheRegistryStores) {
     if (result.ok()) ++stored;
     // Placement hears of stored lists only, and takes every one.
     ASSERT_EQ(placement.answers.size(), stored);
-    if (stored > 0) EXPECT_TRUE(placement.answers.back().ok());
+    if (stored > 0) {
+      EXPECT_TRUE(placement.answers.back().ok());
+    }
   }
   // The kernel's last stored list, as placement holds it.
   auto variants = (*registry)->List("k", 0, "");
