@@ -22,14 +22,19 @@ absl::StatusOr<Corpus> LoadCorpus(const std::string& path) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line, ": not a JSON document"));
     }
-    CorpusDocument d;
-    d.line = line;
-    if (cli::ReadEvalDocument(json, d.document).exit_code != cli::kExitOk) {
+    cli::EvalDocument document;
+    if (cli::ReadEvalDocument(json, document).exit_code != cli::kExitOk) {
       ++corpus.rejected;
       continue;
     }
+    CorpusDocument d;
+    d.line = line;
+    d.candidates = std::make_shared<const std::vector<selector::Candidate>>(
+        std::move(document.candidates));
+    d.context =
+        std::make_shared<const selector::Context>(std::move(document.context));
     absl::StatusOr<selector::Resolution> r =
-        selector::Resolve(d.document.candidates, d.document.context);
+        selector::Resolve(d.candidates, d.context);
     if (!r.ok()) {
       ++corpus.rejected;
       continue;

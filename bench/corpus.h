@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,10 @@ namespace ctxsel::bench {
 
 struct CorpusDocument {
   int line = 0;  // 1-based line in the corpus file
-  cli::EvalDocument document;
+  // The document's candidates and context, shared as the server shares a
+  // kernel's candidates between its Resolutions.
+  selector::CandidateList candidates;
+  std::shared_ptr<const selector::Context> context;
   std::optional<selector::Resolution> resolution;  // for timing Select
 };
 

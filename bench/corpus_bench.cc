@@ -32,11 +32,11 @@ int main(int argc, char** argv) {
   options.rounds = absl::GetFlag(FLAGS_rounds);
   double resolve = 0, select = 0;
   for (const ctxsel::bench::CorpusDocument& d : corpus->documents) {
-    const ctxsel::selector::Context& ctx = d.document.context;
+    const ctxsel::selector::Context& ctx = *d.context;
     resolve += ctxsel::bench::MedianNanos(
         [&] {
           benchmark::DoNotOptimize(
-              ctxsel::selector::Resolve(d.document.candidates, ctx));
+              ctxsel::selector::Resolve(d.candidates, d.context));
         },
         options);
     select += ctxsel::bench::MedianNanos(

@@ -46,10 +46,10 @@ int main(int argc, char** argv) {
   int compared = 0, agree = 0;
   std::map<std::string, int> not_expressible;
   for (const ctxsel::bench::CorpusDocument& d : corpus->documents) {
-    const sel::Context& ctx = d.document.context;
+    const sel::Context& ctx = *d.context;
     std::string why;
     std::unique_ptr<sel::llvm_omp::LlvmDocument> theirs =
-        sel::llvm_omp::ToLlvm(ctx, d.document.candidates, &why);
+        sel::llvm_omp::ToLlvm(ctx, *d.candidates, &why);
     if (theirs == nullptr) {
       ++not_expressible[why];
       continue;
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     }
     resolve += ctxsel::bench::MedianNanos(
         [&] {
-          benchmark::DoNotOptimize(sel::Resolve(d.document.candidates, ctx));
+          benchmark::DoNotOptimize(sel::Resolve(d.candidates, d.context));
         },
         options);
     select += ctxsel::bench::MedianNanos(

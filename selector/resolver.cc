@@ -30,17 +30,15 @@ namespace {
 // A compatible selector that is a strict subset of another compatible one
 // scores 0; the first such superset in declaration order is remembered.
 void ApplyStrictSubsetRule(ResolutionData& data) {
-  std::vector<internal::SubsetItems> items(data.declared.size());
-  for (size_t i = 0; i < data.declared.size(); ++i) {
-    if (data.states[i].match.compatible) {
-      items[i] = internal::ItemsOf(data.declared[i].selector.ast());
-    }
-  }
-  for (size_t a = 0; a < data.declared.size(); ++a) {
-    if (!data.states[a].match.compatible) continue;
-    for (size_t b = 0; b < data.declared.size(); ++b) {
-      if (a == b || !data.states[b].match.compatible) continue;
-      if (internal::IsStrictSubset(items[a], items[b])) {
+  const std::vector<Candidate>& declared = *data.declared;
+  for (size_t a = 0; a < declared.size(); ++a) {
+    if (!data.states[a].compatible) continue;
+    const internal::SubsetItems& items =
+        declared[a].selector.ast().subset_items;
+    for (size_t b = 0; b < declared.size(); ++b) {
+      if (a == b || !data.states[b].compatible) continue;
+      if (internal::IsStrictSubset(items,
+                                   declared[b].selector.ast().subset_items)) {
         data.states[a].score = 0;
         data.states[a].subset_of = static_cast<int>(b);
         break;
@@ -50,10 +48,11 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
 }
 
 void SortCandidates(ResolutionData& data) {
-  for (size_t i = 0; i < data.declared.size(); ++i) {
-    if (!data.states[i].match.compatible) continue;
+  const std::vector<Candidate>& declared = *data.declared;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (!data.states[i].compatible) continue;
     data.sorted.push_back({static_cast<int>(i), data.states[i].score,
-                           data.declared[i].selector.is_dynamic()});
+                           declared[i].selector.is_dynamic()});
   }
   // Decreasing score; equal scores keep declaration order.
   std::stable_sort(data.sorted.begin(), data.sorted.end(),
@@ -68,48 +67,63 @@ void SortCandidates(ResolutionData& data) {
     }
   }
   for (size_t r = 0; r < data.prefix; ++r) {
-    data.prefix_asts.push_back(
-        &data.declared[data.sorted[r].index].selector.ast());
+    data.prefix_asts.push_back(&declared[data.sorted[r].index].selector.ast());
   }
 }
 
 }  // namespace
 
-const std::vector<Resolution::Entry>& Resolution::candidates() const {
+absl::Span<const Resolution::Entry> Resolution::candidates() const {
   return data_->sorted;
 }
 size_t Resolution::dynamic_prefix_size() const { return data_->prefix; }
 const std::vector<Candidate>& Resolution::declared() const {
-  return data_->declared;
+  return *data_->declared;
 }
 
-absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
-                                   const Context& static_context) {
-  if (absl::Status s = internal::CheckContextSize(static_context); !s.ok()) {
+absl::StatusOr<Resolution> Resolve(
+    CandidateList candidates, std::shared_ptr<const Context> static_context) {
+  const Context& context = *static_context;
+  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) {
     return s;
   }
   auto data = std::make_shared<ResolutionData>();
   data->declared = std::move(candidates);
-  data->states.resize(data->declared.size());
-  const int l = static_cast<int>(static_context.construct.size());
-  for (size_t i = 0; i < data->declared.size(); ++i) {
+  const std::vector<Candidate>& declared = *data->declared;
+  data->states.resize(declared.size());
+  const int l = static_cast<int>(context.construct.size());
+  const internal::ConstructNames names = internal::ConstructNamesOf(context);
+  for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
-    const internal::SelectorAst& ast = data->declared[i].selector.ast();
-    state.match = internal::MatchStatic(ast, static_context);
-    if (!state.match.compatible) continue;
-    absl::StatusOr<internal::ScoreSum> sum =
-        internal::SumScore(ast, state.match.construct_positions, l);
+    const internal::SelectorAst& ast = declared[i].selector.ast();
+    internal::StaticMatch match =
+        internal::MatchStatic(ast, context, names, /*with_reason=*/false);
+    if (!match.compatible) continue;
+    absl::StatusOr<internal::ScoreSum> sum = internal::SumScore(
+        ast, match.construct_positions, l, /*with_terms=*/false);
     if (!sum.ok() || sum->sum == UINT64_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "variant '", data->declared[i].name, "': ",
+          "variant '", declared[i].name, "': ",
           sum.ok() ? "score overflows 64 bits" : sum.status().message()));
     }
-    state.sum = *std::move(sum);
-    state.score = state.sum.sum + 1;
+    state.compatible = true;
+    state.score = sum->sum + 1;
   }
+  data->context = std::move(static_context);
   ApplyStrictSubsetRule(*data);
   SortCandidates(*data);
   return Resolution(std::move(data));
+}
+
+absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
+                                   const Context& static_context) {
+  auto context = std::make_shared<Context>();
+  context->construct = static_context.construct;
+  context->device = static_context.device;
+  context->implementation = static_context.implementation;
+  return Resolve(
+      std::make_shared<const std::vector<Candidate>>(std::move(candidates)),
+      std::move(context));
 }
 
 TargetDevicesView::TargetDevicesView() : default_device(0) {
