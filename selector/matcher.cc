@@ -240,8 +240,7 @@ std::string SetText(const NameSet& names) {
 ConstructNames ConstructNamesOf(const Context& context) {
   ConstructNames names;
   for (const ConstructTrait& c : context.construct) {
-    std::optional<SelectorId> id = FindSelector(SetId::kConstruct, c.name);
-    names.push_back(id ? GetSelectorInfo(*id).name : absl::string_view(c.name));
+    names.push_back(ResolveAlias(SetId::kConstruct, c.name));
   }
   return names;
 }

@@ -24,6 +24,18 @@ Context Constructs(std::initializer_list<const char*> names) {
   return ctx;
 }
 
+TEST(ConstructTest, ContextNamesResolveAliasesOnly) {
+  Context ctx;
+  for (const char* c : {"target", "do", "distribute", "simd"}) {
+    AddConstruct(ctx, c);
+  }
+  EXPECT_THAT(ConstructNamesOf(ctx),
+              ElementsAre("target", "for", "distribute", "simd"));
+  // A `do` in the context matches a `for` selector at its position.
+  EXPECT_THAT(Static("construct={for}", ctx).construct_positions,
+              ElementsAre(2));
+}
+
 TEST(ConstructTest, OrderedSubsequence) {
   Context ctx = Constructs({"target", "teams", "parallel", "for"});
   EXPECT_TRUE(Static("construct={target, for}", ctx).compatible);

@@ -54,11 +54,12 @@ void SortCandidates(ResolutionData& data) {
     data.sorted.push_back({static_cast<int>(i), data.states[i].score,
                            declared[i].selector.is_dynamic()});
   }
-  // Decreasing score; equal scores keep declaration order.
-  std::stable_sort(data.sorted.begin(), data.sorted.end(),
-                   [](const Resolution::Entry& a, const Resolution::Entry& b) {
-                     return a.score > b.score;
-                   });
+  // Decreasing score; equal scores keep declaration order (the index
+  // breaks ties, so std::sort needs no stable_sort's temporary buffer).
+  std::sort(data.sorted.begin(), data.sorted.end(),
+            [](const Resolution::Entry& a, const Resolution::Entry& b) {
+              return a.score != b.score ? a.score > b.score : a.index < b.index;
+            });
   data.prefix = data.sorted.size();
   for (size_t r = 0; r < data.sorted.size(); ++r) {
     data.states[data.sorted[r].index].rank = static_cast<int>(r);

@@ -50,11 +50,12 @@ JobSignature JobSignature::Of(const Job& job) {
   return s;
 }
 
-selector::Context JobSignature::ContextFor(const DeviceClass& c) const {
-  selector::Context ctx;
-  ctx.construct = construct;
-  ctx.device = c.traits;
-  ctx.implementation = implementation;
+std::shared_ptr<const selector::Context> JobSignature::ContextFor(
+    const DeviceClass& c) const {
+  auto ctx = std::make_shared<selector::Context>();
+  ctx->construct = construct;
+  ctx->device = c.traits;
+  ctx->implementation = implementation;
   return ctx;
 }
 
@@ -69,6 +70,7 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
   entry->kernel_ = kernel;
   entry->max_signatures_ = max_signatures;
   absl::flat_hash_set<std::string> names;
+  std::vector<selector::Candidate> candidates;
   for (Variant& v : variants) {
     if (v.kernel != kernel) {
       return absl::InvalidArgumentError(
@@ -83,9 +85,11 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
     for (std::string& name : v.selector.variables()) {
       entry->variables_.push_back(std::move(name));
     }
-    entry->candidates_.push_back({v.name, v.selector});
+    candidates.push_back({v.name, v.selector});
     entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
   }
+  entry->candidates_ = std::make_shared<const std::vector<selector::Candidate>>(
+      std::move(candidates));
   std::vector<std::string>& vars = entry->variables_;
   std::sort(vars.begin(), vars.end());
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());

@@ -45,8 +45,10 @@ struct JobSignature {
   selector::ImplementationTraits implementation;
 
   static JobSignature Of(const Job& job);
-  // The static context for a device of class `c`.
-  selector::Context ContextFor(const DeviceClass& c) const;
+  // The static context for a device of class `c`, shared by the
+  // Resolution made from it (Explain reads it again).
+  std::shared_ptr<const selector::Context> ContextFor(
+      const DeviceClass& c) const;
 };
 
 class KernelEntry {
@@ -104,7 +106,8 @@ class KernelEntry {
 
   std::string kernel_;
   std::vector<std::shared_ptr<const Variant>> variants_;
-  std::vector<selector::Candidate> candidates_;
+  // Shared by every Resolution of this kernel, never copied into one.
+  selector::CandidateList candidates_;
   bool layout_dependent_ = false;
   std::vector<std::string> variables_;
   int max_signatures_ = 0;
