@@ -300,4 +300,38 @@ DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
   return DynamicMatch::kProgramDecides;
 }
 
+DynamicPart DynamicPartOf(const SelectorAst& ast) {
+  DynamicPart part;
+  for (const TraitSet& set : ast.sets) {
+    if (set.id == SetId::kTargetDevice) part.target_device = &set;
+    if (set.id != SetId::kUser) continue;
+    for (const TraitSelector& t : set.selectors) {
+      for (const Expression& e : t.expressions) {
+        if (e.constant()) continue;
+        if (e.runtime_only()) {
+          part.runtime_only = true;
+        } else {
+          part.conditions.push_back(&e);
+        }
+      }
+    }
+  }
+  return part;
+}
+
+DynamicMatch MatchDynamicPart(const DynamicPart& part,
+                              const Variables& variables,
+                              TargetDevicesView devices) {
+  for (const Expression* e : part.conditions) {
+    EvalResult r = e->Evaluate(variables);
+    if (!r.ok() || r.value == 0) return DynamicMatch::kFails;
+  }
+  if (part.target_device != nullptr &&
+      !TargetDeviceActive(*part.target_device, variables, devices, nullptr)) {
+    return DynamicMatch::kFails;
+  }
+  return part.runtime_only ? DynamicMatch::kProgramDecides
+                           : DynamicMatch::kHolds;
+}
+
 }  // namespace ctxsel::selector::internal

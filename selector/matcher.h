@@ -62,6 +62,23 @@ enum class DynamicMatch {
 DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
                           TargetDevicesView devices, std::string* reason);
 
+// The dynamic part of one selector flattened when it is resolved, so that
+// Select() reaches its expressions without walking the syntax tree (whose
+// nodes are, on a server with many kernels, rarely in cache).
+struct DynamicPart {
+  // The non-constant conditions Select can evaluate, in selector order.
+  absl::InlinedVector<const Expression*, 2> conditions;
+  bool runtime_only = false;                // has a runtime-only condition
+  const TraitSet* target_device = nullptr;  // null: none
+};
+DynamicPart DynamicPartOf(const SelectorAst& ast);
+
+// MatchDynamic's verdict for the selector `part` was made from, without a
+// reason (Select's path).
+DynamicMatch MatchDynamicPart(const DynamicPart& part,
+                              const Variables& variables,
+                              TargetDevicesView devices);
+
 // "{a, b}" with sorted names, for reasons.
 std::string SetText(const NameSet& names);
 

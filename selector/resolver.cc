@@ -68,7 +68,12 @@ void SortCandidates(ResolutionData& data) {
     }
   }
   for (size_t r = 0; r < data.prefix; ++r) {
-    data.prefix_asts.push_back(&declared[data.sorted[r].index].selector.ast());
+    const internal::SelectorAst& ast =
+        declared[data.sorted[r].index].selector.ast();
+    data.prefix_asts.push_back(&ast);
+    data.prefix_parts.push_back(data.sorted[r].dynamic
+                                    ? internal::DynamicPartOf(ast)
+                                    : internal::DynamicPart());
   }
 }
 
@@ -141,8 +146,8 @@ Selection Select(const Resolution& resolution, const Variables& variables,
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
     if (e.dynamic) {
-      internal::DynamicMatch m = internal::MatchDynamic(
-          *data.prefix_asts[r], variables, target_devices, nullptr);
+      internal::DynamicMatch m = internal::MatchDynamicPart(
+          data.prefix_parts[r], variables, target_devices);
       if (m == internal::DynamicMatch::kProgramDecides) {
         out.runtime_only.push_back(e.index);
       }

@@ -32,8 +32,9 @@ struct ResolutionData {
   absl::InlinedVector<CandidateState, 8> states;  // parallel to `declared`
   absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
-  // sorted[0..prefix) selectors.
+  // sorted[0..prefix) selectors, and their dynamic parts for Select.
   absl::InlinedVector<const SelectorAst*, 8> prefix_asts;
+  absl::InlinedVector<DynamicPart, 8> prefix_parts;
 };
 
 // Fails when the context has more than kMaxConstructTraits constructs.

@@ -195,9 +195,8 @@ TEST(MatchSelectorTest, ReportsFirstFailingTrait) {
 
 TEST(ResolveTest, SharesTheCandidateListAndExplainsFromTheSharedContext) {
   auto list = std::make_shared<const std::vector<Candidate>>(
-      std::vector<Candidate>{
-          {"gpu", *Selector::Parse("device={arch(nvptx)}")},
-          {"cpu", *Selector::Parse("device={kind(cpu)}")}});
+      std::vector<Candidate>{{"gpu", *Selector::Parse("device={arch(nvptx)}")},
+                             {"cpu", *Selector::Parse("device={kind(cpu)}")}});
   auto ctx = std::make_shared<Context>();
   ctx->device.arch = {"nvptx"};
   absl::StatusOr<Resolution> r = Resolve(list, ctx);
