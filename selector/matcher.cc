@@ -311,7 +311,7 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
         if (e.runtime_only()) {
           part.runtime_only = true;
         } else {
-          part.conditions.push_back(&e);
+          part.conditions.push_back(e);
         }
       }
     }
@@ -322,8 +322,8 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
 DynamicMatch MatchDynamicPart(const DynamicPart& part,
                               const Variables& variables,
                               TargetDevicesView devices) {
-  for (const Expression* e : part.conditions) {
-    EvalResult r = e->Evaluate(variables);
+  for (const Expression& e : part.conditions) {
+    EvalResult r = e.Evaluate(variables);
     if (!r.ok() || r.value == 0) return DynamicMatch::kFails;
   }
   if (part.target_device != nullptr &&

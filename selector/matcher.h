@@ -64,10 +64,11 @@ DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
 
 // The dynamic part of one selector flattened when it is resolved, so that
 // Select() reaches its expressions without walking the syntax tree (whose
-// nodes are, on a server with many kernels, rarely in cache).
+// nodes are, on a server with many kernels, rarely in cache): the
+// conditions are copied, their nodes allocated beside the Resolution's.
 struct DynamicPart {
   // The non-constant conditions Select can evaluate, in selector order.
-  absl::InlinedVector<const Expression*, 2> conditions;
+  absl::InlinedVector<Expression, 1> conditions;
   bool runtime_only = false;                // has a runtime-only condition
   const TraitSet* target_device = nullptr;  // null: none
 };

@@ -33,8 +33,8 @@ struct ResolutionData {
   absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
   // sorted[0..prefix) selectors, and their dynamic parts for Select.
-  absl::InlinedVector<const SelectorAst*, 8> prefix_asts;
-  absl::InlinedVector<DynamicPart, 8> prefix_parts;
+  absl::InlinedVector<const SelectorAst*, 4> prefix_asts;
+  absl::InlinedVector<DynamicPart, 2> prefix_parts;
 };
 
 // Fails when the context has more than kMaxConstructTraits constructs.
