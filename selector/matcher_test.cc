@@ -211,9 +211,13 @@ TEST(DynamicTest, FlattenedPartAgreesWithMatchDynamic) {
       "user={condition(N > 32)}, target_device={device_num(D), isa(sm_80)}",
       "user={condition(score(3): 1 == 1)}, target_device={kind(any)}",
   };
-  const Variables requests[] = {
-      {}, {{"N", 64}}, {{"N", 64}, {"D", 0}}, {{"N", 1}, {"D", 1}},
-      {{"N", 64}, {"D", 1}}, {{"N", 64}, {"D", 7}}, {{"N", 9}, {"D", 0}}};
+  const Variables requests[] = {{},
+                                {{"N", 64}},
+                                {{"N", 64}, {"D", 0}},
+                                {{"N", 1}, {"D", 1}},
+                                {{"N", 64}, {"D", 1}},
+                                {{"N", 64}, {"D", 7}},
+                                {{"N", 9}, {"D", 0}}};
   for (const char* text : selectors) {
     absl::StatusOr<Selector> s = Selector::Parse(text);
     ASSERT_TRUE(s.ok()) << text << ": " << s.status();

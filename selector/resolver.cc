@@ -3,6 +3,7 @@
 #include "selector/resolver.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -98,12 +99,18 @@ absl::StatusOr<Resolution> Resolve(
   const std::vector<Candidate>& declared = *data->declared;
   data->states.resize(declared.size());
   const int l = static_cast<int>(context.construct.size());
-  const internal::ConstructNames names = internal::ConstructNamesOf(context);
+  // Only selectors with a construct set read the names.
+  std::optional<internal::ConstructNames> names;
+  const internal::ConstructNames none;
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
-    internal::StaticMatch match =
-        internal::MatchStatic(ast, context, names, /*with_reason=*/false);
+    if (!names && !ast.sets.empty() &&
+        ast.sets.front().id == internal::SetId::kConstruct) {
+      names = internal::ConstructNamesOf(context);
+    }
+    internal::StaticMatch match = internal::MatchStatic(
+        ast, context, names ? *names : none, /*with_reason=*/false);
     if (!match.compatible) continue;
     absl::StatusOr<internal::ScoreSum> sum = internal::SumScore(
         ast, match.construct_positions, l, /*with_terms=*/false);

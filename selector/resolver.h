@@ -26,6 +26,10 @@ struct CandidateState {
 };
 
 struct ResolutionData {
+  // User-provided: make_shared would otherwise zero the inline buffers
+  // before constructing them (value-initialisation), a third of Resolve.
+  ResolutionData() {}  // NOLINT(modernize-use-equals-default)
+
   CandidateList declared;
   std::shared_ptr<const Context> context;  // the static context resolved for
   // Small inline buffers: a typical kernel's Resolution is one allocation.

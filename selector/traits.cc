@@ -114,9 +114,15 @@ std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
 }
 
 absl::string_view ResolveAlias(SetId set, absl::string_view name) {
-  for (const AliasEntry& alias : Aliases()) {
+  // A constant table: no guarded static on a path Resolve takes per name.
+  static constexpr AliasEntry kAliases[] = {
+#define TRAIT_ALIAS(Selector, Name) {SelectorId::Selector, Name},
+#include "selector/traits.def"
+  };
+  for (const AliasEntry& alias : kAliases) {
+    if (alias.name != name) continue;
     const SelectorInfo& info = GetSelectorInfo(alias.selector);
-    if (alias.name == name && info.set == set) return info.name;
+    if (info.set == set) return info.name;
   }
   return name;
 }
