@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "selector/sycl/arch_catalog.h"
 #include "selector/sycl/device_normalize.h"
 
@@ -50,11 +51,8 @@ absl::Status NormalizeDeviceInfo(DeviceInfo& device) {
                                &traits.vendor, &traits.extension};
   for (int i = 0; i < 5; ++i)
     sets[i]->insert(lists[i]->begin(), lists[i]->end());
-  if (absl::Status s =
-          sycl::NormalizeDeviceTraits(device.sycl_architecture, traits);
-      !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(
+      sycl::NormalizeDeviceTraits(device.sycl_architecture, traits));
   for (int i = 0; i < 5; ++i) {
     std::vector<std::string> kept;
     for (const std::string& name : *lists[i]) {

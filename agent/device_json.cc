@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/arch_traits.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -156,7 +157,7 @@ const std::map<std::string, Reader>& DeviceFields() {
         {"claim_capacity",
          [](const json& v, DeviceInfo& d) {
            return ReadCount(v, d.claim_capacity);
-          }},
+         }},
         {"uuid",
          [](const json& v, DeviceInfo& d) { return ReadString(v, d.uuid); }},
         {"pci_bus_id",
@@ -251,10 +252,10 @@ absl::StatusOr<std::vector<DeviceInfo>> ParseDevices(const std::string& text) {
   }
   std::vector<DeviceInfo> devices;
   for (size_t i = 0; i < list->size(); ++i) {
-    absl::StatusOr<DeviceInfo> d =
-        DeviceFromJson((*list)[i], absl::StrCat(where, "[", i, "]"));
-    if (!d.ok()) return d.status();
-    devices.push_back(*std::move(d));
+    CTXSEL_ASSIGN_OR_RETURN(
+        DeviceInfo d,
+        DeviceFromJson((*list)[i], absl::StrCat(where, "[", i, "]")));
+    devices.push_back(std::move(d));
   }
   return devices;
 }

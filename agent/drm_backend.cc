@@ -25,6 +25,7 @@ constexpr IdRow kIntelGpus[] = {
 #define INTEL_GPU(pci_id, sycl_architecture, product) \
   {pci_id, sycl_architecture, product},
 #include "agent/intel_gpu_ids.def"
+#include "base/status_macros.h"
 #undef INTEL_GPU
 };
 
@@ -52,9 +53,8 @@ class DrmBackend : public DiscoveryBackend {
       std::string dir = absl::StrCat("class/drm/", card, "/device");
       absl::StatusOr<int64_t> vendor = sysfs_.ReadInt(dir + "/vendor");
       if (!vendor.ok() || *vendor != kIntelVendor) continue;
-      absl::StatusOr<int64_t> device = sysfs_.ReadInt(dir + "/device");
-      if (!device.ok()) return device.status();
-      devices.push_back(Describe(card, dir, static_cast<uint32_t>(*device)));
+      CTXSEL_ASSIGN_OR_RETURN(int64_t device, sysfs_.ReadInt(dir + "/device"));
+      devices.push_back(Describe(card, dir, static_cast<uint32_t>(device)));
     }
     return devices;
   }

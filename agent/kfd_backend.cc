@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/arch_traits.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -29,17 +30,16 @@ class KfdBackend : public DiscoveryBackend {
                      });
     for (const std::string& node : nodes) {
       std::string dir = absl::StrCat(kNodes, "/", node);
-      absl::StatusOr<std::map<std::string, int64_t>> props =
-          sysfs_.ReadProperties(dir + "/properties");
-      if (!props.ok()) return props.status();
-      int64_t version = Get(*props, "gfx_target_version");
+      CTXSEL_ASSIGN_OR_RETURN(auto props,
+                              sysfs_.ReadProperties(dir + "/properties"));
+      int64_t version = Get(props, "gfx_target_version");
       if (version == 0) continue;  // a CPU node
       std::string gfx = GfxName(version);
       if (gfx.empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(dir, "/properties: bad gfx_target_version ", version));
       }
-      devices.push_back(Describe(dir, gfx, *props));
+      devices.push_back(Describe(dir, gfx, props));
       devices.back().vendor_index = static_cast<int>(devices.size()) - 1;
     }
     return devices;

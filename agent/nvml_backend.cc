@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/arch_traits.h"
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::agent {
@@ -123,12 +124,11 @@ class NvmlBackend : public DiscoveryBackend {
       if (nvmlReturn_t rc = api_.handle(i, &device); rc != NVML_SUCCESS) {
         return Error(absl::StrCat("nvmlDeviceGetHandleByIndex(", i, ")"), rc);
       }
-      absl::StatusOr<DeviceInfo> d = Describe(device);
-      if (!d.ok()) return d.status();
+      CTXSEL_ASSIGN_OR_RETURN(DeviceInfo d, Describe(device));
       // NVML counts in PCI bus order, as CUDA does with
       // CUDA_DEVICE_ORDER=PCI_BUS_ID.
-      d->vendor_index = static_cast<int>(i);
-      devices.push_back(*std::move(d));
+      d.vendor_index = static_cast<int>(i);
+      devices.push_back(std::move(d));
     }
     return devices;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::agent {
@@ -61,16 +62,15 @@ void Reporter::Stop() {
 }
 
 absl::Status Reporter::Report(const std::vector<DeviceInfo>& devices) {
-  absl::StatusOr<ReportAnswer> answer =
-      transport_.ReportNode(options_.node, devices);
-  if (!answer.ok()) return answer.status();
+  CTXSEL_ASSIGN_OR_RETURN(ReportAnswer answer,
+                          transport_.ReportNode(options_.node, devices));
   ++stats_.reports;
   if (options_.metrics != nullptr) options_.metrics->RecordReport();
   ever_reported_ = true;
   reported_ = devices;
-  UseServerInterval(answer->heartbeat_interval);
+  UseServerInterval(answer.heartbeat_interval);
   spdlog::info("node {}: reported {} devices to server {}", options_.node,
-               devices.size(), answer->server_instance);
+               devices.size(), answer.server_instance);
   return absl::OkStatus();
 }
 
@@ -79,8 +79,7 @@ absl::Status Reporter::BeatLoop(HeartbeatStream& stream) {
   while (clock_.SleepUntil(next)) {
     // Fixed rate, but never a burst of beats to catch up after a stall.
     next = std::max(next + interval_, clock_.Now());
-    absl::Status s = BeatOnce(stream);
-    if (!s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(BeatOnce(stream));
   }
   return absl::CancelledError("stopped");
 }
@@ -90,20 +89,20 @@ absl::Status Reporter::BeatOnce(HeartbeatStream& stream) {
   if (!SameDeviceSet(devices, reported_)) {
     spdlog::info("node {}: device set changed ({} -> {} devices)",
                  options_.node, reported_.size(), devices.size());
-    if (absl::Status s = Report(devices); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(Report(devices));
     ++stats_.changes;
   }
-  absl::StatusOr<BeatAnswer> answer = stream.Beat(options_.node, devices);
-  if (!answer.ok()) return answer.status();
+  CTXSEL_ASSIGN_OR_RETURN(BeatAnswer answer,
+                          stream.Beat(options_.node, devices));
   ++stats_.beats;
   if (options_.metrics != nullptr) options_.metrics->RecordBeat();
   backoff_.Reset();
   last_failure_ = absl::StatusCode::kOk;
-  UseServerInterval(answer->heartbeat_interval);
-  if (answer->rereport) {
+  UseServerInterval(answer.heartbeat_interval);
+  if (answer.rereport) {
     spdlog::info("node {}: server asks for a report: {}", options_.node,
-                 answer->message);
-    if (absl::Status s = Report(devices); !s.ok()) return s;
+                 answer.message);
+    CTXSEL_RETURN_IF_ERROR(Report(devices));
     ++stats_.rereports;
   }
   return absl::OkStatus();

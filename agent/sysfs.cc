@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -55,9 +56,8 @@ absl::StatusOr<std::string> Sysfs::Read(const std::string& path) const {
 }
 
 absl::StatusOr<int64_t> Sysfs::ReadInt(const std::string& path) const {
-  absl::StatusOr<std::string> text = Read(path);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<int64_t> value = ParseSysfsInt(*text);
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, Read(path));
+  absl::StatusOr<int64_t> value = ParseSysfsInt(text);
   if (!value.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(Full(path), ": ", value.status().message()));
@@ -80,11 +80,10 @@ std::vector<std::string> Sysfs::List(const std::string& path) const {
 
 absl::StatusOr<std::map<std::string, int64_t>> Sysfs::ReadProperties(
     const std::string& path) const {
-  absl::StatusOr<std::string> text = Read(path);
-  if (!text.ok()) return text.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, Read(path));
   std::map<std::string, int64_t> properties;
   int line_number = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     std::vector<absl::string_view> words =
         absl::StrSplit(line, ' ', absl::SkipEmpty());

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/host_port.h"
+#include "base/status_macros.h"
 
 namespace ctxsel {
 
@@ -26,9 +27,7 @@ absl::Status ValidateMetricsAddress(const std::string& address) {
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     const std::string& address,
     const std::vector<std::weak_ptr<prometheus::Collectable>>& collectables) {
-  if (absl::Status valid = ValidateMetricsAddress(address); !valid.ok()) {
-    return valid;
-  }
+  CTXSEL_RETURN_IF_ERROR(ValidateMetricsAddress(address));
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint);
   try {
     // One civetweb thread: Prometheus scrapes every few seconds at most.

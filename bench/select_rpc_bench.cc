@@ -27,9 +27,9 @@
 #include "bench/bench_fleet.h"
 #include "benchmark/benchmark.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/ctxsel_service.h"
+#include "server/rpc/ctxsel_service.h"
 #include "server/placement/placer.h"
-#include "server/placement_service.h"
+#include "server/rpc/placement_service.h"
 
 namespace ctxsel::bench {
 namespace {

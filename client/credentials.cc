@@ -1,12 +1,12 @@
 #include "client/credentials.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/flag_file.h"
+#include "base/status_macros.h"
 
 ABSL_FLAG(bool, insecure, false,
           "Talk plaintext to a server started with --insecure (no TLS, no "
@@ -22,20 +22,7 @@ ABSL_FLAG(std::string, token_file, "",
           "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
 
 namespace ctxsel::client {
-namespace {
-
-absl::StatusOr<std::string> ReadFile(absl::string_view flag,
-                                     const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": cannot read ", path));
-  }
-  return text.str();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ClientSecurity ClientSecurityFromFlags() {
   ClientSecurity security;
@@ -74,29 +61,28 @@ MakeChannelCredentials(const ClientSecurity& security) {
   }
   grpc::SslCredentialsOptions ssl;
   if (!security.ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile("ca", security.ca_file);
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *ca;
+    CTXSEL_ASSIGN_OR_RETURN(std::string ca,
+                            ReadFlagFile("ca", security.ca_file));
+    ssl.pem_root_certs = ca;
   }
   if (security.cert_file.empty() != security.key_file.empty()) {
     return absl::InvalidArgumentError(
         "--tls_cert and --tls_key: give both or neither");
   }
   if (!security.cert_file.empty()) {
-    absl::StatusOr<std::string> cert = ReadFile("tls_cert", security.cert_file);
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile("tls_key", security.key_file);
-    if (!key.ok()) return key.status();
-    ssl.pem_cert_chain = *cert;
-    ssl.pem_private_key = *key;
+    CTXSEL_ASSIGN_OR_RETURN(std::string cert,
+                            ReadFlagFile("tls_cert", security.cert_file));
+    CTXSEL_ASSIGN_OR_RETURN(std::string key,
+                            ReadFlagFile("tls_key", security.key_file));
+    ssl.pem_cert_chain = cert;
+    ssl.pem_private_key = key;
   }
   std::shared_ptr<grpc::ChannelCredentials> channel = grpc::SslCredentials(ssl);
   if (security.token_file.empty()) return channel;
-  absl::StatusOr<std::string> text =
-      ReadFile("token_file", security.token_file);
-  if (!text.ok()) return text.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text,
+                          ReadFlagFile("token_file", security.token_file));
   const std::string token(
-      absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+      absl::StripAsciiWhitespace(text.substr(0, text.find('\n'))));
   if (token.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--token_file: ", security.token_file, " is empty"));

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "selector/canonical.h"
 
 namespace ctxsel::selector::internal {
@@ -46,9 +47,8 @@ class Parser {
       return ErrorAt(Peek().pos, "empty context selector");
     }
     while (true) {
-      absl::StatusOr<TraitSet> set = ParseSet();
-      if (!set.ok()) return set.status();
-      ast.sets.push_back(*std::move(set));
+      CTXSEL_ASSIGN_OR_RETURN(TraitSet set, ParseSet());
+      ast.sets.push_back(std::move(set));
       if (Peek().Is(",")) {
         Next();
         continue;
@@ -125,17 +125,13 @@ class Parser {
       property_spelling.push_back(Peek().kind == TokenKind::kIdent &&
                                   !FindSelector(*id, Peek().text) &&
                                   FindPropertySelector(*id, Peek().text));
-      absl::StatusOr<TraitSelector> t = ParseSelector(*id);
-      if (!t.ok()) return t.status();
-      set.selectors.push_back(*std::move(t));
+      CTXSEL_ASSIGN_OR_RETURN(TraitSelector t, ParseSelector(*id));
+      set.selectors.push_back(std::move(t));
       if (!Peek().Is(",")) break;
       Next();
     }
-    if (absl::Status s = Close("}", open); !s.ok()) return s;
-    if (absl::Status s = MergePropertySpellings(set, property_spelling);
-        !s.ok()) {
-      return s;
-    }
+    CTXSEL_RETURN_IF_ERROR(Close("}", open));
+    CTXSEL_RETURN_IF_ERROR(MergePropertySpellings(set, property_spelling));
     return set;
   }
 
@@ -221,11 +217,11 @@ class Parser {
     Pos open = Peek().pos;
     Next();
     t.has_properties = true;
-    if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(t));
     if (!Peek().Is(")")) {
-      if (absl::Status s = ParseProperties(t); !s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(ParseProperties(t));
     }
-    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(Close(")", open));
     return t;
   }
 
@@ -238,18 +234,7 @@ class Parser {
     t.pos = Peek().pos;
     t.has_properties = true;
     NameProperty p;
-    p.name = Peek().text;
-    p.pos = Peek().pos;
-    Next();
-    if (Peek().Is("(")) {
-      Pos open = Peek().pos;
-      Next();
-      if (absl::Status s = ParseOptionalScore(t); !s.ok()) return s;
-      if (!Peek().Is(")")) {
-        if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
-      }
-      if (absl::Status s = Close(")", open); !s.ok()) return s;
-    }
+    CTXSEL_RETURN_IF_ERROR(ParseClause(p, &t));
     t.names.push_back(std::move(p));
     return t;
   }
@@ -259,17 +244,27 @@ class Parser {
   absl::Status ParseRequiresClause(std::vector<NameProperty>& out) {
     if (Peek().kind != TokenKind::kIdent) return Expected("a requires clause");
     NameProperty p;
+    CTXSEL_RETURN_IF_ERROR(ParseClause(p, /*scored=*/nullptr));
+    out.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+
+  // The clause at the current identifier: `name` or `name(argument, ...)`.
+  // With `scored` (a property written as a selector), `score(e):` may open
+  // the parentheses and the list may be empty.
+  absl::Status ParseClause(NameProperty& p, TraitSelector* scored) {
     p.name = Peek().text;
     p.pos = Peek().pos;
     Next();
-    if (Peek().Is("(")) {
-      Pos open = Peek().pos;
-      Next();
-      if (absl::Status s = ParseClauseArguments(p); !s.ok()) return s;
-      if (absl::Status s = Close(")", open); !s.ok()) return s;
+    if (!Peek().Is("(")) return absl::OkStatus();
+    Pos open = Peek().pos;
+    Next();
+    if (scored != nullptr) {
+      CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(*scored));
+      if (Peek().Is(")")) return Close(")", open);
     }
-    out.push_back(std::move(p));
-    return absl::OkStatus();
+    CTXSEL_RETURN_IF_ERROR(ParseClauseArguments(p));
+    return Close(")", open);
   }
 
   absl::Status ParseClauseArguments(NameProperty& clause) {
@@ -302,13 +297,12 @@ class Parser {
     Next();
     Pos open = Peek().pos;
     Next();
-    absl::StatusOr<Expression> e = ParseExpression(tokens_, at_);
-    if (!e.ok()) return e.status();
-    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    CTXSEL_ASSIGN_OR_RETURN(Expression e, ParseExpression(tokens_, at_));
+    CTXSEL_RETURN_IF_ERROR(Close(")", open));
     if (!Peek().Is(":")) return Expected("':' after score(...)");
     Next();
     t.has_score = true;
-    t.score_expr = *std::move(e);
+    t.score_expr = std::move(e);
     return absl::OkStatus();
   }
 
@@ -324,11 +318,11 @@ class Parser {
         case PropertyKind::kExpression: {
           // Only a condition may be runtime-only: the service needs the
           // values of device_num and score.
-          absl::StatusOr<Expression> e = t.id == SelectorId::kUserCondition
-                                             ? ParseCondition(tokens_, at_)
-                                             : ParseExpression(tokens_, at_);
-          if (!e.ok()) return e.status();
-          t.expressions.push_back(*std::move(e));
+          CTXSEL_ASSIGN_OR_RETURN(Expression e,
+                                  t.id == SelectorId::kUserCondition
+                                      ? ParseCondition(tokens_, at_)
+                                      : ParseExpression(tokens_, at_));
+          t.expressions.push_back(std::move(e));
           break;
         }
         case PropertyKind::kSimdClauses:
@@ -356,9 +350,8 @@ class Parser {
     NameProperty p;
     p.pos = Peek().pos;
     p.extension = Peek().kind == TokenKind::kIdent && Peek(1).Is("(");
-    absl::StatusOr<std::string> text = ParseExtension(0);
-    if (!text.ok()) return text.status();
-    p.name = *std::move(text);
+    CTXSEL_ASSIGN_OR_RETURN(std::string text, ParseExtension(0));
+    p.name = std::move(text);
     out.push_back(std::move(p));
     return absl::OkStatus();
   }
@@ -382,13 +375,12 @@ class Parser {
     Next();
     std::vector<std::string> args;
     while (!Peek().Is(")")) {
-      absl::StatusOr<std::string> arg = ParseExtension(depth + 1);
-      if (!arg.ok()) return arg.status();
-      args.push_back(*std::move(arg));
+      CTXSEL_ASSIGN_OR_RETURN(std::string arg, ParseExtension(depth + 1));
+      args.push_back(std::move(arg));
       if (!Peek().Is(",")) break;
       Next();
     }
-    if (absl::Status s = Close(")", open); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(Close(")", open));
     return absl::StrCat(text, "(", absl::StrJoin(args, ","), ")");
   }
 
@@ -412,9 +404,8 @@ class Parser {
     if (!Peek().Is("(")) return Expected(absl::StrCat("'(' after ", clause));
     Pos open = Peek().pos;
     Next();
-    absl::Status s =
-        clause == "simdlen" ? ParseSimdlen(simd) : ParseSimdList(clause, simd);
-    if (!s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(clause == "simdlen" ? ParseSimdlen(simd)
+                                               : ParseSimdList(clause, simd));
     return Close(")", open);
   }
 
@@ -449,9 +440,8 @@ class Parser {
       int64_t alignment = 0;
       if (Peek().Is(":")) {
         Next();
-        absl::StatusOr<int64_t> a = ParseAlignment();
-        if (!a.ok()) return a.status();
-        alignment = *a;
+        CTXSEL_ASSIGN_OR_RETURN(int64_t a, ParseAlignment());
+        alignment = a;
       }
       for (SimdProperties::Variable& v : vars) {
         simd.aligned.push_back({std::move(v.name), alignment, v.pos});
@@ -463,9 +453,8 @@ class Parser {
     if (Peek().Is(":")) {
       Next();
       step_pos = Peek().pos;
-      absl::StatusOr<LinearStep> s = ParseLinearStep();
-      if (!s.ok()) return s.status();
-      step = *std::move(s);
+      CTXSEL_ASSIGN_OR_RETURN(LinearStep s, ParseLinearStep());
+      step = std::move(s);
     }
     for (SimdProperties::Variable& v : vars) {
       simd.linear.push_back({std::move(v.name), step, v.pos, step_pos});
@@ -518,9 +507,8 @@ absl::StatusOr<SelectorAst> ParseSyntax(absl::string_view text,
                    absl::StrCat("context selector is ", text.size(),
                                 " bytes; the limit is ", kMaxSelectorBytes));
   }
-  absl::StatusOr<std::vector<Token>> tokens = Lex(text);
-  if (!tokens.ok()) return tokens.status();
-  return Parser(*std::move(tokens)).Run(directive);
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lex(text));
+  return Parser(std::move(tokens)).Run(directive);
 }
 
 }  // namespace ctxsel::selector::internal

@@ -3,8 +3,6 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/flag_file.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::server {
 namespace {
@@ -201,18 +201,12 @@ Authorizer::Authorizer(AuthOptions options)
 
 absl::Status Authorizer::Load() {
   if (options_.tokens_file.empty()) return absl::OkStatus();
-  std::ifstream in(options_.tokens_file);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("--tokens_file: cannot read ", options_.tokens_file));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<TokenTable> table =
-      ParseTokens(text.str(), options_.tokens_file);
-  if (!table.ok()) return table.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text,
+                          ReadFlagFile("tokens_file", options_.tokens_file));
+  CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
+                          ParseTokens(text, options_.tokens_file));
   absl::MutexLock lock(&mu_);
-  table_ = std::make_shared<const TokenTable>(*std::move(table));
+  table_ = std::make_shared<const TokenTable>(std::move(table));
   return absl::OkStatus();
 }
 
@@ -257,18 +251,17 @@ absl::StatusOr<Principal> Authorizer::Identify(
 absl::StatusOr<Principal> Authorizer::Authorize(
     const grpc::ServerContextBase& context, absl::string_view method) const {
   if (!options_.required) return Principal{"anonymous", Role::kAdmin};
-  absl::StatusOr<Principal> principal = Identify(context);
-  if (!principal.ok()) return principal.status();
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(context));
   const MethodRow* row = FindMethod(method);
   if (row == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat(method, ": no role may call it"));
   }
   for (Role role : row->roles) {
-    if (role == principal->role) return principal;
+    if (role == principal.role) return principal;
   }
   return absl::PermissionDeniedError(absl::StrCat(
-      "'", principal->name, "' (role ", RoleName(principal->role),
+      "'", principal.name, "' (role ", RoleName(principal.role),
       ") may not call ", method, "; roles allowed: ", RoleList(row->roles)));
 }
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/metrics_endpoint.h"
 #include "server/data_dir.h"
-#include "server/listener.h"
+#include "server/rpc/listener.h"
 #include "server/sqlite_store.h"
 
 namespace ctxsel::server {

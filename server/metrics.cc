@@ -4,7 +4,7 @@
 #include <prometheus/metric_family.h>
 
 #include "absl/strings/string_view.h"
-#include "server/placement/policy.h"
+#include "server/policy.h"
 
 namespace ctxsel::server {
 namespace {
@@ -232,13 +232,13 @@ Metrics::Metrics()
                          .Register(*registry_);
   heartbeats_recorded_ = &heartbeats.Add({{"answer", "recorded"}});
   heartbeats_rereport_ = &heartbeats.Add({{"answer", "rereport"}});
-  for (Policy policy : placement::AllPolicies()) {
+  for (Policy policy : AllPolicies()) {
     for (SelectionOutcome outcome :
          {SelectionOutcome::kVariant, SelectionOutcome::kBase,
           SelectionOutcome::kNone, SelectionOutcome::kClaimedOut}) {
       // Every series exists from zero, so rates and alerts see it.
       selections_.Add({{"outcome", std::string(OutcomeName(outcome))},
-                       {"policy", std::string(placement::PolicyName(policy))}});
+                       {"policy", std::string(PolicyName(policy))}});
     }
   }
 }
@@ -282,7 +282,7 @@ void Metrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
 void Metrics::RecordSelection(SelectionOutcome outcome, Policy policy) {
   selections_
       .Add({{"outcome", std::string(OutcomeName(outcome))},
-            {"policy", std::string(placement::PolicyName(policy))}})
+            {"policy", std::string(PolicyName(policy))}})
       .Increment();
 }
 

@@ -1,6 +1,6 @@
 // The service's domain types, shared by the registry, the inventory and
 // placement. Plain values: the RPC layer converts them to and from
-// ctxsel.v1 messages (server/proto_convert.h); nothing here knows gRPC.
+// ctxsel.v1 messages (server/rpc/proto_convert.h); nothing here knows gRPC.
 #ifndef CTXSEL_SERVER_MODEL_H_
 #define CTXSEL_SERVER_MODEL_H_
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "selector/selector.h"
+#include "server/policy.h"
 #include "server/variant_metadata.h"
 
 namespace ctxsel::server {
@@ -59,17 +60,6 @@ struct Device {
   DeviceProperties properties;
   DeviceIdentity identity;
 };
-
-// How to choose among the live devices of the winning device classes. One
-// enumerator per line of server/placement/policy.def, which also gives each
-// its name, meaning and ctxsel.v1 value.
-enum class Policy {
-#define POLICY(Enumerator, Name, ProtoValue, Meaning) Enumerator,
-#include "server/placement/policy.def"
-};
-
-// The policy of a job that names none.
-inline constexpr Policy kDefaultPolicy = Policy::kLeastLoaded;
 
 // A job launcher's question: which variant of `kernel`, on which device?
 struct Job {

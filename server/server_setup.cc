@@ -13,11 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/flag_file.h"
 #include "server/metered_store.h"
 #include "server/sqlite_store.h"
 #include "spdlog/spdlog.h"
@@ -89,22 +88,11 @@ void SetConnectionLimits(const ServerOptions& options,
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
 }
 
-absl::StatusOr<std::string> ReadPem(absl::string_view flag,
-                                    const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": cannot read ", path));
-  }
-  return text.str();
-}
-
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
     const ServerOptions& options) {
-  absl::StatusOr<std::string> cert = ReadPem("tls_cert", options.tls_cert);
+  absl::StatusOr<std::string> cert = ReadFlagFile("tls_cert", options.tls_cert);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPem("tls_key", options.tls_key);
+  absl::StatusOr<std::string> key = ReadFlagFile("tls_key", options.tls_key);
   if (!key.ok()) return key.status();
   // Client certificates are asked for and verified when offered, not
   // required: launchers and readers come with a token instead.
@@ -112,7 +100,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
       GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   if (!options.client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadPem("client_ca", options.client_ca);
+    absl::StatusOr<std::string> ca =
+        ReadFlagFile("client_ca", options.client_ca);
     if (!ca.ok()) return ca.status();
     ssl.pem_root_certs = *ca;
     ssl.client_certificate_request =

@@ -26,21 +26,21 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/metrics_endpoint.h"
-#include "server/admin_service.h"
+#include "server/rpc/admin_service.h"
 #include "server/auth.h"
 #include "server/claims.h"
-#include "server/ctxsel_service.h"
+#include "server/rpc/ctxsel_service.h"
 #include "server/housekeeping.h"
 #include "server/inventory.h"
-#include "server/inventory_service.h"
-#include "server/listener.h"
+#include "server/rpc/inventory_service.h"
+#include "server/rpc/listener.h"
 #include "server/metrics.h"
 #include "server/placement/placer.h"
-#include "server/placement_service.h"
+#include "server/rpc/placement_service.h"
 #include "server/placer_bridge.h"
 #include "server/store.h"
 #include "server/variant_registry.h"
-#include "server/variants_service.h"
+#include "server/rpc/variants_service.h"
 
 namespace ctxsel::server {
 
@@ -84,7 +84,7 @@ struct ServerOptions {
   // limit.
   int64_t max_grpc_memory_bytes = 0;
   // Descriptors kept free for everything but new connections; a connection
-  // that would leave fewer is closed at once (server/listener.h).
+  // that would leave fewer is closed at once (server/rpc/listener.h).
   int fd_headroom = 64;
   // host:port of the Prometheus /metrics endpoint (docs/operations.md,
   // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.

@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -161,23 +162,21 @@ absl::StatusOr<std::string> QueryText(sqlite3* db, const std::string& path,
 
 absl::StatusOr<int64_t> QueryInt(sqlite3* db, const std::string& path,
                                  const char* sql) {
-  absl::StatusOr<std::string> text = QueryText(db, path, sql);
-  if (!text.ok()) return text.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, QueryText(db, path, sql));
   int64_t value = 0;
-  if (!absl::SimpleAtoi(*text, &value)) {
+  if (!absl::SimpleAtoi(text, &value)) {
     return absl::DataLossError(
-        absl::StrCat("store ", path, ": ", sql, ": not a number: ", *text));
+        absl::StrCat("store ", path, ": ", sql, ": not a number: ", text));
   }
   return value;
 }
 
 absl::Status CheckIntegrity(sqlite3* db, const std::string& path) {
-  absl::StatusOr<std::string> check =
-      QueryText(db, path, "PRAGMA integrity_check");
-  if (!check.ok()) return check.status();
-  if (*check != "ok") {
+  CTXSEL_ASSIGN_OR_RETURN(std::string check,
+                          QueryText(db, path, "PRAGMA integrity_check"));
+  if (check != "ok") {
     return absl::DataLossError(
-        absl::StrCat("store ", path, " is corrupt (integrity_check: ", *check,
+        absl::StrCat("store ", path, " is corrupt (integrity_check: ", check,
                      "); restore it from a backup or move it away"));
   }
   return absl::OkStatus();
@@ -203,12 +202,13 @@ absl::StatusOr<std::vector<std::string>> MissingTables(
 }
 
 absl::Status CheckSchemaVersion(sqlite3* db, const std::string& path) {
-  absl::StatusOr<std::string> version = QueryText(
-      db, path, "SELECT value FROM meta WHERE key = 'schema_version'");
-  if (!version.ok()) return version.status();
-  if (*version != std::to_string(kSchemaVersion)) {
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::string version,
+      QueryText(db, path,
+                "SELECT value FROM meta WHERE key = 'schema_version'"));
+  if (version != std::to_string(kSchemaVersion)) {
     return absl::DataLossError(
-        absl::StrCat("store ", path, " has schema version ", *version,
+        absl::StrCat("store ", path, " has schema version ", version,
                      "; this server reads version ", kSchemaVersion));
   }
   return absl::OkStatus();
@@ -216,18 +216,17 @@ absl::Status CheckSchemaVersion(sqlite3* db, const std::string& path) {
 
 absl::StatusOr<StoreSummary> ReadSummary(sqlite3* db, const std::string& path) {
   StoreSummary summary;
-  absl::StatusOr<int64_t> revision =
-      QueryInt(db, path, "SELECT value FROM meta WHERE key = 'revision'");
-  if (!revision.ok()) return revision.status();
-  summary.revision = *revision;
-  absl::StatusOr<int64_t> variants =
-      QueryInt(db, path, "SELECT count(*) FROM variants");
-  if (!variants.ok()) return variants.status();
-  summary.variant_count = *variants;
-  absl::StatusOr<int64_t> kernels =
-      QueryInt(db, path, "SELECT count(DISTINCT kernel) FROM variants");
-  if (!kernels.ok()) return kernels.status();
-  summary.kernel_count = *kernels;
+  CTXSEL_ASSIGN_OR_RETURN(
+      int64_t revision,
+      QueryInt(db, path, "SELECT value FROM meta WHERE key = 'revision'"));
+  summary.revision = revision;
+  CTXSEL_ASSIGN_OR_RETURN(int64_t variants,
+                          QueryInt(db, path, "SELECT count(*) FROM variants"));
+  summary.variant_count = variants;
+  CTXSEL_ASSIGN_OR_RETURN(
+      int64_t kernels,
+      QueryInt(db, path, "SELECT count(DISTINCT kernel) FROM variants"));
+  summary.kernel_count = kernels;
   return summary;
 }
 
@@ -313,30 +312,27 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create --data_dir ", data_dir, ": ", error.message()));
   }
-  absl::StatusOr<std::unique_ptr<DataDirLock>> lock =
-      DataDirLock::Acquire(data_dir);
-  if (!lock.ok()) return lock.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<DataDirLock> lock,
+                          DataDirLock::Acquire(data_dir));
   const std::string path = InDir(data_dir, kFileName);
   if (!options.restore_from.empty()) {
-    absl::Status restored = RestoreInto(options.restore_from, data_dir, path);
-    if (!restored.ok()) return restored;
+    CTXSEL_RETURN_IF_ERROR(RestoreInto(options.restore_from, data_dir, path));
   }
-  absl::StatusOr<std::optional<StoreState>> state = ReadStoreState(data_dir);
-  if (!state.ok()) return state.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::optional<StoreState> state,
+                          ReadStoreState(data_dir));
   // SQLite would create a missing file as a new, empty database.
-  if (*state && (*state)->revision > 0 && !std::filesystem::exists(path)) {
-    return Lost(path, data_dir, "does not exist", **state);
+  if (state && state->revision > 0 && !std::filesystem::exists(path)) {
+    return Lost(path, data_dir, "does not exist", *state);
   }
   std::unique_ptr<SqliteStore> store(
-      new SqliteStore(*std::move(lock), data_dir, path));
+      new SqliteStore(std::move(lock), data_dir, path));
   absl::MutexLock hold(&store->mu_);
-  store->state_ = *state;
+  store->state_ = state;
   const int rc =
       sqlite3_open_v2(path.c_str(), &store->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) return SqliteError(store->db_, rc, path, "open");
-  absl::Status init = store->Init(options);
-  if (!init.ok()) return init;
+  CTXSEL_RETURN_IF_ERROR(store->Init(options));
   store->checked_ = true;
   return store;
 }
@@ -388,31 +384,26 @@ SqliteStore::~SqliteStore() {
 absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   sqlite3_busy_timeout(db_, 5000);
   // Check before writing anything: a damaged file must be reported as it is.
-  if (absl::Status s = CheckIntegrity(db_, path_); !s.ok()) return s;
-  absl::StatusOr<std::string> mode =
-      QueryText(db_, path_, "PRAGMA journal_mode=WAL");
-  if (!mode.ok()) return mode.status();
-  if (*mode != "wal") {
-    return absl::InternalError(absl::StrCat(
-        "store ", path_, ": cannot enable WAL (mode ", *mode, ")"));
+  CTXSEL_RETURN_IF_ERROR(CheckIntegrity(db_, path_));
+  CTXSEL_ASSIGN_OR_RETURN(std::string mode,
+                          QueryText(db_, path_, "PRAGMA journal_mode=WAL"));
+  if (mode != "wal") {
+    return absl::InternalError(
+        absl::StrCat("store ", path_, ": cannot enable WAL (mode ", mode, ")"));
   }
-  if (absl::Status s = Exec(db_, path_, "PRAGMA synchronous=FULL"); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<std::vector<std::string>> missing = MissingTables(db_, path_);
-  if (!missing.ok()) return missing.status();
-  if (state_ && state_->revision > 0 && !missing->empty()) {
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA synchronous=FULL"));
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> missing,
+                          MissingTables(db_, path_));
+  if (state_ && state_->revision > 0 && !missing.empty()) {
     return Lost(path_, dir_,
-                missing->size() == std::size(kTables)
+                missing.size() == std::size(kTables)
                     ? "is empty"
-                    : absl::StrCat("has no table ", missing->front()),
+                    : absl::StrCat("has no table ", missing.front()),
                 *state_);
   }
   // Only a store that never held data gets its tables (re)created.
-  if (!missing->empty()) {
-    if (absl::Status s = Exec(db_, path_, "BEGIN IMMEDIATE"); !s.ok()) {
-      return s;
-    }
+  if (!missing.empty()) {
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
     absl::Status created = Exec(db_, path_, kSchema);
     if (created.ok()) created = Exec(db_, path_, "COMMIT");
     if (!created.ok()) {
@@ -420,41 +411,33 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
       return created;
     }
   }
-  if (absl::Status s = CheckSchemaVersion(db_, path_); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckSchemaVersion(db_, path_));
   // Claims are short-lived and not part of STATE: a store from before
   // claims existed simply gets the table.
-  if (absl::Status s = Exec(db_, path_, kClaimsSchema); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, kClaimsSchema));
   // Claims from before owners existed belong to no one (only admins may
   // release them).
   if (!Statement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
-    if (absl::Status s = Exec(db_, path_,
-                              "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
-                              "NULL DEFAULT ''");
-        !s.ok()) {
-      return s;
-    }
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_,
+                                "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
+                                "NULL DEFAULT ''"));
   }
-  absl::StatusOr<StoreSummary> summary = ReadSummary(db_, path_);
-  if (!summary.ok()) return summary.status();
-  if (absl::Status s =
-          CheckAgainstState(summary->revision, summary->variant_count);
-      !s.ok()) {
-    return s;
-  }
-  const StoreState now = {summary->revision, summary->variant_count};
+  CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
+  CTXSEL_RETURN_IF_ERROR(
+      CheckAgainstState(summary.revision, summary.variant_count));
+  const StoreState now = {summary.revision, summary.variant_count};
   if (!state_ || state_->revision != now.revision ||
       state_->variant_count != now.variant_count) {
-    if (absl::Status s = WriteStoreState(dir_, now); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(WriteStoreState(dir_, now));
     state_ = now;
   }
   if (options.max_bytes > 0) {
-    absl::StatusOr<int64_t> page_size =
-        QueryInt(db_, path_, "PRAGMA page_size");
-    if (!page_size.ok()) return page_size.status();
+    CTXSEL_ASSIGN_OR_RETURN(int64_t page_size,
+                            QueryInt(db_, path_, "PRAGMA page_size"));
     const std::string limit =
         absl::StrCat("PRAGMA max_page_count = ",
-                     std::max<int64_t>(1, options.max_bytes / *page_size));
-    if (absl::Status s = Exec(db_, path_, limit.c_str()); !s.ok()) return s;
+                     std::max<int64_t>(1, options.max_bytes / page_size));
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, limit.c_str()));
   }
   return absl::OkStatus();
 }
@@ -480,10 +463,10 @@ absl::Status SqliteStore::CheckAgainstState(int64_t revision,
 absl::StatusOr<StoreContents> SqliteStore::Load() {
   absl::MutexLock lock(&mu_);
   StoreContents contents;
-  absl::StatusOr<std::string> revision =
-      QueryText(db_, path_, "SELECT value FROM meta WHERE key = 'revision'");
-  if (!revision.ok()) return revision.status();
-  contents.revision = std::stoll(*revision);
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::string revision,
+      QueryText(db_, path_, "SELECT value FROM meta WHERE key = 'revision'"));
+  contents.revision = std::stoll(revision);
   constexpr char kSelect[] =
       "SELECT kernel, name, selector, ord, revision, adjust_args, "
       "append_args, source_file, source_line FROM variants "
@@ -588,14 +571,14 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
     constexpr char kSql[] = "DELETE FROM variants WHERE kernel = ?";
     Statement statement(db_, kSql);
     statement.Bind(1, kernel);
-    if (absl::Status s = run(statement, kSql); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   for (const auto& [kernel, name] : batch.deletes) {
     constexpr char kSql[] =
         "DELETE FROM variants WHERE kernel = ? AND name = ?";
     Statement statement(db_, kSql);
     statement.Bind(1, kernel).Bind(2, name);
-    if (absl::Status s = run(statement, kSql); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   for (const VariantRecord& record : batch.puts) {
     constexpr char kSql[] =
@@ -612,7 +595,7 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
         .Bind(7, ToJson(record.metadata.append_args))
         .Bind(8, record.metadata.source_file)
         .Bind(9, static_cast<int64_t>(record.metadata.source_line));
-    if (absl::Status s = run(statement, kSql); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   constexpr char kSql[] = "UPDATE meta SET value = ? WHERE key = 'revision'";
   Statement statement(db_, kSql);
@@ -648,7 +631,7 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
 
 absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
   absl::MutexLock lock(&mu_);
-  if (absl::Status s = Exec(db_, path_, "BEGIN IMMEDIATE"); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
   auto run = [&](Statement& statement, const char* sql) -> absl::Status {
     if (!statement.ok() || statement.Step() != SQLITE_DONE) {
       return SqliteError(db_, statement.rc(), path_, sql);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::load {
 namespace {
@@ -32,15 +33,12 @@ absl::StatusOr<int64_t> Field(const std::string& text, absl::string_view name) {
 
 absl::StatusOr<ProcStatus> ParseProcStatus(const std::string& text) {
   ProcStatus status;
-  absl::StatusOr<int64_t> rss = Field(text, "VmRSS");
-  if (!rss.ok()) return rss.status();
-  absl::StatusOr<int64_t> peak = Field(text, "VmHWM");
-  if (!peak.ok()) return peak.status();
-  absl::StatusOr<int64_t> threads = Field(text, "Threads");
-  if (!threads.ok()) return threads.status();
-  status.rss_bytes = *rss;
-  status.peak_rss_bytes = *peak;
-  status.threads = static_cast<int>(*threads);
+  CTXSEL_ASSIGN_OR_RETURN(int64_t rss, Field(text, "VmRSS"));
+  CTXSEL_ASSIGN_OR_RETURN(int64_t peak, Field(text, "VmHWM"));
+  CTXSEL_ASSIGN_OR_RETURN(int64_t threads, Field(text, "Threads"));
+  status.rss_bytes = rss;
+  status.peak_rss_bytes = peak;
+  status.threads = static_cast<int>(threads);
   return status;
 }
 

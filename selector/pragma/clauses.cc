@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "selector/selector_error.h"
 
 namespace ctxsel::pragma {
@@ -209,14 +210,12 @@ absl::StatusOr<VariantClauses> ReadVariantClauses(const LogicalLine& line,
       }
       out.match = &clause;
     } else if (clause.name == "adjust_args") {
-      absl::StatusOr<AdjustArgs> adjust = ReadAdjustArgs(line, clause);
-      if (!adjust.ok()) return adjust.status();
-      out.adjust_args.push_back(*std::move(adjust));
+      CTXSEL_ASSIGN_OR_RETURN(AdjustArgs adjust, ReadAdjustArgs(line, clause));
+      out.adjust_args.push_back(std::move(adjust));
     } else {
-      absl::StatusOr<std::vector<std::vector<std::string>>> append =
-          ReadAppendArgs(line, clause);
-      if (!append.ok()) return append.status();
-      for (auto& op : *append) out.append_args.push_back(std::move(op));
+      CTXSEL_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> append,
+                              ReadAppendArgs(line, clause));
+      for (auto& op : append) out.append_args.push_back(std::move(op));
     }
   }
   if (out.match == nullptr) {
@@ -274,18 +273,15 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
                        "when needs 'context-selector: directive'");
       }
       const std::string text = clause.argument.substr(0, colon);
-      absl::StatusOr<selector::Selector> s =
+      CTXSEL_ASSIGN_OR_RETURN(
+          selector::Selector s,
           ParseSelectorAt(line, text, clause.argument_offset,
-                          selector::Directive::kMetadirective);
-      if (!s.ok()) return s.status();
+                          selector::Directive::kMetadirective));
       std::string variant =
           CollapseSpaces(absl::string_view(clause.argument).substr(colon + 1));
-      if (absl::Status bad = CheckDirectiveVariant(
-              line, clause.argument_offset + colon + 1, variant, begin);
-          !bad.ok()) {
-        return bad;
-      }
-      out.when.push_back({*std::move(s),
+      CTXSEL_RETURN_IF_ERROR(CheckDirectiveVariant(
+          line, clause.argument_offset + colon + 1, variant, begin));
+      out.when.push_back({std::move(s),
                           std::string(absl::StripAsciiWhitespace(text)),
                           std::move(variant), clause.name_offset});
     } else if (clause.name == "otherwise" || clause.name == "default") {
@@ -297,11 +293,8 @@ absl::StatusOr<MetadirectiveClauses> ReadMetadirectiveClauses(
       }
       out.otherwise = CollapseSpaces(clause.argument);
       out.otherwise_clause = clause.name;
-      if (absl::Status bad = CheckDirectiveVariant(line, clause.argument_offset,
-                                                   *out.otherwise, begin);
-          !bad.ok()) {
-        return bad;
-      }
+      CTXSEL_RETURN_IF_ERROR(CheckDirectiveVariant(line, clause.argument_offset,
+                                                   *out.otherwise, begin));
     } else {
       return ErrorAt(
           line, clause.name_offset,

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
@@ -153,9 +154,8 @@ absl::Status ReadClauses(const LogicalLine& line, const std::string& text,
     }
     if (cursor.Peek() == '(') {
       clause.has_argument = true;
-      absl::Status s = ReadParenthesized(line, text, cursor, clause.argument,
-                                         clause.argument_offset);
-      if (!s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(ReadParenthesized(
+          line, text, cursor, clause.argument, clause.argument_offset));
     }
     clauses.push_back(std::move(clause));
   }

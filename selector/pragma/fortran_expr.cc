@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 #include "selector/pragma/directive.h"
 #include "selector/pragma/text_scan.h"
 
@@ -66,8 +67,7 @@ class Translator {
 
   absl::StatusOr<Out> Run() {
     if (!error_.ok()) return error_;
-    absl::StatusOr<Out> e = Equiv();
-    if (!e.ok()) return e;
+    CTXSEL_ASSIGN_OR_RETURN(Out e, Equiv());
     if (at_ < toks_.size()) return Error(toks_[at_].offset, "unexpected");
     return e;
   }
@@ -143,24 +143,22 @@ class Translator {
         {"&&"},
     };
     if (level == static_cast<int>(kLevels.size())) return Not();
-    absl::StatusOr<Out> left = Binary(level + 1);
-    if (!left.ok()) return left;
+    CTXSEL_ASSIGN_OR_RETURN(Out left, Binary(level + 1));
     while (at_ < toks_.size()) {
       const Tok& op = toks_[at_];
       bool match = false;
       for (absl::string_view o : kLevels[level]) match |= op.text == o;
       if (!match) break;
       ++at_;
-      absl::StatusOr<Out> right = Binary(level + 1);
-      if (!right.ok()) return right;
+      CTXSEL_ASSIGN_OR_RETURN(Out right, Binary(level + 1));
       Out out;
       out.Add("(", op.offset);
-      out.Add(*left);
+      out.Add(left);
       const std::string c = op.text == "EQV"    ? "=="
                             : op.text == "NEQV" ? "!="
                                                 : op.text;
       out.Add(" " + c + " ", op.offset);
-      out.Add(*right);
+      out.Add(right);
       out.Add(")", op.offset);
       left = std::move(out);
     }
@@ -171,11 +169,10 @@ class Translator {
   absl::StatusOr<Out> Not() {
     if (Peek("!")) {
       const Tok& op = toks_[at_++];
-      absl::StatusOr<Out> operand = Not();
-      if (!operand.ok()) return operand;
+      CTXSEL_ASSIGN_OR_RETURN(Out operand, Not());
       Out out;
       out.Add("(!", op.offset);
-      out.Add(*operand);
+      out.Add(operand);
       out.Add(")", op.offset);
       return out;
     }
@@ -183,18 +180,16 @@ class Translator {
   }
 
   absl::StatusOr<Out> Relational() {
-    absl::StatusOr<Out> left = Additive();
-    if (!left.ok()) return left;
+    CTXSEL_ASSIGN_OR_RETURN(Out left, Additive());
     for (absl::string_view o : {"==", "!=", "<", "<=", ">", ">="}) {
       if (Peek(o)) {
         const Tok& op = toks_[at_++];
-        absl::StatusOr<Out> right = Additive();
-        if (!right.ok()) return right;
+        CTXSEL_ASSIGN_OR_RETURN(Out right, Additive());
         Out out;
         out.Add("(", op.offset);
-        out.Add(*left);
+        out.Add(left);
         out.Add(" " + op.text + " ", op.offset);
-        out.Add(*right);
+        out.Add(right);
         out.Add(")", op.offset);
         return out;
       }
@@ -222,15 +217,13 @@ class Translator {
   }
 
   absl::StatusOr<Out> Multiplicative() {
-    absl::StatusOr<Out> left = Primary();
-    if (!left.ok()) return left;
-    Out out = *left;
+    CTXSEL_ASSIGN_OR_RETURN(Out left, Primary());
+    Out out = left;
     while (Peek("*") || Peek("/")) {
       const Tok& op = toks_[at_++];
-      absl::StatusOr<Out> right = Primary();
-      if (!right.ok()) return right;
+      CTXSEL_ASSIGN_OR_RETURN(Out right, Primary());
       out.Add(" " + op.text + " ", op.offset);
-      out.Add(*right);
+      out.Add(right);
     }
     return Wrap(out);
   }
@@ -256,11 +249,10 @@ class Translator {
     Out out;
     if (tok.text == "(") {
       ++at_;
-      absl::StatusOr<Out> inner = Equiv();
-      if (!inner.ok()) return inner;
+      CTXSEL_ASSIGN_OR_RETURN(Out inner, Equiv());
       if (!Peek(")")) return Error(tok.offset, "unbalanced parenthesis");
       ++at_;
-      return Wrap(*inner);
+      return Wrap(inner);
     }
     if (tok.text == "true" || tok.text == "false" || IsIdentChar(tok.text[0]) ||
         tok.text[0] == '%' || tok.text[0] == '"' || tok.text[0] == '\'') {
@@ -354,12 +346,11 @@ absl::StatusOr<LogicalLine> TranslateFortranExpressions(
     const absl::string_view argument =
         absl::string_view(t).substr(open + 1, close - open - 1);
     if (!HasFortranOperator(argument)) continue;
-    absl::StatusOr<Out> c = Translator(line, open + 1, close).Run();
-    if (!c.ok()) return c.status();
+    CTXSEL_ASSIGN_OR_RETURN(Out c, Translator(line, open + 1, close).Run());
     copy(copied, open + 1);
-    for (size_t k = 0; k < c->text.size(); ++k) {
-      out.text.push_back(c->text[k]);
-      out.positions.push_back(line.PositionOf(c->offsets[k]));
+    for (size_t k = 0; k < c.text.size(); ++k) {
+      out.text.push_back(c.text[k]);
+      out.positions.push_back(line.PositionOf(c.offsets[k]));
     }
     copied = close;
     i = close;

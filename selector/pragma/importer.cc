@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "selector/pragma/clauses.h"
 #include "selector/pragma/code_scanner.h"
 #include "selector/pragma/directive.h"
@@ -235,22 +236,20 @@ class Importer {
     absl::Status names = SetNames(line, d, v);
     if (!d.error.ok()) return d.error;
     if (!names.ok()) return names;
-    absl::StatusOr<VariantClauses> clauses =
-        ReadVariantClauses(line, d, "declare variant");
-    if (!clauses.ok()) return clauses.status();
-    const OmpClause& match = *clauses->match;
-    absl::StatusOr<Selector> own =
+    CTXSEL_ASSIGN_OR_RETURN(VariantClauses clauses,
+                            ReadVariantClauses(line, d, "declare variant"));
+    const OmpClause& match = *clauses.match;
+    CTXSEL_ASSIGN_OR_RETURN(
+        Selector own,
         ParseSelectorAt(line, match.argument, match.argument_offset,
-                        Directive::kDeclareVariant);
-    if (!own.ok()) return own.status();
-    absl::StatusOr<Selector> effective =
-        Effective(line, match.argument_offset, *own);
-    if (!effective.ok()) return effective.status();
-    v.selector = effective->ToString();
+                        Directive::kDeclareVariant));
+    CTXSEL_ASSIGN_OR_RETURN(Selector effective,
+                            Effective(line, match.argument_offset, own));
+    v.selector = effective.ToString();
     v.selector_text = std::string(absl::StripAsciiWhitespace(match.argument));
     v.enclosing_selector_texts = EnclosingTexts();
-    v.adjust_args = std::move(clauses->adjust_args);
-    v.append_args = std::move(clauses->append_args);
+    v.adjust_args = std::move(clauses.adjust_args);
+    v.append_args = std::move(clauses.append_args);
     return absl::OkStatus();
   }
 

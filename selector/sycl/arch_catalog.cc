@@ -64,6 +64,7 @@ struct RunsOnRow {
 
 constexpr RunsOnRow kRunsOnRows[] = {
 #define SYCL_ARCH_RUNS_ON(Id, DeviceId) {ArchId::Id, ArchId::DeviceId},
+#include "base/status_macros.h"
 #include "selector/sycl/arch_catalog.def"
 };
 
@@ -147,8 +148,8 @@ std::vector<std::string> NearestArchNames(absl::string_view name,
   auto add = [&](absl::string_view candidate) {
     scored.push_back(
         {absl::StrContains(absl::AsciiStrToLower(candidate), lower_name),
-         selector::internal::EditDistance(name, candidate), CommonPrefix(name, candidate),
-         candidate});
+         selector::internal::EditDistance(name, candidate),
+         CommonPrefix(name, candidate), candidate});
   };
   for (const ArchInfo& arch : AllArchs()) {
     add(arch.name);
@@ -184,15 +185,14 @@ std::vector<absl::string_view> DeviceArchNames(const ArchInfo& arch) {
 }
 
 absl::StatusOr<selector::DeviceTraits> DeviceTraitsFor(absl::string_view name) {
-  absl::StatusOr<const ArchInfo*> arch = LookupArch(name);
-  if (!arch.ok()) return arch.status();
+  CTXSEL_ASSIGN_OR_RETURN(const ArchInfo* arch, LookupArch(name));
   selector::DeviceTraits traits;
-  for (absl::string_view kind : (*arch)->kinds) traits.kind.emplace(kind);
-  for (absl::string_view a : (*arch)->archs) traits.arch.emplace(a);
-  for (absl::string_view a : DeviceArchNames(**arch)) traits.arch.emplace(a);
-  if (!(*arch)->vendor.empty()) traits.vendor.emplace((*arch)->vendor);
+  for (absl::string_view kind : arch->kinds) traits.kind.emplace(kind);
+  for (absl::string_view a : arch->archs) traits.arch.emplace(a);
+  for (absl::string_view a : DeviceArchNames(*arch)) traits.arch.emplace(a);
+  if (!arch->vendor.empty()) traits.vendor.emplace(arch->vendor);
   for (const ArchInfo& other : AllArchs()) {
-    if (SameDevices(**arch, other) && !other.isa.empty()) {
+    if (SameDevices(*arch, other) && !other.isa.empty()) {
       traits.isa.emplace(other.isa);
     }
   }

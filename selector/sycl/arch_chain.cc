@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::sycl {
 namespace {
@@ -127,15 +128,13 @@ absl::StatusOr<ArchChain> ArchChain::Parse(absl::string_view text) {
     }
     const absl::string_view expected = chain.clauses_.empty() ? kIf : kElseIf;
     if (keyword == kOtherwise && !chain.clauses_.empty()) {
-      absl::StatusOr<std::string> variant = ParseVariant(s);
-      if (!variant.ok()) return variant.status();
-      chain.otherwise_ = *std::move(variant);
+      CTXSEL_ASSIGN_OR_RETURN(std::string variant, ParseVariant(s));
+      chain.otherwise_ = std::move(variant);
     } else if (keyword == expected) {
-      absl::StatusOr<std::vector<ArchId>> archs = ParseArchList(s, keyword);
-      if (!archs.ok()) return archs.status();
-      absl::StatusOr<std::string> variant = ParseVariant(s);
-      if (!variant.ok()) return variant.status();
-      chain.clauses_.push_back({*std::move(archs), *std::move(variant)});
+      CTXSEL_ASSIGN_OR_RETURN(std::vector<ArchId> archs,
+                              ParseArchList(s, keyword));
+      CTXSEL_ASSIGN_OR_RETURN(std::string variant, ParseVariant(s));
+      chain.clauses_.push_back({std::move(archs), std::move(variant)});
     } else {
       return s.ErrorAt(
           line, column,
@@ -167,9 +166,8 @@ std::optional<std::string> ArchChain::Select(const ArchInfo& device) const {
 
 absl::StatusOr<std::optional<std::string>> ArchChain::Select(
     absl::string_view device) const {
-  absl::StatusOr<const ArchInfo*> arch = LookupArch(device);
-  if (!arch.ok()) return arch.status();
-  return Select(**arch);
+  CTXSEL_ASSIGN_OR_RETURN(const ArchInfo* arch, LookupArch(device));
+  return Select(*arch);
 }
 
 std::string ArchChain::ToString() const {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/placement/pick.h"
-#include "server/placement/policy.h"
+#include "server/policy.h"
 
 namespace ctxsel::server::placement::internal {
 namespace {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace ctxsel::testing {
@@ -79,9 +80,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   }
   server->address_ = absl::StrCat("127.0.0.1:", server->port_);
   if (tls) return server;  // serving: the port file follows the bind
-  absl::Status serving =
-      WaitForServing(server->address_, std::chrono::seconds(10));
-  if (!serving.ok()) return serving;
+  CTXSEL_RETURN_IF_ERROR(
+      WaitForServing(server->address_, std::chrono::seconds(10)));
   return server;
 }
 

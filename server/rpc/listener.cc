@@ -1,4 +1,4 @@
-#include "server/listener.h"
+#include "server/rpc/listener.h"
 
 #include <fcntl.h>
 #include <grpcpp/server_posix.h>
@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/host_port.h"
+#include "base/status_macros.h"
 #include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
@@ -91,16 +92,15 @@ bool OutOfDescriptors(int error) {
 
 absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(
     const std::string& address, const ListenerOptions& options) {
-  absl::StatusOr<HostPort> split = SplitAddress(address);
-  if (!split.ok()) return split.status();
+  CTXSEL_ASSIGN_OR_RETURN(HostPort split, SplitAddress(address));
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* addresses = nullptr;
   const int resolved =
-      getaddrinfo(split->host.empty() ? nullptr : split->host.c_str(),
-                  split->port.c_str(), &hints, &addresses);
+      getaddrinfo(split.host.empty() ? nullptr : split.host.c_str(),
+                  split.port.c_str(), &hints, &addresses);
   if (resolved != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "listen address '", LogSafe(address), "': ", gai_strerror(resolved)));

@@ -1,4 +1,4 @@
-#include "server/admin_service.h"
+#include "server/rpc/admin_service.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {

@@ -12,8 +12,8 @@
 //                                    {
 //     return new WatchReactor(inventory_, request->initial(), stream);
 //   }
-#ifndef CTXSEL_SERVER_WATCH_REACTOR_H_
-#define CTXSEL_SERVER_WATCH_REACTOR_H_
+#ifndef CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
+#define CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
@@ -77,4 +77,4 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_WATCH_REACTOR_H_
+#endif  // CTXSEL_SERVER_RPC_WATCH_REACTOR_H_

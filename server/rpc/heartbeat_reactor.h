@@ -11,8 +11,8 @@
 //   InventoryService::Heartbeat(grpc::CallbackServerContext*) {
 //     return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
 //   }
-#ifndef CTXSEL_SERVER_HEARTBEAT_REACTOR_H_
-#define CTXSEL_SERVER_HEARTBEAT_REACTOR_H_
+#ifndef CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
+#define CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
@@ -66,4 +66,4 @@ class HeartbeatReactor final
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_HEARTBEAT_REACTOR_H_
+#endif  // CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_

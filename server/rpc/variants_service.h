@@ -1,7 +1,7 @@
 // variants_service.h: the gRPC edge of ctxsel.v1.Variants. Translates
 // requests, delegates to the VariantRegistry, logs each change.
-#ifndef CTXSEL_SERVER_VARIANTS_SERVICE_H_
-#define CTXSEL_SERVER_VARIANTS_SERVICE_H_
+#ifndef CTXSEL_SERVER_RPC_VARIANTS_SERVICE_H_
+#define CTXSEL_SERVER_RPC_VARIANTS_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/auth.h"
@@ -38,4 +38,4 @@ class VariantsService final : public v1::Variants::Service {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_VARIANTS_SERVICE_H_
+#endif  // CTXSEL_SERVER_RPC_VARIANTS_SERVICE_H_

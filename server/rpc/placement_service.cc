@@ -1,9 +1,9 @@
-#include "server/placement_service.h"
+#include "server/rpc/placement_service.h"
 
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
 namespace {

@@ -6,8 +6,8 @@
 // use gRPC's callback API (heartbeat_reactor.h, watch_reactor.h) so that
 // thousands of them hold no server thread each; the unary calls stay on the
 // synchronous server's thread pool.
-#ifndef CTXSEL_SERVER_INVENTORY_SERVICE_H_
-#define CTXSEL_SERVER_INVENTORY_SERVICE_H_
+#ifndef CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
+#define CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 
 #include <string>
 
@@ -78,4 +78,4 @@ class InventoryService final : public InventoryServiceBase {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_INVENTORY_SERVICE_H_
+#endif  // CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_

@@ -1,4 +1,4 @@
-#include "server/placement/policy.h"
+#include "server/policy.h"
 
 #include <vector>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace ctxsel::server::placement {
+namespace ctxsel::server {
 namespace {
 
 struct PolicyInfo {
@@ -18,7 +18,7 @@ struct PolicyInfo {
 constexpr PolicyInfo kPolicies[] = {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   {Policy::Enumerator, Name, Meaning},
-#include "server/placement/policy.def"
+#include "server/policy.def"
 };
 
 const PolicyInfo& Info(Policy policy) {
@@ -54,4 +54,4 @@ const std::vector<Policy>& AllPolicies() {
   return *all;
 }
 
-}  // namespace ctxsel::server::placement
+}  // namespace ctxsel::server

@@ -1,6 +1,6 @@
 // The gRPC edge of ctxsel.v1.Ctxsel: translates requests and delegates.
-#ifndef CTXSEL_SERVER_CTXSEL_SERVICE_H_
-#define CTXSEL_SERVER_CTXSEL_SERVICE_H_
+#ifndef CTXSEL_SERVER_RPC_CTXSEL_SERVICE_H_
+#define CTXSEL_SERVER_RPC_CTXSEL_SERVICE_H_
 
 #include "base/version.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
@@ -26,4 +26,4 @@ class CtxselService final : public ctxsel::v1::Ctxsel::Service {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_CTXSEL_SERVICE_H_
+#endif  // CTXSEL_SERVER_RPC_CTXSEL_SERVICE_H_

@@ -1,9 +1,9 @@
-#include "server/inventory_service.h"
+#include "server/rpc/inventory_service.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/heartbeat_reactor.h"
-#include "server/proto_convert.h"
-#include "server/watch_reactor.h"
+#include "server/rpc/heartbeat_reactor.h"
+#include "server/rpc/proto_convert.h"
+#include "server/rpc/watch_reactor.h"
 
 namespace ctxsel::server {
 namespace {

@@ -1,6 +1,6 @@
-#include "server/ctxsel_service.h"
+#include "server/rpc/ctxsel_service.h"
 
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
 

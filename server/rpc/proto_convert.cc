@@ -1,4 +1,4 @@
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -55,7 +55,7 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
-#include "server/placement/policy.def"
+#include "server/policy.def"
     default:
       return FieldViolation("job.policy",
                             absl::StrCat("unknown value ", policy));

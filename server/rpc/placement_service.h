@@ -1,9 +1,9 @@
 // placement_service.h: the gRPC edge of ctxsel.v1.Placement. Translates the
 // job, asks the Placer (or, for a Select with a claim and the claim RPCs,
 // the ClaimBook), translates its answer (both conversions live in
-// server/proto_convert.h), and counts each Select's outcome in Metrics.
-#ifndef CTXSEL_SERVER_PLACEMENT_SERVICE_H_
-#define CTXSEL_SERVER_PLACEMENT_SERVICE_H_
+// server/rpc/proto_convert.h), and counts each Select's outcome in Metrics.
+#ifndef CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
+#define CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/auth.h"
@@ -54,4 +54,4 @@ class PlacementService final : public v1::Placement::Service {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_PLACEMENT_SERVICE_H_
+#endif  // CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_

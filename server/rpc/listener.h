@@ -22,8 +22,8 @@
 //   (*listener)->Start(server.get());
 //   ...
 //   (*listener)->Stop();  // before server->Shutdown()
-#ifndef CTXSEL_SERVER_LISTENER_H_
-#define CTXSEL_SERVER_LISTENER_H_
+#ifndef CTXSEL_SERVER_RPC_LISTENER_H_
+#define CTXSEL_SERVER_RPC_LISTENER_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -90,4 +90,4 @@ class Listener {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_LISTENER_H_
+#endif  // CTXSEL_SERVER_RPC_LISTENER_H_

@@ -5,8 +5,8 @@
 //
 //   absl::StatusOr<Job> job = JobFromProto(request->job());
 //   if (!job.ok()) return ToGrpcStatus(job.status());
-#ifndef CTXSEL_SERVER_PROTO_CONVERT_H_
-#define CTXSEL_SERVER_PROTO_CONVERT_H_
+#ifndef CTXSEL_SERVER_RPC_PROTO_CONVERT_H_
+#define CTXSEL_SERVER_RPC_PROTO_CONVERT_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -74,4 +74,4 @@ void CoverageToProto(const placement::CoverageReport& report,
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_PROTO_CONVERT_H_
+#endif  // CTXSEL_SERVER_RPC_PROTO_CONVERT_H_

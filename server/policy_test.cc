@@ -1,8 +1,8 @@
-#include "server/placement/policy.h"
+#include "server/policy.h"
 
 #include "gtest/gtest.h"
 
-namespace ctxsel::server::placement {
+namespace ctxsel::server {
 namespace {
 
 TEST(PolicyTest, NamesRoundTrip) {
@@ -28,4 +28,4 @@ TEST(PolicyTest, UnknownNameListsKnownOnes) {
 }
 
 }  // namespace
-}  // namespace ctxsel::server::placement
+}  // namespace ctxsel::server

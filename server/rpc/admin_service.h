@@ -1,8 +1,8 @@
 // admin_service.h: the gRPC edge of ctxsel.v1.Admin: online backup of the
 // variant store. The copy is written to a temporary file in the data
 // directory (Store::Backup), streamed in chunks and deleted.
-#ifndef CTXSEL_SERVER_ADMIN_SERVICE_H_
-#define CTXSEL_SERVER_ADMIN_SERVICE_H_
+#ifndef CTXSEL_SERVER_RPC_ADMIN_SERVICE_H_
+#define CTXSEL_SERVER_RPC_ADMIN_SERVICE_H_
 
 #include <string>
 
@@ -35,4 +35,4 @@ class AdminService final : public v1::Admin::Service {
 
 }  // namespace ctxsel::server
 
-#endif  // CTXSEL_SERVER_ADMIN_SERVICE_H_
+#endif  // CTXSEL_SERVER_RPC_ADMIN_SERVICE_H_

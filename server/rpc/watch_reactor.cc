@@ -1,10 +1,10 @@
-#include "server/watch_reactor.h"
+#include "server/rpc/watch_reactor.h"
 
 #include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
 

@@ -1,8 +1,8 @@
-#include "server/variants_service.h"
+#include "server/rpc/variants_service.h"
 
 #include "server/log_text.h"
 #include "server/page_budget.h"
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {

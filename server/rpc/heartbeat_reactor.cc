@@ -1,10 +1,10 @@
-#include "server/heartbeat_reactor.h"
+#include "server/rpc/heartbeat_reactor.h"
 
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
 

@@ -1,4 +1,4 @@
-#include "server/proto_convert.h"
+#include "server/rpc/proto_convert.h"
 
 #include <memory>
 #include <string>
@@ -7,7 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/placement/policy.h"
+#include "server/policy.h"
 
 namespace ctxsel::server {
 namespace {
@@ -266,12 +266,11 @@ TEST(ProtoConvertTest, ProtoPoliciesAreThePolicyTable) {
       EXPECT_EQ(job->policy, kDefaultPolicy);
       continue;
     }
-    EXPECT_EQ(placement::PolicyName(job->policy),
-              absl::AsciiStrToLower(value->name()));
+    EXPECT_EQ(PolicyName(job->policy), absl::AsciiStrToLower(value->name()));
     EXPECT_TRUE(reached.insert(job->policy).second)
         << value->name() << " maps to a policy already reached";
   }
-  EXPECT_EQ(reached.size(), placement::AllPolicies().size());
+  EXPECT_EQ(reached.size(), AllPolicies().size());
 }
 
 TEST(ProtoConvertTest, StatusKeepsCodeAndMessage) {

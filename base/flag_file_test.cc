@@ -1,0 +1,41 @@
+#include "base/flag_file.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ctxsel {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ReadFlagFileTest, ReadsTheWholeFile) {
+  const std::string path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/token";
+  std::ofstream(path) << "line one\nline two\n";
+  absl::StatusOr<std::string> text = ReadFlagFile("token_file", path);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "line one\nline two\n");
+}
+
+TEST(ReadFlagFileTest, AMissingFileNamesTheFlagAndThePath) {
+  absl::StatusOr<std::string> text =
+      ReadFlagFile("tls_cert", "/nonexistent/server.pem");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(),
+              HasSubstr("--tls_cert: cannot read /nonexistent/server.pem"));
+}
+
+TEST(ReadFlagFileTest, ADirectoryCannotBeRead) {
+  absl::StatusOr<std::string> text =
+      ReadFlagFile("ca", std::getenv("TEST_TMPDIR"));
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ctxsel
