@@ -38,7 +38,7 @@ trap cleanup EXIT
 # --- Select RPC vs Ping RPC, same server, equal response sizes -----------
 # Medians of $REPS repetitions: one run on a shared machine is noisy.
 "$bin/bench/select_rpc_bench" --benchmark_format=json \
-  --benchmark_filter='BM_PingRpcLikeSelect|BM_SelectRpc$|BM_SelectInProcess' \
+  --benchmark_filter='BM_PingRpcLikeSelect|BM_SelectRpc/|BM_SelectInProcess' \
   --benchmark_repetitions="$REPS" --benchmark_min_time=1 \
   >"$work/rpc.json" 2>/dev/null
 # --- In-process Select at 1k and 100k devices ----------------------------
