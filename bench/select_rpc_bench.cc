@@ -2,8 +2,10 @@
 // the same gRPC server (loopback, one process), with 10,000 nodes x 8
 // devices and 1,000 kernels x 16 variants loaded — the yardstick.
 // Ping is the floor a unary RPC costs here; the ratio says what placement
-// adds on top.
-//
+// adds on top. BM_PingRpcLikeSelect echoes a payload sized so that its
+// response is as large as the mean SelectResponse of the bench's jobs (the
+// Rig measures it), so both sides move the same bytes; tools/perf.sh takes
+// the median of repetitions of each.
 //
 // BM_SelectWhileCoverage: the same Select RPCs without (arg 0) and with
 // another client issuing Placement.Coverage queries (a 2 x 4 job-point
@@ -45,6 +47,17 @@ server::AuthOptions NoAuth() {
   return options;
 }
 
+v1::SelectRequest Request(int kernel) {
+  v1::SelectRequest r;
+  v1::Job* job = r.mutable_job();
+  job->set_kernel(absl::StrCat("k", kernel));
+  for (const char* c : {"target", "teams", "parallel", "for"}) {
+    job->add_construct()->set_name(c);
+  }
+  (*job->mutable_variables())["N"] = 4096;
+  return r;
+}
+
 struct Rig {
   server::Authorizer authorizer{NoAuth()};
   server::placement::Placer placer;
@@ -53,6 +66,8 @@ struct Rig {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<v1::Ctxsel::Stub> ping_stub;
   std::unique_ptr<v1::Placement::Stub> placement_stub;
+  // Mean serialized size of the SelectResponses to the bench's jobs.
+  size_t select_response_bytes = 0;
 
   Rig() {
     // Debian's Abseil checks lock order on every Mutex acquisition (a debug
@@ -74,23 +89,20 @@ struct Rig {
                                        grpc::InsecureChannelCredentials());
     ping_stub = v1::Ctxsel::NewStub(channel);
     placement_stub = v1::Placement::NewStub(channel);
+    for (int k = 0; k < kKernels; ++k) {
+      grpc::ClientContext ctx;
+      v1::SelectResponse response;
+      if (placement_stub->Select(&ctx, Request(k), &response).ok()) {
+        select_response_bytes += response.ByteSizeLong();
+      }
+    }
+    select_response_bytes /= kKernels;
   }
 };
 
 Rig& GetRig() {
   static Rig* rig = new Rig;
   return *rig;
-}
-
-v1::SelectRequest Request(int kernel) {
-  v1::SelectRequest r;
-  v1::Job* job = r.mutable_job();
-  job->set_kernel(absl::StrCat("k", kernel));
-  for (const char* c : {"target", "teams", "parallel", "for"}) {
-    job->add_construct()->set_name(c);
-  }
-  (*job->mutable_variables())["N"] = 4096;
-  return r;
 }
 
 void BM_PingRpc(benchmark::State& state) {
@@ -107,6 +119,30 @@ void BM_PingRpc(benchmark::State& state) {
 }
 // Arg: payload bytes (echoed back); 1200 matches a SelectResponse.
 BENCHMARK(BM_PingRpc)->Arg(5)->Arg(1200)->UseRealTime();
+
+// Ping with a response exactly as large as the mean SelectResponse.
+void BM_PingRpcLikeSelect(benchmark::State& state) {
+  Rig& rig = GetRig();
+  v1::PingRequest request;
+  v1::PingResponse sized;
+  sized.set_server_version(server::kServerVersion);
+  while (sized.ByteSizeLong() < rig.select_response_bytes) {
+    sized.mutable_payload()->push_back('x');
+  }
+  request.set_payload(sized.payload());
+  size_t bytes = 0;
+  for (auto _ : state) {
+    grpc::ClientContext ctx;
+    v1::PingResponse response;
+    grpc::Status s = rig.ping_stub->Ping(&ctx, request, &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+    bytes += response.ByteSizeLong();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["response_bytes"] =
+      static_cast<double>(bytes) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PingRpcLikeSelect)->UseRealTime();
 
 void BM_SelectRpc(benchmark::State& state) {
   Rig& rig = GetRig();

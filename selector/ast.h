@@ -75,6 +75,20 @@ struct TraitSet {
   std::vector<TraitSelector> selectors;
 };
 
+// What a selector names, for the strict-subset test: (set, selector,
+// property, score) items of the non-construct sets — constant conditions by
+// truth value, `kind(any)` left out — and the ordered construct selectors,
+// each with its clauses (simd's `simdlen(8)`, `linear(i:2)`, ... one item
+// per variable). Built by ItemsOf (scorer.h).
+struct SubsetItems {
+  struct Construct {
+    SelectorId id{};
+    std::vector<std::string> clauses;  // sorted, unique
+  };
+  std::vector<std::string> items;     // sorted, unique
+  std::vector<Construct> constructs;  // in selector order
+};
+
 struct SelectorAst {
   Directive directive = Directive::kDeclareVariant;
   std::vector<TraitSet> sets;
@@ -84,6 +98,9 @@ struct SelectorAst {
   // How many selector texts its positions refer to: 1 for a parsed
   // selector, more for an effective one (TextPosition::text).
   int text_count = 1;
+  // ItemsOf(*this), computed once when the selector is built: Resolve
+  // compares them for every pair of compatible candidates.
+  SubsetItems subset_items;
 
   const TraitSet* FindSet(SetId id) const {
     for (const TraitSet& s : sets) {

@@ -9,18 +9,29 @@
 namespace ctxsel::selector {
 namespace {
 
+// Resolve kept no strings: the reason and the score terms come from
+// matching the candidate against the static context again.
 CandidateReport StaticReport(const internal::ResolutionData& data, size_t i) {
-  const Candidate& c = data.declared[i];
+  const Candidate& c = (*data.declared)[i];
   const internal::CandidateState& s = data.states[i];
   CandidateReport r;
   r.name = c.name;
   r.selector = c.selector.ToString();
   r.dynamic = c.selector.is_dynamic();
-  r.compatible = s.match.compatible;
-  r.reason = s.match.reason;
+  r.compatible = s.compatible;
+  const Context& context = *data.context;
+  internal::StaticMatch m = internal::MatchStatic(
+      c.selector.ast(), context, internal::ConstructNamesOf(context),
+      /*with_reason=*/true);
+  r.reason = std::move(m.reason);
+  if (s.compatible) {
+    absl::StatusOr<internal::ScoreSum> sum =
+        internal::SumScore(c.selector.ast(), m.construct_positions,
+                           static_cast<int>(context.construct.size()));
+    if (sum.ok()) r.terms = std::move(sum->terms);  // Resolve checked it
+  }
   r.score = s.score;
-  r.terms = s.sum.terms;
-  if (s.subset_of >= 0) r.subset_of = data.declared[s.subset_of].name;
+  if (s.subset_of >= 0) r.subset_of = (*data.declared)[s.subset_of].name;
   r.rank = s.rank;
   r.in_dynamic_prefix =
       s.rank >= 0 && static_cast<size_t>(s.rank) < data.prefix;
@@ -74,7 +85,7 @@ Explanation Explain(const Resolution& resolution, const Variables& variables,
   const internal::ResolutionData& data = resolution.data();
   Explanation out;
   out.selection = Select(resolution, variables, target_devices);
-  for (size_t i = 0; i < data.declared.size(); ++i) {
+  for (size_t i = 0; i < data.declared->size(); ++i) {
     out.candidates.push_back(StaticReport(data, i));
   }
   for (int r = 0; r < out.selection.evaluated; ++r) {

@@ -33,8 +33,8 @@ absl::Status CheckClosedName(const std::vector<absl::string_view>& known,
 
 absl::Status CheckConstructName(absl::string_view name) {
   // Built once: every Select checks every construct name of its job.
-  static const auto* const kKnown = new std::vector<absl::string_view>(
-      internal::JobConstructNames());
+  static const auto* const kKnown =
+      new std::vector<absl::string_view>(internal::JobConstructNames());
   const std::vector<absl::string_view>& known = *kKnown;
   if (std::find(known.begin(), known.end(), name) != known.end()) {
     return absl::OkStatus();

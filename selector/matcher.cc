@@ -9,12 +9,6 @@
 namespace ctxsel::selector::internal {
 namespace {
 
-// The construct name a context entry stands for (`do` is `for`).
-absl::string_view ContextConstructName(const ConstructTrait& c) {
-  std::optional<SelectorId> id = FindSelector(SetId::kConstruct, c.name);
-  return id ? GetSelectorInfo(*id).name : absl::string_view(c.name);
-}
-
 bool SimdMatches(const SimdProperties& want, const ConstructTrait& have) {
   if (want.simdlen > 0 &&
       (have.simdlen <= 0 || have.simdlen % want.simdlen != 0)) {
@@ -37,8 +31,9 @@ bool SimdMatches(const SimdProperties& want, const ConstructTrait& have) {
          (!want.notinbranch || have.notinbranch);
 }
 
-bool ConstructMatches(const TraitSelector& t, const ConstructTrait& c) {
-  if (GetSelectorInfo(t.id).name != ContextConstructName(c)) return false;
+bool ConstructMatches(const TraitSelector& t, const ConstructTrait& c,
+                      absl::string_view context_name) {
+  if (GetSelectorInfo(t.id).name != context_name) return false;
   return t.id != SelectorId::kConstructSimd || SimdMatches(t.simd, c);
 }
 
@@ -52,13 +47,15 @@ std::string ConstructListText(const std::vector<ConstructTrait>& cs) {
 // selector from below; then each selector, last first, takes the latest
 // matching position before its successor's.
 bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
+                     const ConstructNames& names, bool with_reason,
                      StaticMatch& out) {
   const std::vector<TraitSelector>& sel = set.selectors;
-  std::vector<int> earliest(sel.size());
+  absl::InlinedVector<int, 8> earliest(sel.size());
   size_t j = 0;
   for (size_t i = 0; i < sel.size(); ++i) {
-    while (j < cs.size() && !ConstructMatches(sel[i], cs[j])) ++j;
+    while (j < cs.size() && !ConstructMatches(sel[i], cs[j], names[j])) ++j;
     if (j == cs.size()) {
+      if (!with_reason) return false;
       out.reason = absl::StrCat(
           "construct.", SelectorText(sel[i]), ": not active",
           i > 0 ? absl::StrCat(" after ", SelectorText(sel[i - 1])) : "",
@@ -71,7 +68,7 @@ bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
   int bound = static_cast<int>(cs.size());
   for (size_t k = sel.size(); k-- > 0;) {
     int p = bound - 1;
-    while (p > earliest[k] && !ConstructMatches(sel[k], cs[p])) --p;
+    while (p > earliest[k] && !ConstructMatches(sel[k], cs[p], names[p])) --p;
     out.construct_positions[k] = p + 1;
     bound = p;
   }
@@ -230,25 +227,36 @@ std::string SetText(const NameSet& names) {
   return absl::StrCat("{", absl::StrJoin(sorted, ", "), "}");
 }
 
-StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
+ConstructNames ConstructNamesOf(const Context& context) {
+  ConstructNames names;
+  for (const ConstructTrait& c : context.construct) {
+    names.push_back(ResolveAlias(SetId::kConstruct, c.name));
+  }
+  return names;
+}
+
+StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
+                        const ConstructNames& construct_names,
+                        bool with_reason) {
   StaticMatch out;
   static const Variables kNoVariables;
+  std::string* reason = with_reason ? &out.reason : nullptr;
   for (const TraitSet& set : ast.sets) {
     bool ok = true;
     switch (set.id) {
       case SetId::kConstruct:
-        ok = EmbedConstructs(set, context.construct, out);
+        ok = EmbedConstructs(set, context.construct, construct_names,
+                             with_reason, out);
         break;
       case SetId::kDevice:
-        ok = DeviceActive(set, context.device, &out.reason);
+        ok = DeviceActive(set, context.device, reason);
         break;
       case SetId::kImplementation:
-        ok = ImplementationActive(set, context.implementation, &out.reason);
+        ok = ImplementationActive(set, context.implementation, reason);
         break;
       case SetId::kUser: {
         const Expression* runtime_only = nullptr;  // never constant
-        ok =
-            ConditionsHold(set, kNoVariables, true, &out.reason, &runtime_only);
+        ok = ConditionsHold(set, kNoVariables, true, reason, &runtime_only);
         break;
       }
       case SetId::kTargetDevice:
@@ -280,6 +288,40 @@ DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
         "): ", DescribeEvalError(runtime_only->Evaluate(variables)));
   }
   return DynamicMatch::kProgramDecides;
+}
+
+DynamicPart DynamicPartOf(const SelectorAst& ast) {
+  DynamicPart part;
+  for (const TraitSet& set : ast.sets) {
+    if (set.id == SetId::kTargetDevice) part.target_device = &set;
+    if (set.id != SetId::kUser) continue;
+    for (const TraitSelector& t : set.selectors) {
+      for (const Expression& e : t.expressions) {
+        if (e.constant()) continue;
+        if (e.runtime_only()) {
+          part.runtime_only = true;
+        } else {
+          part.conditions.push_back(e);
+        }
+      }
+    }
+  }
+  return part;
+}
+
+DynamicMatch MatchDynamicPart(const DynamicPart& part,
+                              const Variables& variables,
+                              TargetDevicesView devices) {
+  for (const Expression& e : part.conditions) {
+    EvalResult r = e.Evaluate(variables);
+    if (!r.ok() || r.value == 0) return DynamicMatch::kFails;
+  }
+  if (part.target_device != nullptr &&
+      !TargetDeviceActive(*part.target_device, variables, devices, nullptr)) {
+    return DynamicMatch::kFails;
+  }
+  return part.runtime_only ? DynamicMatch::kProgramDecides
+                           : DynamicMatch::kHolds;
 }
 
 }  // namespace ctxsel::selector::internal

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "selector/ast.h"
 #include "selector/selector.h"
 
@@ -23,15 +24,29 @@ namespace ctxsel::selector::internal {
 
 struct StaticMatch {
   bool compatible = false;
-  std::string reason;  // first failing trait when not compatible
+  // First failing trait when not compatible (only when asked for).
+  std::string reason;
   // 1-based context positions of the construct selectors in their
   // highest-valued ordered embedding.
-  std::vector<int> construct_positions;
+  absl::InlinedVector<int, 8> construct_positions;
 };
 
+// The construct selector each entry of a context's construct set stands
+// for (`do` is `for`), by name; an enclosing construct keeps its own name.
+// Computed once per context, not once per comparison.
+using ConstructNames = absl::InlinedVector<absl::string_view, 8>;
+ConstructNames ConstructNamesOf(const Context& context);
+
 // Matches the static part of `ast` against `context` (construct, device,
-// implementation, constant user conditions).
-StaticMatch MatchStatic(const SelectorAst& ast, const Context& context);
+// implementation, constant user conditions). `construct_names` is
+// ConstructNamesOf(context). Without `with_reason` it builds no strings
+// (Resolve's path; Explain asks again for the reason).
+StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
+                        const ConstructNames& construct_names,
+                        bool with_reason);
+inline StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
+  return MatchStatic(ast, context, ConstructNamesOf(context), true);
+}
 
 enum class DynamicMatch {
   kFails,
@@ -46,6 +61,24 @@ enum class DynamicMatch {
 // or "runtime-only condition(foo()): the program decides".
 DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
                           TargetDevicesView devices, std::string* reason);
+
+// The dynamic part of one selector flattened when it is resolved, so that
+// Select() reaches its expressions without walking the syntax tree (whose
+// nodes are, on a server with many kernels, rarely in cache): the
+// conditions are copied, their nodes allocated beside the Resolution's.
+struct DynamicPart {
+  // The non-constant conditions Select can evaluate, in selector order.
+  absl::InlinedVector<Expression, 1> conditions;
+  bool runtime_only = false;                // has a runtime-only condition
+  const TraitSet* target_device = nullptr;  // null: none
+};
+DynamicPart DynamicPartOf(const SelectorAst& ast);
+
+// MatchDynamic's verdict for the selector `part` was made from, without a
+// reason (Select's path).
+DynamicMatch MatchDynamicPart(const DynamicPart& part,
+                              const Variables& variables,
+                              TargetDevicesView devices);
 
 // "{a, b}" with sorted names, for reasons.
 std::string SetText(const NameSet& names);

@@ -24,6 +24,18 @@ Context Constructs(std::initializer_list<const char*> names) {
   return ctx;
 }
 
+TEST(ConstructTest, ContextNamesResolveAliasesOnly) {
+  Context ctx;
+  for (const char* c : {"target", "do", "distribute", "simd"}) {
+    AddConstruct(ctx, c);
+  }
+  EXPECT_THAT(ConstructNamesOf(ctx),
+              ElementsAre("target", "for", "distribute", "simd"));
+  // A `do` in the context matches a `for` selector at its position.
+  EXPECT_THAT(Static("construct={for}", ctx).construct_positions,
+              ElementsAre(2));
+}
+
 TEST(ConstructTest, OrderedSubsequence) {
   Context ctx = Constructs({"target", "teams", "parallel", "for"});
   EXPECT_TRUE(Static("construct={target, for}", ctx).compatible);
@@ -181,6 +193,45 @@ TEST(DynamicTest, ConditionsAndTargetDevices) {
             DynamicMatch::kFails);
   EXPECT_EQ(reason, "target_device.device_num(D): unknown variable D");
   EXPECT_EQ(MatchDynamic(s.ast(), {}, devices, nullptr), DynamicMatch::kFails);
+}
+
+// Select's flattened dynamic part gives MatchDynamic's verdict for every
+// selector and request of the table.
+TEST(DynamicTest, FlattenedPartAgreesWithMatchDynamic) {
+  TargetDevices devices;
+  devices.devices[0].isa = {"sm_70"};
+  devices.devices[1].isa = {"sm_80"};
+  const char* selectors[] = {
+      "user={condition(N > 32)}",
+      "user={condition(N > 32 && N % 2 == 0)}",
+      "user={condition(foo(N))}",
+      "user={condition(bar())}, target_device={isa(sm_70)}",
+      "target_device={device_num(D), isa(sm_70)}",
+      "target_device={isa(sm_70)}",
+      "user={condition(N > 32)}, target_device={device_num(D), isa(sm_80)}",
+      "user={condition(score(3): 1 == 1)}, target_device={kind(any)}",
+  };
+  const Variables requests[] = {{},
+                                {{"N", 64}},
+                                {{"N", 64}, {"D", 0}},
+                                {{"N", 1}, {"D", 1}},
+                                {{"N", 64}, {"D", 1}},
+                                {{"N", 64}, {"D", 7}},
+                                {{"N", 9}, {"D", 0}}};
+  for (const char* text : selectors) {
+    absl::StatusOr<Selector> s = Selector::Parse(text);
+    ASSERT_TRUE(s.ok()) << text << ": " << s.status();
+    DynamicPart part = DynamicPartOf(s->ast());
+    for (const Variables& vars : requests) {
+      for (int64_t default_device : {0, 1}) {
+        TargetDevicesView view(devices, default_device);
+        EXPECT_EQ(MatchDynamicPart(part, vars, view),
+                  MatchDynamic(s->ast(), vars, view, nullptr))
+            << text << " with " << vars.size() << " variables, default "
+            << default_device;
+      }
+    }
+  }
 }
 
 }  // namespace

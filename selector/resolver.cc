@@ -3,6 +3,7 @@
 #include "selector/resolver.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,17 +31,15 @@ namespace {
 // A compatible selector that is a strict subset of another compatible one
 // scores 0; the first such superset in declaration order is remembered.
 void ApplyStrictSubsetRule(ResolutionData& data) {
-  std::vector<internal::SubsetItems> items(data.declared.size());
-  for (size_t i = 0; i < data.declared.size(); ++i) {
-    if (data.states[i].match.compatible) {
-      items[i] = internal::ItemsOf(data.declared[i].selector.ast());
-    }
-  }
-  for (size_t a = 0; a < data.declared.size(); ++a) {
-    if (!data.states[a].match.compatible) continue;
-    for (size_t b = 0; b < data.declared.size(); ++b) {
-      if (a == b || !data.states[b].match.compatible) continue;
-      if (internal::IsStrictSubset(items[a], items[b])) {
+  const std::vector<Candidate>& declared = *data.declared;
+  for (size_t a = 0; a < declared.size(); ++a) {
+    if (!data.states[a].compatible) continue;
+    const internal::SubsetItems& items =
+        declared[a].selector.ast().subset_items;
+    for (size_t b = 0; b < declared.size(); ++b) {
+      if (a == b || !data.states[b].compatible) continue;
+      if (internal::IsStrictSubset(items,
+                                   declared[b].selector.ast().subset_items)) {
         data.states[a].score = 0;
         data.states[a].subset_of = static_cast<int>(b);
         break;
@@ -50,16 +49,18 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
 }
 
 void SortCandidates(ResolutionData& data) {
-  for (size_t i = 0; i < data.declared.size(); ++i) {
-    if (!data.states[i].match.compatible) continue;
+  const std::vector<Candidate>& declared = *data.declared;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (!data.states[i].compatible) continue;
     data.sorted.push_back({static_cast<int>(i), data.states[i].score,
-                           data.declared[i].selector.is_dynamic()});
+                           declared[i].selector.is_dynamic()});
   }
-  // Decreasing score; equal scores keep declaration order.
-  std::stable_sort(data.sorted.begin(), data.sorted.end(),
-                   [](const Resolution::Entry& a, const Resolution::Entry& b) {
-                     return a.score > b.score;
-                   });
+  // Decreasing score; equal scores keep declaration order (the index
+  // breaks ties, so std::sort needs no stable_sort's temporary buffer).
+  std::sort(data.sorted.begin(), data.sorted.end(),
+            [](const Resolution::Entry& a, const Resolution::Entry& b) {
+              return a.score != b.score ? a.score > b.score : a.index < b.index;
+            });
   data.prefix = data.sorted.size();
   for (size_t r = 0; r < data.sorted.size(); ++r) {
     data.states[data.sorted[r].index].rank = static_cast<int>(r);
@@ -68,48 +69,74 @@ void SortCandidates(ResolutionData& data) {
     }
   }
   for (size_t r = 0; r < data.prefix; ++r) {
-    data.prefix_asts.push_back(
-        &data.declared[data.sorted[r].index].selector.ast());
+    const internal::SelectorAst& ast =
+        declared[data.sorted[r].index].selector.ast();
+    data.prefix_asts.push_back(&ast);
+    data.prefix_parts.push_back(data.sorted[r].dynamic
+                                    ? internal::DynamicPartOf(ast)
+                                    : internal::DynamicPart());
   }
 }
 
 }  // namespace
 
-const std::vector<Resolution::Entry>& Resolution::candidates() const {
+absl::Span<const Resolution::Entry> Resolution::candidates() const {
   return data_->sorted;
 }
 size_t Resolution::dynamic_prefix_size() const { return data_->prefix; }
 const std::vector<Candidate>& Resolution::declared() const {
-  return data_->declared;
+  return *data_->declared;
 }
 
-absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
-                                   const Context& static_context) {
-  if (absl::Status s = internal::CheckContextSize(static_context); !s.ok()) {
+absl::StatusOr<Resolution> Resolve(
+    CandidateList candidates, std::shared_ptr<const Context> static_context) {
+  const Context& context = *static_context;
+  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) {
     return s;
   }
   auto data = std::make_shared<ResolutionData>();
   data->declared = std::move(candidates);
-  data->states.resize(data->declared.size());
-  const int l = static_cast<int>(static_context.construct.size());
-  for (size_t i = 0; i < data->declared.size(); ++i) {
+  const std::vector<Candidate>& declared = *data->declared;
+  data->states.resize(declared.size());
+  const int l = static_cast<int>(context.construct.size());
+  // Only selectors with a construct set read the names.
+  std::optional<internal::ConstructNames> names;
+  const internal::ConstructNames none;
+  for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
-    const internal::SelectorAst& ast = data->declared[i].selector.ast();
-    state.match = internal::MatchStatic(ast, static_context);
-    if (!state.match.compatible) continue;
-    absl::StatusOr<internal::ScoreSum> sum =
-        internal::SumScore(ast, state.match.construct_positions, l);
+    const internal::SelectorAst& ast = declared[i].selector.ast();
+    if (!names && !ast.sets.empty() &&
+        ast.sets.front().id == internal::SetId::kConstruct) {
+      names = internal::ConstructNamesOf(context);
+    }
+    internal::StaticMatch match = internal::MatchStatic(
+        ast, context, names ? *names : none, /*with_reason=*/false);
+    if (!match.compatible) continue;
+    absl::StatusOr<internal::ScoreSum> sum = internal::SumScore(
+        ast, match.construct_positions, l, /*with_terms=*/false);
     if (!sum.ok() || sum->sum == UINT64_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "variant '", data->declared[i].name, "': ",
+          "variant '", declared[i].name, "': ",
           sum.ok() ? "score overflows 64 bits" : sum.status().message()));
     }
-    state.sum = *std::move(sum);
-    state.score = state.sum.sum + 1;
+    state.compatible = true;
+    state.score = sum->sum + 1;
   }
+  data->context = std::move(static_context);
   ApplyStrictSubsetRule(*data);
   SortCandidates(*data);
   return Resolution(std::move(data));
+}
+
+absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
+                                   const Context& static_context) {
+  auto context = std::make_shared<Context>();
+  context->construct = static_context.construct;
+  context->device = static_context.device;
+  context->implementation = static_context.implementation;
+  return Resolve(
+      std::make_shared<const std::vector<Candidate>>(std::move(candidates)),
+      std::move(context));
 }
 
 TargetDevicesView::TargetDevicesView() : default_device(0) {
@@ -126,8 +153,8 @@ Selection Select(const Resolution& resolution, const Variables& variables,
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
     if (e.dynamic) {
-      internal::DynamicMatch m = internal::MatchDynamic(
-          *data.prefix_asts[r], variables, target_devices, nullptr);
+      internal::DynamicMatch m = internal::MatchDynamicPart(
+          data.prefix_parts[r], variables, target_devices);
       if (m == internal::DynamicMatch::kProgramDecides) {
         out.runtime_only.push_back(e.index);
       }

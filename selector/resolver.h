@@ -1,11 +1,15 @@
 // resolver.h: what Resolve() keeps for Select() and Explain().
 //
-// Internal to the engine; see selector.h for the API.
+// Internal to the engine; see selector.h for the API. Resolve builds no
+// strings: the reasons and score terms Explain shows are computed again
+// from the static context the Resolution keeps (shared, not copied).
 #ifndef CTXSEL_SELECTOR_RESOLVER_H_
 #define CTXSEL_SELECTOR_RESOLVER_H_
 
+#include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "selector/ast.h"
 #include "selector/matcher.h"
 #include "selector/scorer.h"
@@ -15,19 +19,26 @@ namespace ctxsel::selector::internal {
 
 // Static facts about one declared candidate.
 struct CandidateState {
-  StaticMatch match;
-  ScoreSum sum;
-  uint64_t score = 0;  // final: 0 when incompatible or a strict subset
-  int subset_of = -1;  // declaration index of the superset, when demoted
-  int rank = -1;       // index in ResolutionData::sorted, -1 when not there
+  bool compatible = false;  // the static part holds
+  uint64_t score = 0;       // final: 0 when incompatible or a strict subset
+  int subset_of = -1;       // declaration index of the superset, when demoted
+  int rank = -1;  // index in ResolutionData::sorted, -1 when not there
 };
 
 struct ResolutionData {
-  std::vector<Candidate> declared;
-  std::vector<CandidateState> states;  // parallel to `declared`
-  std::vector<Resolution::Entry> sorted;
+  // User-provided: make_shared would otherwise zero the inline buffers
+  // before constructing them (value-initialisation), a third of Resolve.
+  ResolutionData() {}  // NOLINT(modernize-use-equals-default)
+
+  CandidateList declared;
+  std::shared_ptr<const Context> context;  // the static context resolved for
+  // Small inline buffers: a typical kernel's Resolution is one allocation.
+  absl::InlinedVector<CandidateState, 8> states;  // parallel to `declared`
+  absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
-  std::vector<const SelectorAst*> prefix_asts;  // sorted[0..prefix) selectors
+  // sorted[0..prefix) selectors, and their dynamic parts for Select.
+  absl::InlinedVector<const SelectorAst*, 4> prefix_asts;
+  absl::InlinedVector<DynamicPart, 2> prefix_parts;
 };
 
 // Fails when the context has more than kMaxConstructTraits constructs.

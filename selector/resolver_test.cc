@@ -1,3 +1,4 @@
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,22 @@ TEST(MatchSelectorTest, ReportsFirstFailingTrait) {
   ASSERT_TRUE(m.ok());
   EXPECT_FALSE(m->compatible);
   EXPECT_EQ(m->reason, "device.arch: amdgcn not in {nvptx}");
+}
+
+TEST(ResolveTest, SharesTheCandidateListAndExplainsFromTheSharedContext) {
+  auto list = std::make_shared<const std::vector<Candidate>>(
+      std::vector<Candidate>{{"gpu", *Selector::Parse("device={arch(nvptx)}")},
+                             {"cpu", *Selector::Parse("device={kind(cpu)}")}});
+  auto ctx = std::make_shared<Context>();
+  ctx->device.arch = {"nvptx"};
+  absl::StatusOr<Resolution> r = Resolve(list, ctx);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(&r->declared(), list.get());  // shared, not copied
+  // Resolve kept no reasons or terms; Explain computes them.
+  Explanation e = Explain(*r, {}, {});
+  EXPECT_THAT(e.candidates[1].reason, HasSubstr("device.kind: cpu not in"));
+  ASSERT_EQ(e.candidates[0].terms.size(), 1u);
+  EXPECT_EQ(e.candidates[0].terms[0].trait, "device.arch");
 }
 
 }  // namespace

@@ -23,12 +23,16 @@ std::string TermName(const TraitSelector& t) {
 // 2^(shift), or 0 when it does not fit (never for l <= kMaxConstructTraits).
 uint64_t Pow2(int shift) { return shift < 64 ? uint64_t{1} << shift : 0; }
 
-absl::Status AddTerm(ScoreSum& out, std::string name, uint64_t value) {
+// Adds `value`; the term's name (`name()`) is built only for the terms
+// list or an overflow message.
+template <typename Name>
+absl::Status AddTerm(ScoreSum& out, bool with_terms, const Name& name,
+                     uint64_t value) {
   if (__builtin_add_overflow(out.sum, value, &out.sum)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("score overflows 64 bits at ", name, " (", value, ")"));
+        absl::StrCat("score overflows 64 bits at ", name(), " (", value, ")"));
   }
-  out.terms.push_back({std::move(name), value});
+  if (with_terms) out.terms.push_back({name(), value});
   return absl::OkStatus();
 }
 
@@ -74,35 +78,40 @@ bool Includes(const std::vector<std::string>& big,
 }  // namespace
 
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
-                                  const std::vector<int>& construct_positions,
-                                  int l) {
+                                  absl::Span<const int> construct_positions,
+                                  int l, bool with_terms) {
   ScoreSum out;
   for (const TraitSet& set : ast.sets) {
     for (size_t i = 0; i < set.selectors.size(); ++i) {
       const TraitSelector& t = set.selectors[i];
+      auto name = [&t] { return TermName(t); };
       absl::Status s;
       switch (GetSelectorInfo(t.id).weight) {
         case Weight::kConstructPosition: {
           int p = construct_positions.at(i);
-          s = AddTerm(out, absl::StrCat(TermName(t), "@", p), Pow2(p - 1));
+          s = AddTerm(
+              out, with_terms,
+              [&] { return absl::StrCat(TermName(t), "@", p); }, Pow2(p - 1));
           break;
         }
         case Weight::kKind:
-          if (!IsOnlyAny(t)) s = AddTerm(out, TermName(t), Pow2(l));
+          if (!IsOnlyAny(t)) s = AddTerm(out, with_terms, name, Pow2(l));
           break;
         case Weight::kArch:
-          s = AddTerm(out, TermName(t), Pow2(l + 1));
+          s = AddTerm(out, with_terms, name, Pow2(l + 1));
           break;
         case Weight::kIsa:
-          s = AddTerm(out, TermName(t), Pow2(l + 2));
+          s = AddTerm(out, with_terms, name, Pow2(l + 2));
           break;
         case Weight::kZero:
           break;
       }
       if (!s.ok()) return s;
       if (t.has_score) {
-        s = AddTerm(out, absl::StrCat(TermName(t), ".score"),
-                    static_cast<uint64_t>(t.score));
+        s = AddTerm(
+            out, with_terms,
+            [&t] { return absl::StrCat(TermName(t), ".score"); },
+            static_cast<uint64_t>(t.score));
         if (!s.ok()) return s;
       }
     }

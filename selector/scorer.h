@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "selector/ast.h"
 
 namespace ctxsel::selector::internal {
@@ -30,24 +31,14 @@ struct ScoreSum {
 
 // Sums the trait values. `construct_positions` are the 1-based positions
 // from MatchStatic(); `l` the context's construct count (<= 60). Fails when
-// the sum does not fit 64 bits.
+// the sum does not fit 64 bits (naming the term). Without `with_terms` only
+// the sum is filled (Resolve's path: no strings).
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
-                                  const std::vector<int>& construct_positions,
-                                  int l);
+                                  absl::Span<const int> construct_positions,
+                                  int l, bool with_terms = true);
 
-// What a selector names, for the strict-subset test: (set, selector,
-// property, score) items of the non-construct sets — constant conditions by
-// truth value, `kind(any)` left out — and the ordered construct selectors,
-// each with its clauses (simd's `simdlen(8)`, `linear(i:2)`, ... one item
-// per variable).
-struct SubsetItems {
-  struct Construct {
-    SelectorId id{};
-    std::vector<std::string> clauses;  // sorted, unique
-  };
-  std::vector<std::string> items;     // sorted, unique
-  std::vector<Construct> constructs;  // in selector order
-};
+// The items of `ast` for the strict-subset test (SubsetItems in ast.h);
+// Selector::Parse stores them in the syntax tree once.
 SubsetItems ItemsOf(const SelectorAst& ast);
 
 // True when every item of `a` is in `b`, `a`'s constructs are an ordered

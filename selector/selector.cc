@@ -10,6 +10,7 @@
 #include "selector/ast.h"
 #include "selector/canonical.h"
 #include "selector/parser.h"
+#include "selector/scorer.h"
 #include "selector/selector_error.h"
 #include "selector/validator.h"
 
@@ -27,6 +28,7 @@ constexpr std::pair<Directive, absl::string_view> kDirectives[] = {
 absl::StatusOr<Selector> Build(SelectorAst ast) {
   if (absl::Status s = internal::Validate(ast); !s.ok()) return s;
   internal::Finalize(ast);
+  ast.subset_items = internal::ItemsOf(ast);
   return Selector(std::make_shared<const SelectorAst>(std::move(ast)));
 }
 

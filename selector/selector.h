@@ -53,6 +53,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "selector/selector_error.h"
 
 namespace ctxsel::selector {
@@ -276,6 +277,10 @@ struct Candidate {
   Selector selector;
 };
 
+// A candidate list shared by the Resolutions made from it (one per static
+// context) instead of copied into each.
+using CandidateList = std::shared_ptr<const std::vector<Candidate>>;
+
 // The result of the static work for one candidate list and one static
 // context. Immutable; cheap to copy; safe to share across threads.
 //
@@ -290,7 +295,7 @@ class Resolution {
     bool dynamic = false;
   };
   // The sorted replacement candidates.
-  const std::vector<Entry>& candidates() const;
+  absl::Span<const Entry> candidates() const;
   // How many of candidates() form the dynamic prefix: up to and including
   // the first static candidate (all of them when none is static).
   size_t dynamic_prefix_size() const;
@@ -310,6 +315,12 @@ class Resolution {
 // variables and target devices are ignored), scores, applies the
 // strict-subset rule, sorts and keeps the dynamic prefix. Fails on contexts
 // over kMaxConstructTraits and on a score sum that overflows 64 bits.
+// Builds no strings; the Resolution shares `candidates` and
+// `static_context` (Explain reads them again for reasons and terms).
+absl::StatusOr<Resolution> Resolve(
+    CandidateList candidates, std::shared_ptr<const Context> static_context);
+// The same from copies of `candidates` and of the static part of
+// `static_context`.
 absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
                                    const Context& static_context);
 

@@ -1,6 +1,9 @@
 #include "selector/traits.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -90,15 +93,38 @@ std::optional<SetId> FindSet(absl::string_view name) {
 }
 
 std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
-  for (const SelectorInfo& info : AllSelectors()) {
-    if (info.set == set && info.name == name) return info.id;
-  }
-  for (const AliasEntry& alias : Aliases()) {
-    if (alias.name == name && GetSelectorInfo(alias.selector).set == set) {
-      return alias.selector;
+  // Built once from the table: Resolve looks up every construct name of
+  // every context it resolves for.
+  using Index =
+      absl::flat_hash_map<std::pair<SetId, absl::string_view>, SelectorId>;
+  static const Index* const kIndex = [] {
+    auto* index = new Index;
+    for (const SelectorInfo& info : AllSelectors()) {
+      index->try_emplace({info.set, info.name}, info.id);
     }
+    for (const AliasEntry& alias : Aliases()) {
+      index->try_emplace({GetSelectorInfo(alias.selector).set, alias.name},
+                         alias.selector);
+    }
+    return index;
+  }();
+  auto it = kIndex->find(std::make_pair(set, name));
+  if (it == kIndex->end()) return std::nullopt;
+  return it->second;
+}
+
+absl::string_view ResolveAlias(SetId set, absl::string_view name) {
+  // A constant table: no guarded static on a path Resolve takes per name.
+  static constexpr AliasEntry kAliases[] = {
+#define TRAIT_ALIAS(Selector, Name) {SelectorId::Selector, Name},
+#include "selector/traits.def"
+  };
+  for (const AliasEntry& alias : kAliases) {
+    if (alias.name != name) continue;
+    const SelectorInfo& info = GetSelectorInfo(alias.selector);
+    if (info.set == set) return info.name;
   }
-  return std::nullopt;
+  return name;
 }
 
 std::vector<SetId> SetsWithSelector(absl::string_view name) {

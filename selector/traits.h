@@ -62,6 +62,9 @@ const std::vector<SelectorInfo>& AllSelectors();
 std::optional<SetId> FindSet(absl::string_view name);
 // Finds a selector of `set` by name or alias.
 std::optional<SelectorId> FindSelector(SetId set, absl::string_view name);
+// The selector name `name` stands for in `set`: the selector's own name for
+// an alias (`do` -> `for`), else `name` itself. Cheaper than FindSelector.
+absl::string_view ResolveAlias(SetId set, absl::string_view name);
 // Sets (other than `set`) that have a selector named `name`, for messages.
 std::vector<SetId> SetsWithSelector(absl::string_view name);
 

@@ -112,7 +112,7 @@ json CandidateJson(const sel::CandidateReport& c) {
           {"selector", c.selector},   {"runtime_only", c.runtime_only}};
 }
 
-EvalOutcome Evaluate(const json& input) {
+EvalDocument Read(const json& input) {
   Check(CheckFields(input, "the document",
                     {"directive", "context", "variants", "kernel"}));
   sel::Directive directive = sel::Directive::kDeclareVariant;
@@ -127,7 +127,8 @@ EvalOutcome Evaluate(const json& input) {
   absl::StatusOr<sel::Context> read =
       ReadEvalContext(input.value("context", json()));
   Check(read.status());
-  sel::Context ctx = *std::move(read);
+  EvalDocument doc;
+  doc.context = *std::move(read);
   std::vector<KernelVariant> variants =
       Variants(input.value("variants", json::array()), directive);
   absl::StatusOr<std::string> kernel = ChooseKernel(
@@ -136,8 +137,16 @@ EvalOutcome Evaluate(const json& input) {
   if (!kernel.ok()) {
     throw InputError{nullptr, 0, 0, std::string(kernel.status().message())};
   }
+  doc.kernel = *std::move(kernel);
+  doc.candidates = CandidatesOf(doc.kernel, std::move(variants));
+  return doc;
+}
+
+EvalOutcome Evaluate(const json& input) {
+  EvalDocument doc = Read(input);
+  const sel::Context& ctx = doc.context;
   absl::StatusOr<sel::Resolution> r =
-      sel::Resolve(CandidatesOf(*kernel, std::move(variants)), ctx);
+      sel::Resolve(std::move(doc.candidates), ctx);
   if (!r.ok())
     throw InputError{nullptr, 0, 0, std::string(r.status().message())};
   sel::Explanation e = sel::Explain(*r, ctx.variables, ctx.target_devices);
@@ -148,15 +157,16 @@ EvalOutcome Evaluate(const json& input) {
   json runtime_only = json::array();
   for (int index : e.selection.runtime_only)
     runtime_only.push_back(e.candidates[index].name);
-  out.output = {{"kernel", kernel->empty() ? json(nullptr) : json(*kernel)},
-                {"selected", e.selection.base()
-                                 ? json(nullptr)
-                                 : json(e.candidates[e.selection.index].name)},
-                {"score", e.selection.score},
-                {"runtime_only", runtime_only},
-                {"candidates", list}};
-  out.text = absl::StrCat(kernel->empty() ? "" : "kernel: ", *kernel,
-                          kernel->empty() ? "" : "\n", e.ToText());
+  out.output = {
+      {"kernel", doc.kernel.empty() ? json(nullptr) : json(doc.kernel)},
+      {"selected", e.selection.base()
+                       ? json(nullptr)
+                       : json(e.candidates[e.selection.index].name)},
+      {"score", e.selection.score},
+      {"runtime_only", runtime_only},
+      {"candidates", list}};
+  out.text = absl::StrCat(doc.kernel.empty() ? "" : "kernel: ", doc.kernel,
+                          doc.kernel.empty() ? "" : "\n", e.ToText());
   return out;
 }
 
@@ -203,6 +213,17 @@ InputError JsonError(absl::string_view text, size_t offset, const char* what) {
 }
 
 }  // namespace
+
+EvalOutcome ReadEvalDocument(const json& input, EvalDocument& document) {
+  try {
+    document = Read(input);
+    return EvalOutcome{};
+  } catch (const InputError& e) {
+    return Fail(e);
+  } catch (const json::exception& e) {
+    return Fail(InputError{nullptr, 0, 0, e.what()});
+  }
+}
 
 EvalOutcome EvaluateJson(const json& input) {
   try {

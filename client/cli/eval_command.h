@@ -16,10 +16,12 @@
 #define CTXSEL_CLIENT_CLI_EVAL_COMMAND_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "client/cli/command.h"
 #include "nlohmann/json.hpp"
+#include "selector/selector.h"
 
 namespace ctxsel::cli {
 
@@ -30,6 +32,20 @@ struct EvalOutcome {
                           // {"error"}
   std::string text;       // readable rendering (explanation or error)
 };
+
+// What an eval document asks: the context and the candidates of the kernel
+// it evaluates ("" when its variants name none), parsed and validated.
+struct EvalDocument {
+  std::string kernel;
+  selector::Context context;
+  std::vector<selector::Candidate> candidates;
+};
+
+// Reads `input` into `document` without evaluating it (benchmarks parse
+// once and evaluate many times). Returns an outcome with kExitOk and no
+// output, or the failing outcome EvaluateJson would give for the document.
+EvalOutcome ReadEvalDocument(const nlohmann::json& input,
+                             EvalDocument& document);
 
 // Evaluates one eval document given as text.
 EvalOutcome EvaluateDocument(absl::string_view input);

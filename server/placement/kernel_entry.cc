@@ -50,11 +50,12 @@ JobSignature JobSignature::Of(const Job& job) {
   return s;
 }
 
-selector::Context JobSignature::ContextFor(const DeviceClass& c) const {
-  selector::Context ctx;
-  ctx.construct = construct;
-  ctx.device = c.traits;
-  ctx.implementation = implementation;
+std::shared_ptr<const selector::Context> JobSignature::ContextFor(
+    const DeviceClass& c) const {
+  auto ctx = std::make_shared<selector::Context>();
+  ctx->construct = construct;
+  ctx->device = c.traits;
+  ctx->implementation = implementation;
   return ctx;
 }
 
@@ -72,14 +73,17 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
   std::shared_ptr<KernelEntry> entry(new KernelEntry);
   entry->kernel_ = kernel;
   entry->max_signatures_ = max_signatures;
+  std::vector<selector::Candidate> candidates;
   for (Variant& v : variants) {
     if (v.selector.has_target_device()) entry->layout_dependent_ = true;
     for (std::string& name : v.selector.variables()) {
       entry->variables_.push_back(std::move(name));
     }
-    entry->candidates_.push_back({v.name, v.selector});
+    candidates.push_back({v.name, v.selector});
     entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
   }
+  entry->candidates_ = std::make_shared<const std::vector<selector::Candidate>>(
+      std::move(candidates));
   std::vector<std::string>& vars = entry->variables_;
   std::sort(vars.begin(), vars.end());
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
@@ -91,11 +95,32 @@ absl::StatusOr<selector::Resolution> KernelEntry::Compute(
   return selector::Resolve(candidates_, signature.ContextFor(c));
 }
 
+int SignatureIds::Intern(const std::string& key) {
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) return it->second;
+  }
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int>(ids_.size()) >= capacity_) {
+    auto it = ids_.find(key);
+    return it == ids_.end() ? -1 : it->second;
+  }
+  return ids_.try_emplace(key, static_cast<int>(ids_.size())).first->second;
+}
+
 absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
     const JobSignature& signature, const DeviceClass& c,
     ResolutionCounters* counters) const {
   {
     absl::ReaderMutexLock lock(&mu_);
+    if (signature.id >= 0) {
+      auto r = by_id_.find(std::make_pair(signature.id, c.id));
+      if (r != by_id_.end()) {
+        if (counters != nullptr) counters->hits.fetch_add(1);
+        return r->second;
+      }
+    }
     auto it = cache_.find(signature.key);
     if (it != cache_.end()) {
       auto r = it->second.by_class.find(c.id);
@@ -120,6 +145,12 @@ void KernelEntry::Store(const JobSignature& signature, int class_id,
     it = cache_.emplace(signature.key, SignatureCache{signature, {}}).first;
   }
   it->second.by_class.emplace(class_id, resolution);
+  // The cached signature's id may come from an earlier job than this one.
+  const int id = signature.id >= 0 ? signature.id : it->second.signature.id;
+  if (id >= 0) {
+    if (it->second.signature.id < 0) it->second.signature.id = id;
+    by_id_.emplace(std::make_pair(id, class_id), resolution);
+  }
 }
 
 void KernelEntry::ResolveAhead(
@@ -144,7 +175,10 @@ void KernelEntry::Forget(const std::vector<int>& class_ids) const {
   if (class_ids.empty()) return;
   absl::MutexLock lock(&mu_);
   for (auto& [key, cached] : cache_) {
-    for (int id : class_ids) cached.by_class.erase(id);
+    for (int id : class_ids) {
+      cached.by_class.erase(id);
+      by_id_.erase(std::make_pair(cached.signature.id, id));
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -41,12 +42,32 @@ struct ResolutionCounters {
 // The static, non-device part of a job's OpenMP context and its key.
 struct JobSignature {
   std::string key;  // equal keys iff equal construct and implementation sets
+  // The key's number in the Placer's SignatureIds, -1 when it has none:
+  // with one, a kernel finds its cached resolutions by (id, class) without
+  // hashing the key again or comparing it with its own (cold) copy.
+  int id = -1;
   std::vector<selector::ConstructTrait> construct;
   selector::ImplementationTraits implementation;
 
   static JobSignature Of(const Job& job);
-  // The static context for a device of class `c`.
-  selector::Context ContextFor(const DeviceClass& c) const;
+  // The static context for a device of class `c`, shared by the
+  // Resolution made from it (Explain reads it again).
+  std::shared_ptr<const selector::Context> ContextFor(
+      const DeviceClass& c) const;
+};
+
+// Small numbers for the job signatures a Placer has seen, shared by all its
+// kernels; at most `capacity` of them (later keys get none, -1, and are
+// found by key). Thread-safe; a lookup takes a reader lock.
+class SignatureIds {
+ public:
+  explicit SignatureIds(int capacity) : capacity_(capacity) {}
+  int Intern(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const int capacity_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, int> ids_ ABSL_GUARDED_BY(mu_);
 };
 
 class KernelEntry {
@@ -103,9 +124,14 @@ class KernelEntry {
              const selector::Resolution& resolution) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The same resolutions by (signature id, class id), for signatures with
+  // an id: the per-request path.
+  mutable absl::flat_hash_map<std::pair<int, int>, selector::Resolution> by_id_
+      ABSL_GUARDED_BY(mu_);
   std::string kernel_;
   std::vector<std::shared_ptr<const Variant>> variants_;
-  std::vector<selector::Candidate> candidates_;
+  // Shared by every Resolution of this kernel, never copied into one.
+  selector::CandidateList candidates_;
   bool layout_dependent_ = false;
   std::vector<std::string> variables_;
   int max_signatures_ = 0;

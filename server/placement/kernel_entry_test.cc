@@ -81,5 +81,38 @@ TEST(KernelEntryTest, CachesPerSignatureUpToTheLimitAndAdopts) {
   (*next)->ResolveAhead({&gpu});  // resolves them now, no error
 }
 
+TEST(SignatureIdsTest, SameKeySameIdUpToCapacity) {
+  SignatureIds ids(2);
+  const int a = ids.Intern("a");
+  EXPECT_EQ(ids.Intern("a"), a);
+  const int b = ids.Intern("b");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(ids.Intern("c"), -1);  // full: found by key instead
+  EXPECT_EQ(ids.Intern("b"), b);
+}
+
+TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
+  absl::StatusOr<std::shared_ptr<KernelEntry>> e =
+      KernelEntry::Make("saxpy", SaxpyVariants(), 4);
+  ASSERT_TRUE(e.ok());
+  DeviceClass gpu = MakeDeviceClass(3, {{"gpu"}, {"nvptx"}, {}, {}, {}}, "");
+  JobSignature keyed = JobSignature::Of(JobWith({"target"}, {}));
+  JobSignature numbered = keyed;
+  numbered.id = 7;
+  ResolutionCounters counters;
+  ASSERT_TRUE((*e)->Resolution(keyed, gpu, &counters).ok());  // by key
+  ASSERT_TRUE((*e)->Resolution(numbered, gpu, &counters).ok());
+  ASSERT_TRUE((*e)->Resolution(numbered, gpu, &counters).ok());
+  EXPECT_EQ(counters.misses.load(), 1);
+  EXPECT_EQ(counters.hits.load(), 2);
+  // A numbered job finds what a keyed one cached, and the same Resolution.
+  absl::StatusOr<selector::Resolution> a = (*e)->Resolution(keyed, gpu);
+  absl::StatusOr<selector::Resolution> b = (*e)->Resolution(numbered, gpu);
+  EXPECT_EQ(&a->data(), &b->data());
+  (*e)->Forget({gpu.id});
+  ASSERT_TRUE((*e)->Resolution(numbered, gpu, &counters).ok());
+  EXPECT_EQ(counters.misses.load(), 2);  // the class's resolutions went
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement::internal

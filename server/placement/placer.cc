@@ -48,7 +48,9 @@ Placer::Placer(PlacerOptions options)
     : options_(options),
       fleet_(std::make_unique<Fleet>()),
       snapshot_(std::make_shared<const Snapshot>()),
-      filters_(static_cast<size_t>(std::max(0, options.max_cached_filters))) {}
+      filters_(static_cast<size_t>(std::max(0, options.max_cached_filters))),
+      // Room for every kernel's cached signatures to be different ones.
+      signature_ids_(std::max(0, options.max_signatures_per_kernel) * 64) {}
 
 Placer::~Placer() = default;
 
@@ -182,6 +184,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
       filters_.Get(job.device_filter, "job.device_filter");
   if (!filter.ok()) return filter.status();
   JobSignature signature = JobSignature::Of(job);
+  signature.id = signature_ids_.Intern(signature.key);
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;

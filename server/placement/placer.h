@@ -215,6 +215,7 @@ class Placer {
   std::shared_ptr<const internal::Snapshot> snapshot_;  // atomic access only
   mutable std::atomic<uint64_t> spread_ticket_{0};      // spread's round-robin
   DeviceFilterCache filters_;
+  mutable internal::SignatureIds signature_ids_;  // a cache
 };
 
 }  // namespace ctxsel::server::placement

@@ -1,0 +1,48 @@
+#include "bench/corpus.h"
+
+#include <fstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace ctxsel::bench {
+
+absl::StatusOr<Corpus> LoadCorpus(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  Corpus corpus;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (text.empty()) continue;
+    ++corpus.lines;
+    nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line, ": not a JSON document"));
+    }
+    cli::EvalDocument document;
+    if (cli::ReadEvalDocument(json, document).exit_code != cli::kExitOk) {
+      ++corpus.rejected;
+      continue;
+    }
+    CorpusDocument d;
+    d.line = line;
+    d.candidates = std::make_shared<const std::vector<selector::Candidate>>(
+        std::move(document.candidates));
+    d.context =
+        std::make_shared<const selector::Context>(std::move(document.context));
+    absl::StatusOr<selector::Resolution> r =
+        selector::Resolve(d.candidates, d.context);
+    if (!r.ok()) {
+      ++corpus.rejected;
+      continue;
+    }
+    d.resolution = *std::move(r);
+    corpus.documents.push_back(std::move(d));
+  }
+  return corpus;
+}
+
+}  // namespace ctxsel::bench

@@ -1,0 +1,53 @@
+// corpus_bench: the engine's Resolve and Select timed per document of a
+// corpus (bench/corpus.h), each document parsed once.
+//
+//   bazel run -c opt //bench:corpus_bench --
+//   $PWD/bench/corpus/conformance.jsonl
+//
+// Prints key=value lines: documents, timed, rejected, and the sums over the
+// timed documents of each one's median time per call, resolve_ns_total and
+// select_ns_total. bench:corpus_llvm_bench puts LLVM beside them.
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "bench/corpus.h"
+#include "benchmark/benchmark.h"
+
+ABSL_FLAG(int, rounds, 7, "timing rounds per document (median)");
+
+int main(int argc, char** argv) {
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: corpus_bench [--rounds=N] FILE.jsonl\n");
+    return 2;
+  }
+  absl::StatusOr<ctxsel::bench::Corpus> corpus =
+      ctxsel::bench::LoadCorpus(args[1]);
+  if (!corpus.ok()) {
+    std::fprintf(stderr, "%s\n", corpus.status().ToString().c_str());
+    return 1;
+  }
+  ctxsel::bench::TimingOptions options;
+  options.rounds = absl::GetFlag(FLAGS_rounds);
+  double resolve = 0, select = 0;
+  for (const ctxsel::bench::CorpusDocument& d : corpus->documents) {
+    const ctxsel::selector::Context& ctx = *d.context;
+    resolve += ctxsel::bench::MedianNanos(
+        [&] {
+          benchmark::DoNotOptimize(
+              ctxsel::selector::Resolve(d.candidates, d.context));
+        },
+        options);
+    select += ctxsel::bench::MedianNanos(
+        [&] {
+          benchmark::DoNotOptimize(ctxsel::selector::Select(
+              *d.resolution, ctx.variables, ctx.target_devices));
+        },
+        options);
+  }
+  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus->lines,
+              corpus->documents.size(), corpus->rejected);
+  std::printf("resolve_ns_total=%.0f\nselect_ns_total=%.0f\n", resolve, select);
+  return 0;
+}
