@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "selector/device_traits.h"
@@ -44,6 +46,13 @@ size_t ApproxBytes(const NodeState& node) {
   return bytes;
 }
 
+// 64 random bits: two inventories (replicas, restarts) never share one in
+// practice, so a sequence is never resumed against another numbering.
+std::string NewEpoch() {
+  absl::BitGen bits;
+  return absl::StrFormat("%016x", absl::Uniform<uint64_t>(bits));
+}
+
 }  // namespace
 
 Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
@@ -51,6 +60,7 @@ Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
     : options_(std::move(options)),
       devices_(devices),
       observer_(observer),
+      epoch_(NewEpoch()),
       notifier_([this] { RunNotifier(); }) {}
 
 Inventory::~Inventory() {
@@ -418,6 +428,60 @@ std::vector<NodeState> Inventory::Nodes(int64_t* sequence) const {
   return nodes;
 }
 
+bool Inventory::HoldsEventsAfterLocked(int64_t after) const {
+  return sequence_ <= after ||
+         (!events_.empty() && events_.front().first.sequence <= after + 1);
+}
+
+std::vector<InventoryEvent> Inventory::SnapshotLocked(
+    InventoryEvent::Kind kind, const std::string& reason) const {
+  const absl::Time now = options_.now();
+  std::vector<InventoryEvent> events;
+  events.reserve(nodes_.size() + 1);
+  for (const auto& [id, entry] : nodes_) {
+    events.push_back({kind,
+                      std::make_shared<const NodeState>(NodeOf(id, entry)),
+                      reason, sequence_, now});
+  }
+  return events;
+}
+
+absl::StatusOr<WatchStart> Inventory::StartWatch(const WatchFrom& from) const {
+  if (from.resume_after < 0) {
+    return FieldViolation("resume_after", "must not be negative");
+  }
+  if (from.resume_epoch.empty() && from.resume_after != 0) {
+    return FieldViolation("resume_epoch", "required with resume_after");
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  WatchStart start{.sequence = sequence_};
+  if (from.resume_epoch.empty()) {
+    if (from.initial) {
+      start.events = SnapshotLocked(InventoryEvent::Kind::kAdded, "initial");
+    }
+    return start;
+  }
+  if (from.resume_epoch == epoch_) {
+    if (from.resume_after > sequence_) {
+      return FieldViolation("resume_after",
+                            absl::StrCat(from.resume_after,
+                                         " is past this server's latest event ",
+                                         sequence_, " of epoch ", epoch_));
+    }
+    if (HoldsEventsAfterLocked(from.resume_after)) {
+      for (const auto& [event, bytes] : events_) {
+        if (event.sequence > from.resume_after) start.events.push_back(event);
+      }
+      return start;
+    }
+  }
+  start.resync = true;
+  start.events = SnapshotLocked(InventoryEvent::Kind::kResync, "resync");
+  start.events.push_back({InventoryEvent::Kind::kResyncEnd, nullptr, "resync",
+                          sequence_, options_.now()});
+  return start;
+}
+
 absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
     int64_t after, absl::Duration timeout) const {
   absl::ReaderMutexLock lock(&mu_);
@@ -427,7 +491,7 @@ absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
   mu_.AwaitWithTimeout(absl::Condition(&newer), timeout);
   std::vector<InventoryEvent> events;
   if (sequence_ <= after) return events;
-  if (events_.empty() || events_.front().first.sequence > after + 1) {
+  if (!HoldsEventsAfterLocked(after)) {
     return absl::OutOfRangeError(
         absl::StrCat("watch fell behind: events after ", after,
                      " are no longer kept; watch again"));

@@ -11,10 +11,14 @@
 // through PlacerBridge): the inventory keeps each node's liveness (last
 // beat, suspect, TTL), the event history for watchers and the listings,
 // which read devices and their utilisation from the store. A report is
-// checked once (NormalizeReport), a beat once (CheckBeat). Watchers either
-// poll (EventsAfter) or ask to be woken (NotifyAfter) — the latter needs no
-// thread per watcher. An InventoryObserver (optional) hears of each report,
-// removal and beat, e.g. to mirror node leases elsewhere.
+// checked once (NormalizeReport), a beat once (CheckBeat). A watcher starts
+// (StartWatch: fresh, or resuming after an event it saw), then either polls
+// (EventsAfter) or asks to be woken (NotifyAfter) — the latter needs no
+// thread per watcher. Sequences are numbered per inventory: its epoch()
+// names that numbering, so a watcher resuming on another replica or after a
+// restart is told to resync instead of being handed someone else's numbers. An
+// InventoryObserver (optional) hears of each report, removal and beat, e.g. to
+// mirror node leases elsewhere.
 //
 //   placement::Placer placer;
 //   PlacerBridge bridge(&placer);  // the DeviceStore
@@ -107,11 +111,14 @@ class InventoryObserver {
 };
 
 struct InventoryEvent {
-  enum class Kind { kAdded, kChanged, kRemoved };
+  // kResync and kResyncEnd only appear in a watch's resync snapshot
+  // (StartWatch), never in the history.
+  enum class Kind { kAdded, kChanged, kRemoved, kResync, kResyncEnd };
   Kind kind = Kind::kAdded;
-  // The node as of the event (for kRemoved: as it was last reported).
-  // Shared: every watcher reading the event points at one snapshot, and a
-  // removal points at its node's last report's while the history holds it.
+  // The node as of the event (for kRemoved: as it was last reported; null
+  // for kResyncEnd). Shared: every watcher reading the event points at one
+  // snapshot, and a removal points at its node's last report's while the
+  // history holds it.
   std::shared_ptr<const NodeState> node;
   std::string reason;    // "reported", "deregistered", "expired ..."
   int64_t sequence = 0;  // 1, 2, ... since the inventory was created
@@ -131,6 +138,21 @@ struct InventoryOptions {
   int default_page_size = 500;
   int max_page_size = 5000;
   std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+// Where a watch starts (WatchInventoryRequest's fields of the same names).
+struct WatchFrom {
+  bool initial = false;  // fresh watch: the live nodes as kAdded first
+  // Resuming (resume_epoch not empty): after this event of that epoch.
+  int64_t resume_after = 0;
+  std::string resume_epoch;
+};
+
+// What a watcher sends first, then the events after `sequence`.
+struct WatchStart {
+  std::vector<InventoryEvent> events;
+  int64_t sequence = 0;
+  bool resync = false;  // `events` is a resync snapshot
 };
 
 template <typename T>
@@ -188,14 +210,30 @@ class Inventory {
   // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
   // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
   absl::StatusOr<Page<Device>> ListDevices(
-      const DeviceFilter& device_filter, const std::string& node,
-      int page_size, const std::string& page_token,
-      PageBudget<Device> budget = {},
+      const DeviceFilter& device_filter, const std::string& node, int page_size,
+      const std::string& page_token, PageBudget<Device> budget = {},
       const std::function<absl::Status()>& interrupted = nullptr) const;
 
-  // Every live node and the sequence of the latest event, atomically: a
-  // watcher sends these, then events after that sequence.
+  // Every live node and the sequence of the latest event, atomically.
   std::vector<NodeState> Nodes(int64_t* sequence) const;
+
+  // The one place that decides how a watch starts, atomically with the
+  // events it will read next:
+  //   * fresh (`resume_epoch` empty): the live nodes as kAdded "initial"
+  //     events when `initial`, else nothing;
+  //   * resuming with this epoch() while the history holds every event
+  //     after `resume_after`: those events (none when it is the latest);
+  //   * resuming otherwise (another epoch, history trimmed): a resync
+  //     snapshot, every live node as kResync then one kResyncEnd.
+  // Snapshot events carry the latest sequence, which is also `sequence`.
+  // InvalidArgumentError (BadRequest naming the field) for a negative
+  // resume_after, one past the latest event of this epoch, or a resume_after
+  // without resume_epoch.
+  absl::StatusOr<WatchStart> StartWatch(const WatchFrom& from) const;
+
+  // Names this inventory's sequence numbering: random, one per inventory
+  // (so per server process).
+  const std::string& epoch() const { return epoch_; }
 
   // Events with sequence > `after`, waiting up to `timeout` for the first.
   // OutOfRangeError when some of them were already dropped from history.
@@ -269,8 +307,16 @@ class Inventory {
   // Queues `wakes` for the notifier thread.
   void Wake(Wakes wakes) ABSL_LOCKS_EXCLUDED(mu_);
   void RunNotifier();
+  // Whether the history holds every event after `after` (<= sequence_).
+  bool HoldsEventsAfterLocked(int64_t after) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Every live node as a `kind` event "`reason`" at the latest sequence.
+  std::vector<InventoryEvent> SnapshotLocked(InventoryEvent::Kind kind,
+                                             const std::string& reason) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const InventoryOptions options_;
+  const std::string epoch_;
   DeviceStore* const devices_;
   InventoryObserver* const observer_;
   // Sequences changes to the device set (see the file comment); taken

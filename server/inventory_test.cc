@@ -1,5 +1,6 @@
 #include "server/inventory.h"
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -359,6 +360,112 @@ TEST_F(InventoryTest, SlowWatcherIsToldToWatchAgain) {
   EXPECT_EQ(recent->size(), 6u);
 }
 
+std::vector<std::string> Described(const std::vector<InventoryEvent>& events) {
+  std::vector<std::string> out;
+  for (const InventoryEvent& e : events) {
+    static constexpr const char* kKinds[] = {"added", "changed", "removed",
+                                             "resync", "resync-end"};
+    out.push_back(absl::StrCat(e.sequence, " ",
+                               kKinds[static_cast<int>(e.kind)],
+                               e.node == nullptr ? "" : " " + e.node->id));
+  }
+  return out;
+}
+
+TEST_F(InventoryTest, ResumeOnTheSameEpochReplaysExactlyTheMissedEvents) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  ASSERT_TRUE(inventory_.Report(Node("n2", {Gpu(0, "nvptx")})).ok());
+  // A watcher saw event 2, then lost its stream; meanwhile two changes.
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "amdgcn")})).ok());
+  ASSERT_TRUE(inventory_.Deregister("n2").ok());
+  auto resumed = inventory_.StartWatch(
+      {.resume_after = 2, .resume_epoch = inventory_.epoch()});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_FALSE(resumed->resync);
+  EXPECT_THAT(Described(resumed->events),
+              ElementsAre("3 changed n1", "4 removed n2"));
+  EXPECT_EQ(resumed->sequence, 4);
+  // Resuming after the latest event sends nothing first.
+  auto latest = inventory_.StartWatch(
+      {.initial = true, .resume_after = 4, .resume_epoch = inventory_.epoch()});
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_FALSE(latest->resync);
+  EXPECT_THAT(latest->events, IsEmpty());
+  EXPECT_EQ(latest->sequence, 4);
+}
+
+TEST_F(InventoryTest, ResumeResyncsWhenTheHistoryIsTrimmedOrTheEpochIsOther) {
+  // The history keeps 8 events: 12 reports push the first 4 out.
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(
+        inventory_.Report(Node(absl::StrCat("n", i), {Gpu(0, "nvptx")})).ok());
+  }
+  ASSERT_TRUE(inventory_.Deregister("n0").ok());
+  const std::vector<std::string> snapshot = [] {
+    std::vector<std::string> out;
+    for (int i = 1; i < 12; ++i) out.push_back(absl::StrCat("13 resync n", i));
+    std::sort(out.begin(), out.end());  // the inventory lists in id order
+    out.push_back("13 resync-end");
+    return out;
+  }();
+  RecordingStore other_store;
+  const Inventory other(TestOptions(), &other_store);
+  ASSERT_NE(other.epoch(), inventory_.epoch());
+  for (const WatchFrom& from : {
+           WatchFrom{.resume_after = 3, .resume_epoch = inventory_.epoch()},
+           WatchFrom{.resume_after = 7, .resume_epoch = other.epoch()},
+           // Another numbering's sequence may be past ours: not an error.
+           WatchFrom{.resume_after = 99, .resume_epoch = other.epoch()},
+       }) {
+    auto start = inventory_.StartWatch(from);
+    ASSERT_TRUE(start.ok()) << start.status();
+    EXPECT_TRUE(start->resync);
+    EXPECT_EQ(start->sequence, 13);
+    EXPECT_THAT(Described(start->events), ::testing::ElementsAreArray(snapshot))
+        << "after " << from.resume_after << " of " << from.resume_epoch;
+  }
+  // The oldest event still kept (6) can be resumed after 5.
+  auto kept = inventory_.StartWatch(
+      {.resume_after = 5, .resume_epoch = inventory_.epoch()});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_FALSE(kept->resync);
+  EXPECT_EQ(kept->events.size(), 8u);
+}
+
+TEST_F(InventoryTest, ResumeRejectsPositionsThatCannotBeOurs) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  struct Case {
+    WatchFrom from;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{.resume_after = -1, .resume_epoch = inventory_.epoch()},
+            "resume_after"},
+           {{.resume_after = 2, .resume_epoch = inventory_.epoch()},
+            "resume_after"},
+           {{.resume_after = 1}, "resume_epoch"},
+       }) {
+    auto start = inventory_.StartWatch(c.from);
+    ASSERT_EQ(start.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.field;
+    auto bad = GetDetail<google::rpc::BadRequest>(start.status());
+    ASSERT_TRUE(bad.has_value()) << start.status();
+    EXPECT_EQ(bad->field_violations(0).field(), c.field);
+  }
+}
+
+TEST_F(InventoryTest, FreshWatchSendsTheLiveNodesOnlyWhenInitial) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  auto plain = inventory_.StartWatch({});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_THAT(plain->events, IsEmpty());
+  EXPECT_EQ(plain->sequence, 1);
+  auto initial = inventory_.StartWatch({.initial = true});
+  ASSERT_TRUE(initial.ok());
+  EXPECT_THAT(Described(initial->events), ElementsAre("1 added n1"));
+  EXPECT_EQ(initial->events[0].reason, "initial");
+}
+
 TEST_F(InventoryTest, PagesNodesAndDevices) {
   for (const char* id : {"a", "b", "c"}) {
     ASSERT_TRUE(inventory_.Report(Node(id, {HostCpu(), Gpu(0, "nvptx")})).ok());
@@ -402,23 +509,26 @@ TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
   auto gpus = inventory_.ListDevices(Filter("device={kind(gpu)}"), "", 1, "");
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_FALSE(gpus->next_page_token.empty());
-  EXPECT_TRUE(
-      inventory_.ListDevices(Filter("device={kind(gpu)}"), "", 1, gpus->next_page_token)
-          .ok());
-  EXPECT_EQ(
-      inventory_.ListDevices(Filter(""), "", 1, gpus->next_page_token).status().code(),
-      absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      inventory_
-          .ListDevices(Filter("device={kind(gpu)}"), "b", 1, gpus->next_page_token)
-          .status()
-          .code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(inventory_
+                  .ListDevices(Filter("device={kind(gpu)}"), "", 1,
+                               gpus->next_page_token)
+                  .ok());
+  EXPECT_EQ(inventory_.ListDevices(Filter(""), "", 1, gpus->next_page_token)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(inventory_
+                .ListDevices(Filter("device={kind(gpu)}"), "b", 1,
+                             gpus->next_page_token)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   auto nodes = inventory_.ListNodes(1, "");
   ASSERT_TRUE(nodes.ok());
-  EXPECT_EQ(
-      inventory_.ListDevices(Filter(""), "", 1, nodes->next_page_token).status().code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(inventory_.ListDevices(Filter(""), "", 1, nodes->next_page_token)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 
   absl::Status empty = inventory_.Deregister("");
   EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
@@ -443,8 +553,8 @@ TEST_F(InventoryTest, ListDevicesStopsWhenCancelled) {
     ASSERT_TRUE(big.Report(Node(absl::StrCat("n", n), gpus)).ok());
   }
   int asked = 0;
-  auto page = big.ListDevices(
-      Filter("device={arch(amdgcn)}"), "", 0, "", {}, [&asked] {
+  auto page =
+      big.ListDevices(Filter("device={arch(amdgcn)}"), "", 0, "", {}, [&asked] {
         return ++asked == 3 ? absl::DeadlineExceededError("deadline passed")
                             : absl::OkStatus();
       });

@@ -155,7 +155,15 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(stream.status()));
   }
-  return new WatchReactor(inventory_, request->initial(), *std::move(stream),
+  absl::StatusOr<WatchStart> start =
+      inventory_->StartWatch({.initial = request->initial(),
+                              .resume_after = request->resume_after(),
+                              .resume_epoch = request->resume_epoch()});
+  if (!start.ok()) {
+    return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
+        ToGrpcStatus(start.status()));
+  }
+  return new WatchReactor(inventory_, *std::move(start), *std::move(stream),
                           options_.metrics);
 }
 

@@ -226,7 +226,8 @@ NodeState NodeFromProto(const v1::Node& node) {
   return out;
 }
 
-void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
+void EventToProto(const InventoryEvent& event, const std::string& stream_epoch,
+                  v1::InventoryEvent* out) {
   switch (event.kind) {
     case InventoryEvent::Kind::kAdded:
       out->set_kind(v1::InventoryEvent::KIND_ADDED);
@@ -237,10 +238,19 @@ void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out) {
     case InventoryEvent::Kind::kRemoved:
       out->set_kind(v1::InventoryEvent::KIND_REMOVED);
       break;
+    case InventoryEvent::Kind::kResync:
+      out->set_kind(v1::InventoryEvent::KIND_RESYNC);
+      break;
+    case InventoryEvent::Kind::kResyncEnd:
+      out->set_kind(v1::InventoryEvent::KIND_RESYNC_END);
+      break;
   }
-  NodeToProto(*event.node, /*with_devices=*/true, out->mutable_node());
+  if (event.node != nullptr) {
+    NodeToProto(*event.node, /*with_devices=*/true, out->mutable_node());
+  }
   out->set_reason(event.reason);
   out->set_sequence(event.sequence);
+  out->set_stream_epoch(stream_epoch);
   *out->mutable_event_time() = ToProtoTimestamp(event.time);
 }
 

@@ -44,7 +44,9 @@ Device DeviceFromProto(const v1::Device& device);
 void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out);
 NodeState NodeFromProto(const v1::Node& node);
 
-void EventToProto(const InventoryEvent& event, v1::InventoryEvent* out);
+// `stream_epoch`: the epoch of the inventory the event is from.
+void EventToProto(const InventoryEvent& event, const std::string& stream_epoch,
+                  v1::InventoryEvent* out);
 
 // InvalidArgumentError naming the field ("job.construct[2].name: 'paralel'
 // is not an OpenMP construct; did you mean 'parallel'?", "job.policy: unknown

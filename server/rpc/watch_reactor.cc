@@ -8,7 +8,7 @@
 
 namespace ctxsel::server {
 
-WatchReactor::WatchReactor(const Inventory* inventory, bool initial,
+WatchReactor::WatchReactor(const Inventory* inventory, WatchStart start,
                            PrincipalLimits::Stream stream, Metrics* metrics)
     : inventory_(inventory),
       stream_(std::move(stream)),
@@ -17,17 +17,8 @@ WatchReactor::WatchReactor(const Inventory* inventory, bool initial,
   if (metrics_ != nullptr) metrics_->RecordWatcher(+1);
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
-  std::vector<NodeState> nodes = inventory_->Nodes(&cursor_);
-  if (initial) {
-    const absl::Time now = absl::Now();
-    for (NodeState& node : nodes) {
-      InventoryEvent event{InventoryEvent::Kind::kAdded,
-                           std::make_shared<const NodeState>(std::move(node)),
-                           "initial", cursor_, now};
-      EventToProto(event, &queue_.emplace_back());
-      queued_at_.push_back(now);
-    }
-  }
+  cursor_ = start.sequence;
+  for (const InventoryEvent& event : start.events) Queue(event);
   Pump();
 }
 
@@ -68,11 +59,15 @@ bool WatchReactor::Refill() {
     return false;
   }
   for (const InventoryEvent& event : *events) {
-    EventToProto(event, &queue_.emplace_back());
-    queued_at_.push_back(event.time);
+    Queue(event);
     cursor_ = event.sequence;
   }
   return true;
+}
+
+void WatchReactor::Queue(const InventoryEvent& event) {
+  EventToProto(event, inventory_->epoch(), &queue_.emplace_back());
+  queued_at_.push_back(event.time);
 }
 
 void WatchReactor::FinishOnce(grpc::Status status) {

@@ -3,15 +3,13 @@
 // A watcher holds no server thread while it waits: when it has sent every
 // event it asks the Inventory to wake it (Inventory::NotifyAfter), and the
 // thread that records the next change starts the next write. Events are
-// sent in sequence order; a watcher that falls further behind than the
-// inventory's event history ends with OUT_OF_RANGE ("watch again").
+// sent in sequence order, after what Inventory::StartWatch said to send
+// first; a watcher that falls further behind than the inventory's event
+// history ends with OUT_OF_RANGE (resume it: it will be resynced).
 //
-//   grpc::ServerWriteReactor<v1::InventoryEvent>*
-//   InventoryService::WatchInventory(grpc::CallbackServerContext*,
-//                                    const v1::WatchInventoryRequest* request)
-//                                    {
-//     return new WatchReactor(inventory_, request->initial(), stream);
-//   }
+//   absl::StatusOr<WatchStart> start = inventory_->StartWatch(from);
+//   if (!start.ok()) ...  // refuse the call
+//   return new WatchReactor(inventory_, *std::move(start), stream);
 #ifndef CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
 #define CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
 
@@ -33,11 +31,11 @@ namespace ctxsel::server {
 
 class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
-  // Starts the stream, with the current nodes as ADDED events first when
-  // `initial`; the reactor deletes itself when the stream is done. `stream`
+  // Starts the stream: `start`'s events first, then every event after its
+  // sequence. The reactor deletes itself when the stream is done. `stream`
   // counts against its principal's stream limit until then; `metrics` (may
   // be null) counts the watcher and each event's lag.
-  WatchReactor(const Inventory* inventory, bool initial,
+  WatchReactor(const Inventory* inventory, WatchStart start,
                PrincipalLimits::Stream stream, Metrics* metrics = nullptr);
 
   void OnWriteDone(bool ok) override;
@@ -57,6 +55,8 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   void Pump();
   // Queues the events after cursor_; false (after finishing) on error.
   bool Refill();
+  // Queues `event` to be sent; caller holds link_->mu.
+  void Queue(const InventoryEvent& event);
   void FinishOnce(grpc::Status status);
 
   const Inventory* const inventory_;
