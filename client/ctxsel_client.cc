@@ -1,9 +1,13 @@
 #include "client/ctxsel_client.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
+#include "client/inventory_watch.h"
 
 namespace ctxsel::client {
 
@@ -231,26 +235,58 @@ absl::Status CtxselClient::WatchInventory(
     bool initial,
     const std::function<bool(const v1::InventoryEvent&)>& on_event,
     std::chrono::milliseconds deadline) {
-  grpc::ClientContext context;
-  if (deadline.count() > 0) {
-    context.set_deadline(std::chrono::system_clock::now() + deadline);
-  }
-  v1::WatchInventoryRequest request;
-  request.set_initial(initial);
-  auto reader = inventory_->WatchInventory(&context, request);
-  v1::InventoryEvent event;
-  while (reader->Read(&event)) {
-    if (!on_event(event)) {
-      context.TryCancel();
-      break;
+  const auto until = deadline.count() > 0
+                         ? std::chrono::system_clock::now() + deadline
+                         : std::chrono::system_clock::time_point::max();
+  WatchedInventory watched(initial);
+  int failed = 0;  // streams in a row that ended without an event
+  while (true) {
+    grpc::ClientContext context;
+    if (deadline.count() > 0) context.set_deadline(until);
+    auto reader = inventory_->WatchInventory(&context, watched.NextRequest());
+    v1::InventoryEvent event;
+    bool received = false;
+    bool stopped = false;
+    while (!stopped && reader->Read(&event)) {
+      received = true;
+      for (const v1::InventoryEvent& delivered : watched.Take(event)) {
+        if (!on_event(delivered)) {
+          context.TryCancel();
+          stopped = true;
+          break;
+        }
+      }
     }
+    const grpc::Status status = reader->Finish();
+    if (stopped || status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return absl::OkStatus();
+    }
+    // A broken connection, a server going away or ending the stream, or a
+    // watcher that fell behind its history: resume. Anything else is the
+    // server's answer to this request.
+    switch (status.error_code()) {
+      case grpc::StatusCode::OK:
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::CANCELLED:
+      case grpc::StatusCode::OUT_OF_RANGE:
+        break;
+      default:
+        return FromGrpcStatus(status);
+    }
+    failed = received ? 1 : failed + 1;
+    if (failed >= kWatchAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          "watch: ", failed, " streams in a row ended without an event: ",
+          status.ok() ? "the server ended the stream"
+                      : status.error_message()));
+    }
+    const auto backoff =
+        std::min(kWatchMaxBackoff, kWatchBackoff * (1 << (failed - 1)));
+    if (std::chrono::system_clock::now() + backoff >= until) {
+      return absl::OkStatus();
+    }
+    std::this_thread::sleep_for(backoff);
   }
-  grpc::Status status = reader->Finish();
-  if (status.error_code() == grpc::StatusCode::CANCELLED ||
-      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::OkStatus();
-  }
-  return FromGrpcStatus(status);
 }
 
 absl::StatusOr<v1::SelectResponse> CtxselClient::Select(const v1::Job& job) {
@@ -319,8 +355,7 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
     const std::string& claim_id, std::chrono::milliseconds duration) {
   v1::RenewClaimRequest request;
   request.set_claim_id(claim_id);
-  *request.mutable_duration() =
-      ToProtoDuration(absl::FromChrono(duration));
+  *request.mutable_duration() = ToProtoDuration(absl::FromChrono(duration));
   auto response = Unary<v1::RenewClaimResponse>(
       [&](grpc::ClientContext* context, v1::RenewClaimResponse* out) {
         return placement_->RenewClaim(context, request, out);

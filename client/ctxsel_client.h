@@ -62,6 +62,11 @@ class HeartbeatStream {
 
 class CtxselClient {
  public:
+  // WatchInventory's reconnects (see there).
+  static constexpr std::chrono::milliseconds kWatchBackoff{100};
+  static constexpr std::chrono::milliseconds kWatchMaxBackoff{2000};
+  static constexpr int kWatchAttempts = 8;
+
   explicit CtxselClient(
       std::shared_ptr<grpc::Channel> channel,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
@@ -102,9 +107,37 @@ class CtxselClient {
       const std::string& device_filter, const std::string& node);
   // A Heartbeat stream without a deadline; it lives until closed.
   std::unique_ptr<HeartbeatStream> OpenHeartbeat();
-  // Streams inventory events to `on_event` until it returns false, the
-  // server ends the stream, or `deadline` passes (then OK). No deadline when
-  // it is zero.
+  // Streams inventory events to `on_event` until it returns false or
+  // `deadline` passes (no deadline when it is zero); both return OK.
+  //
+  // Across failovers the caller sees one stream, with no gap and no
+  // duplicate. When the stream breaks (UNAVAILABLE, a server that goes
+  // away, a stream that ends without the caller stopping it, OUT_OF_RANGE
+  // for a watcher that fell behind), the watch opens another on the same
+  // channel after a backoff (kWatchBackoff, doubling up to kWatchMaxBackoff);
+  // a channel made for a server list (--server=a:7070,b:7070,
+  // base/server_target.h) moves to the next address that answers. It
+  // resumes after the last event it delivered: a server that still holds
+  // the events since then sends them as they were; any other (another
+  // replica, a restarted server, trimmed history) sends its live nodes,
+  // which the watch compares with the nodes it has delivered, so the caller
+  // gets KIND_ADDED (reason "resync") for a node it does not have,
+  // KIND_CHANGED for one whose devices differ, KIND_REMOVED for one gone,
+  // and nothing for the rest. The snapshot that answers `initial` is read
+  // the same way (reason "initial"). A watch without `initial` whose first
+  // stream breaks before any event gets the live nodes as KIND_ADDED
+  // (there is nothing to resume from). KIND_RESYNC and KIND_RESYNC_END
+  // never reach `on_event` (client/inventory_watch.h does this).
+  //
+  // `sequence` and `stream_epoch` are those of the server streaming at the
+  // time: after a failover `sequence` may jump, back or forward; compare
+  // sequences only within one epoch. The watch keeps the delivered nodes
+  // (each as last delivered) in memory.
+  //
+  // Errors: a stream the server refuses (e.g. PERMISSION_DENIED,
+  // INVALID_ARGUMENT) returns its status at once; UNAVAILABLE, with the last
+  // error, once kWatchAttempts streams in a row ended without an event
+  // (every address down for about 10 s).
   absl::Status WatchInventory(
       bool initial,
       const std::function<bool(const v1::InventoryEvent&)>& on_event,

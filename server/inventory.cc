@@ -455,25 +455,24 @@ absl::StatusOr<WatchStart> Inventory::StartWatch(const WatchFrom& from) const {
   }
   absl::ReaderMutexLock lock(&mu_);
   WatchStart start{.sequence = sequence_};
-  if (from.resume_epoch.empty()) {
+  if (from.resume_epoch.empty() && !from.resync) {
     if (from.initial) {
       start.events = SnapshotLocked(InventoryEvent::Kind::kAdded, "initial");
     }
     return start;
   }
-  if (from.resume_epoch == epoch_) {
-    if (from.resume_after > sequence_) {
-      return FieldViolation("resume_after",
-                            absl::StrCat(from.resume_after,
-                                         " is past this server's latest event ",
-                                         sequence_, " of epoch ", epoch_));
+  if (from.resume_epoch == epoch_ && from.resume_after > sequence_) {
+    return FieldViolation(
+        "resume_after",
+        absl::StrCat(from.resume_after, " is past this server's latest event ",
+                     sequence_, " of epoch ", epoch_));
+  }
+  if (from.resume_epoch == epoch_ && !from.resync &&
+      HoldsEventsAfterLocked(from.resume_after)) {
+    for (const auto& [event, bytes] : events_) {
+      if (event.sequence > from.resume_after) start.events.push_back(event);
     }
-    if (HoldsEventsAfterLocked(from.resume_after)) {
-      for (const auto& [event, bytes] : events_) {
-        if (event.sequence > from.resume_after) start.events.push_back(event);
-      }
-      return start;
-    }
+    return start;
   }
   start.resync = true;
   start.events = SnapshotLocked(InventoryEvent::Kind::kResync, "resync");

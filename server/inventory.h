@@ -146,6 +146,7 @@ struct WatchFrom {
   // Resuming (resume_epoch not empty): after this event of that epoch.
   int64_t resume_after = 0;
   std::string resume_epoch;
+  bool resync = false;  // a resync snapshot first, whatever the above say
 };
 
 // What a watcher sends first, then the events after `sequence`.
@@ -223,8 +224,8 @@ class Inventory {
   //     events when `initial`, else nothing;
   //   * resuming with this epoch() while the history holds every event
   //     after `resume_after`: those events (none when it is the latest);
-  //   * resuming otherwise (another epoch, history trimmed): a resync
-  //     snapshot, every live node as kResync then one kResyncEnd.
+  //   * resuming otherwise (another epoch, history trimmed), or `resync`:
+  //     a resync snapshot, every live node as kResync then one kResyncEnd.
   // Snapshot events carry the latest sequence, which is also `sequence`.
   // InvalidArgumentError (BadRequest naming the field) for a negative
   // resume_after, one past the latest event of this epoch, or a resume_after

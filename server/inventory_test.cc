@@ -416,6 +416,11 @@ TEST_F(InventoryTest, ResumeResyncsWhenTheHistoryIsTrimmedOrTheEpochIsOther) {
            WatchFrom{.resume_after = 7, .resume_epoch = other.epoch()},
            // Another numbering's sequence may be past ours: not an error.
            WatchFrom{.resume_after = 99, .resume_epoch = other.epoch()},
+           // Asked for, even where a replay was possible.
+           WatchFrom{.initial = true, .resync = true},
+           WatchFrom{.resume_after = 12,
+                     .resume_epoch = inventory_.epoch(),
+                     .resync = true},
        }) {
     auto start = inventory_.StartWatch(from);
     ASSERT_TRUE(start.ok()) << start.status();

@@ -158,7 +158,8 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
   absl::StatusOr<WatchStart> start =
       inventory_->StartWatch({.initial = request->initial(),
                               .resume_after = request->resume_after(),
-                              .resume_epoch = request->resume_epoch()});
+                              .resume_epoch = request->resume_epoch(),
+                              .resync = request->resync()});
   if (!start.ok()) {
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(start.status()));
