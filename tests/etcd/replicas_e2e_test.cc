@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -141,20 +142,23 @@ class ReplicasE2E : public ::testing::Test {
 
   // Agent i reports node i to the list starting at replica `first(i)`.
   void StartAgents(const std::function<int(int)>& first) {
-    for (int i = 0; i < kNodes; ++i) {
-      const std::string node = absl::StrCat("node", i);
-      const std::string file = absl::StrCat(dir_, "/", node, ".json");
-      std::ofstream(file) << kDevicesJson;
-      auto agent = Subprocess::Start(
-          {RunfilePath("agent/ctxsel-agent"), "--insecure",
-           "--server=" + ServerList(first(i)), "--node_id=" + node,
-           "--backends=", "--devices_file=" + file,
-           absl::StrCat("--heartbeat=", kHeartbeat)},
-          "", absl::StrCat(dir_, "/", node, ".log"));
-      ASSERT_TRUE(agent.ok()) << agent.status();
-      agents_.push_back(*std::move(agent));
-    }
+    for (int i = 0; i < kNodes; ++i) StartAgent(i, first(i));
     for (int r = 0; r < kReplicas; ++r) WaitForGpus(r);
+  }
+
+  // An agent reporting node `i` to the list starting at replica `first`.
+  void StartAgent(int i, int first) {
+    const std::string node = absl::StrCat("node", i);
+    const std::string file = absl::StrCat(dir_, "/", node, ".json");
+    std::ofstream(file) << kDevicesJson;
+    auto agent =
+        Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
+                           "--server=" + ServerList(first), "--node_id=" + node,
+                           "--backends=", "--devices_file=" + file,
+                           absl::StrCat("--heartbeat=", kHeartbeat)},
+                          "", absl::StrCat(dir_, "/", node, ".log"));
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agents_.push_back(*std::move(agent));
   }
 
   int GpuCount(int replica) {
@@ -353,6 +357,83 @@ TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
   for (int r = 1; r < kReplicas; ++r) {
     EXPECT_EQ(GpuCount(r), kNodes * kGpusPerNode) << "replica " << r;
   }
+}
+
+// What a `ctxsel-cli watch` printed ("7 ADDED node0: 5 device(s) (initial)"
+// lines), replayed: the nodes it says are live. Fails the test on a line
+// that contradicts the lines before it: an ADDED for a node already there
+// (a duplicate), a CHANGED or REMOVED for one that is not.
+std::set<std::string> WatchedNodes(absl::string_view output) {
+  output = output.substr(0, output.rfind('\n') + 1);  // whole lines only
+  std::set<std::string> live;
+  for (absl::string_view line :
+       absl::StrSplit(output, '\n', absl::SkipWhitespace())) {
+    const std::vector<std::string> words = absl::StrSplit(line, ' ');
+    if (words.size() < 3) continue;
+    const std::string node(absl::StripSuffix(words[2], ":"));
+    if (words[1] == "ADDED") {
+      EXPECT_TRUE(live.insert(node).second) << "duplicate: " << line;
+    } else if (words[1] == "CHANGED") {
+      EXPECT_TRUE(live.count(node) > 0) << "unknown node: " << line;
+    } else if (words[1] == "REMOVED") {
+      EXPECT_TRUE(live.erase(node) > 0) << "unknown node: " << line;
+    }
+  }
+  return live;
+}
+
+TEST_F(ReplicasE2E, AWatchFailsOverWithNoGapAndNoDuplicate) {
+  StartAgents([](int) { return 0; });  // every agent on A first
+  const std::string output = dir_ + "/watch.out";
+  auto watch = Subprocess::Start(CliArgs(ServerList(0), {"watch", "--initial"}),
+                                 output, dir_ + "/watch.err");
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  const std::set<std::string> before = {"node0", "node1"};
+  for (int i = 0; i < 500 && WatchedNodes(ReadFileOrEmpty(output)) != before;
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(WatchedNodes(ReadFileOrEmpty(output)), before)
+      << ReadFileOrEmpty(dir_ + "/watch.err");
+
+  // A goes away with the watch on it; meanwhile node1 dies (its record
+  // expires) and node2 reports to B.
+  const absl::Time killed = absl::Now();
+  replicas_[0]->process().Signal(SIGKILL);
+  agents_[1]->Signal(SIGKILL);
+  StartAgent(2, 1);
+  const std::set<std::string> after = {"node0", "node2"};
+  absl::Time settled = absl::InfiniteFuture();
+  while (absl::Now() - killed < absl::Seconds(15)) {
+    if (WatchedNodes(ReadFileOrEmpty(output)) == after) {
+      settled = absl::Now();
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const std::string printed = ReadFileOrEmpty(output);
+  ASSERT_TRUE((*watch)->Running())
+      << "the watch ended:\n"
+      << printed << ReadFileOrEmpty(dir_ + "/watch.err");
+  ASSERT_NE(settled, absl::InfiniteFuture())
+      << "the watch never showed node0 and node2 alone:\n"
+      << printed;
+  std::printf(
+      "MEASURE watch failover after kill -9 of its replica: "
+      "node1 gone and node2 added in the watch after %s\n",
+      absl::FormatDuration(settled - killed).c_str());
+  int node2_added = 0;
+  for (absl::string_view line : absl::StrSplit(printed, '\n')) {
+    if (absl::StrContains(line, " ADDED node2:")) ++node2_added;
+  }
+  EXPECT_EQ(node2_added, 1) << printed;
+  auto listed =
+      client::CtxselClient::Connect(replicas_[1]->address())->ListNodes(false);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::set<std::string> live;
+  for (const v1::NodeSummary& node : *listed) live.insert(node.node().id());
+  EXPECT_EQ(live, after);
+  (*watch)->Signal(SIGTERM);
 }
 
 TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
