@@ -493,7 +493,7 @@ absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
   if (!HoldsEventsAfterLocked(after)) {
     return absl::OutOfRangeError(
         absl::StrCat("watch fell behind: events after ", after,
-                     " are no longer kept; watch again"));
+                     " are no longer kept; resume the watch to resync"));
   }
   // Sequences are consecutive: skip straight to the first one wanted.
   const size_t first =
