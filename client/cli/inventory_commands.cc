@@ -96,8 +96,9 @@ int RunWatch(const std::vector<std::string>& args) {
   const OutputFormat format =
       OutputFormatFromFlags().value_or(OutputFormat::kTable);
   auto client = ConnectToServer();
-  // The stream has no deadline (it runs until --max_events or ^C); a Ping
-  // first makes an unresponsive server exit 3 within --timeout.
+  // The stream has no deadline (it runs until --max_events or ^C) and
+  // follows --server's list when its server goes away (WatchInventory); a
+  // Ping first makes an unresponsive server exit 3 within --timeout.
   if (absl::StatusOr<std::string> pong = client->Ping(); !pong.ok()) {
     return ReportError("watch", pong.status());
   }
