@@ -146,15 +146,33 @@ TargetDevicesView::TargetDevicesView() : default_device(0) {
 }
 
 Selection Select(const Resolution& resolution, const Variables& variables,
-                 TargetDevicesView target_devices) {
+                 TargetDevicesView target_devices,
+                 ConditionVerdicts* verdicts) {
+  using Verdict = ConditionVerdicts::Verdict;
   const ResolutionData& data = resolution.data();
+  if (verdicts != nullptr && verdicts->candidates_ != data.declared.get()) {
+    verdicts->candidates_ = data.declared.get();
+    verdicts->verdicts_.assign(data.declared->size(), Verdict::kUnknown);
+  }
   Selection out;
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
     if (e.dynamic) {
-      internal::DynamicMatch m = internal::MatchDynamicPart(
-          data.prefix_parts[r], variables, target_devices);
+      const internal::DynamicPart& part = data.prefix_parts[r];
+      bool conditions_hold;
+      if (verdicts == nullptr) {
+        conditions_hold = internal::ConditionsHold(part, variables);
+      } else {
+        Verdict& v = verdicts->verdicts_[e.index];
+        if (v == Verdict::kUnknown) {
+          v = internal::ConditionsHold(part, variables) ? Verdict::kHold
+                                                        : Verdict::kFail;
+        }
+        conditions_hold = v == Verdict::kHold;
+      }
+      internal::DynamicMatch m = internal::MatchDynamicPartGiven(
+          conditions_hold, part, variables, target_devices);
       if (m == internal::DynamicMatch::kProgramDecides) {
         out.runtime_only.push_back(e.index);
       }

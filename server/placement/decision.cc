@@ -123,9 +123,9 @@ absl::Status Evaluate(const Request& r, Unit& u) {
         absl::StrCat("job: ", res.status().message()));
   }
   u.resolution = *std::move(res);
-  u.selection =
-      selector::Select(*u.resolution, r.job->variables,
-                       u.layout->TargetDevicesFor(u.device_class->id));
+  u.selection = selector::Select(*u.resolution, r.job->variables,
+                                 u.layout->TargetDevicesFor(u.device_class->id),
+                                 r.condition_verdicts);
   return absl::OkStatus();
 }
 

@@ -195,6 +195,8 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   request.explain = explain;
   request.claims = claims;
   request.counters = &counters_;
+  selector::ConditionVerdicts condition_verdicts;
+  request.condition_verdicts = &condition_verdicts;
   if (job.policy == Policy::kSpread) {
     // Explain shows what the next spread Select would do without using it.
     request.spread_ticket =
