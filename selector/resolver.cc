@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::selector {
 
@@ -91,9 +92,7 @@ const std::vector<Candidate>& Resolution::declared() const {
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context) {
   const Context& context = *static_context;
-  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   auto data = std::make_shared<ResolutionData>();
   data->declared = std::move(candidates);
   const std::vector<Candidate>& declared = *data->declared;
@@ -194,7 +193,7 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context,
                                     TargetDevicesView target_devices) {
-  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   Match out;
   internal::StaticMatch m = internal::MatchStatic(selector.ast(), context);
   if (!m.compatible) {
@@ -205,13 +204,13 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
                              &out.reason) != internal::DynamicMatch::kHolds) {
     return out;
   }
-  absl::StatusOr<internal::ScoreSum> sum =
+  CTXSEL_ASSIGN_OR_RETURN(
+      internal::ScoreSum sum,
       internal::SumScore(selector.ast(), m.construct_positions,
-                         static_cast<int>(context.construct.size()));
-  if (!sum.ok()) return sum.status();
+                         static_cast<int>(context.construct.size())));
   out.compatible = true;
-  out.sum = sum->sum;
-  out.terms = std::move(sum->terms);
+  out.sum = sum.sum;
+  out.terms = std::move(sum.terms);
   return out;
 }
 
