@@ -8,9 +8,8 @@
 //
 //   DiscoveryOptions options;
 //   options.devices_file = "node7.json";
-//   auto backends = MakeBackends(options);
-//   if (!backends.ok()) return backends.status();
-//   Discovery discovery("node7", *std::move(backends));
+//   CTXSEL_ASSIGN_OR_RETURN(auto backends, MakeBackends(options));
+//   Discovery discovery("node7", std::move(backends));
 //   Discovery::Result found = discovery.Run();
 #ifndef CTXSEL_AGENT_DISCOVERY_H_
 #define CTXSEL_AGENT_DISCOVERY_H_

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -338,14 +339,13 @@ class ExpressionParser {
 
   absl::StatusOr<Expression> Run() {
     expr_.pos_ = tokens_[at_].pos;
-    absl::StatusOr<int> root = Ternary(0);
-    if (!root.ok()) return root.status();
-    expr_.root_ = *root;
-    if (expr_.nodes_[*root].op != ExprOp::kInt) {
+    CTXSEL_ASSIGN_OR_RETURN(int root, Ternary(0));
+    expr_.root_ = root;
+    if (expr_.nodes_[root].op != ExprOp::kInt) {
       // Whole expression constant but not folded: it failed to evaluate.
-      if (absl::Status s = CheckConstant(*root); !s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(CheckConstant(root));
     }
-    expr_.text_ = expr_.Print(*root);
+    expr_.text_ = expr_.Print(root);
     return std::move(expr_);
   }
 
@@ -385,25 +385,20 @@ class ExpressionParser {
     absl::StatusOr<int> cond = Binary(1 + kTernaryPrecedence, depth);
     if (!cond.ok() || !Peek().Is("?")) return cond;
     Next();
-    absl::StatusOr<int> then = Ternary(depth + 1);
-    if (!then.ok()) return then;
+    CTXSEL_ASSIGN_OR_RETURN(int then, Ternary(depth + 1));
     if (!Peek().Is(":")) return Expected("':' of '?:'");
     Next();
-    absl::StatusOr<int> otherwise = Ternary(depth + 1);
-    if (!otherwise.ok()) return otherwise;
-    return Add(ExprOp::kCond, *cond, *then, *otherwise);
+    CTXSEL_ASSIGN_OR_RETURN(int otherwise, Ternary(depth + 1));
+    return Add(ExprOp::kCond, *cond, then, otherwise);
   }
 
   absl::StatusOr<int> Binary(int min_precedence, int depth) {
-    absl::StatusOr<int> left = Unary(depth);
-    if (!left.ok()) return left;
+    CTXSEL_ASSIGN_OR_RETURN(int left, Unary(depth));
     while (const BinaryOp* op = FindBinary(Peek())) {
       if (op->precedence < min_precedence) break;
       Next();
-      absl::StatusOr<int> right = Binary(op->precedence + 1, depth + 1);
-      if (!right.ok()) return right;
-      absl::StatusOr<int> node = Add(op->op, *left, *right);
-      if (!node.ok()) return node;
+      CTXSEL_ASSIGN_OR_RETURN(int right, Binary(op->precedence + 1, depth + 1));
+      CTXSEL_ASSIGN_OR_RETURN(int node, Add(op->op, left, right));
       left = node;
     }
     return left;
@@ -433,8 +428,7 @@ class ExpressionParser {
     const Token& t = Peek();
     if (t.Is("(")) {
       Next();
-      absl::StatusOr<int> inner = Ternary(depth + 1);
-      if (!inner.ok()) return inner;
+      CTXSEL_ASSIGN_OR_RETURN(int inner, Ternary(depth + 1));
       if (!Peek().Is(")")) return Expected("')'");
       Next();
       return inner;

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -21,14 +22,14 @@ class Lexer {
   absl::StatusOr<std::vector<Token>> Run() {
     std::vector<Token> tokens;
     while (true) {
-      if (absl::Status s = SkipSpaceAndComments(); !s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(SkipSpaceAndComments());
       Token token;
       token.pos = pos_;
       if (at_ >= text_.size()) {
         tokens.push_back(std::move(token));
         return tokens;
       }
-      if (absl::Status s = Next(token); !s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(Next(token));
       tokens.push_back(std::move(token));
     }
   }

@@ -309,13 +309,26 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
   return part;
 }
 
+bool ConditionsHold(const DynamicPart& part, const Variables& variables) {
+  for (const Expression& e : part.conditions) {
+    EvalResult r = e.Evaluate(variables);
+    if (!r.ok() || r.value == 0) return false;
+  }
+  return true;
+}
+
 DynamicMatch MatchDynamicPart(const DynamicPart& part,
                               const Variables& variables,
                               TargetDevicesView devices) {
-  for (const Expression& e : part.conditions) {
-    EvalResult r = e.Evaluate(variables);
-    if (!r.ok() || r.value == 0) return DynamicMatch::kFails;
-  }
+  return MatchDynamicPartGiven(ConditionsHold(part, variables), part, variables,
+                               devices);
+}
+
+DynamicMatch MatchDynamicPartGiven(bool conditions_hold,
+                                   const DynamicPart& part,
+                                   const Variables& variables,
+                                   TargetDevicesView devices) {
+  if (!conditions_hold) return DynamicMatch::kFails;
   if (part.target_device != nullptr &&
       !TargetDeviceActive(*part.target_device, variables, devices, nullptr)) {
     return DynamicMatch::kFails;

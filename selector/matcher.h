@@ -79,6 +79,14 @@ DynamicPart DynamicPartOf(const SelectorAst& ast);
 DynamicMatch MatchDynamicPart(const DynamicPart& part,
                               const Variables& variables,
                               TargetDevicesView devices);
+// Its two steps: whether every condition of `part` is nonzero for
+// `variables` (the same on every device class), and the verdict once that
+// is known.
+bool ConditionsHold(const DynamicPart& part, const Variables& variables);
+DynamicMatch MatchDynamicPartGiven(bool conditions_hold,
+                                   const DynamicPart& part,
+                                   const Variables& variables,
+                                   TargetDevicesView devices);
 
 // "{a, b}" with sorted names, for reasons.
 std::string SetText(const NameSet& names);

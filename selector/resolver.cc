@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::selector {
 
@@ -91,9 +92,7 @@ const std::vector<Candidate>& Resolution::declared() const {
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context) {
   const Context& context = *static_context;
-  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) {
-    return s;
-  }
+  CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   auto data = std::make_shared<ResolutionData>();
   data->declared = std::move(candidates);
   const std::vector<Candidate>& declared = *data->declared;
@@ -146,15 +145,33 @@ TargetDevicesView::TargetDevicesView() : default_device(0) {
 }
 
 Selection Select(const Resolution& resolution, const Variables& variables,
-                 TargetDevicesView target_devices) {
+                 TargetDevicesView target_devices,
+                 ConditionVerdicts* verdicts) {
+  using Verdict = ConditionVerdicts::Verdict;
   const ResolutionData& data = resolution.data();
+  if (verdicts != nullptr && verdicts->candidates_ != data.declared.get()) {
+    verdicts->candidates_ = data.declared.get();
+    verdicts->verdicts_.assign(data.declared->size(), Verdict::kUnknown);
+  }
   Selection out;
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
     if (e.dynamic) {
-      internal::DynamicMatch m = internal::MatchDynamicPart(
-          data.prefix_parts[r], variables, target_devices);
+      const internal::DynamicPart& part = data.prefix_parts[r];
+      bool conditions_hold;
+      if (verdicts == nullptr) {
+        conditions_hold = internal::ConditionsHold(part, variables);
+      } else {
+        Verdict& v = verdicts->verdicts_[e.index];
+        if (v == Verdict::kUnknown) {
+          v = internal::ConditionsHold(part, variables) ? Verdict::kHold
+                                                        : Verdict::kFail;
+        }
+        conditions_hold = v == Verdict::kHold;
+      }
+      internal::DynamicMatch m = internal::MatchDynamicPartGiven(
+          conditions_hold, part, variables, target_devices);
       if (m == internal::DynamicMatch::kProgramDecides) {
         out.runtime_only.push_back(e.index);
       }
@@ -176,7 +193,7 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context,
                                     TargetDevicesView target_devices) {
-  if (absl::Status s = internal::CheckContextSize(context); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   Match out;
   internal::StaticMatch m = internal::MatchStatic(selector.ast(), context);
   if (!m.compatible) {
@@ -187,13 +204,13 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
                              &out.reason) != internal::DynamicMatch::kHolds) {
     return out;
   }
-  absl::StatusOr<internal::ScoreSum> sum =
+  CTXSEL_ASSIGN_OR_RETURN(
+      internal::ScoreSum sum,
       internal::SumScore(selector.ast(), m.construct_positions,
-                         static_cast<int>(context.construct.size()));
-  if (!sum.ok()) return sum.status();
+                         static_cast<int>(context.construct.size())));
   out.compatible = true;
-  out.sum = sum->sum;
-  out.terms = std::move(sum->terms);
+  out.sum = sum.sum;
+  out.terms = std::move(sum.terms);
   return out;
 }
 

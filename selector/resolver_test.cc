@@ -209,5 +209,39 @@ TEST(ResolveTest, SharesTheCandidateListAndExplainsFromTheSharedContext) {
   EXPECT_EQ(e.candidates[0].terms[0].trait, "device.arch");
 }
 
+// One request asks several device classes: shared verdicts are keyed by
+// candidate, not by rank (the classes rank different candidates first).
+TEST(SelectTest, SharedConditionVerdictsGiveTheAnswersOfUnsharedOnes) {
+  auto list = std::make_shared<const std::vector<Candidate>>(Candidates({
+      {"gpu", "device={kind(gpu)}, user={condition(N > 10)}"},
+      {"cpu", "device={kind(cpu)}, user={condition(N > 100)}"},
+      {"big", "user={condition(N > 1000)}"},
+  }));
+  std::vector<Resolution> classes;
+  for (const char* kind : {"gpu", "cpu"}) {
+    auto ctx = std::make_shared<Context>();
+    ctx->device.kind = {kind};
+    absl::StatusOr<Resolution> r = Resolve(list, ctx);
+    ASSERT_TRUE(r.ok()) << r.status();
+    classes.push_back(*r);
+  }
+  for (int64_t n : {5, 50, 500, 5000}) {
+    Variables vars = {{"N", n}};
+    ConditionVerdicts verdicts;  // one request
+    for (const Resolution& r : classes) {
+      Selection alone = Select(r, vars, {});
+      Selection shared = Select(r, vars, {}, &verdicts);
+      EXPECT_EQ(shared.index, alone.index) << "N=" << n;
+      EXPECT_EQ(shared.score, alone.score) << "N=" << n;
+    }
+  }
+  // N=50: the gpu class takes "gpu"; the cpu class's "cpu" (ranked first
+  // there, as "gpu" is on the gpu class) fails, and so does "big".
+  ConditionVerdicts one_request;
+  Variables vars = {{"N", 50}};
+  EXPECT_EQ(Select(classes[0], vars, {}, &one_request).index, 0);
+  EXPECT_TRUE(Select(classes[1], vars, {}, &one_request).base());
+}
+
 }  // namespace
 }  // namespace ctxsel::selector

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "selector/ast.h"
 #include "selector/canonical.h"
 #include "selector/parser.h"
@@ -26,7 +27,7 @@ constexpr std::pair<Directive, absl::string_view> kDirectives[] = {
 };
 
 absl::StatusOr<Selector> Build(SelectorAst ast) {
-  if (absl::Status s = internal::Validate(ast); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(internal::Validate(ast));
   internal::Finalize(ast);
   ast.subset_items = internal::ItemsOf(ast);
   return Selector(std::make_shared<const SelectorAst>(std::move(ast)));
@@ -72,9 +73,9 @@ absl::string_view DirectiveName(Directive directive) {
 
 absl::StatusOr<Selector> Selector::Parse(absl::string_view text,
                                          Directive directive) {
-  absl::StatusOr<SelectorAst> ast = internal::ParseSyntax(text, directive);
-  if (!ast.ok()) return ast.status();
-  return Build(*std::move(ast));
+  CTXSEL_ASSIGN_OR_RETURN(SelectorAst ast,
+                          internal::ParseSyntax(text, directive));
+  return Build(std::move(ast));
 }
 
 bool Selector::is_dynamic() const { return ast_->dynamic; }
@@ -97,8 +98,7 @@ std::vector<std::string> Selector::variables() const {
   return sorted;
 }
 
-std::vector<std::pair<std::string, TextPosition>> Selector::trait_sets()
-    const {
+std::vector<std::pair<std::string, TextPosition>> Selector::trait_sets() const {
   std::vector<std::pair<std::string, TextPosition>> sets;
   sets.reserve(ast_->sets.size());
   for (const internal::TraitSet& set : ast_->sets) {

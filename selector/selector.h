@@ -51,6 +51,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -337,6 +338,27 @@ struct Selection {
   bool base() const { return index < 0; }
 };
 
+// The verdicts of candidates' `condition`s for one request, shared by its
+// Select() calls: a candidate's conditions read only the variables, so they
+// hold on every device class or on none, and a request that asks several
+// classes (Resolutions of one candidate list) evaluates each once. Keyed by
+// declaration index; it starts over when asked about another candidate
+// list. Not thread-safe. One per request: every Select() given the same
+// ConditionVerdicts must be given the same variables.
+class ConditionVerdicts {
+ public:
+  ConditionVerdicts() = default;
+  ConditionVerdicts(const ConditionVerdicts&) = delete;
+  ConditionVerdicts& operator=(const ConditionVerdicts&) = delete;
+
+ private:
+  friend Selection Select(const Resolution&, const Variables&,
+                          TargetDevicesView, ConditionVerdicts*);
+  enum class Verdict : uint8_t { kUnknown, kHold, kFail };
+  const void* candidates_ = nullptr;           // identity of the candidate list
+  absl::InlinedVector<Verdict, 16> verdicts_;  // by declaration index
+};
+
 // Walks the dynamic prefix of `resolution` in order and returns the first
 // candidate whose dynamic part (non-constant `condition`, `target_device`
 // set) holds for `variables` and `target_devices`, or the base function.
@@ -345,9 +367,12 @@ struct Selection {
 // runtime-only condition (`condition(foo())`, which only the program can
 // evaluate) is never true here: such a candidate is skipped and listed in
 // Selection::runtime_only. Does not parse or score; allocates only for that
-// list.
+// list (and, with `verdicts`, for more than 16 candidates). With `verdicts`
+// (null: none), conditions another Select of the same request evaluated are
+// not evaluated again.
 Selection Select(const Resolution& resolution, const Variables& variables,
-                 TargetDevicesView target_devices);
+                 TargetDevicesView target_devices,
+                 ConditionVerdicts* verdicts = nullptr);
 
 // ---------------------------------------------------------------------------
 // Explain.

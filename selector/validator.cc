@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -87,7 +88,7 @@ absl::Status CheckNames(const TraitSelector& t) {
                               absl::StrJoin(KnownProperties(t.id), ", "), ")"));
     }
     if (clauses) {
-      if (absl::Status s = CheckClauseArguments(t, p); !s.ok()) return s;
+      CTXSEL_RETURN_IF_ERROR(CheckClauseArguments(t, p));
     }
   }
   return absl::OkStatus();
@@ -231,12 +232,12 @@ absl::Status CheckCounts(const TraitSelector& t) {
 
 absl::Status CheckSelector(Directive directive, const TraitSet& set,
                            TraitSelector& t) {
-  if (absl::Status s = CheckScore(set.id, t); !s.ok()) return s;
-  if (absl::Status s = CheckCounts(t); !s.ok()) return s;
-  if (absl::Status s = CheckNames(t); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckScore(set.id, t));
+  CTXSEL_RETURN_IF_ERROR(CheckCounts(t));
+  CTXSEL_RETURN_IF_ERROR(CheckNames(t));
   if (t.id == SelectorId::kDeviceKind ||
       t.id == SelectorId::kTargetDeviceKind) {
-    if (absl::Status s = CheckKind(set, t); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(CheckKind(set, t));
   }
   if (t.id == SelectorId::kConstructSimd) return CheckSimd(directive, t);
   return absl::OkStatus();
@@ -254,7 +255,7 @@ absl::Status CheckSet(Directive directive, TraitSet& set) {
     }
   }
   for (TraitSelector& t : set.selectors) {
-    if (absl::Status s = CheckSelector(directive, set, t); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(CheckSelector(directive, set, t));
   }
   return absl::OkStatus();
 }
@@ -272,7 +273,7 @@ absl::Status Validate(SelectorAst& ast) {
     }
   }
   for (TraitSet& set : ast.sets) {
-    if (absl::Status s = CheckSet(ast.directive, set); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(CheckSet(ast.directive, set));
   }
   return absl::OkStatus();
 }

@@ -7,7 +7,7 @@
 // one table); every handler starts with Authorizer::Authorize().
 //
 //   Authorizer authorizer(AuthOptions{.tokens_file = "/etc/ctxsel/tokens"});
-//   if (absl::Status s = authorizer.Load(); !s.ok()) return s;
+//   CTXSEL_RETURN_IF_ERROR(authorizer.Load());
 //   ...
 //   absl::StatusOr<Principal> who =
 //       authorizer.Authorize(*context, "Variants/RegisterVariants");

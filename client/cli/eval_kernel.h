@@ -4,9 +4,9 @@
 // evaluates one kernel at a time. A variant names its kernel or, with an
 // empty name, belongs to whichever kernel is evaluated.
 //
-//   absl::StatusOr<std::string> kernel = ChooseKernel(requested, variants);
-//   if (!kernel.ok()) return kernel.status();
-//   Resolve(CandidatesOf(*kernel, std::move(variants)), context);
+//   CTXSEL_ASSIGN_OR_RETURN(std::string kernel,
+//                           ChooseKernel(requested, variants));
+//   Resolve(CandidatesOf(kernel, std::move(variants)), context);
 #ifndef CTXSEL_CLIENT_CLI_EVAL_KERNEL_H_
 #define CTXSEL_CLIENT_CLI_EVAL_KERNEL_H_
 

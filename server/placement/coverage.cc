@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "selector/job_check.h"
 #include "server/kernel_errors.h"
 #include "server/placement/device_class.h"
@@ -264,9 +265,8 @@ absl::StatusOr<CoveragePoint> Cover(const KernelEntry* kernel,
   for (const Unit& u : units.units()) {
     ClassCoverage c;
     if (kernel != nullptr) {
-      absl::StatusOr<ClassCoverage> judged = Judge(*kernel, u, p);
-      if (!judged.ok()) return judged.status();
-      c = *std::move(judged);
+      CTXSEL_ASSIGN_OR_RETURN(ClassCoverage judged, Judge(*kernel, u, p));
+      c = std::move(judged);
     } else {
       c.device_class = u.device_class->name;
       c.node_layout = u.layout_key;
@@ -404,18 +404,16 @@ absl::StatusOr<CoverageReport> Cover(const KernelEntry* live,
   if (live == nullptr && q.with_variants.empty()) {
     return KernelNotFound(q.job.kernel);
   }
-  absl::StatusOr<std::vector<Point>> points = MakePoints(q);
-  if (!points.ok()) return points.status();
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<Point> points, MakePoints(q));
   std::shared_ptr<KernelEntry> what_if;
   if (q.what_if()) {
-    absl::StatusOr<std::shared_ptr<KernelEntry>> made =
-        WhatIfEntry(live, q, max_signatures);
-    if (!made.ok()) return made.status();
-    what_if = *std::move(made);
+    CTXSEL_ASSIGN_OR_RETURN(std::shared_ptr<KernelEntry> made,
+                            WhatIfEntry(live, q, max_signatures));
+    what_if = std::move(made);
   }
   const KernelEntry* reported = what_if != nullptr ? what_if.get() : live;
-  if (absl::Status s = CheckVariables(live, *points); !s.ok()) return s;
-  if (absl::Status s = CheckVariables(reported, *points); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckVariables(live, points));
+  CTXSEL_RETURN_IF_ERROR(CheckVariables(reported, points));
 
   const bool per_layout = (live != nullptr && live->layout_dependent()) ||
                           reported->layout_dependent();
@@ -429,19 +427,18 @@ absl::StatusOr<CoverageReport> Cover(const KernelEntry* live,
   std::optional<Units> today_units;
   if (report.what_if)
     today_units.emplace(reader, per_layout, std::vector<Device>{});
-  for (const Point& p : *points) {
-    absl::StatusOr<CoveragePoint> point = Cover(reported, units, p);
-    if (!point.ok()) return point.status();
+  for (const Point& p : points) {
+    CTXSEL_ASSIGN_OR_RETURN(CoveragePoint point, Cover(reported, units, p));
     if (today_units.has_value()) {
-      absl::StatusOr<CoveragePoint> today = Cover(live, *today_units, p);
-      if (!today.ok()) return today.status();
-      point->changes = Diff(*today, *point);
+      CTXSEL_ASSIGN_OR_RETURN(CoveragePoint today,
+                              Cover(live, *today_units, p));
+      point.changes = Diff(today, point);
     }
-    for (const ClassCoverage& c : point->classes) {
+    for (const ClassCoverage& c : point.classes) {
       if (c.outcome == CoverageOutcome::kVariant) reachable.insert(c.variant);
       for (const DecidingCandidate& d : c.deciding) reachable.insert(d.variant);
     }
-    report.points.push_back(*std::move(point));
+    report.points.push_back(std::move(point));
   }
   for (const std::string& v : report.variants) {
     if (!reachable.contains(v)) report.dead_variants.push_back(v);

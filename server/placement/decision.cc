@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "server/placement/pick.h"
 #include "server/policy.h"
 
@@ -123,9 +124,9 @@ absl::Status Evaluate(const Request& r, Unit& u) {
         absl::StrCat("job: ", res.status().message()));
   }
   u.resolution = *std::move(res);
-  u.selection =
-      selector::Select(*u.resolution, r.job->variables,
-                       u.layout->TargetDevicesFor(u.device_class->id));
+  u.selection = selector::Select(*u.resolution, r.job->variables,
+                                 u.layout->TargetDevicesFor(u.device_class->id),
+                                 r.condition_verdicts);
   return absl::OkStatus();
 }
 
@@ -291,7 +292,7 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     }
     CheckFilter(r, u);
     if (!u.eligible()) continue;
-    if (absl::Status s = Evaluate(r, u); !s.ok()) return s;
+    CTXSEL_RETURN_IF_ERROR(Evaluate(r, u));
     ranked.push_back(&u);
   }
   std::stable_sort(

@@ -31,7 +31,7 @@ struct Request {
   const Job* job = nullptr;
   const JobSignature* signature = nullptr;
   const DeviceFilter* device_filter = nullptr;  // null: no filter
-  uint64_t spread_ticket = 0;  // spread's round-robin position
+  uint64_t spread_ticket = 0;                   // spread's round-robin position
   int top_k = 0;
   bool explain = false;  // fill Decision::classes
   // Let devices of suspect nodes compete (the Placer asks again with this
@@ -42,6 +42,9 @@ struct Request {
   const ClaimCheck* claims = nullptr;
   // Counts resolution cache hits and misses; null: not counted.
   ResolutionCounters* counters = nullptr;
+  // The job's condition verdicts, shared by every class the request asks
+  // (each condition evaluated once per request); null: none kept.
+  selector::ConditionVerdicts* condition_verdicts = nullptr;
 };
 
 struct Decision {

@@ -11,6 +11,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ctxsel::server::placement::internal {
 
@@ -38,7 +39,7 @@ absl::Status Fleet::ReplaceNode(absl::string_view node,
                                 std::vector<Device> devices,
                                 ClassChanges* changes) {
   absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckIdsFree(node, devices); !s.ok()) return s;
+  CTXSEL_RETURN_IF_ERROR(CheckIdsFree(node, devices));
   Erase(node);
   Apply(node, std::move(devices), changes);
   Sweep(changes);

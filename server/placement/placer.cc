@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "selector/job_check.h"
 #include "server/kernel_errors.h"
 #include "server/placement/decision.h"
@@ -68,21 +69,21 @@ absl::Status Placer::SetVariants(absl::string_view kernel,
     RemoveKernel(kernel);
     return absl::OkStatus();
   }
-  absl::StatusOr<std::shared_ptr<KernelEntry>> entry =
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<KernelEntry> entry,
       KernelEntry::Make(std::string(kernel), std::move(variants),
-                        options_.max_signatures_per_kernel);
-  if (!entry.ok()) return entry.status();
+                        options_.max_signatures_per_kernel));
   absl::MutexLock lock(&write_mu_);
   std::shared_ptr<const Snapshot> old = snapshot();
   auto next = std::make_shared<Snapshot>(*old);
   if (auto it = old->kernels.find(kernel); it != old->kernels.end()) {
-    (*entry)->AdoptSignatures(*it->second);
+    entry->AdoptSignatures(*it->second);
   }
   // The static work up front, for the signatures jobs have used so far.
   const absl::Time start = absl::Now();
-  (*entry)->ResolveAhead(fleet_->Classes());
+  entry->ResolveAhead(fleet_->Classes());
   CountRebuild(counters_, absl::Now() - start);
-  next->kernels[kernel] = *std::move(entry);
+  next->kernels[kernel] = std::move(entry);
   Publish(std::move(next));
   return absl::OkStatus();
 }
@@ -180,21 +181,22 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
       !s.ok()) {
     return MissingJobVariables(s);
   }
-  absl::StatusOr<DeviceFilter> filter =
-      filters_.Get(job.device_filter, "job.device_filter");
-  if (!filter.ok()) return filter.status();
+  CTXSEL_ASSIGN_OR_RETURN(DeviceFilter filter,
+                          filters_.Get(job.device_filter, "job.device_filter"));
   JobSignature signature = JobSignature::Of(job);
   signature.id = signature_ids_.Intern(signature.key);
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;
   request.signature = &signature;
-  request.device_filter = &*filter;
+  request.device_filter = &filter;
   request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
                                 : options_.default_top_k;
   request.explain = explain;
   request.claims = claims;
   request.counters = &counters_;
+  selector::ConditionVerdicts condition_verdicts;
+  request.condition_verdicts = &condition_verdicts;
   if (job.policy == Policy::kSpread) {
     // Explain shows what the next spread Select would do without using it.
     request.spread_ticket =
@@ -213,19 +215,17 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
                                          const ClaimCheck* claims) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
-  if (!d.ok()) return d.status();
-  if (!d->status.ok()) return d->status;
-  return std::move(d->placement);
+  CTXSEL_ASSIGN_OR_RETURN(Decision d, Decide(job, /*explain=*/false, claims));
+  if (!d.status.ok()) return d.status;
+  return std::move(d.placement);
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/true, nullptr);
-  if (!d.ok()) return d.status();
+  CTXSEL_ASSIGN_OR_RETURN(Decision d, Decide(job, /*explain=*/true, nullptr));
   PlacementReport report;
-  report.status = d->status;
-  report.placement = std::move(d->placement);
-  report.classes = std::move(d->classes);
+  report.status = d.status;
+  report.placement = std::move(d.placement);
+  report.classes = std::move(d.classes);
   return report;
 }
 

@@ -2,7 +2,7 @@
 // every long-running handler (ListDevices, ListVariants, Explain, Coverage,
 // WatchInventory) makes, so each ends with the same code and message.
 //
-//   if (absl::Status s = CallInterrupted(*context); !s.ok()) return s;
+//   CTXSEL_RETURN_IF_ERROR(CallInterrupted(*context));
 #ifndef CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
 #define CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_
 
