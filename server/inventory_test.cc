@@ -419,8 +419,8 @@ TEST_F(InventoryTest, ResumeResyncsWhenTheHistoryIsTrimmedOrTheEpochIsOther) {
            // Asked for, even where a replay was possible.
            WatchFrom{.initial = true, .resync = true},
            WatchFrom{.resume_after = 12,
-                     .resume_epoch = inventory_.epoch(),
-                     .resync = true},
+           .resume_epoch = inventory_.epoch(),
+           .resync = true},
        }) {
     auto start = inventory_.StartWatch(from);
     ASSERT_TRUE(start.ok()) << start.status();
