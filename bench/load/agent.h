@@ -39,7 +39,12 @@ class Agent final : public grpc::ClientBidiReactor<v1::HeartbeatRequest,
   bool Beat(double utilisation);
 
   // True once after the server answered ACTION_REREPORT.
-  bool TakeRereport() { return rereport_.exchange(false); }
+  bool TakeRereport() {
+    // Read first: the re-report loop asks every agent every tick, and a
+    // write would take each agent's cache line away from its stream.
+    return rereport_.load(std::memory_order_relaxed) &&
+           rereport_.exchange(false);
+  }
 
   // Cancels the stream and waits up to `timeout` for its end; false if it
   // did not end in time.
