@@ -41,6 +41,9 @@ struct AgentFleetOptions {
   std::string server;  // host:port
   std::string node_prefix = "load-n";
   int nodes = 200;
+  // This fleet's nodes are first_node .. first_node + nodes - 1 (several
+  // fleets, e.g. in several processes, share one numbering).
+  int first_node = 0;
   int devices_per_node = 8;
   int channels = 8;
   absl::Duration rpc_timeout = absl::Seconds(10);

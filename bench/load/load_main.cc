@@ -9,14 +9,22 @@
 // of the same names), report --nodes nodes and keep a heartbeat stream per
 // node beating at the server's interval, wait one interval, run Ping for
 // --duration, then Select for --duration, both with --select_clients
-// client threads, then close the streams and deregister the nodes. It
+// client threads, then close the streams and deregister the nodes. With
+// --agent_processes=N the agents are spread over N processes (forked first;
+// counts are summed, beat latencies come from the first). It
 // talks to loopback addresses only, is bounded in counts and time and
 // stops by itself. Output: a readable report, or key=value lines with
 // --format=kv (what tools/load.sh reads).
 #include <grpcpp/grpcpp.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,6 +59,12 @@ ABSL_FLAG(int, agent_channels, 0,
           "Connections the agents' streams share; 0: one per 90 agents (the "
           "server's --max_concurrent_streams defaults to 100 per connection; "
           "real agents hold one connection each).");
+ABSL_FLAG(int, agent_processes, 1,
+          "Processes the agents are spread over, 1..16. gRPC's completion "
+          "queue checks every completed operation against all outstanding "
+          "ones (Debian's libgrpc keeps that debug check), so one process "
+          "with 10,000 streams spends much of its CPU there, CPU the server "
+          "it measures shares; real agents hold one stream each.");
 ABSL_FLAG(std::string, node_prefix, "load-n", "Names of the simulated nodes.");
 ABSL_FLAG(int, server_pid, 0, "If set, report this process's RSS and threads.");
 ABSL_FLAG(std::string, format, "text", "text or kv (key=value lines).");
@@ -78,6 +92,7 @@ absl::Status CheckFlags() {
       {"variants", absl::GetFlag(FLAGS_variants), 1, 64},
       {"select_clients", absl::GetFlag(FLAGS_select_clients), 1, 64},
       {"agent_channels", absl::GetFlag(FLAGS_agent_channels), 0, 512},
+      {"agent_processes", absl::GetFlag(FLAGS_agent_processes), 1, 16},
       {"duration (ms)",
        absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_duration)), 100, 120000},
   };
@@ -187,22 +202,159 @@ void AddSummary(const std::string& name, const LatencySummary& s,
   report.emplace_back(name + "_max_us", us(s.max));
 }
 
+// One share of the agents: nodes first_node .. first_node + nodes - 1.
+AgentFleetOptions FleetOptions(int first_node, int nodes) {
+  AgentFleetOptions options;
+  options.server = absl::GetFlag(FLAGS_server);
+  options.first_node = first_node;
+  options.nodes = nodes;
+  options.devices_per_node = absl::GetFlag(FLAGS_devices_per_node);
+  options.channels = absl::GetFlag(FLAGS_agent_channels);
+  if (options.channels == 0) options.channels = (nodes + 89) / 90;
+  options.node_prefix = absl::GetFlag(FLAGS_node_prefix);
+  return options;
+}
+
+// Another process's share of the agents. It talks to this one through two
+// pipes: it writes "started" once its fleet beats, answers 'a' with
+// "counts SENT ANSWERED", and answers 's' (or the pipe's end) with "stats SENT
+// ANSWERED REREPORTS FAILED", then stops its fleet.
+class AgentProcess {
+ public:
+  // Forks; call before this process first uses gRPC (not fork-safe).
+  static absl::StatusOr<std::unique_ptr<AgentProcess>> Fork(
+      const AgentFleetOptions& options) {
+    int up[2], down[2];
+    if (pipe(up) != 0 || pipe(down) != 0) {
+      return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+      return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      close(up[0]);
+      close(down[1]);
+      std::_Exit(Serve(options, up[1], down[0]));
+    }
+    close(up[1]);
+    close(down[0]);
+    return std::unique_ptr<AgentProcess>(
+        new AgentProcess(pid, down[1], fdopen(up[0], "r")));
+  }
+
+  ~AgentProcess() {
+    if (to_child_ >= 0) close(to_child_);
+    if (from_child_ != nullptr) std::fclose(from_child_);
+    waitpid(pid_, nullptr, 0);
+  }
+
+  // Waits until its agents all beat.
+  absl::Status Started() {
+    char word[16] = {};
+    if (std::fscanf(from_child_, "%15s", word) != 1 ||
+        std::strcmp(word, "started") != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("agent process ", pid_, " did not start its agents"));
+    }
+    return absl::OkStatus();
+  }
+
+  // The beats its agents have sent and had answered so far.
+  absl::StatusOr<AgentStats> Counts() {
+    const char ask = 'a';
+    long long sent = 0, answered = 0;
+    if (write(to_child_, &ask, 1) != 1 ||
+        std::fscanf(from_child_, " counts %lld %lld", &sent, &answered) != 2) {
+      return absl::UnavailableError(
+          absl::StrCat("agent process ", pid_, " gave no counts"));
+    }
+    AgentStats counts;
+    counts.beats_sent = sent;
+    counts.beats_answered = answered;
+    return counts;
+  }
+
+  // Stops its agents and returns their counts (no latencies).
+  absl::StatusOr<AgentStats> Stop() {
+    const char stop = 's';
+    if (write(to_child_, &stop, 1) != 1) {
+      return absl::UnavailableError(absl::StrCat("agent process ", pid_));
+    }
+    long long v[4];
+    if (std::fscanf(from_child_, " stats %lld %lld %lld %lld", &v[0], &v[1],
+                    &v[2], &v[3]) != 4) {
+      return absl::UnavailableError(
+          absl::StrCat("agent process ", pid_, " gave no counts"));
+    }
+    AgentStats stats;
+    stats.beats_sent = v[0];
+    stats.beats_answered = v[1];
+    stats.rereports = v[2];
+    stats.streams_failed = v[3];
+    return stats;
+  }
+
+ private:
+  AgentProcess(pid_t pid, int to_child, FILE* from_child)
+      : pid_(pid), to_child_(to_child), from_child_(from_child) {}
+
+  static int Serve(const AgentFleetOptions& options, int up, int down) {
+    auto fleet = AgentFleet::Start(options);
+    if (!fleet.ok()) {
+      std::fprintf(stderr, "ctxsel-load: %s\n",
+                   fleet.status().ToString().c_str());
+      return 3;
+    }
+    dprintf(up, "started\n");
+    char command;
+    while (read(down, &command, 1) == 1 && command == 'a') {
+      const AgentStats now = (*fleet)->Stats();
+      dprintf(up, "counts %lld %lld\n", static_cast<long long>(now.beats_sent),
+              static_cast<long long>(now.beats_answered));
+    }
+    const AgentStats s = (*fleet)->Stats();
+    dprintf(up, "stats %lld %lld %lld %lld\n",
+            static_cast<long long>(s.beats_sent),
+            static_cast<long long>(s.beats_answered),
+            static_cast<long long>(s.rereports),
+            static_cast<long long>(s.streams_failed));
+    return (*fleet)->Stop().ok() ? 0 : 1;
+  }
+
+  const pid_t pid_;
+  int to_child_;
+  FILE* from_child_;
+};
+
 int Run() {
   if (absl::Status s = CheckFlags(); !s.ok()) {
     std::fprintf(stderr, "ctxsel-load: %s\n", s.ToString().c_str());
     return 2;
   }
+  // The other processes' shares first: before this process uses gRPC.
+  const int total_nodes = absl::GetFlag(FLAGS_nodes);
+  const int processes =
+      std::min(absl::GetFlag(FLAGS_agent_processes), total_nodes);
+  const int own_nodes =
+      total_nodes - (processes - 1) * (total_nodes / processes);
+  std::vector<std::unique_ptr<AgentProcess>> others;
+  for (int p = 1; p < processes; ++p) {
+    const int share = total_nodes / processes;
+    auto child =
+        AgentProcess::Fork(FleetOptions(own_nodes + (p - 1) * share, share));
+    if (!child.ok()) {
+      std::fprintf(stderr, "ctxsel-load: %s\n",
+                   child.status().ToString().c_str());
+      return 3;
+    }
+    others.push_back(*std::move(child));
+  }
   if (absl::Status s = RegisterKernels(); !s.ok()) {
     std::fprintf(stderr, "ctxsel-load: %s\n", s.ToString().c_str());
     return 3;
   }
-  AgentFleetOptions options;
-  options.server = absl::GetFlag(FLAGS_server);
-  options.nodes = absl::GetFlag(FLAGS_nodes);
-  options.devices_per_node = absl::GetFlag(FLAGS_devices_per_node);
-  options.channels = absl::GetFlag(FLAGS_agent_channels);
-  if (options.channels == 0) options.channels = (options.nodes + 89) / 90;
-  options.node_prefix = absl::GetFlag(FLAGS_node_prefix);
+  const AgentFleetOptions options = FleetOptions(0, own_nodes);
   const absl::Time report_start = absl::Now();
   auto fleet = AgentFleet::Start(options);
   if (!fleet.ok()) {
@@ -210,22 +362,53 @@ int Run() {
                  fleet.status().ToString().c_str());
     return 3;
   }
-  const absl::Time beats_start = absl::Now();
-  const absl::Duration report_time = beats_start - report_start;
   // Streams beat while the fleet reports; the rate counts from here, when
   // every node beats.
-  const int64_t answered_before = (*fleet)->Stats().beats_answered;
+  for (auto& other : others) {
+    if (absl::Status s = other->Started(); !s.ok()) {
+      std::fprintf(stderr, "ctxsel-load: %s\n", s.ToString().c_str());
+      return 3;
+    }
+  }
+  const absl::Time beats_start = absl::Now();
+  const absl::Duration report_time = beats_start - report_start;
+  AgentStats before = (*fleet)->Stats();
+  for (auto& other : others) {
+    absl::StatusOr<AgentStats> counts = other->Counts();
+    if (!counts.ok()) {
+      std::fprintf(stderr, "ctxsel-load: %s\n",
+                   counts.status().ToString().c_str());
+      return 3;
+    }
+    before.beats_sent += counts->beats_sent;
+    before.beats_answered += counts->beats_answered;
+  }
   absl::SleepFor(absl::Seconds(1));  // every stream has beaten once
   const int clients = absl::GetFlag(FLAGS_select_clients);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const LatencySummary ping = RunPhase<v1::Ctxsel>(clients, duration);
   const LatencySummary select = RunPhase<v1::Placement>(clients, duration);
-  const AgentStats agents = (*fleet)->Stats();
+  // Beat latencies come from this process's agents; counts from all.
+  AgentStats agents = (*fleet)->Stats();
   const absl::Duration beating = absl::Now() - beats_start;
+  for (auto& other : others) {
+    absl::StatusOr<AgentStats> theirs = other->Stop();
+    if (!theirs.ok()) {
+      std::fprintf(stderr, "ctxsel-load: %s\n",
+                   theirs.status().ToString().c_str());
+      ++agents.streams_failed;
+      continue;
+    }
+    agents.beats_sent += theirs->beats_sent;
+    agents.beats_answered += theirs->beats_answered;
+    agents.rereports += theirs->rereports;
+    agents.streams_failed += theirs->streams_failed;
+  }
 
   std::vector<std::pair<std::string, std::string>> report = {
-      {"nodes", absl::StrCat(options.nodes)},
-      {"devices", absl::StrCat(options.nodes * options.devices_per_node)},
+      {"nodes", absl::StrCat(total_nodes)},
+      {"devices", absl::StrCat(total_nodes * options.devices_per_node)},
+      {"agent_processes", absl::StrCat(processes)},
       {"clients", absl::StrCat(clients)},
       {"report_s", absl::StrFormat("%.2f", absl::ToDoubleSeconds(report_time))},
   };
@@ -234,12 +417,17 @@ int Run() {
   AddSummary("beat", agents.beat_latency, report);
   report.emplace_back("beats_sent", absl::StrCat(agents.beats_sent));
   report.emplace_back("beats_answered", absl::StrCat(agents.beats_answered));
-  // Answered beats per second once the whole fleet beats (both phases).
+  // Beats per second once the whole fleet beats (both phases): answered,
+  // and sent (below nodes / interval when the agents cannot keep up).
+  const double beating_s = std::max(absl::ToDoubleSeconds(beating), 1e-3);
   report.emplace_back(
       "beats_per_s",
+      absl::StrFormat(
+          "%.1f", (agents.beats_answered - before.beats_answered) / beating_s));
+  report.emplace_back(
+      "beats_sent_per_s",
       absl::StrFormat("%.1f",
-                      (agents.beats_answered - answered_before) /
-                          std::max(absl::ToDoubleSeconds(beating), 1e-3)));
+                      (agents.beats_sent - before.beats_sent) / beating_s));
   report.emplace_back("rereports", absl::StrCat(agents.rereports));
   report.emplace_back("streams_failed", absl::StrCat(agents.streams_failed));
   if (const int pid = absl::GetFlag(FLAGS_server_pid); pid > 0) {
