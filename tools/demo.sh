@@ -117,7 +117,7 @@ head -n 30 "$work/explain.txt"
 echo "[... $(wc -l <"$work/explain.txt") lines in all]"
 
 step "roles: a launcher may not change variants, and no token is no entry"
-cli variants delete saxpy saxpy_avx512 || true
+cli variants rm saxpy saxpy_avx512 || true
 echo "\$ ctxsel-cli ping   # TLS, but no token"
 "$bin/client/cli/ctxsel-cli" --server="$address" --ca="$certs/ca.pem" ping || true
 
