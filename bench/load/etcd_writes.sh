@@ -19,6 +19,7 @@ NODES=${NODES:-10000}
 DURATION=${DURATION:-20s}   # ctxsel-load's Ping and Select phases each
 DEVICES=${DEVICES:-8}
 INTERVAL=${INTERVAL:-5s}
+AGENT_PROCESSES=${AGENT_PROCESSES:-2}  # ctxsel-load --agent_processes
 
 bazel build //server:ctxsel-server //bench/load:ctxsel-load >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
@@ -78,7 +79,8 @@ pids+=($sampler)
 
 "$bin/bench/load/ctxsel-load" --server="127.0.0.1:$(cat "$work/port")" \
   --nodes="$NODES" --devices_per_node="$DEVICES" --duration="$DURATION" \
-  --select_clients=1 --format=kv >"$work/load.txt"
+  --select_clients=1 --agent_processes="$AGENT_PROCESSES" --format=kv \
+  >"$work/load.txt"
 kill "$sampler"
 
 # Per-second etcd writes while the fleet beat: the first seconds hold the
