@@ -5,7 +5,8 @@
 # every second (their utilisation drifts by 1% a beat), samples etcd's own
 # counters once a second, and prints the writes (puts + deletes + txns)
 # per second: the burst of the initial reports, then the steady rate that
-# the utilisation rule (--store_utilisation_delta/_interval) allows.
+# the utilisation rule (--store_utilisation_delta/_interval) allows, then
+# the tool's deregistrations at the end (one delete per node).
 #
 #   bench/load/etcd_writes.sh                    # 10,000 nodes, 40 s
 #   NODES=2000 DURATION=10s INTERVAL=1s bench/load/etcd_writes.sh
