@@ -53,18 +53,6 @@ constexpr char kDevicesJson[] = R"({"devices": [
   {"sycl_architecture": "nvidia_gpu_sm_90"}
 ]})";
 
-std::string EnvValue(const std::string& text, const std::string& name) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    absl::ConsumePrefix(&line, "export ");
-    if (absl::ConsumePrefix(&line, name + "=")) {
-      absl::ConsumePrefix(&line, "'");
-      absl::ConsumeSuffix(&line, "'");
-      return std::string(line);
-    }
-  }
-  return "";
-}
-
 // Explain's `stale` and the health status of "ctxsel.store" on `address`;
 // nullopt when either call fails.
 std::optional<std::pair<bool, bool>> StaleAndStoreServing(

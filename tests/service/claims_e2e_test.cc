@@ -42,19 +42,6 @@ constexpr char kDevicesJson[] = R"({"devices": [
   {"sycl_architecture": "nvidia_gpu_sm_90"}
 ]})";
 
-// The value of NAME in `--format=env` or `env` output; "" if absent.
-std::string EnvValue(const std::string& text, const std::string& name) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    absl::ConsumePrefix(&line, "export ");  // select --format=env
-    if (absl::ConsumePrefix(&line, name + "=")) {
-      absl::ConsumePrefix(&line, "'");
-      absl::ConsumeSuffix(&line, "'");
-      return std::string(line);
-    }
-  }
-  return "";
-}
-
 class ClaimsE2E : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -214,8 +201,8 @@ TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
   CommandResult gone = Cli({"claims", "release", last_claim});
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_THAT(gone.stderr_text,
-              ::testing::HasSubstr("\n  reason CLAIM_NOT_FOUND claim_id=" +
-                                   last_claim + "\n"));
+              ::testing::HasSubstr(
+                  "\n  reason CLAIM_NOT_FOUND claim_id=" + last_claim + "\n"));
 }
 
 TEST_F(ClaimsE2E, RunHoldsTheClaimWhileTheCommandRuns) {

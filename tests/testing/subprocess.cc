@@ -15,6 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ctxsel::testing {
 namespace {
@@ -46,8 +48,7 @@ std::string RunfilePath(const std::string& workspace_relative) {
 
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = getenv("TEST_TMPDIR");
-  std::string pattern =
-      absl::StrCat(tmp ? tmp : "/tmp", "/", prefix, "XXXXXX");
+  std::string pattern = absl::StrCat(tmp ? tmp : "/tmp", "/", prefix, "XXXXXX");
   char* made = mkdtemp(pattern.data());
   return made ? std::string(made) : std::string();
 }
@@ -57,7 +58,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
     const std::string& stderr_path) {
   if (argv.empty()) return absl::InvalidArgumentError("argv is empty");
   std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : argv)
+    args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
@@ -112,6 +114,18 @@ std::string ReadFileOrEmpty(const std::string& path) {
   std::stringstream contents;
   contents << in.rdbuf();
   return contents.str();
+}
+
+std::string EnvValue(const std::string& text, const std::string& name) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::ConsumePrefix(&line, "export ");
+    if (absl::ConsumePrefix(&line, name + "=")) {
+      absl::ConsumePrefix(&line, "'");
+      absl::ConsumeSuffix(&line, "'");
+      return std::string(line);
+    }
+  }
+  return "";
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv,

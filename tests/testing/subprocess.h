@@ -71,6 +71,11 @@ CommandResult RunCommand(
 // Reads a whole file; empty if it does not exist.
 std::string ReadFileOrEmpty(const std::string& path);
 
+// The value of NAME in shell assignments as `ctxsel-cli select
+// --format=env` and `env` print them (`[export ]NAME='value'` lines); ""
+// if absent.
+std::string EnvValue(const std::string& text, const std::string& name);
+
 }  // namespace ctxsel::testing
 
 #endif  // CTXSEL_TESTS_TESTING_SUBPROCESS_H_
