@@ -39,13 +39,16 @@
 
 // Every flag that sets a ServerOptions field takes its default from there,
 // so the defaults live in one place (server_setup.h).
-const ctxsel::server::ServerOptions kDefaults;
+const ctxsel::server::ServerOptions& Defaults() {
+  static const auto* const defaults = new ctxsel::server::ServerOptions();
+  return *defaults;
+}
 
-ABSL_FLAG(std::string, listen, kDefaults.listen,
+ABSL_FLAG(std::string, listen, Defaults().listen,
           "Address to serve on, host:port; port 0 picks a free port.");
 ABSL_FLAG(std::string, port_file, "",
           "If set, the bound port is written to this file once serving.");
-ABSL_FLAG(std::string, metrics_listen, kDefaults.metrics_listen,
+ABSL_FLAG(std::string, metrics_listen, Defaults().metrics_listen,
           "Address of the Prometheus /metrics endpoint, host:port (port 0 "
           "picks a free port), e.g. 127.0.0.1:9464. Unauthenticated: keep it "
           "on loopback or a management network. Empty: no metrics.");
@@ -59,96 +62,96 @@ ABSL_FLAG(bool, check_config, false,
 ABSL_FLAG(int, shutdown_grace_ms, 2000,
           "How long in-flight calls may run after SIGTERM/SIGINT.");
 ABSL_FLAG(
-    std::string, data_dir, kDefaults.data_dir,
+    std::string, data_dir, Defaults().data_dir,
     "Directory of the durable variant store (created if missing). "
     "Empty: a fresh temporary directory, for this run only (not reused).");
-ABSL_FLAG(std::string, store, kDefaults.store,
+ABSL_FLAG(std::string, store, Defaults().store,
           "Empty: the SQLite store in --data_dir. etcd://HOST:PORT[,HOST:"
           "PORT...]: the store every replica on that etcd shares "
           "(docs/deployment.md).");
-ABSL_FLAG(std::string, store_prefix, kDefaults.store_prefix,
+ABSL_FLAG(std::string, store_prefix, Defaults().store_prefix,
           "With --store=etcd://...: the key prefix of this deployment "
           "(must end with '/').");
-ABSL_FLAG(double, store_utilisation_delta, kDefaults.store_utilisation_delta,
+ABSL_FLAG(double, store_utilisation_delta, Defaults().store_utilisation_delta,
           "With --store=etcd://...: a node's record in etcd is rewritten when "
           "one of its devices' utilisation moved by this much since it was "
           "written...");
 ABSL_FLAG(absl::Duration, store_utilisation_interval,
-          kDefaults.store_utilisation_interval,
+          Defaults().store_utilisation_interval,
           "...and then at most once per this interval per node.");
-ABSL_FLAG(int64_t, max_store_bytes, kDefaults.max_store_bytes,
+ABSL_FLAG(int64_t, max_store_bytes, Defaults().max_store_bytes,
           "Largest size of DATA_DIR/ctxsel.db in bytes; a registration that "
           "would pass it fails as on a full disk (RESOURCE_EXHAUSTED). "
           "0: only the disk's free space limits it.");
-ABSL_FLAG(std::string, restore_from, kDefaults.restore_from,
+ABSL_FLAG(std::string, restore_from, Defaults().restore_from,
           "A backup file (ctxsel-cli admin backup) to restore into "
           "--data_dir before serving; --data_dir must not hold a store yet. "
           "See docs/operations.md.");
-ABSL_FLAG(absl::Duration, heartbeat_interval, kDefaults.heartbeat_interval,
+ABSL_FLAG(absl::Duration, heartbeat_interval, Defaults().heartbeat_interval,
           "How often agents are told to send a heartbeat.");
-ABSL_FLAG(absl::Duration, node_ttl, kDefaults.node_ttl,
+ABSL_FLAG(absl::Duration, node_ttl, Defaults().node_ttl,
           "A node with no heartbeat for this long expires with its devices; "
           "0: 3 x --heartbeat_interval.");
-ABSL_FLAG(absl::Duration, suspect_after, kDefaults.suspect_after,
+ABSL_FLAG(absl::Duration, suspect_after, Defaults().suspect_after,
           "A node with no heartbeat for this long is suspect: placement "
           "picks its devices only when no healthy device can serve; "
           "0: 2 x --heartbeat_interval.");
 ABSL_FLAG(int, max_devices_per_node,
-          kDefaults.report_limits.max_devices_per_node,
+          Defaults().report_limits.max_devices_per_node,
           "Most devices one node may report (RESOURCE_EXHAUSTED beyond).");
 ABSL_FLAG(int, max_traits_per_device,
-          kDefaults.report_limits.max_traits_per_device,
+          Defaults().report_limits.max_traits_per_device,
           "Most trait names (kind, arch, isa, vendor, extension together) "
           "one device may report (RESOURCE_EXHAUSTED beyond).");
-ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes,
+ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request or response message, in bytes.");
-ABSL_FLAG(int, max_batch_size, kDefaults.max_batch_size,
+ABSL_FLAG(int, max_batch_size, Defaults().max_batch_size,
           "Most variants in one RegisterVariants call.");
 // Connection limits; docs/operations.md ("Limits") says why each default.
-ABSL_FLAG(absl::Duration, max_connection_idle, kDefaults.max_connection_idle,
+ABSL_FLAG(absl::Duration, max_connection_idle, Defaults().max_connection_idle,
           "A connection with no call for this long is closed (agents hold a "
           "heartbeat stream, so they are never idle).");
-ABSL_FLAG(absl::Duration, max_connection_age, kDefaults.max_connection_age,
+ABSL_FLAG(absl::Duration, max_connection_age, Defaults().max_connection_age,
           "A connection older than this is sent GOAWAY; 0: no limit.");
 ABSL_FLAG(absl::Duration, max_connection_age_grace,
-          kDefaults.max_connection_age_grace,
+          Defaults().max_connection_age_grace,
           "How long calls may run on a connection past --max_connection_age.");
-ABSL_FLAG(int, max_concurrent_streams, kDefaults.max_concurrent_streams,
+ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams,
           "Calls open at once on one connection; 0: no limit.");
-ABSL_FLAG(int, max_header_list_bytes, kDefaults.max_header_list_bytes,
+ABSL_FLAG(int, max_header_list_bytes, Defaults().max_header_list_bytes,
           "Largest header list (metadata) of one call, in bytes.");
-ABSL_FLAG(int, max_threads, kDefaults.max_threads,
+ABSL_FLAG(int, max_threads, Defaults().max_threads,
           "Threads gRPC may run for unary calls (and their polling).");
-ABSL_FLAG(int64_t, max_grpc_memory_bytes, kDefaults.max_grpc_memory_bytes,
+ABSL_FLAG(int64_t, max_grpc_memory_bytes, Defaults().max_grpc_memory_bytes,
           "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
-ABSL_FLAG(int, fd_headroom, kDefaults.fd_headroom,
+ABSL_FLAG(int, fd_headroom, Defaults().fd_headroom,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");
-ABSL_FLAG(std::string, tls_cert, kDefaults.tls_cert,
+ABSL_FLAG(std::string, tls_cert, Defaults().tls_cert,
           "PEM certificate (chain) the server presents; with --tls_key.");
-ABSL_FLAG(std::string, tls_key, kDefaults.tls_key,
+ABSL_FLAG(std::string, tls_key, Defaults().tls_key,
           "PEM private key of --tls_cert.");
-ABSL_FLAG(std::string, client_ca, kDefaults.client_ca,
+ABSL_FLAG(std::string, client_ca, Defaults().client_ca,
           "PEM CA that signs client (agent) certificates; a certificate's "
           "SAN or CN is its node. Empty: no client certificates.");
-ABSL_FLAG(bool, insecure, kDefaults.insecure,
+ABSL_FLAG(bool, insecure, Defaults().insecure,
           "Serve plaintext without TLS (local tests and demos only).");
-ABSL_FLAG(std::string, tokens_file, kDefaults.tokens_file,
+ABSL_FLAG(std::string, tokens_file, Defaults().tokens_file,
           "Bearer tokens: lines 'ROLE NAME SHA256' (ctxsel-cli admin token "
           "prints them); reread on SIGHUP. See docs/security.md.");
 ABSL_FLAG(double, max_reports_per_minute,
-          kDefaults.principal_limits.reports_per_minute,
+          Defaults().principal_limits.reports_per_minute,
           "Node reports one node may send per minute (bursts of as many); "
           "beyond: RESOURCE_EXHAUSTED for that node only. 0: no limit.");
 ABSL_FLAG(double, max_heartbeats_per_second,
-          kDefaults.principal_limits.heartbeats_per_second,
+          Defaults().principal_limits.heartbeats_per_second,
           "Heartbeats one node may send per second; 0: no limit.");
 ABSL_FLAG(double, max_registrations_per_minute,
-          kDefaults.principal_limits.registrations_per_minute,
+          Defaults().principal_limits.registrations_per_minute,
           "RegisterVariants calls one principal may make per minute; 0: no "
           "limit.");
 ABSL_FLAG(int, max_streams_per_principal,
-          kDefaults.principal_limits.max_streams,
+          Defaults().principal_limits.max_streams,
           "Heartbeat and watch streams one principal may hold open; 0: no "
           "limit.");
 
