@@ -39,10 +39,12 @@
 
 // Every flag that sets a ServerOptions field takes its default from there,
 // so the defaults live in one place (server_setup.h).
+namespace {
 const ctxsel::server::ServerOptions& Defaults() {
   static const auto* const defaults = new ctxsel::server::ServerOptions();
   return *defaults;
 }
+}  // namespace
 
 ABSL_FLAG(std::string, listen, Defaults().listen,
           "Address to serve on, host:port; port 0 picks a free port.");
