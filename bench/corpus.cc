@@ -1,11 +1,17 @@
 #include "bench/corpus.h"
 
+#include <cstdio>
 #include <fstream>
 #include <utility>
+#include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+
+ABSL_FLAG(int, rounds, 7, "timing rounds per document (median)");
 
 namespace ctxsel::bench {
 
@@ -43,6 +49,23 @@ absl::StatusOr<Corpus> LoadCorpus(const std::string& path) {
     corpus.documents.push_back(std::move(d));
   }
   return corpus;
+}
+
+int StartCorpusBench(int argc, char** argv, const char* name, Corpus& corpus,
+                     TimingOptions& options) {
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: %s [--rounds=N] FILE.jsonl\n", name);
+    return 2;
+  }
+  absl::StatusOr<Corpus> loaded = LoadCorpus(args[1]);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
+    return 1;
+  }
+  corpus = *std::move(loaded);
+  options.rounds = absl::GetFlag(FLAGS_rounds);
+  return 0;
 }
 
 }  // namespace ctxsel::bench

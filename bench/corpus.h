@@ -48,6 +48,13 @@ struct TimingOptions {
   int64_t min_round_ns = 2e5;  // each round runs at least this long
 };
 
+// The start of a corpus benchmark's main: parses the command line
+// (`name [--rounds=N] FILE.jsonl`) and loads FILE. Returns 0 with `corpus`
+// and `options` filled, or prints why to stderr and returns main's exit
+// code: 2 for a usage error, 1 for a corpus that cannot be loaded.
+int StartCorpusBench(int argc, char** argv, const char* name, Corpus& corpus,
+                     TimingOptions& options);
+
 // The median over `options.rounds` rounds of the mean time of one call of
 // `fn`, in nanoseconds; each round repeats `fn` until it has run for
 // `options.min_round_ns` (the count is fixed by a calibration round).

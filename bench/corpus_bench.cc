@@ -9,29 +9,19 @@
 // select_ns_total. bench:corpus_llvm_bench puts LLVM beside them.
 #include <cstdio>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "bench/corpus.h"
 #include "benchmark/benchmark.h"
 
-ABSL_FLAG(int, rounds, 7, "timing rounds per document (median)");
-
 int main(int argc, char** argv) {
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: corpus_bench [--rounds=N] FILE.jsonl\n");
-    return 2;
-  }
-  absl::StatusOr<ctxsel::bench::Corpus> corpus =
-      ctxsel::bench::LoadCorpus(args[1]);
-  if (!corpus.ok()) {
-    std::fprintf(stderr, "%s\n", corpus.status().ToString().c_str());
-    return 1;
-  }
+  ctxsel::bench::Corpus corpus;
   ctxsel::bench::TimingOptions options;
-  options.rounds = absl::GetFlag(FLAGS_rounds);
+  if (int exit = ctxsel::bench::StartCorpusBench(argc, argv, "corpus_bench",
+                                                 corpus, options);
+      exit != 0) {
+    return exit;
+  }
   double resolve = 0, select = 0;
-  for (const ctxsel::bench::CorpusDocument& d : corpus->documents) {
+  for (const ctxsel::bench::CorpusDocument& d : corpus.documents) {
     const ctxsel::selector::Context& ctx = *d.context;
     resolve += ctxsel::bench::MedianNanos(
         [&] {
@@ -46,8 +36,8 @@ int main(int argc, char** argv) {
         },
         options);
   }
-  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus->lines,
-              corpus->documents.size(), corpus->rejected);
+  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus.lines,
+              corpus.documents.size(), corpus.rejected);
   std::printf("resolve_ns_total=%.0f\nselect_ns_total=%.0f\n", resolve, select);
   return 0;
 }

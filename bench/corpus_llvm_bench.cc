@@ -18,34 +18,24 @@
 #include <memory>
 #include <string>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "bench/corpus.h"
 #include "benchmark/benchmark.h"
 #include "selector/llvm/omp_context.h"
 
-ABSL_FLAG(int, rounds, 7, "timing rounds per document (median)");
-
 namespace sel = ctxsel::selector;
 
 int main(int argc, char** argv) {
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: corpus_llvm_bench [--rounds=N] FILE.jsonl\n");
-    return 2;
-  }
-  absl::StatusOr<ctxsel::bench::Corpus> corpus =
-      ctxsel::bench::LoadCorpus(args[1]);
-  if (!corpus.ok()) {
-    std::fprintf(stderr, "%s\n", corpus.status().ToString().c_str());
-    return 1;
-  }
+  ctxsel::bench::Corpus corpus;
   ctxsel::bench::TimingOptions options;
-  options.rounds = absl::GetFlag(FLAGS_rounds);
+  if (int exit = ctxsel::bench::StartCorpusBench(
+          argc, argv, "corpus_llvm_bench", corpus, options);
+      exit != 0) {
+    return exit;
+  }
   double resolve = 0, select = 0, llvm = 0;
   int compared = 0, agree = 0;
   std::map<std::string, int> not_expressible;
-  for (const ctxsel::bench::CorpusDocument& d : corpus->documents) {
+  for (const ctxsel::bench::CorpusDocument& d : corpus.documents) {
     const sel::Context& ctx = *d.context;
     std::string why;
     std::unique_ptr<sel::llvm_omp::LlvmDocument> theirs =
@@ -77,8 +67,8 @@ int main(int argc, char** argv) {
     llvm += ctxsel::bench::MedianNanos(
         [&] { benchmark::DoNotOptimize(theirs->BestVariant()); }, options);
   }
-  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus->lines,
-              corpus->documents.size(), corpus->rejected);
+  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus.lines,
+              corpus.documents.size(), corpus.rejected);
   std::printf("llvm_compared=%d\nllvm_agree=%d\n", compared, agree);
   for (const auto& [why, count] : not_expressible) {
     std::printf("llvm_cannot_express{%s}=%d\n", why.c_str(), count);
