@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Triple.h"
@@ -53,9 +54,12 @@ omp::TraitProperty Property(omp::TraitSet set, omp::TraitSelector selector,
   return omp::getOpenMPContextTraitPropertyKind(set, selector, name);
 }
 
-omp::TraitProperty ConstructProperty(std::string name) {
-  if (name == "do") name = "for";
-  omp::TraitSelector s = omp::getOpenMPContextTraitSelectorKind(name);
+// The construct property of `name`, an engine alias (`do`) read as the
+// selector it stands for, or invalid.
+omp::TraitProperty ConstructProperty(absl::string_view name) {
+  name = internal::ResolveAlias(SetId::kConstruct, name);
+  omp::TraitSelector s = omp::getOpenMPContextTraitSelectorKind(
+      llvm::StringRef(name.data(), name.size()));
   if (s == omp::TraitSelector::invalid ||
       omp::getOpenMPContextTraitSetForSelector(s) != omp::TraitSet::construct) {
     return omp::TraitProperty::invalid;
@@ -66,6 +70,22 @@ omp::TraitProperty ConstructProperty(std::string name) {
 bool HasSimdClauses(const ConstructTrait& c) {
   return c.simdlen != 0 || !c.aligned.empty() || !c.linear.empty() ||
          !c.uniform.empty() || c.inbranch || c.notinbranch;
+}
+
+// Adds the names of a device or implementation selector `t` that LLVM
+// models as `set`'s `selector`; false naming the first it lacks.
+template <typename Fail>
+bool AddNamedProperties(const TraitSelector& t, omp::TraitSet set,
+                        omp::TraitSelector selector, llvm::APInt* score,
+                        omp::VariantMatchInfo& vmi, const Fail& fail) {
+  for (const internal::NameProperty& n : t.names) {
+    omp::TraitProperty p = Property(set, selector, n.name);
+    if (p == omp::TraitProperty::invalid || n.extension) {
+      return fail(absl::StrCat("(", n.name, ")"));
+    }
+    vmi.addTrait(set, p, n.name, score);
+  }
+  return true;
 }
 
 // Adds the context's names of one device or implementation selector.
@@ -122,25 +142,18 @@ bool AddSelector(const TraitSelector& t, omp::VariantMatchInfo& vmi,
     case SelectorId::kConstructDispatch:
     case SelectorId::kConstructSimd: {
       if (!t.simd.clauses.empty()) return fail(" with clauses");
-      vmi.addTrait(omp::TraitSet::construct,
-                   ConstructProperty(std::string(info.name)),
+      vmi.addTrait(omp::TraitSet::construct, ConstructProperty(info.name),
                    llvm::StringRef(info.name.data(), info.name.size()));
       return true;
     }
     case SelectorId::kDeviceKind:
-    case SelectorId::kDeviceArch: {
-      omp::TraitSelector s = t.id == SelectorId::kDeviceKind
-                                 ? omp::TraitSelector::device_kind
-                                 : omp::TraitSelector::device_arch;
-      for (const internal::NameProperty& n : t.names) {
-        omp::TraitProperty p = Property(omp::TraitSet::device, s, n.name);
-        if (p == omp::TraitProperty::invalid || n.extension) {
-          return fail(absl::StrCat("(", n.name, ")"));
-        }
-        vmi.addTrait(omp::TraitSet::device, p, n.name, score_ptr);
-      }
-      return true;
-    }
+      return AddNamedProperties(t, omp::TraitSet::device,
+                                omp::TraitSelector::device_kind, score_ptr, vmi,
+                                fail);
+    case SelectorId::kDeviceArch:
+      return AddNamedProperties(t, omp::TraitSet::device,
+                                omp::TraitSelector::device_arch, score_ptr, vmi,
+                                fail);
     case SelectorId::kDeviceIsa:
       for (const internal::NameProperty& n : t.names) {
         if (n.extension) return fail(absl::StrCat("(", n.name, ")"));
@@ -149,16 +162,9 @@ bool AddSelector(const TraitSelector& t, omp::VariantMatchInfo& vmi,
       }
       return true;
     case SelectorId::kImplVendor:
-      for (const internal::NameProperty& n : t.names) {
-        omp::TraitProperty p =
-            Property(omp::TraitSet::implementation,
-                     omp::TraitSelector::implementation_vendor, n.name);
-        if (p == omp::TraitProperty::invalid || n.extension) {
-          return fail(absl::StrCat("(", n.name, ")"));
-        }
-        vmi.addTrait(omp::TraitSet::implementation, p, n.name, score_ptr);
-      }
-      return true;
+      return AddNamedProperties(t, omp::TraitSet::implementation,
+                                omp::TraitSelector::implementation_vendor,
+                                score_ptr, vmi, fail);
     case SelectorId::kImplRequires:
       for (const internal::NameProperty& n : t.names) {
         omp::TraitSelector s = omp::getOpenMPContextTraitSelectorKind(n.name);
