@@ -7,7 +7,7 @@
 //
 //   absl::StatusOr<Corpus> corpus = LoadCorpus("bench/corpus/x.jsonl");
 //   for (const CorpusDocument& d : corpus->documents)
-//     double ns = MedianNanos([&] { Resolve(d.document.candidates, ...); });
+//     double ns = MedianNanos([&] { Resolve(d.candidates, d.context); });
 #ifndef CTXSEL_BENCH_CORPUS_H_
 #define CTXSEL_BENCH_CORPUS_H_
 
