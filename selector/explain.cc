@@ -20,9 +20,7 @@ CandidateReport StaticReport(const internal::ResolutionData& data, size_t i) {
   r.dynamic = c.selector.is_dynamic();
   r.compatible = s.compatible;
   const Context& context = *data.context;
-  internal::StaticMatch m = internal::MatchStatic(
-      c.selector.ast(), context, internal::ConstructNamesOf(context),
-      /*with_reason=*/true);
+  internal::StaticMatch m = internal::MatchStatic(c.selector.ast(), context);
   r.reason = std::move(m.reason);
   if (s.compatible) {
     absl::StatusOr<internal::ScoreSum> sum =
