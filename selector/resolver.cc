@@ -129,10 +129,11 @@ absl::StatusOr<Resolution> Resolve(
 
 absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
                                    const Context& static_context) {
-  auto context = std::make_shared<Context>();
-  context->construct = static_context.construct;
-  context->device = static_context.device;
-  context->implementation = static_context.implementation;
+  // The whole context less its dynamic parts, so that a static field added
+  // to Context is kept without being listed here.
+  auto context = std::make_shared<Context>(static_context);
+  context->target_devices = {};
+  context->variables = {};
   return Resolve(
       std::make_shared<const std::vector<Candidate>>(std::move(candidates)),
       std::move(context));
