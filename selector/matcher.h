@@ -3,8 +3,9 @@
 // Split the way declare-variant resolution needs it: MatchStatic() checks
 // the construct, device and implementation sets and constant conditions
 // (done once per resolution); MatchDynamic() checks non-constant conditions
-// and the target_device set (done per request, without allocating unless a
-// reason is asked for).
+// and the target_device set, with a reason (MatchSelector, Explain). Select
+// takes the same decision per request from a DynamicPart flattened at
+// Resolve (DynamicPartOf, MatchDynamicPartGiven), without walking the tree.
 //
 // Example:
 //   StaticMatch m = MatchStatic(selector.ast(), context);
