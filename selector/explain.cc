@@ -94,9 +94,10 @@ Explanation Explain(const Resolution& resolution, const Variables& variables,
       c.selected = true;
     } else if (e.dynamic) {
       std::string reason;
-      c.runtime_only = internal::MatchDynamic(*data.prefix_asts[r], variables,
-                                              target_devices, &reason) ==
-                       internal::DynamicMatch::kProgramDecides;
+      c.runtime_only =
+          internal::MatchDynamic((*data.declared)[e.index].selector.ast(),
+                                 variables, target_devices, &reason) ==
+          internal::DynamicMatch::kProgramDecides;
       c.compatible = false;
       c.reason = reason;
     }

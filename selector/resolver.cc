@@ -70,12 +70,10 @@ void SortCandidates(ResolutionData& data) {
     }
   }
   for (size_t r = 0; r < data.prefix; ++r) {
-    const internal::SelectorAst& ast =
-        declared[data.sorted[r].index].selector.ast();
-    data.prefix_asts.push_back(&ast);
-    data.prefix_parts.push_back(data.sorted[r].dynamic
-                                    ? internal::DynamicPartOf(ast)
-                                    : internal::DynamicPart());
+    const Resolution::Entry& e = data.sorted[r];
+    data.prefix_parts.push_back(
+        e.dynamic ? internal::DynamicPartOf(declared[e.index].selector.ast())
+                  : internal::DynamicPart());
   }
 }
 

@@ -36,8 +36,8 @@ struct ResolutionData {
   absl::InlinedVector<CandidateState, 8> states;  // parallel to `declared`
   absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
-  // sorted[0..prefix) selectors, and their dynamic parts for Select.
-  absl::InlinedVector<const SelectorAst*, 4> prefix_asts;
+  // The dynamic parts of sorted[0..prefix), for Select (empty for a static
+  // entry).
   absl::InlinedVector<DynamicPart, 2> prefix_parts;
 };
 
