@@ -51,13 +51,12 @@ const std::vector<PropertyEntry>& PropertySelectors() {
   return *table;
 }
 
-const std::vector<AliasEntry>& Aliases() {
-  static const auto* table = new std::vector<AliasEntry>{
+// A constant table: no guarded static on the path Resolve takes per name
+// (ResolveAlias).
+constexpr AliasEntry kAliases[] = {
 #define TRAIT_ALIAS(Selector, Name) {SelectorId::Selector, Name},
 #include "selector/traits.def"
-  };
-  return *table;
-}
+};
 
 }  // namespace
 
@@ -102,7 +101,7 @@ std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
     for (const SelectorInfo& info : AllSelectors()) {
       index->try_emplace({info.set, info.name}, info.id);
     }
-    for (const AliasEntry& alias : Aliases()) {
+    for (const AliasEntry& alias : kAliases) {
       index->try_emplace({GetSelectorInfo(alias.selector).set, alias.name},
                          alias.selector);
     }
@@ -114,11 +113,6 @@ std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
 }
 
 absl::string_view ResolveAlias(SetId set, absl::string_view name) {
-  // A constant table: no guarded static on a path Resolve takes per name.
-  static constexpr AliasEntry kAliases[] = {
-#define TRAIT_ALIAS(Selector, Name) {SelectorId::Selector, Name},
-#include "selector/traits.def"
-  };
   for (const AliasEntry& alias : kAliases) {
     if (alias.name != name) continue;
     const SelectorInfo& info = GetSelectorInfo(alias.selector);
@@ -161,7 +155,7 @@ std::vector<absl::string_view> JobConstructNames() {
   for (const SelectorInfo& info : AllSelectors()) {
     if (info.set == SetId::kConstruct) names.push_back(info.name);
   }
-  for (const AliasEntry& alias : Aliases()) {
+  for (const AliasEntry& alias : kAliases) {
     if (GetSelectorInfo(alias.selector).set == SetId::kConstruct) {
       names.push_back(alias.name);
     }
