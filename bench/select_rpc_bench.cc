@@ -120,7 +120,8 @@ void BM_PingRpc(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-// Arg: payload bytes (echoed back); 1200 matches a SelectResponse.
+// Arg: payload bytes (echoed back); 1200 is near a SelectResponse's size
+// (BM_PingRpcLikeSelect measures it and uses the measured size).
 BENCHMARK(BM_PingRpc)->Arg(5)->Arg(1200)->UseRealTime();
 
 // Ping with a response exactly as large as the mean SelectResponse.
