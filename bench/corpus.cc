@@ -9,6 +9,7 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(int, rounds, 7, "timing rounds per document (median)");
@@ -49,6 +50,28 @@ absl::StatusOr<Corpus> LoadCorpus(const std::string& path) {
     corpus.documents.push_back(std::move(d));
   }
   return corpus;
+}
+
+EngineNanos TimeEngine(const CorpusDocument& d, const TimingOptions& options) {
+  const selector::Context& ctx = *d.context;
+  EngineNanos out;
+  out.resolve = MedianNanos(
+      [&] {
+        benchmark::DoNotOptimize(selector::Resolve(d.candidates, d.context));
+      },
+      options);
+  out.select = MedianNanos(
+      [&] {
+        benchmark::DoNotOptimize(
+            selector::Select(*d.resolution, ctx.variables, ctx.target_devices));
+      },
+      options);
+  return out;
+}
+
+void PrintCorpusCounts(const Corpus& corpus) {
+  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus.lines,
+              corpus.documents.size(), corpus.rejected);
 }
 
 int StartCorpusBench(int argc, char** argv, const char* name, Corpus& corpus,

@@ -78,6 +78,17 @@ double MedianNanos(Fn&& fn, const TimingOptions& options = {}) {
   return means[means.size() / 2];
 }
 
+// The engine's two steps timed on one document: MedianNanos of Resolve and
+// of Select (with the document's variables and target devices).
+struct EngineNanos {
+  double resolve = 0;
+  double select = 0;
+};
+EngineNanos TimeEngine(const CorpusDocument& d, const TimingOptions& options);
+
+// Prints the corpus's counts: documents=, timed=, rejected= lines.
+void PrintCorpusCounts(const Corpus& corpus);
+
 }  // namespace ctxsel::bench
 
 #endif  // CTXSEL_BENCH_CORPUS_H_

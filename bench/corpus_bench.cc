@@ -10,7 +10,6 @@
 #include <cstdio>
 
 #include "bench/corpus.h"
-#include "benchmark/benchmark.h"
 
 int main(int argc, char** argv) {
   ctxsel::bench::Corpus corpus;
@@ -22,22 +21,11 @@ int main(int argc, char** argv) {
   }
   double resolve = 0, select = 0;
   for (const ctxsel::bench::CorpusDocument& d : corpus.documents) {
-    const ctxsel::selector::Context& ctx = *d.context;
-    resolve += ctxsel::bench::MedianNanos(
-        [&] {
-          benchmark::DoNotOptimize(
-              ctxsel::selector::Resolve(d.candidates, d.context));
-        },
-        options);
-    select += ctxsel::bench::MedianNanos(
-        [&] {
-          benchmark::DoNotOptimize(ctxsel::selector::Select(
-              *d.resolution, ctx.variables, ctx.target_devices));
-        },
-        options);
+    const ctxsel::bench::EngineNanos ns = ctxsel::bench::TimeEngine(d, options);
+    resolve += ns.resolve;
+    select += ns.select;
   }
-  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus.lines,
-              corpus.documents.size(), corpus.rejected);
+  ctxsel::bench::PrintCorpusCounts(corpus);
   std::printf("resolve_ns_total=%.0f\nselect_ns_total=%.0f\n", resolve, select);
   return 0;
 }

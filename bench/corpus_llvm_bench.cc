@@ -53,22 +53,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "line %d: engine chose %d, LLVM %d\n", d.line,
                    ours.index, theirs->BestVariant());
     }
-    resolve += ctxsel::bench::MedianNanos(
-        [&] {
-          benchmark::DoNotOptimize(sel::Resolve(d.candidates, d.context));
-        },
-        options);
-    select += ctxsel::bench::MedianNanos(
-        [&] {
-          benchmark::DoNotOptimize(
-              sel::Select(*d.resolution, ctx.variables, ctx.target_devices));
-        },
-        options);
+    const ctxsel::bench::EngineNanos ns = ctxsel::bench::TimeEngine(d, options);
+    resolve += ns.resolve;
+    select += ns.select;
     llvm += ctxsel::bench::MedianNanos(
         [&] { benchmark::DoNotOptimize(theirs->BestVariant()); }, options);
   }
-  std::printf("documents=%d\ntimed=%zu\nrejected=%d\n", corpus.lines,
-              corpus.documents.size(), corpus.rejected);
+  ctxsel::bench::PrintCorpusCounts(corpus);
   std::printf("llvm_compared=%d\nllvm_agree=%d\n", compared, agree);
   for (const auto& [why, count] : not_expressible) {
     std::printf("llvm_cannot_express{%s}=%d\n", why.c_str(), count);
