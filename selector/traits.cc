@@ -92,8 +92,8 @@ std::optional<SetId> FindSet(absl::string_view name) {
 }
 
 std::optional<SelectorId> FindSelector(SetId set, absl::string_view name) {
-  // Built once from the table: Resolve looks up every construct name of
-  // every context it resolves for.
+  // Built once from the table: the parser looks up every selector name it
+  // reads. (Resolve reads context construct names with ResolveAlias.)
   using Index =
       absl::flat_hash_map<std::pair<SetId, absl::string_view>, SelectorId>;
   static const Index* const kIndex = [] {
