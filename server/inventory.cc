@@ -58,9 +58,9 @@ std::string NewEpoch() {
 Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
                      InventoryObserver* observer)
     : options_(std::move(options)),
+      epoch_(NewEpoch()),
       devices_(devices),
       observer_(observer),
-      epoch_(NewEpoch()),
       notifier_([this] { RunNotifier(); }) {}
 
 Inventory::~Inventory() {
