@@ -58,9 +58,9 @@ std::string NewEpoch() {
 Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
                      InventoryObserver* observer)
     : options_(std::move(options)),
+      epoch_(NewEpoch()),
       devices_(devices),
       observer_(observer),
-      epoch_(NewEpoch()),
       notifier_([this] { RunNotifier(); }) {}
 
 Inventory::~Inventory() {
@@ -343,7 +343,7 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
   if (!page_token.empty()) {
     CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> decoded,
                             DecodePageToken(page_token, "ListNodes", "", 1));
-    after = (decoded)[0];
+    after = decoded[0];
   }
   const size_t limit = ClampPageSize(page_size, options_);
   absl::ReaderMutexLock lock(&mu_);
@@ -381,8 +381,8 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
     CTXSEL_ASSIGN_OR_RETURN(
         std::vector<std::string> decoded,
         DecodePageToken(page_token, "ListDevices", filters, 2));
-    after.first = (decoded)[0];
-    if (!absl::SimpleAtoi((decoded)[1], &after.second)) {
+    after.first = decoded[0];
+    if (!absl::SimpleAtoi(decoded[1], &after.second)) {
       return FieldViolation("page_token",
                             "not a token from a previous ListDevices answer");
     }

@@ -109,7 +109,8 @@ TEST(InventoryConcurrencyTest, SlowStoreDoesNotStallBeatsOrListings) {
     EXPECT_EQ(*inventory.Heartbeat("a", {{"a/gpu0", 0.5}}),
               Inventory::BeatAnswer::kRecorded);
     EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 1u);
-    EXPECT_EQ(inventory.ListDevices(DeviceFilter(), "", 0, "")->items.size(), 1u);
+    EXPECT_EQ(inventory.ListDevices(DeviceFilter(), "", 0, "")->items.size(),
+              1u);
   }));
   observer.release_.Notify();
   reporter.join();

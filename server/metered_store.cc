@@ -6,14 +6,14 @@ namespace ctxsel::server {
 
 absl::StatusOr<int64_t> MeteredStore::Apply(const StoreBatch& batch) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<int64_t> applied = store_->Apply(batch);
+  absl::StatusOr<int64_t> applied = wrapped().Apply(batch);
   metrics_->RecordStoreWrite("variants", applied.ok(), absl::Now() - start);
   return applied;
 }
 
 absl::Status MeteredStore::ApplyClaims(const ClaimBatch& batch) {
   const absl::Time start = absl::Now();
-  absl::Status applied = store_->ApplyClaims(batch);
+  absl::Status applied = wrapped().ApplyClaims(batch);
   metrics_->RecordStoreWrite("claims", applied.ok(), absl::Now() - start);
   return applied;
 }

@@ -8,38 +8,24 @@
 #define CTXSEL_SERVER_METERED_STORE_H_
 
 #include <memory>
-#include <string>
-#include <vector>
+#include <utility>
 
+#include "server/forwarding_store.h"
 #include "server/metrics.h"
 #include "server/store.h"
 
 namespace ctxsel::server {
 
-class MeteredStore final : public Store {
+class MeteredStore final : public ForwardingStore {
  public:
   // `metrics` must outlive this store.
   MeteredStore(std::unique_ptr<Store> store, Metrics* metrics)
-      : store_(std::move(store)), metrics_(metrics) {}
+      : ForwardingStore(std::move(store)), metrics_(metrics) {}
 
-  absl::StatusOr<StoreContents> Load() override { return store_->Load(); }
   absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override;
-  absl::StatusOr<StoreSummary> Backup(const std::string& path) override {
-    return store_->Backup(path);
-  }
-  std::string Describe() const override { return store_->Describe(); }
-  absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override {
-    return store_->LoadClaims();
-  }
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
-  void CatchUp() override { store_->CatchUp(); }
-  absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
-      const std::vector<ClaimRecord>& wanted) override {
-    return store_->ClaimsHolding(wanted);
-  }
 
  private:
-  const std::unique_ptr<Store> store_;
   Metrics* const metrics_;
 };
 

@@ -317,8 +317,9 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
                             Listener::Bind(options.listen, listener_options));
     listener_ = std::move(listener);
     port_ = listener_->port();
-  } else
+  } else {
     CTXSEL_RETURN_IF_ERROR(ListenTls(options, builder));
+  }
   SetConnectionLimits(options, builder);
   if (metrics_ != nullptr) {
     builder.experimental().SetInterceptorCreators(

@@ -20,19 +20,21 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/forwarding_store.h"
 #include "server/store.h"
 
 namespace ctxsel::server {
 
-class StoreHealth final : public Store {
+class StoreHealth final : public ForwardingStore {
  public:
   StoreHealth(std::unique_ptr<Store> store,
               std::function<void(bool available)> on_change)
-      : store_(std::move(store)), on_change_(std::move(on_change)) {}
+      : ForwardingStore(std::move(store)), on_change_(std::move(on_change)) {}
 
   bool available() const ABSL_LOCKS_EXCLUDED(mu_);
   // A store that other servers share (etcd) answers again (this replica's
@@ -41,33 +43,19 @@ class StoreHealth final : public Store {
     Record(absl::OkStatus()).IgnoreError();
   }
 
-  absl::StatusOr<StoreContents> Load() override { return store_->Load(); }
   absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override {
-    absl::StatusOr<int64_t> applied = store_->Apply(batch);
+    absl::StatusOr<int64_t> applied = wrapped().Apply(batch);
     Record(applied.status());
     return applied;
   }
-  absl::StatusOr<StoreSummary> Backup(const std::string& path) override {
-    return store_->Backup(path);
-  }
-  std::string Describe() const override { return store_->Describe(); }
-  absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override {
-    return store_->LoadClaims();
-  }
   absl::Status ApplyClaims(const ClaimBatch& batch) override {
-    return Record(store_->ApplyClaims(batch));
-  }
-  void CatchUp() override { store_->CatchUp(); }
-  absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
-      const std::vector<ClaimRecord>& wanted) override {
-    return store_->ClaimsHolding(wanted);
+    return Record(wrapped().ApplyClaims(batch));
   }
 
  private:
   // Notes the outcome of a write and returns it unchanged.
   absl::Status Record(absl::Status written) ABSL_LOCKS_EXCLUDED(mu_);
 
-  const std::unique_ptr<Store> store_;
   const std::function<void(bool)> on_change_;
   mutable absl::Mutex mu_;
   bool available_ ABSL_GUARDED_BY(mu_) = true;

@@ -217,8 +217,8 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
     CTXSEL_ASSIGN_OR_RETURN(
         std::vector<std::string> decoded,
         DecodePageToken(page_token, "ListVariants", filters, 2));
-    after.first = (decoded)[0];
-    if (!absl::SimpleAtoi((decoded)[1], &after.second)) {
+    after.first = decoded[0];
+    if (!absl::SimpleAtoi(decoded[1], &after.second)) {
       return FieldViolation("page_token",
                             "not a token from a previous ListVariants answer");
     }

@@ -60,8 +60,8 @@ TEST_F(DeviceGroupTest, TiesGoToTheLowerIdWhereverTheIdsDiffer) {
   std::vector<std::string> ids;
   for (const DeviceSlot* d : order) ids.push_back(d->id);
   EXPECT_EQ(ids, (std::vector<std::string>{"a-node-with-a-long-name/10",
-                                           "a-node-with-a-long-name/9",
-                                           "a/1", "b/0"}));
+                                           "a-node-with-a-long-name/9", "a/1",
+                                           "b/0"}));
   // A change of utilisation re-sorts the device it names, and only it.
   group_.SetUtilisation(slots_[0].get(), 0.75);
   EXPECT_EQ(Picked(Policy::kPack), "a-node-with-a-long-name/10");

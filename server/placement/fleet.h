@@ -2,12 +2,12 @@
 //
 // The one place device state lives, utilisation included: the inventory
 // keeps none of it and reads it back from here for listings
-// (Placer::NodeDevices). Internal to the Placer. The Fleet applies inventory changes (a node's
-// full report, its removal, a heartbeat's utilisations) incrementally: a
-// node report touches only that node's devices, and the groups stay ordered
-// for the policies. A class or layout lives while some device uses it and is
-// freed with its last device; ids are never reused (resolution caches are
-// keyed by class id, and the Placer drops a freed class's entries).
+// (Placer::NodeDevices). Internal to the Placer. The Fleet applies inventory
+// changes (a node's full report, its removal, a heartbeat's utilisations)
+// incrementally: a node report touches only that node's devices, and the groups
+// stay ordered for the policies. A class or layout lives while some device uses
+// it and is freed with its last device; ids are never reused (resolution caches
+// are keyed by class id, and the Placer drops a freed class's entries).
 //
 // One mutex guards it: writers hold it exclusively for O(devices of the
 // node x log n); a Select holds it shared (through Fleet::Reader) while it

@@ -50,7 +50,9 @@ Placer::Placer(PlacerOptions options)
       fleet_(std::make_unique<Fleet>()),
       snapshot_(std::make_shared<const Snapshot>()),
       filters_(static_cast<size_t>(std::max(0, options.max_cached_filters))),
-      // Room for every kernel's cached signatures to be different ones.
+      // Ids for 64 kernels' worth of distinct signatures (64 is a guess,
+      // not the kernel count); later signatures get none and are found by
+      // key, correct but slower (kernel_entry.h).
       signature_ids_(std::max(0, options.max_signatures_per_kernel) * 64) {}
 
 Placer::~Placer() = default;

@@ -162,8 +162,9 @@ class Placer {
   // classes have none, the next best compete.
   //   NotFoundError            the kernel has no variants;
   //   InvalidArgumentError     a bad job field (device_filter with its
-  //                            line:column, server/device_filter.h, too many construct traits, a
-  //                            variable the kernel's selectors read missing);
+  //                            line:column, server/device_filter.h, too many
+  //                            construct traits, a variable the kernel's
+  //                            selectors read missing);
   //   FailedPreconditionError  no live device fits the constraints; the
   //                            message says why each class was rejected;
   //   ResourceExhaustedError   (with `claims`) devices fit, but none has

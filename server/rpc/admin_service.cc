@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -70,7 +71,11 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
                           "backup stream closed by the client");
     }
     chunk.clear_summary();
-  } while (in && !context->IsCancelled());
+    // A client gone mid-stream is not a backup the server failed to read.
+    if (absl::Status s = CallInterrupted(*context); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+  } while (in);
   if (in.bad() || sent != size) {
     spdlog::error("admin: cannot read the staged backup {}", scratch.path());
     return grpc::Status(grpc::StatusCode::INTERNAL,

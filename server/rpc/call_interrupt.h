@@ -1,6 +1,7 @@
 // call_interrupt.h: whether a call's handler should stop — the one test
-// every long-running handler (ListDevices, ListVariants, Explain, Coverage,
-// WatchInventory) makes, so each ends with the same code and message.
+// every long-running unary or server-streaming handler (ListDevices,
+// ListVariants, Explain, Coverage, Backup) makes, so each ends with the same
+// code and message. (WatchInventory's reactor ends through OnCancel.)
 //
 //   CTXSEL_RETURN_IF_ERROR(CallInterrupted(*context));
 #ifndef CTXSEL_SERVER_RPC_CALL_INTERRUPT_H_

@@ -3,14 +3,18 @@
 // A stream holds no server thread: each beat is read, recorded in the
 // Inventory and answered from gRPC's callback threads, one beat at a time.
 // The answer is ACTION_REREPORT when the inventory does not know the node (it
-// expired, or the server restarted) or a device the beat names; a stream
-// whose beats name no node, or another node than its first beat, ends with
-// INVALID_ARGUMENT.
+// expired, or the server restarted) or a device the beat names. A stream
+// ends with INVALID_ARGUMENT when a beat names no node or another node than
+// its first beat, or carries a utilisation CheckBeat (node_report.h)
+// refuses; PERMISSION_DENIED for a node not the caller's
+// (Authorizer::CheckNode); RESOURCE_EXHAUSTED when the caller beats faster
+// than its limits allow.
 //
-//   grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
-//   InventoryService::Heartbeat(grpc::CallbackServerContext*) {
-//     return new HeartbeatReactor(inventory_, options_.heartbeat_interval);
-//   }
+//   // InventoryService::Heartbeat, once the caller is authorized and its
+//   // stream counted (PrincipalLimits::OpenStream):
+//   return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
+//                               *std::move(who), &authorizer_->limits(),
+//                               *std::move(stream), options_.metrics);
 #ifndef CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 #define CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 

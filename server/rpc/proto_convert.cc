@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 #include "selector/job_check.h"
 #include "server/names.h"
 #include "server/node_report.h"
@@ -52,7 +53,6 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
-#include "base/status_macros.h"
 #include "server/policy.def"
     default:
       return FieldViolation("job.policy",
