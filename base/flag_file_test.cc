@@ -13,8 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ReadFlagFileTest, ReadsTheWholeFile) {
-  const std::string path =
-      std::string(std::getenv("TEST_TMPDIR")) + "/token";
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/token";
   std::ofstream(path) << "line one\nline two\n";
   absl::StatusOr<std::string> text = ReadFlagFile("token_file", path);
   ASSERT_TRUE(text.ok()) << text.status();

@@ -4,10 +4,12 @@
 //   * one host:port is used as it is: gRPC's resolver gives every address
 //     of a DNS name, and its pick_first policy connects to the first that
 //     answers and moves to the next when that connection breaks;
-//   * a list is resolved here, each host to its IPv4 (else IPv6)
-//     addresses, into one static "ipv4:a:p,b:p" target with the same
-//     failover. A host that does not resolve is left out (all fail: the
-//     first entry as it is, so the error names it).
+//   * a list is resolved here into one static target with the same
+//     failover: "ipv4:a:p,b:p" with every host's IPv4 addresses, or, when
+//     no host has one, "ipv6:[a]:p,..." (a target has one scheme, so a
+//     host with only IPv6 addresses beside IPv4 ones is left out). A host
+//     that does not resolve is left out (all fail: the first entry as it
+//     is, so the error names it).
 //
 //   grpc::CreateChannel(ServerTarget("10.0.0.1:7070,10.0.0.2:7070"), creds);
 #ifndef CTXSEL_BASE_SERVER_TARGET_H_

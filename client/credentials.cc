@@ -22,7 +22,6 @@ ABSL_FLAG(std::string, token_file, "",
           "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
 
 namespace ctxsel::client {
-namespace {}  // namespace
 
 ClientSecurity ClientSecurityFromFlags() {
   ClientSecurity security;

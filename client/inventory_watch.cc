@@ -53,7 +53,7 @@ std::vector<v1::InventoryEvent> WatchedInventory::Take(
     const v1::InventoryEvent& event) {
   std::vector<v1::InventoryEvent> out;
   const char* snapshot_reason =
-      initial_ && first_snapshot_ ? "initial" : "resync";
+      initial_ && !position_.has_value() ? "initial" : "resync";
   const std::string& id = event.node().id();
   switch (event.kind()) {
     case v1::InventoryEvent::KIND_RESYNC: {
@@ -81,8 +81,6 @@ std::vector<v1::InventoryEvent> WatchedInventory::Take(
         it = delivered_.erase(it);
       }
       resyncing_.reset();
-      position_ = Position{event.stream_epoch(), event.sequence()};
-      first_snapshot_ = false;
       break;
     case v1::InventoryEvent::KIND_REMOVED:
       delivered_.erase(id);
@@ -97,10 +95,9 @@ std::vector<v1::InventoryEvent> WatchedInventory::Take(
       break;
     }
   }
-  if (event.kind() != v1::InventoryEvent::KIND_RESYNC &&
-      event.kind() != v1::InventoryEvent::KIND_RESYNC_END) {
+  // A live event, or the end of a snapshot: complete up to here.
+  if (event.kind() != v1::InventoryEvent::KIND_RESYNC) {
     position_ = Position{event.stream_epoch(), event.sequence()};
-    first_snapshot_ = false;
   }
   for (const v1::InventoryEvent& e : out) {
     if (e.kind() != v1::InventoryEvent::KIND_REMOVED) {

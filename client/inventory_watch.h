@@ -65,13 +65,13 @@ class WatchedInventory {
   const bool initial_;
   // Set once a stream has started: later ones resume or resync.
   bool started_ = false;
+  // Set by the first complete snapshot or live event; until then a
+  // snapshot answers `initial` (its events say "initial").
   std::optional<Position> position_;
   // A resync snapshot is being read: the nodes it named so far.
   std::optional<std::set<std::string>> resyncing_;
   // The nodes the caller has, by id, as last delivered.
   std::map<std::string, v1::Node> delivered_;
-  // The first snapshot answers `initial`: its events say "initial".
-  bool first_snapshot_ = true;
 };
 
 }  // namespace ctxsel::client

@@ -216,9 +216,9 @@ AgentFleetOptions FleetOptions(int first_node, int nodes) {
 }
 
 // Another process's share of the agents. It talks to this one through two
-// pipes: it writes "started" once its fleet beats, answers 'a' with
-// "counts SENT ANSWERED", and answers 's' (or the pipe's end) with "stats SENT
-// ANSWERED REREPORTS FAILED", then stops its fleet.
+// pipes: it writes "started" once its fleet beats, answers 'a' with "stats
+// SENT ANSWERED REREPORTS FAILED", and answers 's' (or the pipe's end) with
+// the same line, then stops its fleet.
 class AgentProcess {
  public:
   // Forks; call before this process first uses gRPC (not fork-safe).
@@ -260,29 +260,21 @@ class AgentProcess {
     return absl::OkStatus();
   }
 
-  // The beats its agents have sent and had answered so far.
-  absl::StatusOr<AgentStats> Counts() {
-    const char ask = 'a';
-    long long sent = 0, answered = 0;
-    if (write(to_child_, &ask, 1) != 1 ||
-        std::fscanf(from_child_, " counts %lld %lld", &sent, &answered) != 2) {
-      return absl::UnavailableError(
-          absl::StrCat("agent process ", pid_, " gave no counts"));
-    }
-    AgentStats counts;
-    counts.beats_sent = sent;
-    counts.beats_answered = answered;
-    return counts;
-  }
+  // Its agents' counts so far (no latencies).
+  absl::StatusOr<AgentStats> Counts() { return Ask('a'); }
 
   // Stops its agents and returns their counts (no latencies).
-  absl::StatusOr<AgentStats> Stop() {
-    const char stop = 's';
-    if (write(to_child_, &stop, 1) != 1) {
-      return absl::UnavailableError(absl::StrCat("agent process ", pid_));
-    }
+  absl::StatusOr<AgentStats> Stop() { return Ask('s'); }
+
+ private:
+  AgentProcess(pid_t pid, int to_child, FILE* from_child)
+      : pid_(pid), to_child_(to_child), from_child_(from_child) {}
+
+  // Sends `command` and reads the "stats" line it answers with.
+  absl::StatusOr<AgentStats> Ask(char command) {
     long long v[4];
-    if (std::fscanf(from_child_, " stats %lld %lld %lld %lld", &v[0], &v[1],
+    if (write(to_child_, &command, 1) != 1 ||
+        std::fscanf(from_child_, " stats %lld %lld %lld %lld", &v[0], &v[1],
                     &v[2], &v[3]) != 4) {
       return absl::UnavailableError(
           absl::StrCat("agent process ", pid_, " gave no counts"));
@@ -295,9 +287,13 @@ class AgentProcess {
     return stats;
   }
 
- private:
-  AgentProcess(pid_t pid, int to_child, FILE* from_child)
-      : pid_(pid), to_child_(to_child), from_child_(from_child) {}
+  static void WriteStats(int up, const AgentStats& s) {
+    dprintf(up, "stats %lld %lld %lld %lld\n",
+            static_cast<long long>(s.beats_sent),
+            static_cast<long long>(s.beats_answered),
+            static_cast<long long>(s.rereports),
+            static_cast<long long>(s.streams_failed));
+  }
 
   static int Serve(const AgentFleetOptions& options, int up, int down) {
     auto fleet = AgentFleet::Start(options);
@@ -309,16 +305,9 @@ class AgentProcess {
     dprintf(up, "started\n");
     char command;
     while (read(down, &command, 1) == 1 && command == 'a') {
-      const AgentStats now = (*fleet)->Stats();
-      dprintf(up, "counts %lld %lld\n", static_cast<long long>(now.beats_sent),
-              static_cast<long long>(now.beats_answered));
+      WriteStats(up, (*fleet)->Stats());
     }
-    const AgentStats s = (*fleet)->Stats();
-    dprintf(up, "stats %lld %lld %lld %lld\n",
-            static_cast<long long>(s.beats_sent),
-            static_cast<long long>(s.beats_answered),
-            static_cast<long long>(s.rereports),
-            static_cast<long long>(s.streams_failed));
+    WriteStats(up, (*fleet)->Stats());
     return (*fleet)->Stop().ok() ? 0 : 1;
   }
 

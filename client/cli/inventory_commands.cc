@@ -15,8 +15,9 @@
 #include "client/cli/service_output.h"
 
 ABSL_FLAG(std::string, node, "", "devices ls: only this node's devices.");
-ABSL_FLAG(bool, initial, false,
-          "watch: print the current nodes first, as ADDED (KIND_ADDED) events.");
+ABSL_FLAG(
+    bool, initial, false,
+    "watch: print the current nodes first, as ADDED (KIND_ADDED) events.");
 ABSL_FLAG(int, max_events, 0, "watch: stop after this many events (0: never).");
 
 namespace ctxsel::cli {
@@ -50,8 +51,8 @@ int RunNodes(const std::vector<std::string>& args) {
 
 int RunDevices(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "ls") return UsageError(kDevicesCommand);
-  auto devices = ConnectToServer()->ListDevices(absl::GetFlag(FLAGS_device_filter),
-                                                absl::GetFlag(FLAGS_node));
+  auto devices = ConnectToServer()->ListDevices(
+      absl::GetFlag(FLAGS_device_filter), absl::GetFlag(FLAGS_node));
   if (!devices.ok()) return ReportError("devices ls", devices.status());
   v1::ListDevicesResponse all;
   Listing listing;

@@ -160,8 +160,7 @@ int RunRun(const std::vector<std::string>& args) {
         ToProtoDuration(kDefaultClaim);
     request->mutable_claim()->set_holder(DefaultHolder());
   }
-  const absl::Duration claim =
-      FromProtoDuration(request->claim().duration());
+  const absl::Duration claim = FromProtoDuration(request->claim().duration());
   auto client = ConnectToServer();
   std::optional<int> stopped_by;
   auto answer = SelectWaiting(

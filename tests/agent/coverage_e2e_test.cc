@@ -132,7 +132,8 @@ TEST_F(CoverageE2E, StaticDynamicAndBaseOnlyClasses) {
   EXPECT_EQ(amd["deciding"][0]["variant"], "saxpy_amd");
   EXPECT_THAT(amd["deciding"][0]["selector"].get<std::string>(),
               HasSubstr("N > 1024"));
-  EXPECT_EQ(ClassOf(p, "intel_gpu_pvc")["outcome"], "COVERAGE_OUTCOME_BASE_ONLY");
+  EXPECT_EQ(ClassOf(p, "intel_gpu_pvc")["outcome"],
+            "COVERAGE_OUTCOME_BASE_ONLY");
   EXPECT_EQ(p["node_count"], 3);
   EXPECT_GT(p["base_only_share"].get<double>(), 0.0);
   EXPECT_EQ(r["dead_variants"], json::array({"saxpy_v100"}));

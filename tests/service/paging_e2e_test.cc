@@ -134,8 +134,9 @@ TEST_F(PagingE2E, NodesAndDevicesLsFollowEveryPage) {
   };
   EXPECT_EQ(keys(CliJson({"devices", "ls"})), Once(devices));
   // The selector filter applies across pages too.
-  EXPECT_EQ(keys(CliJson({"devices", "ls", "--device_filter=device={kind(gpu)}"})),
-            Once(gpus));
+  EXPECT_EQ(
+      keys(CliJson({"devices", "ls", "--device_filter=device={kind(gpu)}"})),
+      Once(gpus));
 }
 
 }  // namespace

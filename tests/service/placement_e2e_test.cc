@@ -110,7 +110,8 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
   CommandResult bad_filter = Cli({"select", "--kernel=saxpy", "--var=N=1",
                                   "--device_filter=device={arch(}"});
   EXPECT_EQ(bad_filter.exit_code, 2);
-  EXPECT_THAT(bad_filter.stderr_text, HasSubstr("\n  field job.device_filter: 1:"));
+  EXPECT_THAT(bad_filter.stderr_text,
+              HasSubstr("\n  field job.device_filter: 1:"));
   EXPECT_THAT(bad_filter.stderr_text,
               HasSubstr("\n  reason SELECTOR_INVALID column="));
 }
@@ -118,7 +119,8 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
 TEST_F(PlacementE2E, DevicesLsMatchesSelector) {
   Start();
   ReportFleet();
-  CommandResult nv = Cli({"devices", "ls", "--device_filter=device={arch(nvptx)}"});
+  CommandResult nv =
+      Cli({"devices", "ls", "--device_filter=device={arch(nvptx)}"});
   ASSERT_EQ(nv.exit_code, 0) << nv.stderr_text;
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu0"));
   EXPECT_THAT(nv.stdout_text, HasSubstr("gpu-nv/gpu1"));

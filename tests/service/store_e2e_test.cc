@@ -5,19 +5,18 @@
 // services that write the store NOT_SERVING in health checks until a write
 // succeeds again; an online backup taken with `ctxsel-cli admin backup`
 // restores every variant.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "client/ctxsel_client.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/server_process.h"
 
@@ -145,9 +144,9 @@ TEST_F(StoreE2E, DeletedWalAfterKill9IsDataLossAtStart) {
 TEST_F(StoreE2E, FullDiskIsResourceExhaustedAndTheServerKeepsAnswering) {
   auto server = Start({"--max_store_bytes=65536"});
   ASSERT_NE(server, nullptr);
-  for (const char* service : {"", "ctxsel.v1.Placement", "ctxsel.v1.Variants",
-                              "ctxsel.v1.Inventory", "ctxsel.v1.Admin",
-                              "ctxsel.v1.Ctxsel"}) {
+  for (const char* service :
+       {"", "ctxsel.v1.Placement", "ctxsel.v1.Variants", "ctxsel.v1.Inventory",
+        "ctxsel.v1.Admin", "ctxsel.v1.Ctxsel"}) {
     EXPECT_EQ(Health(*server, service), "SERVING") << service;
   }
   // About 3 KB each: a few dozen fill 64 KiB.

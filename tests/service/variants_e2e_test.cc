@@ -85,7 +85,8 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
   CommandResult empty = Cli({"variants", "register", "saxpy"});
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_THAT(empty.stderr_text, HasSubstr("variants: empty batch"));
-  EXPECT_THAT(empty.stderr_text, HasSubstr("\n  field variants: empty batch\n"));
+  EXPECT_THAT(empty.stderr_text,
+              HasSubstr("\n  field variants: empty batch\n"));
   EXPECT_THAT(empty.stderr_text, HasSubstr("\n  reason INVALID_ARGUMENT\n"));
 
   CommandResult missing = Cli({"variants", "get", "saxpy", "nope"});

@@ -2,7 +2,11 @@
 // the inventory"): a watcher that reconnects with resume_after and
 // resume_epoch gets exactly the events it missed, then live ones; a
 // position from another numbering gets a resync snapshot; an impossible one
-// INVALID_ARGUMENT naming the field.
+// INVALID_ARGUMENT naming the field. And CtxselClient::WatchInventory on a
+// server list failing over to another server: the caller sees the
+// difference as one stream.
+#include <signal.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -114,6 +118,51 @@ TEST_F(WatchResumeE2E, AResumePastTheLatestEventIsABadRequest) {
   auto bad = GetDetail<google::rpc::BadRequest>(status);
   ASSERT_TRUE(bad.has_value()) << status;
   EXPECT_EQ(bad->field_violations(0).field(), "resume_after");
+}
+
+// The client library's side: a watch on a list "A,B" whose server A dies
+// goes on at B; B's nodes are not A's, so the caller gets the difference
+// (B's node added, A's removed, reason "resync") and no KIND_RESYNC. A dies
+// after a live event, so the watch has a position to resume from (a
+// snapshot cut short would be answered as "initial" again).
+TEST(WatchFailoverE2E, AWatchOnAServerListGoesOnAtTheNextServer) {
+  auto a = ServerProcess::Start({"--node_ttl=120s"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = ServerProcess::Start({"--node_ttl=120s"});
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto to_a = client::CtxselClient::Connect((*a)->address());
+  ASSERT_TRUE(to_a->ReportNode(CpuNode("on-a")).ok());
+  ASSERT_TRUE(client::CtxselClient::Connect((*b)->address())
+                  ->ReportNode(CpuNode("on-b"))
+                  .ok());
+  auto both = client::CtxselClient::Connect(
+      absl::StrCat((*a)->address(), ",", (*b)->address()));
+  std::vector<std::string> seen;
+  const absl::Status status = both->WatchInventory(
+      /*initial=*/true,
+      [&](const v1::InventoryEvent& event) {
+        seen.push_back(absl::StrCat(v1::InventoryEvent::Kind_Name(event.kind()),
+                                    " ", event.node().id(), " (",
+                                    event.reason(), ")"));
+        if (event.kind() != v1::InventoryEvent::KIND_ADDED) {
+          // The end: A's nodes removed.
+        } else if (event.node().id() == "on-a") {
+          // pick_first chose A, the list's first.
+          EXPECT_TRUE(to_a->ReportNode(CpuNode("later-a")).ok());
+        } else if (event.node().id() == "later-a") {
+          (*a)->process().Signal(SIGKILL);
+          (*a)->process().Wait(std::chrono::seconds(10));
+        }
+        return event.kind() != v1::InventoryEvent::KIND_REMOVED ||
+               event.node().id() != "on-a";
+      },
+      std::chrono::seconds(30));
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_THAT(
+      seen,
+      ElementsAre("KIND_ADDED on-a (initial)", "KIND_ADDED later-a (reported)",
+                  "KIND_ADDED on-b (resync)", "KIND_REMOVED later-a (resync)",
+                  "KIND_REMOVED on-a (resync)"));
 }
 
 }  // namespace
