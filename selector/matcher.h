@@ -76,7 +76,8 @@ struct DynamicPart {
 DynamicPart DynamicPartOf(const SelectorAst& ast);
 
 // MatchDynamic's verdict for the selector `part` was made from, without a
-// reason (Select's path).
+// reason: what Select() computes through MatchDynamicPartGiven (tests hold
+// the two paths to the same answers).
 DynamicMatch MatchDynamicPart(const DynamicPart& part,
                               const Variables& variables,
                               TargetDevicesView devices);

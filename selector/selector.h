@@ -343,7 +343,9 @@ struct Selection {
 // hold on every device class or on none, and a request that asks several
 // classes (Resolutions of one candidate list) evaluates each once. Keyed by
 // declaration index; it starts over when asked about another candidate
-// list. Not thread-safe. One per request: every Select() given the same
+// list (compared by address: the Resolutions a request asks must stay alive
+// until its last Select(), as the Placer's snapshot keeps them). Not
+// thread-safe. One per request: every Select() given the same
 // ConditionVerdicts must be given the same variables.
 class ConditionVerdicts {
  public:
@@ -355,8 +357,8 @@ class ConditionVerdicts {
   friend Selection Select(const Resolution&, const Variables&,
                           TargetDevicesView, ConditionVerdicts*);
   enum class Verdict : uint8_t { kUnknown, kHold, kFail };
-  const void* candidates_ = nullptr;           // identity of the candidate list
-  absl::InlinedVector<Verdict, 16> verdicts_;  // by declaration index
+  const std::vector<Candidate>* candidates_ = nullptr;  // the list asked
+  absl::InlinedVector<Verdict, 16> verdicts_;           // by declaration index
 };
 
 // Walks the dynamic prefix of `resolution` in order and returns the first

@@ -30,8 +30,10 @@ struct Request {
   const KernelEntry* kernel = nullptr;
   const Job* job = nullptr;
   const JobSignature* signature = nullptr;
-  const DeviceFilter* device_filter = nullptr;  // null: no filter
-  uint64_t spread_ticket = 0;                   // spread's round-robin position
+  // The Placer always passes one (an empty filter matches every device);
+  // null, for callers without one, also matches every device.
+  const DeviceFilter* device_filter = nullptr;
+  uint64_t spread_ticket = 0;  // spread's round-robin position
   int top_k = 0;
   bool explain = false;  // fill Decision::classes
   // Let devices of suspect nodes compete (the Placer asks again with this
