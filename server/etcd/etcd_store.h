@@ -15,6 +15,7 @@
 //                           the claim id holding that place of the device,
 //                           on the claim's lease: created only if absent,
 //                           so two replicas never hand out the same place
+//   nodes/NODE              one node of the fleet (node_sync.h)
 // Apply is one etcd transaction (all or nothing) that holds only if every
 // kernel it changes is still at the revision the registry last saw; else
 // ABORTED. Revisions are etcd's. Other replicas' changes reach this one
@@ -72,6 +73,10 @@ class EtcdKeys {
     return Claims() + EscapeKeySegment(id);
   }
   std::string ClaimSlot(const ClaimRecord& claim) const;
+  std::string Nodes() const { return prefix_ + "nodes/"; }
+  std::string Node(const std::string& node) const {
+    return Nodes() + EscapeKeySegment(node);
+  }
 
  private:
   const std::string prefix_;
