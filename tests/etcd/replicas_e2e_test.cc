@@ -245,28 +245,23 @@ TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
   const std::string first_device = EnvValue(on_b.stdout_text, "CTXSEL_DEVICE");
 
   constexpr int kLaunchers = 20;
-  std::vector<std::unique_ptr<Subprocess>> launchers;
+  std::vector<std::vector<std::string>> launchers;
   for (int i = 0; i < kLaunchers; ++i) {
-    auto launcher = Subprocess::Start(
+    launchers.push_back(
         CliArgs(replicas_[i % kReplicas]->address(),
                 {"select", "--kernel=saxpy", "--claim=5m",
-                 "--device_filter=device={kind(gpu)}", "--format=env"}),
-        absl::StrCat(dir_, "/out", i), absl::StrCat(dir_, "/err", i));
-    ASSERT_TRUE(launcher.ok()) << launcher.status();
-    launchers.push_back(*std::move(launcher));
+                 "--device_filter=device={kind(gpu)}", "--format=env"}));
   }
   std::multiset<std::string> devices = {first_device};
   int exhausted = 0;
-  for (int i = 0; i < kLaunchers; ++i) {
-    std::optional<int> code = launchers[i]->Wait(std::chrono::seconds(60));
-    ASSERT_TRUE(code.has_value());
-    const std::string out = ReadFileOrEmpty(absl::StrCat(dir_, "/out", i));
-    const std::string err = ReadFileOrEmpty(absl::StrCat(dir_, "/err", i));
-    if (*code == 0) {
-      devices.insert(EnvValue(out, "CTXSEL_DEVICE"));
+  for (const CommandResult& launched :
+       RunCommandsInParallel(launchers, std::chrono::seconds(60))) {
+    ASSERT_FALSE(launched.timed_out);
+    if (launched.exit_code == 0) {
+      devices.insert(EnvValue(launched.stdout_text, "CTXSEL_DEVICE"));
     } else {
-      EXPECT_EQ(*code, 4) << err;
-      EXPECT_THAT(err, HasSubstr("RESOURCE_EXHAUSTED"));
+      EXPECT_EQ(launched.exit_code, 4) << launched.stderr_text;
+      EXPECT_THAT(launched.stderr_text, HasSubstr("RESOURCE_EXHAUSTED"));
       ++exhausted;
     }
   }
