@@ -53,29 +53,6 @@ constexpr char kDevicesJson[] = R"({"devices": [
   {"sycl_architecture": "nvidia_gpu_sm_90"}
 ]})";
 
-// Explain's `stale` and the health status of "ctxsel.store" on `address`;
-// nullopt when either call fails.
-std::optional<std::pair<bool, bool>> StaleAndStoreServing(
-    const std::string& address) {
-  v1::Job job;
-  job.set_kernel("saxpy");
-  auto explained = client::CtxselClient::Connect(address)->Explain(job);
-  auto health = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  grpc::health::v1::HealthCheckRequest request;
-  request.set_service("ctxsel.store");
-  grpc::health::v1::HealthCheckResponse response;
-  if (!explained.ok() || !health->Check(&context, request, &response).ok()) {
-    return std::nullopt;
-  }
-  return std::make_pair(
-      explained->stale(),
-      response.status() == grpc::health::v1::HealthCheckResponse::SERVING);
-}
-
 // Whether `service` is SERVING in `address`'s health service; nullopt
 // when the check fails.
 std::optional<bool> Serving(const std::string& address,
@@ -90,6 +67,18 @@ std::optional<bool> Serving(const std::string& address,
   grpc::health::v1::HealthCheckResponse response;
   if (!health->Check(&context, request, &response).ok()) return std::nullopt;
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
+// Explain's `stale` and the health status of "ctxsel.store" on `address`;
+// nullopt when either call fails.
+std::optional<std::pair<bool, bool>> StaleAndStoreServing(
+    const std::string& address) {
+  v1::Job job;
+  job.set_kernel("saxpy");
+  auto explained = client::CtxselClient::Connect(address)->Explain(job);
+  const std::optional<bool> serving = Serving(address, "ctxsel.store");
+  if (!explained.ok() || !serving.has_value()) return std::nullopt;
+  return std::make_pair(explained->stale(), *serving);
 }
 
 absl::Duration Percentile(std::vector<absl::Duration> samples, double p) {
