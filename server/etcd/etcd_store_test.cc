@@ -2,19 +2,18 @@
 // (tests/testing/etcd_process.h).
 #include "server/etcd/etcd_store.h"
 
-#include <chrono>
-#include <thread>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/claims.h"
 #include "server/etcd/replica_sync.h"
 #include "server/variant_registry.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/eventually.h"
 
 namespace ctxsel::server::etcd {
 namespace {
 
+using ::ctxsel::testing::Eventually;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -50,17 +49,6 @@ class EtcdStoreTest : public ::testing::Test {
     record.metadata.adjust_args = {"need_device_ptr:a"};
     record.metadata.source_line = 7;
     return record;
-  }
-  // Waits up to 5 s for `done`.
-  template <typename Done>
-  static bool Eventually(Done done) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
   }
 
   static ctxsel::testing::EtcdProcess* etcd_;
