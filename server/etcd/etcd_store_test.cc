@@ -50,6 +50,16 @@ class EtcdStoreTest : public ::testing::Test {
     record.metadata.source_line = 7;
     return record;
   }
+  // Alice's claim `id` on place 0 of n1/gpu0, expiring in a minute.
+  static ClaimRecord Claim(const std::string& id) {
+    return ClaimRecord{id,
+                       "n1",
+                       "n1/gpu0",
+                       "alice",
+                       absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
+                       "",
+                       0};
+  }
 
   static ctxsel::testing::EtcdProcess* etcd_;
 };
@@ -144,13 +154,7 @@ TEST_F(EtcdStoreTest, TwoClaimsNeverShareADevicePlace) {
   auto store = OpenStore();
   auto other = OpenStore();  // a second replica on the same keys
   ASSERT_NE(store, nullptr);
-  ClaimRecord claim{"c-1",
-                    "n1",
-                    "n1/gpu0",
-                    "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
-                    "",
-                    0};
+  ClaimRecord claim = Claim("c-1");
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store->ApplyClaims(batch).ok());
@@ -251,13 +255,7 @@ TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
       ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
   ASSERT_TRUE(sync_b.ok());
 
-  ClaimRecord claim{"c-9",
-                    "n1",
-                    "n1/gpu0",
-                    "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
-                    "",
-                    0};
+  ClaimRecord claim = Claim("c-9");
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
