@@ -65,6 +65,16 @@ absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
   return absl::OkStatus();
 }
 
+std::vector<VariantRecord> ReplicaSync::MirroredRecords(
+    const std::string& kernel) {
+  std::vector<VariantRecord> records;
+  auto it = mirror_.find(kernel);
+  if (it == mirror_.end()) return records;
+  for (const auto& [key, record] : it->second) records.push_back(record);
+  if (it->second.empty()) mirror_.erase(it);
+  return records;
+}
+
 void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
   const EtcdKeys& keys = store_->keys();
   // Kernels changed in this response, with the revision of their last
@@ -107,13 +117,7 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
     }
   }
   for (const auto& [kernel, revision] : changed) {
-    std::vector<VariantRecord> records;
-    auto it = mirror_.find(kernel);
-    if (it != mirror_.end()) {
-      for (const auto& [key, record] : it->second) records.push_back(record);
-      if (it->second.empty()) mirror_.erase(it);
-    }
-    registry_->ApplyStored(kernel, std::move(records), revision);
+    registry_->ApplyStored(kernel, MirroredRecords(kernel), revision);
   }
   if (last > 0) {
     applied_.store(last);
@@ -162,14 +166,9 @@ int64_t ReplicaSync::Reload() {
     for (const auto& [kernel, variants] : mirror_) all.insert(kernel);
     mirror_ = std::move(mirror);
     for (const std::string& kernel : all) {
-      std::vector<VariantRecord> records;
-      auto it = mirror_.find(kernel);
-      if (it != mirror_.end()) {
-        for (const auto& [key, record] : it->second) records.push_back(record);
-      }
       auto revision = kernels.find(kernel);
       registry_->ApplyStored(
-          kernel, std::move(records),
+          kernel, MirroredRecords(kernel),
           revision != kernels.end() ? revision->second : read_at);
     }
     absl::StatusOr<std::vector<ClaimRecord>> claims = store_->LoadClaims();
