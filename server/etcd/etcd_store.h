@@ -44,6 +44,10 @@ namespace ctxsel::server::etcd {
 // '%' and '/' in a name as %25 and %2F, so a name is one key segment.
 std::string EscapeKeySegment(const std::string& name);
 std::string UnescapeKeySegment(const std::string& segment);
+// The name in the key segment right after `folder` (a prefix of `key`,
+// e.g. EtcdKeys::Kernels()), unescaped: "kernel/1" for folder
+// "/p/variants/" and key "/p/variants/kernel%2F1/v".
+std::string NameAfter(const std::string& folder, const std::string& key);
 
 // The stored forms (JSON) of a variant and a claim, and back.
 std::string VariantValue(const VariantRecord& record);

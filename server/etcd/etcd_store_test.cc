@@ -72,6 +72,8 @@ TEST(EtcdKeysTest, EscapesSlashAndPercentInNames) {
   EXPECT_EQ(UnescapeKeySegment(EscapeKeySegment("%2F/")), "%2F/");
   EtcdKeys keys("/p/");
   EXPECT_EQ(keys.Variant("k/1", "v"), "/p/variants/k%2F1/v");
+  EXPECT_EQ(NameAfter(keys.Variants(), keys.Variant("k/1", "v")), "k/1");
+  EXPECT_EQ(NameAfter(keys.Kernels(), keys.Kernel("k/1")), "k/1");
 }
 
 TEST(EtcdKeysTest, ParsesEtcdUrls) {

@@ -135,7 +135,7 @@ void NodeSync::OnEvents(const etcdserverpb::WatchResponse& response) {
   const std::string prefix = store_->keys().Nodes();
   for (const mvccpb::Event& event : response.events()) {
     const mvccpb::KeyValue& kv = event.kv();
-    const std::string id = UnescapeKeySegment(kv.key().substr(prefix.size()));
+    const std::string id = NameAfter(prefix, kv.key());
     if (event.type() == mvccpb::Event::PUT) {
       {
         absl::MutexLock lock(&mu_);

@@ -59,8 +59,7 @@ absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
     mirror[record->kernel][kv.key()] = *std::move(record);
   }
   for (const mvccpb::KeyValue& kv : markers.kvs()) {
-    kernels[UnescapeKeySegment(kv.key().substr(keys.Kernels().size()))] =
-        kv.mod_revision();
+    kernels[NameAfter(keys.Kernels(), kv.key())] = kv.mod_revision();
   }
   return absl::OkStatus();
 }
@@ -89,9 +88,7 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
     last = std::max(last, kv.mod_revision());
     if (absl::StartsWith(key, keys.Variants())) {
       // The kernel is in the key's first segment; the record repeats it.
-      const std::string rest = key.substr(keys.Variants().size());
-      const std::string kernel =
-          UnescapeKeySegment(rest.substr(0, rest.find('/')));
+      const std::string kernel = NameAfter(keys.Variants(), key);
       if (put) {
         absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
         if (!record.ok()) {
@@ -104,15 +101,13 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
         mirror_[kernel].erase(key);
       }
     } else if (absl::StartsWith(key, keys.Kernels()) && put) {
-      changed[UnescapeKeySegment(key.substr(keys.Kernels().size()))] =
-          kv.mod_revision();
+      changed[NameAfter(keys.Kernels(), key)] = kv.mod_revision();
     } else if (absl::StartsWith(key, keys.Claims())) {
       if (put) {
         absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
         if (record.ok()) claims_->ApplyStored(*record);
       } else {
-        claims_->ApplyStoredDelete(
-            UnescapeKeySegment(key.substr(keys.Claims().size())));
+        claims_->ApplyStoredDelete(NameAfter(keys.Claims(), key));
       }
     }
   }
