@@ -158,20 +158,6 @@ absl::StatusOr<etcdserverpb::PutResponse> EtcdClient::Put(
   return response;
 }
 
-absl::StatusOr<etcdserverpb::DeleteRangeResponse> EtcdClient::Delete(
-    const std::string& key, const std::string& range_end) {
-  etcdserverpb::DeleteRangeRequest request;
-  request.set_key(key);
-  request.set_range_end(range_end);
-  etcdserverpb::DeleteRangeResponse response;
-  absl::Status status =
-      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
-        return e.kv->DeleteRange(&context, request, &response);
-      });
-  if (!status.ok()) return status;
-  return response;
-}
-
 absl::StatusOr<int64_t> EtcdClient::LeaseGrant(absl::Duration ttl) {
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(std::max<int64_t>(

@@ -67,8 +67,6 @@ class EtcdClient {
   absl::StatusOr<etcdserverpb::PutResponse> Put(const std::string& key,
                                                 const std::string& value,
                                                 int64_t lease = 0);
-  absl::StatusOr<etcdserverpb::DeleteRangeResponse> Delete(
-      const std::string& key, const std::string& range_end = "");
 
   // A new lease of `ttl` (whole seconds, at least 1); its id.
   absl::StatusOr<int64_t> LeaseGrant(absl::Duration ttl);

@@ -90,6 +90,11 @@ std::string UnescapeKeySegment(const std::string& segment) {
   return out;
 }
 
+std::string NameAfter(const std::string& folder, const std::string& key) {
+  const std::string rest = key.substr(folder.size());
+  return UnescapeKeySegment(rest.substr(0, rest.find('/')));
+}
+
 std::string VariantValue(const VariantRecord& record) {
   return Json{{"kernel", record.kernel},
               {"name", record.name},
@@ -201,8 +206,8 @@ absl::StatusOr<StoreContents> EtcdStore::Load() {
   StoreContents contents;
   contents.revision = revision;
   for (const mvccpb::KeyValue& kv : kernels.kvs()) {
-    contents.kernel_revisions[UnescapeKeySegment(
-        kv.key().substr(keys_.Kernels().size()))] = kv.mod_revision();
+    contents.kernel_revisions[NameAfter(keys_.Kernels(), kv.key())] =
+        kv.mod_revision();
   }
   for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());

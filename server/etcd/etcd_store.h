@@ -15,6 +15,7 @@
 //                           the claim id holding that place of the device,
 //                           on the claim's lease: created only if absent,
 //                           so two replicas never hand out the same place
+//   nodes/NODE              one node of the fleet (node_sync.h)
 // Apply is one etcd transaction (all or nothing) that holds only if every
 // kernel it changes is still at the revision the registry last saw; else
 // ABORTED. Revisions are etcd's. Other replicas' changes reach this one
@@ -43,6 +44,10 @@ namespace ctxsel::server::etcd {
 // '%' and '/' in a name as %25 and %2F, so a name is one key segment.
 std::string EscapeKeySegment(const std::string& name);
 std::string UnescapeKeySegment(const std::string& segment);
+// The name in the key segment right after `folder` (a prefix of `key`,
+// e.g. EtcdKeys::Kernels()), unescaped: "kernel/1" for folder
+// "/p/variants/" and key "/p/variants/kernel%2F1/v".
+std::string NameAfter(const std::string& folder, const std::string& key);
 
 // The stored forms (JSON) of a variant and a claim, and back.
 std::string VariantValue(const VariantRecord& record);
@@ -72,6 +77,10 @@ class EtcdKeys {
     return Claims() + EscapeKeySegment(id);
   }
   std::string ClaimSlot(const ClaimRecord& claim) const;
+  std::string Nodes() const { return prefix_ + "nodes/"; }
+  std::string Node(const std::string& node) const {
+    return Nodes() + EscapeKeySegment(node);
+  }
 
  private:
   const std::string prefix_;

@@ -2,19 +2,18 @@
 // (tests/testing/etcd_process.h).
 #include "server/etcd/etcd_store.h"
 
-#include <chrono>
-#include <thread>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/claims.h"
 #include "server/etcd/replica_sync.h"
 #include "server/variant_registry.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/eventually.h"
 
 namespace ctxsel::server::etcd {
 namespace {
 
+using ::ctxsel::testing::Eventually;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -51,16 +50,15 @@ class EtcdStoreTest : public ::testing::Test {
     record.metadata.source_line = 7;
     return record;
   }
-  // Waits up to 5 s for `done`.
-  template <typename Done>
-  static bool Eventually(Done done) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
+  // Alice's claim `id` on place 0 of n1/gpu0, expiring in a minute.
+  static ClaimRecord Claim(const std::string& id) {
+    return ClaimRecord{id,
+                       "n1",
+                       "n1/gpu0",
+                       "alice",
+                       absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
+                       "",
+                       0};
   }
 
   static ctxsel::testing::EtcdProcess* etcd_;
@@ -74,6 +72,8 @@ TEST(EtcdKeysTest, EscapesSlashAndPercentInNames) {
   EXPECT_EQ(UnescapeKeySegment(EscapeKeySegment("%2F/")), "%2F/");
   EtcdKeys keys("/p/");
   EXPECT_EQ(keys.Variant("k/1", "v"), "/p/variants/k%2F1/v");
+  EXPECT_EQ(NameAfter(keys.Variants(), keys.Variant("k/1", "v")), "k/1");
+  EXPECT_EQ(NameAfter(keys.Kernels(), keys.Kernel("k/1")), "k/1");
 }
 
 TEST(EtcdKeysTest, ParsesEtcdUrls) {
@@ -156,13 +156,7 @@ TEST_F(EtcdStoreTest, TwoClaimsNeverShareADevicePlace) {
   auto store = OpenStore();
   auto other = OpenStore();  // a second replica on the same keys
   ASSERT_NE(store, nullptr);
-  ClaimRecord claim{"c-1",
-                    "n1",
-                    "n1/gpu0",
-                    "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
-                    "",
-                    0};
+  ClaimRecord claim = Claim("c-1");
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store->ApplyClaims(batch).ok());
@@ -263,13 +257,7 @@ TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
       ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
   ASSERT_TRUE(sync_b.ok());
 
-  ClaimRecord claim{"c-9",
-                    "n1",
-                    "n1/gpu0",
-                    "alice",
-                    absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
-                    "",
-                    0};
+  ClaimRecord claim = Claim("c-9");
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store_a->ApplyClaims(batch).ok());

@@ -51,10 +51,6 @@ NodeSync::~NodeSync() {
   watch_.reset();
 }
 
-std::string NodeSync::Key(const std::string& node) const {
-  return store_->keys().prefix() + "nodes/" + EscapeKeySegment(node);
-}
-
 absl::Status NodeSync::Start(Inventory* inventory) {
   inventory_ = inventory;
   EtcdClient& client = store_->client();
@@ -63,7 +59,7 @@ absl::Status NodeSync::Start(Inventory* inventory) {
     absl::MutexLock lock(&mu_);
     lease_ = lease;
   }
-  const std::string prefix = store_->keys().prefix() + "nodes/";
+  const std::string prefix = store_->keys().Nodes();
   CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse nodes,
                           client.Range(prefix, PrefixEnd(prefix)));
   for (const mvccpb::KeyValue& kv : nodes.kvs()) {
@@ -136,10 +132,10 @@ void NodeSync::ApplyRemote(NodeState node) {
 }
 
 void NodeSync::OnEvents(const etcdserverpb::WatchResponse& response) {
-  const std::string prefix = store_->keys().prefix() + "nodes/";
+  const std::string prefix = store_->keys().Nodes();
   for (const mvccpb::Event& event : response.events()) {
     const mvccpb::KeyValue& kv = event.kv();
-    const std::string id = UnescapeKeySegment(kv.key().substr(prefix.size()));
+    const std::string id = NameAfter(prefix, kv.key());
     if (event.type() == mvccpb::Event::PUT) {
       {
         absl::MutexLock lock(&mu_);
@@ -244,8 +240,9 @@ void NodeSync::WriteDue() {
   std::vector<std::pair<std::string, bool>> failed;
   bool reachable = true;  // after one UNAVAILABLE, the rest wait too
   for (const auto& [id, value] : puts) {
-    absl::Status put = reachable ? client.Put(Key(id), value, lease).status()
-                                 : absl::UnavailableError("etcd unreachable");
+    absl::Status put =
+        reachable ? client.Put(store_->keys().Node(id), value, lease).status()
+                  : absl::UnavailableError("etcd unreachable");
     if (!put.ok()) {
       reachable = reachable && !absl::IsUnavailable(put);
       failed.emplace_back(id, true);
@@ -255,11 +252,12 @@ void NodeSync::WriteDue() {
     // Only our own record: another replica may hold the node by now.
     etcdserverpb::TxnRequest txn;
     auto* compare = txn.add_compare();
-    compare->set_key(Key(id));
+    compare->set_key(store_->keys().Node(id));
     compare->set_target(etcdserverpb::Compare::LEASE);
     compare->set_result(etcdserverpb::Compare::EQUAL);
     compare->set_lease(lease);
-    txn.add_success()->mutable_request_delete_range()->set_key(Key(id));
+    txn.add_success()->mutable_request_delete_range()->set_key(
+        store_->keys().Node(id));
     absl::Status deleted = reachable
                                ? client.Txn(txn).status()
                                : absl::UnavailableError("etcd unreachable");

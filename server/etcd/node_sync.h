@@ -83,7 +83,6 @@ class NodeSync final : public InventoryObserver {
     bool beaten = false;    // since the loop last read its utilisation
     bool material = false;  // moved by >= delta since written
   };
-  std::string Key(const std::string& node) const;
   void OnEvents(const etcdserverpb::WatchResponse& response);
   void ApplyRemote(NodeState node);
   void Loop();

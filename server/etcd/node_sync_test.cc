@@ -3,9 +3,6 @@
 // utilisation write rule, and a removal everywhere.
 #include "server/etcd/node_sync.h"
 
-#include <chrono>
-#include <thread>
-
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "gtest/gtest.h"
 #include "server/device_filter.h"
@@ -13,20 +10,12 @@
 #include "server/placement/placer.h"
 #include "server/placer_bridge.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/eventually.h"
 
 namespace ctxsel::server::etcd {
 namespace {
 
-template <typename Done>
-bool Eventually(Done done) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
+using ::ctxsel::testing::Eventually;
 
 NodeState GpuNode(const std::string& id) {
   NodeState node;

@@ -59,10 +59,19 @@ absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
     mirror[record->kernel][kv.key()] = *std::move(record);
   }
   for (const mvccpb::KeyValue& kv : markers.kvs()) {
-    kernels[UnescapeKeySegment(kv.key().substr(keys.Kernels().size()))] =
-        kv.mod_revision();
+    kernels[NameAfter(keys.Kernels(), kv.key())] = kv.mod_revision();
   }
   return absl::OkStatus();
+}
+
+std::vector<VariantRecord> ReplicaSync::MirroredRecords(
+    const std::string& kernel) {
+  std::vector<VariantRecord> records;
+  auto it = mirror_.find(kernel);
+  if (it == mirror_.end()) return records;
+  for (const auto& [key, record] : it->second) records.push_back(record);
+  if (it->second.empty()) mirror_.erase(it);
+  return records;
 }
 
 void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
@@ -79,9 +88,7 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
     last = std::max(last, kv.mod_revision());
     if (absl::StartsWith(key, keys.Variants())) {
       // The kernel is in the key's first segment; the record repeats it.
-      const std::string rest = key.substr(keys.Variants().size());
-      const std::string kernel =
-          UnescapeKeySegment(rest.substr(0, rest.find('/')));
+      const std::string kernel = NameAfter(keys.Variants(), key);
       if (put) {
         absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
         if (!record.ok()) {
@@ -94,26 +101,18 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
         mirror_[kernel].erase(key);
       }
     } else if (absl::StartsWith(key, keys.Kernels()) && put) {
-      changed[UnescapeKeySegment(key.substr(keys.Kernels().size()))] =
-          kv.mod_revision();
+      changed[NameAfter(keys.Kernels(), key)] = kv.mod_revision();
     } else if (absl::StartsWith(key, keys.Claims())) {
       if (put) {
         absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
         if (record.ok()) claims_->ApplyStored(*record);
       } else {
-        claims_->ApplyStoredDelete(
-            UnescapeKeySegment(key.substr(keys.Claims().size())));
+        claims_->ApplyStoredDelete(NameAfter(keys.Claims(), key));
       }
     }
   }
   for (const auto& [kernel, revision] : changed) {
-    std::vector<VariantRecord> records;
-    auto it = mirror_.find(kernel);
-    if (it != mirror_.end()) {
-      for (const auto& [key, record] : it->second) records.push_back(record);
-      if (it->second.empty()) mirror_.erase(it);
-    }
-    registry_->ApplyStored(kernel, std::move(records), revision);
+    registry_->ApplyStored(kernel, MirroredRecords(kernel), revision);
   }
   if (last > 0) {
     applied_.store(last);
@@ -162,14 +161,9 @@ int64_t ReplicaSync::Reload() {
     for (const auto& [kernel, variants] : mirror_) all.insert(kernel);
     mirror_ = std::move(mirror);
     for (const std::string& kernel : all) {
-      std::vector<VariantRecord> records;
-      auto it = mirror_.find(kernel);
-      if (it != mirror_.end()) {
-        for (const auto& [key, record] : it->second) records.push_back(record);
-      }
       auto revision = kernels.find(kernel);
       registry_->ApplyStored(
-          kernel, std::move(records),
+          kernel, MirroredRecords(kernel),
           revision != kernels.end() ? revision->second : read_at);
     }
     absl::StatusOr<std::vector<ClaimRecord>> claims = store_->LoadClaims();

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -59,6 +60,10 @@ class ReplicaSync {
   int64_t Reload();
   // kernel -> variant key -> record (revision = the key's mod_revision).
   using Mirror = std::map<std::string, std::map<std::string, VariantRecord>>;
+  // The mirrored variants of `kernel`, for the registry; drops the
+  // kernel from the mirror when it has none left.
+  std::vector<VariantRecord> MirroredRecords(const std::string& kernel)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReadVariants(int64_t revision, Mirror& mirror,
                             std::map<std::string, int64_t>& kernels,
                             int64_t& read_at);

@@ -53,29 +53,6 @@ constexpr char kDevicesJson[] = R"({"devices": [
   {"sycl_architecture": "nvidia_gpu_sm_90"}
 ]})";
 
-// Explain's `stale` and the health status of "ctxsel.store" on `address`;
-// nullopt when either call fails.
-std::optional<std::pair<bool, bool>> StaleAndStoreServing(
-    const std::string& address) {
-  v1::Job job;
-  job.set_kernel("saxpy");
-  auto explained = client::CtxselClient::Connect(address)->Explain(job);
-  auto health = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  grpc::health::v1::HealthCheckRequest request;
-  request.set_service("ctxsel.store");
-  grpc::health::v1::HealthCheckResponse response;
-  if (!explained.ok() || !health->Check(&context, request, &response).ok()) {
-    return std::nullopt;
-  }
-  return std::make_pair(
-      explained->stale(),
-      response.status() == grpc::health::v1::HealthCheckResponse::SERVING);
-}
-
 // Whether `service` is SERVING in `address`'s health service; nullopt
 // when the check fails.
 std::optional<bool> Serving(const std::string& address,
@@ -90,6 +67,18 @@ std::optional<bool> Serving(const std::string& address,
   grpc::health::v1::HealthCheckResponse response;
   if (!health->Check(&context, request, &response).ok()) return std::nullopt;
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
+// Explain's `stale` and the health status of "ctxsel.store" on `address`;
+// nullopt when either call fails.
+std::optional<std::pair<bool, bool>> StaleAndStoreServing(
+    const std::string& address) {
+  v1::Job job;
+  job.set_kernel("saxpy");
+  auto explained = client::CtxselClient::Connect(address)->Explain(job);
+  const std::optional<bool> serving = Serving(address, "ctxsel.store");
+  if (!explained.ok() || !serving.has_value()) return std::nullopt;
+  return std::make_pair(explained->stale(), *serving);
 }
 
 absl::Duration Percentile(std::vector<absl::Duration> samples, double p) {
@@ -245,28 +234,23 @@ TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
   const std::string first_device = EnvValue(on_b.stdout_text, "CTXSEL_DEVICE");
 
   constexpr int kLaunchers = 20;
-  std::vector<std::unique_ptr<Subprocess>> launchers;
+  std::vector<std::vector<std::string>> launchers;
   for (int i = 0; i < kLaunchers; ++i) {
-    auto launcher = Subprocess::Start(
+    launchers.push_back(
         CliArgs(replicas_[i % kReplicas]->address(),
                 {"select", "--kernel=saxpy", "--claim=5m",
-                 "--device_filter=device={kind(gpu)}", "--format=env"}),
-        absl::StrCat(dir_, "/out", i), absl::StrCat(dir_, "/err", i));
-    ASSERT_TRUE(launcher.ok()) << launcher.status();
-    launchers.push_back(*std::move(launcher));
+                 "--device_filter=device={kind(gpu)}", "--format=env"}));
   }
   std::multiset<std::string> devices = {first_device};
   int exhausted = 0;
-  for (int i = 0; i < kLaunchers; ++i) {
-    std::optional<int> code = launchers[i]->Wait(std::chrono::seconds(60));
-    ASSERT_TRUE(code.has_value());
-    const std::string out = ReadFileOrEmpty(absl::StrCat(dir_, "/out", i));
-    const std::string err = ReadFileOrEmpty(absl::StrCat(dir_, "/err", i));
-    if (*code == 0) {
-      devices.insert(EnvValue(out, "CTXSEL_DEVICE"));
+  for (const CommandResult& launched :
+       RunCommandsInParallel(launchers, std::chrono::seconds(60))) {
+    ASSERT_FALSE(launched.timed_out);
+    if (launched.exit_code == 0) {
+      devices.insert(EnvValue(launched.stdout_text, "CTXSEL_DEVICE"));
     } else {
-      EXPECT_EQ(*code, 4) << err;
-      EXPECT_THAT(err, HasSubstr("RESOURCE_EXHAUSTED"));
+      EXPECT_EQ(launched.exit_code, 4) << launched.stderr_text;
+      EXPECT_THAT(launched.stderr_text, HasSubstr("RESOURCE_EXHAUSTED"));
       ++exhausted;
     }
   }

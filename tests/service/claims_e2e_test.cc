@@ -112,28 +112,22 @@ class ClaimsE2E : public ::testing::Test {
 
 TEST_F(ClaimsE2E, SixteenParallelLaunchersOnEightGpus) {
   constexpr int kLaunchers = 16;
-  std::vector<std::unique_ptr<Subprocess>> launchers;
-  for (int i = 0; i < kLaunchers; ++i) {
-    auto launcher =
-        Subprocess::Start(CliArgs(ClaimArgs()), absl::StrCat(dir_, "/out", i),
-                          absl::StrCat(dir_, "/err", i));
-    ASSERT_TRUE(launcher.ok()) << launcher.status();
-    launchers.push_back(*std::move(launcher));
-  }
+  const std::vector<std::vector<std::string>> launchers(kLaunchers,
+                                                        CliArgs(ClaimArgs()));
   std::multiset<std::string> devices;
   int exhausted = 0;
-  for (int i = 0; i < kLaunchers; ++i) {
-    std::optional<int> code = launchers[i]->Wait(std::chrono::seconds(30));
-    ASSERT_TRUE(code.has_value());
-    const std::string out = ReadFileOrEmpty(absl::StrCat(dir_, "/out", i));
-    const std::string err = ReadFileOrEmpty(absl::StrCat(dir_, "/err", i));
-    if (*code == 0) {
-      devices.insert(EnvValue(out, "CTXSEL_DEVICE"));
-      EXPECT_THAT(EnvValue(out, "CTXSEL_CLAIM"), ::testing::StartsWith("c-"));
+  for (const CommandResult& launched :
+       RunCommandsInParallel(launchers, std::chrono::seconds(30))) {
+    ASSERT_FALSE(launched.timed_out);
+    if (launched.exit_code == 0) {
+      devices.insert(EnvValue(launched.stdout_text, "CTXSEL_DEVICE"));
+      EXPECT_THAT(EnvValue(launched.stdout_text, "CTXSEL_CLAIM"),
+                  ::testing::StartsWith("c-"));
     } else {
-      EXPECT_EQ(*code, 4) << err;
-      EXPECT_THAT(err, HasSubstr("RESOURCE_EXHAUSTED: all 8 fitting devices "
-                                 "are claimed; the first claim expires at"));
+      EXPECT_EQ(launched.exit_code, 4) << launched.stderr_text;
+      EXPECT_THAT(launched.stderr_text,
+                  HasSubstr("RESOURCE_EXHAUSTED: all 8 fitting devices "
+                            "are claimed; the first claim expires at"));
       ++exhausted;
     }
   }

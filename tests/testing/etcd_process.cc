@@ -34,8 +34,12 @@ absl::StatusOr<int> FreeLoopbackPort() {
   return ntohs(address.sin_port);
 }
 
-// Polls etcd's Maintenance.Status until it answers.
-absl::Status WaitForEtcd(const std::string& endpoint, Subprocess& process,
+// Polls etcd's Maintenance.Status until it answers, then checks that the
+// etcd answering is the one started, whose peer URL is `peer_url`: when
+// another process (another test's etcd) took the client port first, ours
+// exits, but until it does the other one would answer here.
+absl::Status WaitForEtcd(const std::string& endpoint,
+                         const std::string& peer_url, Subprocess& process,
                          std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error;
@@ -46,15 +50,32 @@ absl::Status WaitForEtcd(const std::string& endpoint, Subprocess& process,
     // again, and would see etcd seconds late.
     grpc::ChannelArguments arguments;
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    auto stub = etcdserverpb::Maintenance::NewStub(grpc::CreateCustomChannel(
-        endpoint, grpc::InsecureChannelCredentials(), arguments));
+    auto channel = grpc::CreateCustomChannel(
+        endpoint, grpc::InsecureChannelCredentials(), arguments);
+    auto stub = etcdserverpb::Maintenance::NewStub(channel);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::milliseconds(500));
     etcdserverpb::StatusResponse response;
     grpc::Status status =
         stub->Status(&context, etcdserverpb::StatusRequest(), &response);
-    if (status.ok() && response.leader() != 0) return absl::OkStatus();
+    if (status.ok() && response.leader() != 0) {
+      grpc::ClientContext members_context;
+      members_context.set_deadline(std::chrono::system_clock::now() +
+                                   std::chrono::milliseconds(500));
+      etcdserverpb::MemberListResponse members;
+      status = etcdserverpb::Cluster::NewStub(channel)->MemberList(
+          &members_context, etcdserverpb::MemberListRequest(), &members);
+      if (status.ok()) {
+        for (const etcdserverpb::Member& member : members.members()) {
+          for (const std::string& url : member.peerurls()) {
+            if (url == peer_url) return absl::OkStatus();
+          }
+        }
+        return absl::UnavailableError(absl::StrCat("another etcd answers at ",
+                                                   endpoint, " (port taken)"));
+      }
+    }
     last_error = status.ok() ? "no leader yet" : status.error_message();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -105,7 +126,7 @@ absl::Status EtcdProcess::Launch() {
                         log_path_, log_path_);
   if (!process.ok()) return process.status();
   process_ = *std::move(process);
-  return WaitForEtcd(endpoint_, *process_, std::chrono::seconds(20));
+  return WaitForEtcd(endpoint_, peer_url, *process_, std::chrono::seconds(20));
 }
 
 void EtcdProcess::Kill() {

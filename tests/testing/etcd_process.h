@@ -2,7 +2,9 @@
 // loopback for a test, in a fresh data directory (mode 0700), and waits
 // until it answers. etcd cannot listen on port 0, so free ports are found
 // by binding 127.0.0.1:0 and closing; a start that loses its port to
-// another process is retried with new ones.
+// another process (seen by etcd exiting, or by another etcd answering on
+// the client port) is retried with new ones. Restart() reuses the ports and
+// fails if one was taken meanwhile.
 //
 //   auto etcd = EtcdProcess::Start();
 //   ASSERT_TRUE(etcd.ok()) << etcd.status();

@@ -130,25 +130,40 @@ std::string EnvValue(const std::string& text, const std::string& name) {
 
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout) {
+  return RunCommandsInParallel({argv}, timeout)[0];
+}
+
+std::vector<CommandResult> RunCommandsInParallel(
+    const std::vector<std::vector<std::string>>& argvs,
+    std::chrono::milliseconds timeout) {
   static std::atomic<int> counter{0};
   const std::string dir = MakeTempDir("cmd");
-  const std::string out = absl::StrCat(dir, "/stdout", counter++);
-  const std::string err = out + ".err";
-  CommandResult result;
-  auto process = Subprocess::Start(argv, out, err);
-  if (!process.ok()) {
-    result.stderr_text = process.status().ToString();
-    return result;
+  std::vector<std::string> outs;
+  std::vector<CommandResult> results(argvs.size());
+  std::vector<std::unique_ptr<Subprocess>> processes;
+  for (size_t i = 0; i < argvs.size(); ++i) {
+    outs.push_back(absl::StrCat(dir, "/stdout", counter++));
+    auto process = Subprocess::Start(argvs[i], outs[i], outs[i] + ".err");
+    if (process.ok()) {
+      processes.push_back(*std::move(process));
+    } else {
+      processes.push_back(nullptr);
+      results[i].stderr_text = process.status().ToString();
+    }
   }
-  std::optional<int> code = (*process)->Wait(timeout);
-  if (!code.has_value()) {
-    (*process)->Signal(SIGKILL);
-    code = (*process)->Wait(std::chrono::seconds(10));
+  for (size_t i = 0; i < argvs.size(); ++i) {
+    if (processes[i] == nullptr) continue;
+    std::optional<int> code = processes[i]->Wait(timeout);
+    if (!code.has_value()) {
+      results[i].timed_out = true;
+      processes[i]->Signal(SIGKILL);
+      code = processes[i]->Wait(std::chrono::seconds(10));
+    }
+    results[i].exit_code = code.value_or(-1);
+    results[i].stdout_text = ReadFileOrEmpty(outs[i]);
+    results[i].stderr_text = ReadFileOrEmpty(outs[i] + ".err");
   }
-  result.exit_code = code.value_or(-1);
-  result.stdout_text = ReadFileOrEmpty(out);
-  result.stderr_text = ReadFileOrEmpty(err);
-  return result;
+  return results;
 }
 
 }  // namespace ctxsel::testing

@@ -59,6 +59,7 @@ struct CommandResult {
   // 128 + signal when killed; 127 when the program could not be executed
   // (as a shell reports it); -1 when no process could be made.
   int exit_code = -1;
+  bool timed_out = false;  // still running after the timeout, so killed
   std::string stdout_text;
   std::string stderr_text;
 };
@@ -67,6 +68,13 @@ struct CommandResult {
 CommandResult RunCommand(
     const std::vector<std::string>& argv,
     std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// Starts every command at once (parallel launchers racing for claims), then
+// waits for each in turn as RunCommand does, each killed after `timeout`;
+// the results in the order of `argvs`.
+std::vector<CommandResult> RunCommandsInParallel(
+    const std::vector<std::vector<std::string>>& argvs,
+    std::chrono::milliseconds timeout);
 
 // Reads a whole file; empty if it does not exist.
 std::string ReadFileOrEmpty(const std::string& path);
