@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "server/etcd/etcd_client.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/subprocess.h"
 
@@ -219,12 +220,13 @@ TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
           .exit_code,
       0);
   for (int r = 1; r < kReplicas; ++r) {
-    for (int i = 0;
-         i < 500 &&
-         Cli(r, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code != 0;
-         ++i) {
-      absl::SleepFor(absl::Milliseconds(10));
-    }
+    ASSERT_TRUE(Eventually(
+        [&] {
+          return Cli(r, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code ==
+                 0;
+        },
+        std::chrono::seconds(30)))
+        << "replica " << r << " never answered the registration";
   }
   // A claim taken on B is respected by C.
   CommandResult on_b =
@@ -414,11 +416,12 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
       Cli(0, {"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"})
           .exit_code,
       0);
-  for (int i = 0;
-       i < 500 && Cli(2, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code;
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Cli(2, {"variants", "get", "saxpy", "saxpy_nv"}).exit_code == 0;
+      },
+      std::chrono::seconds(30)))
+      << "replica 2 never answered the registration";
   etcd_->Kill();
   const absl::Time down = absl::Now();
   // Reads keep answering from the last state; writes fail UNAVAILABLE.
