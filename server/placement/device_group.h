@@ -97,8 +97,8 @@ class DeviceGroup {
  private:
   // A device's place in by_load_: (utilisation, id), with the id's first
   // 16 bytes copied in, so that most comparisons read no slot (a heartbeat
-  // re-sorts each device it names: at 20,000 beats/s of 8 devices these
-  // comparisons were a quarter of the server's time).
+  // re-sorts each device it names; with this key, the whole re-sort was
+  // 14% of the server's CPU at 10,000 nodes beating every 500 ms, in perf).
   struct LoadKey {
     double utilisation = 0;
     uint64_t id_head[2] = {0, 0};      // big-endian, zero-padded
