@@ -14,7 +14,7 @@
 #ifndef CTXSEL_BENCH_BENCH_FLEET_H_
 #define CTXSEL_BENCH_BENCH_FLEET_H_
 
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::bench {

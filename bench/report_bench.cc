@@ -19,9 +19,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
-#include "server/inventory.h"
+#include "server/fleet/inventory.h"
 #include "server/placement/placer.h"
-#include "server/placer_bridge.h"
+#include "server/placement/placer_bridge.h"
 
 namespace ctxsel::bench {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace {
 

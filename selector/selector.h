@@ -115,7 +115,7 @@ class Selector {
 
   // The trait sets it names ("device", "user", ...), each with where it is
   // written, in the order written: for callers that accept only some sets
-  // (a device filter, server/device_filter.h).
+  // (a device filter, server/fleet/device_filter.h).
   std::vector<std::pair<std::string, TextPosition>> trait_sets() const;
 
   Directive directive() const;

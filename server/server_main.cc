@@ -7,7 +7,7 @@
 //   ctxsel-server --metrics_listen=127.0.0.1:9464   # Prometheus /metrics
 //   ctxsel-server --data_dir=/var/lib/ctxsel --check_config   # dry run
 //
-// Variants are durable in --data_dir (SQLite, see server/sqlite_store.h;
+// Variants are durable in --data_dir (SQLite, see server/store/sqlite_store.h;
 // one server per directory, backup and restore in docs/operations.md), or
 // with --store=etcd://... in etcd, shared by several replicas
 // (server/etcd/, docs/deployment.md); the inventory is soft state rebuilt
@@ -15,8 +15,8 @@
 // stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
 // --tokens_file (docs/security.md). Exit status: 0
 // stopped by a signal (or --check_config found no problem), 1 could not
-// start, 2 invalid flags (server/check_config.h). The wiring is in
-// server/server_setup.h; this file is flags, start, signal, stop.
+// start, 2 invalid flags (server/main/check_config.h). The wiring is in
+// server/main/server_setup.h; this file is flags, start, signal, stop.
 #include <malloc.h>
 #include <signal.h>
 
@@ -32,8 +32,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/port_file.h"
-#include "server/check_config.h"
-#include "server/server_setup.h"
+#include "server/main/check_config.h"
+#include "server/main/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 

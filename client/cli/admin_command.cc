@@ -20,8 +20,8 @@
 #include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
-#include "server/auth.h"
-#include "server/sqlite_store.h"
+#include "server/access/auth.h"
+#include "server/store/sqlite_store.h"
 
 ABSL_FLAG(std::string, role, "",
           "admin token: the token's role (admin, agent, launcher, reader).");

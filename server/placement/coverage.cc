@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "selector/job_check.h"
-#include "server/kernel_errors.h"
+#include "server/model/kernel_errors.h"
 #include "server/placement/device_class.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"

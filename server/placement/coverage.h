@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "selector/selector.h"
-#include "server/model.h"
+#include "server/model/model.h"
 
 namespace ctxsel::server::placement {
 

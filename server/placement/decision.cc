@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "server/model/policy.h"
 #include "server/placement/pick.h"
-#include "server/policy.h"
 
 namespace ctxsel::server::placement::internal {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "selector/device_traits.h"
-#include "server/fleet_context.h"
+#include "server/fleet/fleet_context.h"
 
 namespace ctxsel::server::placement {
 namespace {

@@ -22,7 +22,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/device_class.h"
 #include "server/placement/placement.h"
 

@@ -37,7 +37,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/device_class.h"
 #include "server/placement/device_group.h"
 

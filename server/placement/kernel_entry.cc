@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/kernel_variants.h"
+#include "server/registry/kernel_variants.h"
 
 namespace ctxsel::server::placement::internal {
 namespace {

@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "selector/selector.h"
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/device_class.h"
 
 namespace ctxsel::server::placement::internal {
@@ -72,8 +72,8 @@ class SignatureIds {
 
 class KernelEntry {
  public:
-  // Errors as CheckKernelVariants (server/kernel_variants.h) gives them,
-  // the check the registry made before it stored the list. Variants are
+  // Errors as CheckKernelVariants (server/registry/kernel_variants.h) gives
+  // them, the check the registry made before it stored the list. Variants are
   // kept in declaration order (`order`, then name).
   static absl::StatusOr<std::shared_ptr<KernelEntry>> Make(
       const std::string& kernel, std::vector<Variant> variants,

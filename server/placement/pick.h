@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/device_group.h"
 
 namespace ctxsel::server::placement {

@@ -1,6 +1,6 @@
 // placement.h: what the Placer answers — a placement and its explanation.
 //
-// Plain values, like server/model.h: the RPC layer converts them to
+// Plain values, like server/model/model.h: the RPC layer converts them to
 // ctxsel.v1 PlacementChoice / SelectResponse / ExplainResponse messages.
 //
 //   absl::StatusOr<Placement> p = placer.Select(job);
@@ -17,14 +17,14 @@
 
 #include "absl/status/status.h"
 #include "selector/selector.h"
-#include "server/model.h"
+#include "server/model/model.h"
 
 namespace ctxsel::server::placement {
 
 // What a claiming Select asks about each device it considers: can the
-// device take one more claim? server/claims.h answers it; placement keeps
-// no claims itself. Called with the Placer's fleet lock held shared, so it
-// must not call back into the Placer.
+// device take one more claim? server/claims/claims.h answers it; placement
+// keeps no claims itself. Called with the Placer's fleet lock held shared, so
+// it must not call back into the Placer.
 class ClaimCheck {
  public:
   virtual ~ClaimCheck() = default;

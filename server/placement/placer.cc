@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "selector/job_check.h"
-#include "server/kernel_errors.h"
+#include "server/model/kernel_errors.h"
 #include "server/placement/decision.h"
 #include "server/placement/fleet.h"
 #include "server/placement/kernel_entry.h"

@@ -30,8 +30,8 @@
 // only for O(log n) per device (once per node report or heartbeat), and
 // Select holds shared while it picks. A claiming Select asks its ClaimCheck
 // about each device it considers while it holds that lock; the caller
-// (server/claims.h) makes pick and claim one atomic step by holding its own
-// lock around the Select.
+// (server/claims/claims.h) makes pick and claim one atomic step by holding its
+// own lock around the Select.
 //
 // Example:
 //
@@ -58,8 +58,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "server/device_filter.h"
-#include "server/model.h"
+#include "server/fleet/device_filter.h"
+#include "server/model/model.h"
 #include "server/placement/coverage.h"
 #include "server/placement/device_class.h"
 #include "server/placement/kernel_entry.h"
@@ -99,8 +99,8 @@ class Placer {
   // Replaces every variant of `kernel` with `variants` (any order; `order`
   // decides ties) and resolves them for the device classes and signatures
   // already known. An empty list removes the kernel. Errors as
-  // CheckKernelVariants (server/kernel_variants.h) gives them: the check
-  // the registry made before it stored the list.
+  // CheckKernelVariants (server/registry/kernel_variants.h) gives them: the
+  // check the registry made before it stored the list.
   absl::Status SetVariants(absl::string_view kernel,
                            std::vector<Variant> variants);
 
@@ -111,9 +111,9 @@ class Placer {
 
   // The Placer's Fleet is where device state lives, utilisation included:
   // the inventory keeps liveness, events and listings and reads devices
-  // from here (server/placer_bridge.h). Reports and beats are checked once,
-  // before they get here (NormalizeReport, CheckBeat in
-  // server/node_report.h); only what needs the fleet is checked again.
+  // from here (server/placement/placer_bridge.h). Reports and beats are checked
+  // once, before they get here (NormalizeReport, CheckBeat in
+  // server/fleet/node_report.h); only what needs the fleet is checked again.
 
   // Replaces the devices of `node` (a full report NormalizeReport accepted;
   // an empty list removes the node). AlreadyExistsError when a device id
@@ -162,8 +162,8 @@ class Placer {
   // classes have none, the next best compete.
   //   NotFoundError            the kernel has no variants;
   //   InvalidArgumentError     a bad job field (device_filter with its
-  //                            line:column, server/device_filter.h, too many
-  //                            construct traits, a variable the kernel's
+  //                            line:column, server/fleet/device_filter.h, too
+  //                            many construct traits, a variable the kernel's
   //                            selectors read missing);
   //   FailedPreconditionError  no live device fits the constraints; the
   //                            message says why each class was rejected;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/model.h"
+#include "server/model/model.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server::placement::testing {

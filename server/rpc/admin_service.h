@@ -7,8 +7,8 @@
 #include <string>
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/auth.h"
-#include "server/store.h"
+#include "server/access/auth.h"
+#include "server/store/store.h"
 
 namespace ctxsel::server {
 

@@ -4,7 +4,7 @@
 
 #include "base/version.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/auth.h"
+#include "server/access/auth.h"
 
 namespace ctxsel::server {
 

@@ -25,9 +25,9 @@
 
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "server/auth.h"
-#include "server/inventory.h"
-#include "server/metrics.h"
+#include "server/access/auth.h"
+#include "server/fleet/inventory.h"
+#include "server/metrics/metrics.h"
 
 namespace ctxsel::server {
 

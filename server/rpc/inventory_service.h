@@ -13,10 +13,10 @@
 
 #include "absl/time/time.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/auth.h"
-#include "server/inventory.h"
-#include "server/metrics.h"
-#include "server/page_budget.h"
+#include "server/access/auth.h"
+#include "server/fleet/inventory.h"
+#include "server/metrics/metrics.h"
+#include "server/model/page_budget.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {

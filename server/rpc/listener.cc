@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "base/host_port.h"
 #include "base/status_macros.h"
-#include "server/log_text.h"
+#include "server/model/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {

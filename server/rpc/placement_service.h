@@ -6,9 +6,9 @@
 #define CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/auth.h"
-#include "server/claims.h"
-#include "server/metrics.h"
+#include "server/access/auth.h"
+#include "server/claims/claims.h"
+#include "server/metrics/metrics.h"
 #include "server/placement/placer.h"
 
 namespace ctxsel::server {

@@ -7,24 +7,12 @@
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "selector/job_check.h"
-#include "server/names.h"
-#include "server/node_report.h"
+#include "server/fleet/node_proto.h"
+#include "server/fleet/node_report.h"
+#include "server/model/names.h"
 
 namespace ctxsel::server {
 namespace {
-
-template <typename Repeated>
-selector::NameSet ToSet(const Repeated& names) {
-  return selector::NameSet(names.begin(), names.end());
-}
-
-// Sorted, so that listings and tests are stable.
-template <typename Repeated>
-void FromSet(const selector::NameSet& names, Repeated* out) {
-  std::vector<std::string> sorted(names.begin(), names.end());
-  std::sort(sorted.begin(), sorted.end());
-  for (std::string& name : sorted) out->Add(std::move(name));
-}
 
 absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
     const v1::ConstructTrait& trait, const std::string& field) {
@@ -40,7 +28,7 @@ absl::StatusOr<selector::ConstructTrait> ConstructFromProto(
   out.simdlen = trait.simdlen();
   out.aligned.insert(trait.aligned().begin(), trait.aligned().end());
   for (const std::string& variable : trait.linear()) out.linear[variable] = {};
-  out.uniform = ToSet(trait.uniform());
+  out.uniform = NameSetFromProto(trait.uniform());
   out.inbranch = trait.inbranch();
   out.notinbranch = trait.notinbranch();
   return out;
@@ -53,7 +41,7 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
-#include "server/policy.def"
+#include "server/model/policy.def"
     default:
       return FieldViolation("job.policy",
                             absl::StrCat("unknown value ", policy));
@@ -151,81 +139,6 @@ VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
   return spec;
 }
 
-void TraitsToProto(const selector::DeviceTraits& traits,
-                   v1::DeviceTraits* out) {
-#define DEVICE_TRAIT(member, Id, Name, Weight) \
-  FromSet(traits.member, out->mutable_##member());
-#include "selector/device_traits.def"
-}
-
-selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits) {
-  selector::DeviceTraits out;
-#define DEVICE_TRAIT(member, Id, Name, Weight) \
-  out.member = ToSet(traits.member());
-#include "selector/device_traits.def"
-
-  return out;
-}
-
-void DeviceToProto(const Device& device, v1::Device* out) {
-  out->set_id(device.id);
-  out->set_node(device.node);
-  out->set_index(device.index);
-  TraitsToProto(device.traits, out->mutable_traits());
-  out->set_sycl_architecture(device.sycl_architecture);
-  out->set_memory_bytes(device.properties.memory_bytes);
-  out->set_compute_units(device.properties.compute_units);
-  out->set_utilisation(device.properties.utilisation);
-  out->set_claim_capacity(device.properties.claim_capacity);
-  out->set_uuid(device.identity.uuid);
-  out->set_pci_bus_id(device.identity.pci_bus_id);
-  if (device.identity.vendor_index >= 0) {
-    out->set_vendor_index(device.identity.vendor_index);
-  }
-}
-
-Device DeviceFromProto(const v1::Device& device) {
-  Device out;
-  out.id = device.id();
-  out.node = device.node();
-  out.index = device.index();
-  out.traits = TraitsFromProto(device.traits());
-  out.sycl_architecture = device.sycl_architecture();
-  out.properties.memory_bytes = device.memory_bytes();
-  out.properties.compute_units = device.compute_units();
-  out.properties.utilisation = device.utilisation();
-  // The proto's 0 (unset) is the default capacity, 1.
-  out.properties.claim_capacity =
-      device.claim_capacity() == 0 ? 1 : device.claim_capacity();
-  out.identity.uuid = device.uuid();
-  out.identity.pci_bus_id = device.pci_bus_id();
-  out.identity.vendor_index =
-      device.has_vendor_index() ? device.vendor_index() : -1;
-  return out;
-}
-
-void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out) {
-  out->set_id(node.id);
-  out->set_agent_version(node.agent_version);
-  *out->mutable_reported_time() = ToProtoTimestamp(node.reported);
-  *out->mutable_last_heartbeat_time() = ToProtoTimestamp(node.last_heartbeat);
-  out->set_suspect(node.suspect);
-  if (!with_devices) return;
-  for (const Device& device : node.devices) {
-    DeviceToProto(device, out->add_devices());
-  }
-}
-
-NodeState NodeFromProto(const v1::Node& node) {
-  NodeState out;
-  out.id = node.id();
-  out.agent_version = node.agent_version();
-  for (const v1::Device& device : node.devices()) {
-    out.devices.push_back(DeviceFromProto(device));
-  }
-  return out;
-}
-
 void EventToProto(const InventoryEvent& event, const std::string& stream_epoch,
                   v1::InventoryEvent* out) {
   switch (event.kind) {
@@ -266,8 +179,8 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
     out.construct.push_back(std::move(trait));
   }
   const v1::ImplementationTraits& impl = job.implementation();
-  out.implementation.vendor = ToSet(impl.vendor());
-  out.implementation.extension = ToSet(impl.extension());
+  out.implementation.vendor = NameSetFromProto(impl.vendor());
+  out.implementation.extension = NameSetFromProto(impl.extension());
   for (int i = 0; i < impl.requirements_size(); ++i) {
     if (absl::Status s = selector::CheckRequirement(impl.requirements(i));
         !s.ok()) {
@@ -276,7 +189,7 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
           s.message());
     }
   }
-  out.implementation.requires_ = ToSet(impl.requirements());
+  out.implementation.requires_ = NameSetFromProto(impl.requirements());
   if (!impl.atomic_default_mem_order().empty()) {
     if (absl::Status s =
             selector::CheckMemoryOrder(impl.atomic_default_mem_order());
@@ -352,7 +265,7 @@ void ConstructToProto(const selector::ConstructTrait& t,
   out->set_simdlen(t.simdlen);
   out->mutable_aligned()->insert(t.aligned.begin(), t.aligned.end());
   for (const auto& [variable, step] : t.linear) out->add_linear(variable);
-  FromSet(t.uniform, out->mutable_uniform());
+  NameSetToProto(t.uniform, out->mutable_uniform());
   out->set_inbranch(t.inbranch);
   out->set_notinbranch(t.notinbranch);
 }

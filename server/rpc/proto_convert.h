@@ -13,12 +13,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "server/claims.h"
-#include "server/inventory.h"
-#include "server/model.h"
+#include "server/claims/claims.h"
+#include "server/fleet/inventory.h"
+#include "server/fleet/node_proto.h"  // the node codec, re-exported
+#include "server/model/model.h"
 #include "server/placement/coverage.h"
 #include "server/placement/placement.h"
-#include "server/variant_registry.h"
+#include "server/registry/variant_registry.h"
 
 namespace ctxsel::server {
 
@@ -33,16 +34,6 @@ size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message);
 
 void VariantToProto(const Variant& variant, v1::Variant* out);
 VariantSpec VariantSpecFromProto(const v1::Variant& variant);
-
-void TraitsToProto(const selector::DeviceTraits& traits, v1::DeviceTraits* out);
-selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits);
-
-void DeviceToProto(const Device& device, v1::Device* out);
-Device DeviceFromProto(const v1::Device& device);
-
-// Devices are included only when `with_devices`.
-void NodeToProto(const NodeState& node, bool with_devices, v1::Node* out);
-NodeState NodeFromProto(const v1::Node& node);
 
 // `stream_epoch`: the epoch of the inventory the event is from.
 void EventToProto(const InventoryEvent& event, const std::string& stream_epoch,

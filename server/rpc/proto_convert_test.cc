@@ -7,7 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/policy.h"
+#include "server/model/policy.h"
 
 namespace ctxsel::server {
 namespace {

@@ -1,7 +1,7 @@
 #include "server/rpc/variants_service.h"
 
-#include "server/log_text.h"
-#include "server/page_budget.h"
+#include "server/model/log_text.h"
+#include "server/model/page_budget.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"

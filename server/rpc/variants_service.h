@@ -4,8 +4,8 @@
 #define CTXSEL_SERVER_RPC_VARIANTS_SERVICE_H_
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
-#include "server/auth.h"
-#include "server/variant_registry.h"
+#include "server/access/auth.h"
+#include "server/registry/variant_registry.h"
 
 namespace ctxsel::server {
 

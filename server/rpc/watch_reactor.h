@@ -23,9 +23,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "server/inventory.h"
-#include "server/metrics.h"
-#include "server/principal_limits.h"
+#include "server/access/principal_limits.h"
+#include "server/fleet/inventory.h"
+#include "server/metrics/metrics.h"
 
 namespace ctxsel::server {
 

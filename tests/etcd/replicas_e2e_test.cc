@@ -26,7 +26,7 @@
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "server/etcd/etcd_client.h"
+#include "server/store/etcd/etcd_client.h"
 #include "tests/testing/etcd_process.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/server_process.h"

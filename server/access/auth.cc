@@ -1,0 +1,283 @@
+#include "server/access/auth.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/flag_file.h"
+#include "base/status_macros.h"
+
+namespace ctxsel::server {
+namespace {
+
+struct RoleRow {
+  Role role;
+  absl::string_view name;
+};
+constexpr RoleRow kRoles[] = {
+    {Role::kAdmin, "admin"},
+    {Role::kAgent, "agent"},
+    {Role::kLauncher, "launcher"},
+    {Role::kReader, "reader"},
+};
+
+// Which roles may call each method: the one place the API's access rules
+// live (docs/security.md has the same table for people). Health checking
+// and reflection are not here: they need no credentials.
+struct MethodRow {
+  absl::string_view method;
+  std::vector<Role> roles;
+};
+const std::vector<MethodRow>& MethodRoles() {
+  using R = Role;
+  static const auto* table = new std::vector<MethodRow>{
+      {"Ctxsel/Ping", {R::kAdmin, R::kAgent, R::kLauncher, R::kReader}},
+      {"Variants/RegisterVariants", {R::kAdmin}},
+      {"Variants/DeleteVariant", {R::kAdmin}},
+      {"Variants/ListVariants", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Variants/GetVariant", {R::kAdmin, R::kLauncher, R::kReader}},
+      // Agents: their own node only (Authorizer::CheckNode).
+      {"Inventory/ReportNode", {R::kAgent}},
+      {"Inventory/Heartbeat", {R::kAgent}},
+      {"Inventory/Deregister", {R::kAdmin, R::kAgent}},
+      {"Inventory/ListNodes", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Inventory/ListDevices", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Inventory/WatchInventory", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Placement/Select", {R::kAdmin, R::kLauncher}},
+      {"Placement/Explain", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Placement/Coverage", {R::kAdmin, R::kLauncher, R::kReader}},
+      // Launchers: their own claims only (Authorizer::MayActFor).
+      {"Placement/RenewClaim", {R::kAdmin, R::kLauncher}},
+      {"Placement/ReleaseClaim", {R::kAdmin, R::kLauncher}},
+      {"Placement/ListClaims", {R::kAdmin, R::kLauncher, R::kReader}},
+      {"Admin/Backup", {R::kAdmin}},
+  };
+  return *table;
+}
+
+const MethodRow* FindMethod(absl::string_view method) {
+  for (const MethodRow& row : MethodRoles()) {
+    if (row.method == method) return &row;
+  }
+  return nullptr;
+}
+
+std::string RoleList(const std::vector<Role>& roles) {
+  return absl::StrJoin(roles, ", ", [](std::string* out, Role role) {
+    absl::StrAppend(out, RoleName(role));
+  });
+}
+
+bool IsSha256Hex(absl::string_view text) {
+  if (text.size() != 64) return false;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool HasMethodRule(absl::string_view method) {
+  return FindMethod(method) != nullptr;
+}
+
+absl::string_view RoleName(Role role) {
+  for (const RoleRow& row : kRoles) {
+    if (row.role == role) return row.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Role> RoleFromName(absl::string_view name) {
+  for (const RoleRow& row : kRoles) {
+    if (row.name == name) return row.role;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "role: '", name, "' is not one of admin, agent, launcher, reader"));
+}
+
+std::string Sha256Hex(absl::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 15]);
+  }
+  return hex;
+}
+
+std::string NewToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token = "ctx_";
+  for (unsigned char b : bytes) {
+    token.push_back(kHex[b >> 4]);
+    token.push_back(kHex[b & 15]);
+  }
+  return token;
+}
+
+std::string TokenLine(Role role, absl::string_view name,
+                      absl::string_view token) {
+  return absl::StrCat(RoleName(role), " ", name, " ", Sha256Hex(token));
+}
+
+absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
+                                       absl::string_view file_name) {
+  TokenTable table;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    if (size_t hash = line.find('#'); hash != absl::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+    if (fields.empty()) continue;
+    const std::string where = absl::StrCat(file_name, ":", line_number, ": ");
+    if (fields.size() != 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where,
+                       "expected 'ROLE NAME SHA256' or 'ROLE NAME "
+                       "cert', found ",
+                       fields.size(), " field(s)"));
+    }
+    absl::StatusOr<Role> role = RoleFromName(fields[0]);
+    if (!role.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, role.status().message()));
+    }
+    const std::string name(fields[1]);
+    if (fields[2] == "cert") {
+      table.cert_roles[name] = *role;
+      continue;
+    }
+    if (!IsSha256Hex(fields[2])) {
+      // Not echoed: a token pasted here by mistake must not reach a log.
+      return absl::InvalidArgumentError(
+          absl::StrCat(where,
+                       "the third field is neither 'cert' nor 64 lowercase hex "
+                       "digits (the token's SHA-256, not the token)"));
+    }
+    if (!table.by_hash.emplace(std::string(fields[2]), Principal{name, *role})
+             .second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "the same token hash appears twice"));
+    }
+  }
+  return table;
+}
+
+namespace {
+
+PrincipalLimitOptions EffectiveLimits(const AuthOptions& options) {
+  if (options.required) return options.limits;
+  PrincipalLimitOptions none;
+  none.reports_per_minute = 0;
+  none.heartbeats_per_second = 0;
+  none.registrations_per_minute = 0;
+  none.max_streams = 0;
+  return none;
+}
+
+}  // namespace
+
+Authorizer::Authorizer(AuthOptions options)
+    : options_(std::move(options)),
+      limits_(EffectiveLimits(options_)),
+      table_(std::make_shared<const TokenTable>()) {}
+
+absl::Status Authorizer::Load() {
+  if (options_.tokens_file.empty()) return absl::OkStatus();
+  CTXSEL_ASSIGN_OR_RETURN(std::string text,
+                          ReadFlagFile("tokens_file", options_.tokens_file));
+  CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
+                          ParseTokens(text, options_.tokens_file));
+  absl::MutexLock lock(&mu_);
+  table_ = std::make_shared<const TokenTable>(std::move(table));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Principal> Authorizer::Identify(
+    const grpc::ServerContextBase& context) const {
+  std::shared_ptr<const TokenTable> table;
+  {
+    absl::MutexLock lock(&mu_);
+    table = table_;
+  }
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    absl::string_view value(it->second.data(), it->second.size());
+    if (!absl::ConsumePrefix(&value, "Bearer ")) {
+      return absl::UnauthenticatedError(
+          "authorization: expected 'Bearer TOKEN'");
+    }
+    auto found = table->by_hash.find(Sha256Hex(value));
+    if (found == table->by_hash.end()) {
+      return absl::UnauthenticatedError(
+          "authorization: unknown token (see docs/security.md)");
+    }
+    return found->second;
+  }
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    std::vector<grpc::string_ref> identity = auth->GetPeerIdentity();
+    if (!identity.empty()) {
+      Principal principal;
+      principal.name.assign(identity.front().data(), identity.front().size());
+      auto role = table->cert_roles.find(principal.name);
+      principal.role =
+          role == table->cert_roles.end() ? Role::kAgent : role->second;
+      return principal;
+    }
+  }
+  return absl::UnauthenticatedError(
+      "no credentials: send 'authorization: Bearer TOKEN' metadata "
+      "(--token_file) or a client certificate (--tls_cert)");
+}
+
+absl::StatusOr<Principal> Authorizer::Authorize(
+    const grpc::ServerContextBase& context, absl::string_view method) const {
+  if (!options_.required) return Principal{"anonymous", Role::kAdmin};
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(context));
+  const MethodRow* row = FindMethod(method);
+  if (row == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(method, ": no role may call it"));
+  }
+  for (Role role : row->roles) {
+    if (role == principal.role) return principal;
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "'", principal.name, "' (role ", RoleName(principal.role),
+      ") may not call ", method, "; roles allowed: ", RoleList(row->roles)));
+}
+
+absl::Status Authorizer::CheckNode(const Principal& principal,
+                                   absl::string_view node) {
+  if (principal.role != Role::kAgent || principal.name == node) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("node: agent '", principal.name,
+                   "' may act only for its own node, not '", node, "'"));
+}
+
+bool Authorizer::MayActFor(const Principal& principal,
+                           absl::string_view owner) {
+  return principal.role == Role::kAdmin || principal.name == owner;
+}
+
+}  // namespace ctxsel::server

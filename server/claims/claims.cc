@@ -1,0 +1,298 @@
+#include "server/claims/claims.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_details.h"
+#include "base/status_macros.h"
+
+namespace ctxsel::server {
+namespace {
+
+std::string RandomClaimId() {
+  thread_local absl::BitGen bits;
+  return absl::StrFormat("c-%016x", absl::Uniform<uint64_t>(bits));
+}
+
+// Stored times are whole milliseconds; keep memory the same.
+absl::Time WholeMillis(absl::Time t) {
+  return absl::FromUnixMillis(absl::ToUnixMillis(t));
+}
+
+absl::Status NotFound(const std::string& id) {
+  return WithErrorInfo(
+      absl::NotFoundError(absl::StrCat("claim_id: '", id,
+                                       "' is not a live claim (unknown, "
+                                       "released or expired)")),
+      "CLAIM_NOT_FOUND", {{"claim_id", id}});
+}
+
+}  // namespace
+
+ClaimRecord ClaimToRecord(const Claim& claim) {
+  return {claim.id,
+          claim.node,
+          claim.device,
+          claim.holder,
+          absl::ToUnixMillis(claim.expires),
+          claim.owner,
+          claim.slot};
+}
+
+Claim ClaimFromRecord(const ClaimRecord& record) {
+  return {record.id,
+          record.node,
+          record.device,
+          record.holder,
+          absl::FromUnixMillis(record.expires_unix_ms),
+          record.owner,
+          record.slot};
+}
+
+// Answers the Placer's question for one SelectAndClaim, under the book's
+// lock, and remembers the devices it refused for the RESOURCE_EXHAUSTED
+// message.
+class ClaimBook::Room : public placement::ClaimCheck {
+ public:
+  explicit Room(const ClaimBook& book) ABSL_EXCLUSIVE_LOCKS_REQUIRED(book.mu_)
+      : book_(book) {}
+  bool HasRoom(const std::string& device_id,
+               int32_t claim_capacity) const override
+      ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the constructor's caller holds mu_
+    auto it = book_.held_.find(device_id);
+    if (it == book_.held_.end() ||
+        static_cast<int64_t>(it->second.size()) < claim_capacity) {
+      return true;
+    }
+    refused_.insert(device_id);
+    return false;
+  }
+  const std::set<std::string>& refused() const { return refused_; }
+
+ private:
+  const ClaimBook& book_;
+  mutable std::set<std::string> refused_;
+};
+
+ClaimBook::ClaimBook(Store* store, ClaimOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
+    Store* store, ClaimOptions options) {
+  if (!options.new_id) options.new_id = RandomClaimId;
+  std::unique_ptr<ClaimBook> book(new ClaimBook(store, std::move(options)));
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<ClaimRecord> records,
+                          store->LoadClaims());
+  absl::MutexLock lock(&book->mu_);
+  for (const ClaimRecord& record : records) {
+    book->Insert(ClaimFromRecord(record));
+  }
+  ClaimBatch expired;
+  book->DropExpired(book->options_.now(), &expired);
+  if (!expired.deletes.empty()) {
+    CTXSEL_RETURN_IF_ERROR(store->ApplyClaims(expired));
+  }
+  return book;
+}
+
+absl::Status ClaimBook::CheckDuration(absl::Duration duration,
+                                      absl::string_view field) const {
+  if (duration <= absl::ZeroDuration() || duration > options_.max_duration) {
+    return FieldViolation(
+        field, absl::StrCat(absl::FormatDuration(duration),
+                            " (must be > 0 and at most ",
+                            absl::FormatDuration(options_.max_duration), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Claim*> ClaimBook::FindLive(const std::string& id,
+                                           absl::Time now) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || it->second.expires <= now) return NotFound(id);
+  return &it->second;
+}
+
+int ClaimBook::FreeSlot(const std::string& device) const {
+  auto it = held_.find(device);
+  int slot = 0;
+  if (it == held_.end()) return slot;
+  while (it->second.count(slot) > 0) ++slot;
+  return slot;
+}
+
+void ClaimBook::Insert(Claim claim) {
+  held_[claim.device].insert(claim.slot);
+  by_expiry_.emplace(claim.expires, claim.id);
+  std::string id = claim.id;
+  by_id_[id] = std::move(claim);
+}
+
+void ClaimBook::Erase(const std::string& id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
+  const Claim& claim = it->second;
+  by_expiry_.erase({claim.expires, claim.id});
+  auto held = held_.find(claim.device);
+  held->second.erase(held->second.find(claim.slot));
+  if (held->second.empty()) held_.erase(held);
+  by_id_.erase(it);
+}
+
+void ClaimBook::DropExpired(absl::Time now, ClaimBatch* batch) {
+  while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
+    std::string id = by_expiry_.begin()->second;
+    Erase(id);
+    batch->deletes.push_back(std::move(id));
+    expired_.fetch_add(1);
+  }
+}
+
+std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
+                                   absl::Time now) const {
+  for (const auto& [expires, id] : by_expiry_) {
+    if (!devices.count(by_id_.at(id).device)) continue;
+    return absl::StrCat(
+        "; the first claim expires at ",
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
+        " (in ",
+        absl::FormatDuration(absl::Ceil(expires - now, absl::Seconds(1))), ")");
+  }
+  return "";
+}
+
+absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
+    const placement::Placer& placer, const Job& job, absl::Duration duration,
+    const std::string& holder, const std::string& owner) {
+  CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "claim.duration"));
+  if (holder.empty()) {
+    return FieldViolation("claim.holder", "empty");
+  }
+  // A store that other servers write refuses a place one of them took
+  // since this book last heard from it (ABORTED): TrySelectAndClaim learns
+  // who holds it, and the next attempt picks another place. Every attempt
+  // learns at least one claim, or catches up with the store.
+  constexpr int kAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    bool learned = false;
+    absl::StatusOr<Claimed> claimed =
+        TrySelectAndClaim(placer, job, duration, holder, owner, &learned);
+    if (!absl::IsAborted(claimed.status()) || attempt == kAttempts) {
+      return claimed;
+    }
+    if (!learned) store_->CatchUp();
+  }
+}
+
+absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
+    const placement::Placer& placer, const Job& job, absl::Duration duration,
+    const std::string& holder, const std::string& owner, bool* learned) {
+  // Held across the pick and the write: no other claim can take the room
+  // this Select saw, and no claim is visible before it is durable.
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  ClaimBatch batch;
+  DropExpired(now, &batch);
+  Room room(*this);
+  absl::StatusOr<placement::Placement> placement = placer.Select(job, &room);
+  if (!placement.ok()) {
+    if (!batch.deletes.empty()) store_->ApplyClaims(batch).IgnoreError();
+    if (absl::IsResourceExhausted(placement.status())) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          placement.status().message(), FirstExpiry(room.refused(), now)));
+    }
+    return placement.status();
+  }
+  Claim claim;
+  claim.id = options_.new_id();
+  claim.node = placement->choice.device.node;
+  claim.device = placement->choice.device.id;
+  claim.holder = holder;
+  claim.owner = owner;
+  claim.expires = WholeMillis(now + duration);
+  claim.slot = FreeSlot(claim.device);
+  batch.puts.push_back(ClaimToRecord(claim));
+  if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) {
+    if (absl::IsAborted(s)) {
+      absl::StatusOr<std::vector<ClaimRecord>> holders =
+          store_->ClaimsHolding({ClaimToRecord(claim)});
+      if (holders.ok()) {
+        for (const ClaimRecord& record : *holders) {
+          Erase(record.id);
+          Insert(ClaimFromRecord(record));
+        }
+        *learned = !holders->empty();
+      }
+    }
+    return s;
+  }
+  Insert(claim);
+  return Claimed{*std::move(placement), std::move(claim)};
+}
+
+absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
+                                       absl::Duration duration) {
+  CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "duration"));
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  CTXSEL_ASSIGN_OR_RETURN(Claim * live, FindLive(id, now));
+  Claim renewed = *live;
+  renewed.expires = WholeMillis(now + duration);
+  ClaimBatch batch;
+  batch.puts.push_back(ClaimToRecord(renewed));
+  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
+  Erase(id);
+  Insert(renewed);
+  return renewed;
+}
+
+absl::StatusOr<Claim> ClaimBook::Find(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || it->second.expires <= options_.now()) {
+    return NotFound(id);
+  }
+  return it->second;
+}
+
+absl::Status ClaimBook::Release(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  CTXSEL_RETURN_IF_ERROR(FindLive(id, now).status());
+  ClaimBatch batch;
+  batch.deletes.push_back(id);
+  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
+  Erase(id);
+  return absl::OkStatus();
+}
+
+void ClaimBook::ApplyStored(const ClaimRecord& record) {
+  absl::MutexLock lock(&mu_);
+  Erase(record.id);
+  Insert(ClaimFromRecord(record));
+}
+
+void ClaimBook::ApplyStoredDelete(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  Erase(id);
+}
+
+std::vector<Claim> ClaimBook::List(absl::string_view node) const {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  std::vector<Claim> out;
+  for (const auto& [id, claim] : by_id_) {
+    if (claim.expires <= now) continue;
+    if (!node.empty() && claim.node != node) continue;
+    out.push_back(claim);
+  }
+  std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
+    return std::tie(a.device, a.id) < std::tie(b.device, b.id);
+  });
+  return out;
+}
+
+}  // namespace ctxsel::server

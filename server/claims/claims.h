@@ -1,0 +1,167 @@
+// claims.h: launchers' claims on devices — the one place they are kept.
+//
+// A claim says "this device is mine until T": a Select with a claim picks
+// a device that still has claim room (fewer live claims than its
+// claim_capacity, 1 unless the device declares more) and records the claim
+// in one step, under the book's lock, so concurrent launchers never get the
+// same device beyond its capacity. Claims are written through the Store
+// (server/store/store.h) before the caller answers, loaded again at start (the
+// expired ones dropped), and end when released or when the injected clock
+// passes their expiry.
+//
+//   absl::StatusOr<std::unique_ptr<ClaimBook>> book = ClaimBook::Open(store);
+//   absl::StatusOr<ClaimBook::Claimed> c =
+//       (*book)->SelectAndClaim(placer, job, absl::Minutes(5), "alice@n1:42");
+//   // c->claim.device == c->placement.choice.device.id
+//   (*book)->Renew(c->claim.id, absl::Minutes(5));
+//   (*book)->Release(c->claim.id);
+//
+// Thread safety: every method may be called from any thread.
+#ifndef CTXSEL_SERVER_CLAIMS_CLAIMS_H_
+#define CTXSEL_SERVER_CLAIMS_CLAIMS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/model/model.h"
+#include "server/placement/placement.h"
+#include "server/placement/placer.h"
+#include "server/store/store.h"
+
+namespace ctxsel::server {
+
+// One launcher's hold on one device.
+struct Claim {
+  std::string id;  // e.g. "c-5f1e0c2a9b3d4e67"
+  std::string node;
+  std::string device;  // the device id
+  std::string holder;  // e.g. "alice@n1:42"
+  absl::Time expires;  // whole milliseconds, as stored
+  // The principal that made it (server/access/auth.h); only it or an admin may
+  // renew or release it. Empty: made without authentication.
+  std::string owner;
+  // Which of the device's claim_capacity places it holds: the lowest free
+  // one when made (ClaimRecord::slot).
+  int slot = 0;
+};
+
+struct ClaimOptions {
+  // The longest claim (or renewal) a launcher may ask for.
+  absl::Duration max_duration = absl::Hours(24);
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+  // New claim ids; the default draws "c-" and 16 random hex digits.
+  std::function<std::string()> new_id;
+};
+
+class ClaimBook {
+ public:
+  // Loads `store`'s claims; expired ones are deleted from it. `store` must
+  // outlive the book. The store's errors as they are.
+  static absl::StatusOr<std::unique_ptr<ClaimBook>> Open(
+      Store* store, ClaimOptions options = {});
+
+  struct Claimed {
+    placement::Placement placement;
+    Claim claim;  // on placement.choice.device
+  };
+
+  // placer.Select(job) among the devices with claim room, and a claim on
+  // the device it picks for `duration`, as one step; the claim is durable
+  // when this returns OK. Errors: Select's; InvalidArgumentError for
+  // claim.duration (not positive, above the limit) or an empty
+  // claim.holder; ResourceExhaustedError when every fitting device is
+  // claimed: "all 8 fitting devices are claimed; the first claim expires
+  // at 2024-05-01T10:00:00Z (in 42s)"; the store's error (nothing claimed).
+  // When the store says another server took the place (ABORTED), the book
+  // learns that claim (Store::ClaimsHolding, else Store::CatchUp) and
+  // selects again, eight attempts at most.
+  absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
+                                         const Job& job,
+                                         absl::Duration duration,
+                                         const std::string& holder,
+                                         const std::string& owner = "");
+
+  // The live claim `id`; NotFoundError as for Renew.
+  absl::StatusOr<Claim> Find(const std::string& id) const;
+
+  // The claim then expires `duration` from now. NotFoundError for a claim
+  // that is unknown, released or expired; InvalidArgumentError for
+  // `duration` as above.
+  absl::StatusOr<Claim> Renew(const std::string& id, absl::Duration duration);
+
+  // Ends a claim now. NotFoundError as for Renew.
+  absl::Status Release(const std::string& id);
+
+  // The live claims on `node`'s devices (empty: every node), by device id
+  // then claim id.
+  std::vector<Claim> List(absl::string_view node) const;
+
+  // A claim made, renewed (`record`) or ended (`id`) by another server that
+  // shares the store (server/replicas/replica_sync.h); nothing is written back.
+  void ApplyStored(const ClaimRecord& record);
+  void ApplyStoredDelete(const std::string& id);
+
+  // Claims dropped because they expired (not released), since Open; for
+  // metrics.
+  int64_t expired_count() const { return expired_.load(); }
+
+ private:
+  class Room;  // the ClaimCheck a claiming Select asks
+
+  ClaimBook(Store* store, ClaimOptions options);
+  absl::StatusOr<Claimed> TrySelectAndClaim(
+      const placement::Placer& placer, const Job& job, absl::Duration duration,
+      const std::string& holder, const std::string& owner, bool* learned);
+  // The lowest place on `device` no known claim holds.
+  int FreeSlot(const std::string& device) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckDuration(absl::Duration duration,
+                             absl::string_view field) const;
+  // The live claim `id`, or NotFoundError.
+  absl::StatusOr<Claim*> FindLive(const std::string& id, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Insert(Claim claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Erase(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets the claims expired at `now`; their ids go into `batch` for the
+  // store.
+  void DropExpired(absl::Time now, ClaimBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // "; the first claim expires at T (in Xs)" for the earliest claim on
+  // one of `devices`, or "".
+  std::string FirstExpiry(const std::set<std::string>& devices,
+                          absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Store* const store_;
+  const ClaimOptions options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Claim> by_id_ ABSL_GUARDED_BY(mu_);
+  // The slots of the claims (live or expired but not yet dropped) per
+  // device; their number is the device's claim count.
+  absl::flat_hash_map<std::string, std::multiset<int>> held_
+      ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<absl::Time, std::string>> by_expiry_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> expired_{0};
+};
+
+// The stored form of a claim and back.
+ClaimRecord ClaimToRecord(const Claim& claim);
+Claim ClaimFromRecord(const ClaimRecord& record);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_CLAIMS_CLAIMS_H_

@@ -1,0 +1,219 @@
+#include "server/main/check_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/metrics_endpoint.h"
+#include "server/rpc/listener.h"
+#include "server/store/data_dir.h"
+#include "server/store/etcd/etcd_client.h"
+#include "server/store/sqlite_store.h"
+
+namespace ctxsel::server {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool Exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void CheckDataDir(const ServerOptions& options, ConfigCheck& check) {
+  const std::string& dir = options.data_dir;
+  if (dir.empty()) {
+    check.plan.push_back(
+        "data_dir: none: a fresh temporary directory, for this run only");
+    if (!options.restore_from.empty()) {
+      check.problems.push_back(
+          "restore_from: needs --data_dir (a temporary directory is lost)");
+    }
+    return;
+  }
+  if (!Exists(dir)) {
+    const std::string parent = Parent(dir);
+    if (!IsDirectory(parent) || access(parent.c_str(), W_OK | X_OK) != 0) {
+      check.problems.push_back(absl::StrCat("data_dir: ", dir,
+                                            " does not exist and ", parent,
+                                            " is not a writable directory"));
+      return;
+    }
+    check.plan.push_back(absl::StrCat("data_dir: create ", dir));
+  } else if (!IsDirectory(dir) || access(dir.c_str(), W_OK | X_OK) != 0) {
+    check.problems.push_back(
+        absl::StrCat("data_dir: ", dir, " is not a writable directory"));
+    return;
+  } else {
+    absl::StatusOr<std::unique_ptr<DataDirLock>> lock =
+        DataDirLock::Acquire(dir);
+    if (!lock.ok()) {
+      check.problems.push_back(
+          absl::StrCat("data_dir: ", lock.status().message()));
+      return;
+    }
+    absl::StatusOr<std::optional<StoreState>> state = ReadStoreState(dir);
+    if (!state.ok()) {
+      check.problems.push_back(
+          absl::StrCat("data_dir: ", state.status().message()));
+      return;
+    }
+    const bool has_store =
+        state->has_value() ||
+        Exists(absl::StrCat(dir, "/", SqliteStore::kFileName));
+    if (state->has_value()) {
+      check.plan.push_back(absl::StrCat(
+          "data_dir: ", dir, " holds a store at revision ", (*state)->revision,
+          " with ", (*state)->variant_count, " variant(s)"));
+    } else {
+      check.plan.push_back(
+          absl::StrCat("data_dir: ", dir,
+                       has_store ? " holds a store" : " holds no store yet"));
+    }
+    if (has_store && !options.restore_from.empty()) {
+      check.problems.push_back(
+          absl::StrCat("restore_from: ", dir,
+                       " already holds a store; restore into an empty one"));
+    }
+  }
+  if (!options.restore_from.empty()) {
+    if (access(options.restore_from.c_str(), R_OK) != 0) {
+      check.problems.push_back(absl::StrCat("restore_from: cannot read ",
+                                            options.restore_from, ": ",
+                                            std::strerror(errno)));
+    } else {
+      check.plan.push_back(
+          absl::StrCat("restore_from: restore ", options.restore_from));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> LimitProblems(const ServerOptions& options) {
+  // One row per rule: does the value break it, and what to say.
+  struct Rule {
+    bool broken;
+    const char* message;
+  };
+  const absl::Duration suspect_after =
+      options.suspect_after > absl::ZeroDuration()
+          ? options.suspect_after
+          : 2 * options.heartbeat_interval;
+  const absl::Duration node_ttl = options.node_ttl > absl::ZeroDuration()
+                                      ? options.node_ttl
+                                      : 3 * options.heartbeat_interval;
+  const Rule rules[] = {
+      {options.heartbeat_interval <= absl::ZeroDuration(),
+       "heartbeat_interval: must be positive"},
+      {options.node_ttl < absl::ZeroDuration(),
+       "node_ttl: must not be negative (0: 3 x heartbeat_interval)"},
+      {options.suspect_after < absl::ZeroDuration(),
+       "suspect_after: must not be negative (0: 2 x heartbeat_interval)"},
+      {suspect_after >= node_ttl,
+       "suspect_after: must be shorter than node_ttl (a node is suspect "
+       "before it expires)"},
+      {options.node_ttl > absl::ZeroDuration() &&
+           options.node_ttl <= options.heartbeat_interval,
+       "node_ttl: must be longer than heartbeat_interval"},
+      {options.max_store_bytes < 0, "max_store_bytes: must not be negative"},
+      {options.report_limits.max_devices_per_node <= 0,
+       "max_devices_per_node: must be positive"},
+      {options.report_limits.max_traits_per_device <= 0,
+       "max_traits_per_device: must be positive"},
+      {options.max_message_bytes < (4 << 10),
+       "max_message_bytes: must be at least 4 KiB (a reply must hold one "
+       "item)"},
+      {options.max_batch_size <= 0, "max_batch_size: must be positive"},
+      {options.max_connection_idle < absl::ZeroDuration(),
+       "max_connection_idle: must not be negative"},
+      {options.max_connection_age < absl::ZeroDuration(),
+       "max_connection_age: must not be negative"},
+      {options.max_connection_age_grace < absl::ZeroDuration(),
+       "max_connection_age_grace: must not be negative"},
+      {options.max_concurrent_streams < 0,
+       "max_concurrent_streams: must not be negative (0: no limit)"},
+      {options.max_header_list_bytes <= 0,
+       "max_header_list_bytes: must be positive"},
+      {options.max_threads < 2,
+       "max_threads: must be at least 2 (one polls, one serves)"},
+      {options.max_grpc_memory_bytes < 0,
+       "max_grpc_memory_bytes: must not be negative (0: no limit)"},
+      {options.fd_headroom < 0, "fd_headroom: must not be negative"},
+      {!options.store.empty() &&
+           (options.max_store_bytes > 0 || !options.restore_from.empty()),
+       "store: --max_store_bytes and --restore_from are for the SQLite "
+       "store; etcd has its own quota and snapshot restore"},
+      {!(options.store_utilisation_delta >= 0 &&
+         options.store_utilisation_delta <= 1),
+       "store_utilisation_delta: must be from 0 to 1"},
+      {options.store_utilisation_interval < absl::ZeroDuration(),
+       "store_utilisation_interval: must not be negative"},
+  };
+  std::vector<std::string> problems;
+  for (const Rule& rule : rules) {
+    if (rule.broken) problems.push_back(rule.message);
+  }
+  return problems;
+}
+
+ConfigCheck CheckConfig(const ServerOptions& options) {
+  ConfigCheck check;
+  check.problems = LimitProblems(options);
+  absl::StatusOr<std::unique_ptr<Listener>> listener =
+      Listener::Bind(options.listen, ListenerOptions{});
+  if (listener.ok()) {
+    check.plan.push_back(
+        absl::StrCat("listen: serve ctxsel.v1 on ", options.listen));
+  } else {
+    check.problems.push_back(
+        absl::StrCat("listen: ", listener.status().message()));
+  }
+  listener = absl::CancelledError();  // lets the port go
+  if (options.metrics_listen.empty()) {
+    check.plan.push_back("metrics_listen: none: no metrics");
+  } else {
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+        MetricsEndpoint::Start(options.metrics_listen, {});
+    if (endpoint.ok()) {
+      check.plan.push_back(absl::StrCat("metrics_listen: serve http://",
+                                        options.metrics_listen,
+                                        "/metrics (unauthenticated)"));
+    } else {
+      check.problems.push_back(std::string(endpoint.status().message()));
+    }
+  }
+  if (options.store.empty()) {
+    CheckDataDir(options, check);
+  } else {
+    absl::StatusOr<std::vector<std::string>> endpoints =
+        etcd::ParseEtcdUrl(options.store, "store");
+    if (endpoints.ok()) {
+      check.plan.push_back(absl::StrCat(
+          "store: etcd at ", absl::StrJoin(*endpoints, ","), ", keys under ",
+          options.store_prefix, " (etcd is not contacted by a dry run)"));
+    } else {
+      check.problems.push_back(std::string(endpoints.status().message()));
+    }
+  }
+  check.plan.push_back(
+      absl::StrCat("heartbeat_interval: ",
+                   absl::FormatDuration(options.heartbeat_interval)));
+  return check;
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,42 @@
+// check_config.h: what `ctxsel-server --check_config` checks, and the limit
+// rules every start applies.
+//
+//   ConfigCheck check = CheckConfig(options);
+//   for (const std::string& line : check.plan) std::cout << line << "\n";
+//   for (const std::string& p : check.problems) std::cerr << p << "\n";
+//   return check.problems.empty() ? 0 : 2;
+#ifndef CTXSEL_SERVER_MAIN_CHECK_CONFIG_H_
+#define CTXSEL_SERVER_MAIN_CHECK_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "server/main/server_setup.h"
+
+namespace ctxsel::server {
+
+struct ConfigCheck {
+  // What the server would do, one line each ("listen on 127.0.0.1:7070").
+  std::vector<std::string> plan;
+  // Why it would not start, one line each, naming the flag.
+  std::vector<std::string> problems;
+};
+
+// The limits and durations of `options` that no server can run with
+// (zero or negative sizes, a TTL not longer than the suspect time, ...),
+// one line each naming the flag. ctxsel-server refuses to start with any.
+std::vector<std::string> LimitProblems(const ServerOptions& options);
+
+// A dry run of BuildServer: LimitProblems, then binds options.listen and
+// options.metrics_listen and lets them go, and checks that options.data_dir
+// exists and is writable and not in use by another server (taking its lock
+// for a moment) or can be created, and that options.restore_from is
+// readable and the directory holds no store — or, with options.store, that
+// it is an etcd://HOST:PORT[,...] list (without contacting etcd). Serves
+// nothing and changes no store; with no problems the server would start, unless
+// something changes before it does (a port taken meanwhile).
+ConfigCheck CheckConfig(const ServerOptions& options);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_MAIN_CHECK_CONFIG_H_

@@ -1,0 +1,116 @@
+#include "server/main/check_config.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/store/data_dir.h"
+
+namespace ctxsel::server {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// A fresh directory under the test's own temporary directory.
+std::string FreshDir(const std::string& name) {
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+ServerOptions Loopback() {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  return options;
+}
+
+TEST(LimitProblemsTest, DefaultsAreSane) {
+  EXPECT_THAT(LimitProblems(ServerOptions{}), IsEmpty());
+}
+
+TEST(LimitProblemsTest, EachBrokenLimitNamesItsFlag) {
+  ServerOptions options;
+  options.max_threads = 0;
+  options.max_message_bytes = 1000;
+  EXPECT_THAT(
+      LimitProblems(options),
+      ElementsAre(HasSubstr("max_message_bytes:"), HasSubstr("max_threads:")));
+}
+
+TEST(LimitProblemsTest, SuspectMustComeBeforeExpiry) {
+  ServerOptions options;
+  options.node_ttl = absl::Seconds(2);
+  options.suspect_after = absl::Seconds(2);
+  EXPECT_THAT(LimitProblems(options),
+              ElementsAre(HasSubstr("suspect_after: must be shorter")));
+}
+
+TEST(CheckConfigTest, GoodConfigPlansWithoutChangingAnything) {
+  ServerOptions options = Loopback();
+  options.data_dir = FreshDir("good") + "/not-yet";
+  options.metrics_listen = "127.0.0.1:0";
+  const ConfigCheck check = CheckConfig(options);
+  EXPECT_THAT(check.problems, IsEmpty());
+  EXPECT_THAT(check.plan, Contains(HasSubstr("listen: serve ctxsel.v1 on")));
+  EXPECT_THAT(check.plan, Contains(HasSubstr("metrics_listen: serve http://")));
+  EXPECT_THAT(check.plan, Contains(HasSubstr("data_dir: create")));
+  struct stat info {};
+  EXPECT_NE(stat(options.data_dir.c_str(), &info), 0) << "a dry run created it";
+}
+
+TEST(CheckConfigTest, EtcdStoreIsPlannedWithoutContactingIt) {
+  ServerOptions options = Loopback();
+  options.store = "etcd://10.0.0.11:2379, 10.0.0.12:2379";
+  ConfigCheck check = CheckConfig(options);
+  EXPECT_THAT(check.problems, IsEmpty());
+  EXPECT_THAT(check.plan, Contains(HasSubstr(
+                              "store: etcd at 10.0.0.11:2379,10.0.0.12:2379, "
+                              "keys under /ctxsel/")));
+  options.store = "sqlite:/var/lib/ctxsel";
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("store: 'sqlite:/var/lib/ctxsel' is not "
+                                    "etcd://")));
+}
+
+TEST(LimitProblemsTest, SqliteFlagsAndUtilisationRuleWithEtcd) {
+  ServerOptions options;
+  options.store = "etcd://127.0.0.1:2379";
+  options.restore_from = "backup.db";
+  options.store_utilisation_delta = 1.5;
+  EXPECT_THAT(LimitProblems(options),
+              ElementsAre(HasSubstr("store: --max_store_bytes and "
+                                    "--restore_from are for the SQLite"),
+                          HasSubstr("store_utilisation_delta: must be from 0 "
+                                    "to 1")));
+}
+
+TEST(CheckConfigTest, DataDirInUseIsAProblem) {
+  ServerOptions options = Loopback();
+  options.data_dir = FreshDir("in-use");
+  auto lock = DataDirLock::Acquire(options.data_dir);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("data_dir: data directory")));
+}
+
+TEST(CheckConfigTest, BadAddressesAndUnreadableBackupAreProblems) {
+  ServerOptions options;
+  options.listen = "localhost";
+  options.metrics_listen = ":9464";
+  options.data_dir = FreshDir("bad");
+  options.restore_from = options.data_dir + "/no-such-backup";
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("listen: listen address 'localhost'"),
+                          HasSubstr("metrics_listen: ':9464'"),
+                          HasSubstr("restore_from: cannot read")));
+}
+
+}  // namespace
+}  // namespace ctxsel::server

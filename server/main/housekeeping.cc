@@ -1,0 +1,56 @@
+#include "server/main/housekeeping.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "server/model/log_text.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+
+Housekeeping::Housekeeping(Inventory* inventory, Metrics* metrics)
+    : inventory_(inventory), metrics_(metrics), thread_([this] { Run(); }) {}
+
+Housekeeping::~Housekeeping() {
+  stop_.Notify();
+  thread_.join();
+}
+
+void Housekeeping::Run() {
+  const absl::Duration tick = std::clamp(
+      inventory_->options().ttl / 4, absl::Milliseconds(50), absl::Seconds(1));
+  int64_t cursor = 0;
+  inventory_->Nodes(&cursor);
+  // Waiting on stop_ (not on the inventory) lets the destructor return at
+  // once instead of after up to one tick.
+  while (!stop_.WaitForNotificationWithTimeout(tick)) {
+    const std::vector<std::string> expired = inventory_->ExpireStale();
+    if (metrics_ != nullptr && !expired.empty()) {
+      metrics_->RecordNodesExpired(static_cast<int>(expired.size()));
+    }
+    inventory_->MarkSuspects();
+    absl::StatusOr<std::vector<InventoryEvent>> events =
+        inventory_->EventsAfter(cursor, absl::ZeroDuration());
+    if (!events.ok()) {
+      // More changes than the history keeps happened within one tick.
+      spdlog::warn("inventory log: {}", LogSafe(events.status().ToString()));
+      inventory_->Nodes(&cursor);
+      continue;
+    }
+    for (const InventoryEvent& event : *events) {
+      spdlog::info("{}", DescribeEvent(event));
+      cursor = event.sequence;
+    }
+  }
+}
+
+std::string DescribeEvent(const InventoryEvent& event) {
+  const char* what = event.kind == InventoryEvent::Kind::kAdded     ? "added"
+                     : event.kind == InventoryEvent::Kind::kChanged ? "changed"
+                                                                    : "removed";
+  return absl::StrCat("node ", LogSafe(event.node->id), " ", what, ": ",
+                      event.node->devices.size(), " device(s) (",
+                      LogSafe(event.reason), ")");
+}
+
+}  // namespace ctxsel::server

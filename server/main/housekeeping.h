@@ -1,0 +1,44 @@
+// housekeeping.h: the server's background thread. It marks nodes whose
+// heartbeats are overdue as suspect, expires those whose heartbeats
+// stopped, and logs one line per inventory change (requests are
+// not logged).
+//
+//   Housekeeping housekeeping(&inventory);  // runs until destroyed
+#ifndef CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
+#define CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "server/fleet/inventory.h"
+#include "server/metrics/metrics.h"
+
+namespace ctxsel::server {
+
+class Housekeeping {
+ public:
+  // Starts the thread; it checks for suspect and expired nodes every TTL / 4
+  // (at least every 50 ms, at most every second). `metrics` (may be null)
+  // counts the expired nodes.
+  explicit Housekeeping(Inventory* inventory, Metrics* metrics = nullptr);
+  // Stops and joins the thread.
+  ~Housekeeping();
+  Housekeeping(const Housekeeping&) = delete;
+  Housekeeping& operator=(const Housekeeping&) = delete;
+
+ private:
+  void Run();
+
+  Inventory* const inventory_;
+  Metrics* const metrics_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+// One log line for an inventory change, e.g. "node n1 added: 9 device(s)
+// (reported)"; the node id and reason are escaped (LogSafe).
+std::string DescribeEvent(const InventoryEvent& event);
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_

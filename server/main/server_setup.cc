@@ -1,0 +1,485 @@
+#include "server/main/server_setup.h"
+
+#include <grpc/compression.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/flag_file.h"
+#include "base/status_macros.h"
+#include "server/store/metered_store.h"
+#include "server/store/sqlite_store.h"
+#include "server/store/store_health.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+namespace {
+
+// `dir`, or a fresh temporary directory when it is empty.
+absl::StatusOr<std::string> DataDir(const std::string& dir) {
+  if (!dir.empty()) return dir;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr ? tmp : "/tmp") + "/ctxsel-server-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a temporary data directory ", pattern, ": ",
+                     std::strerror(errno)));
+  }
+  spdlog::warn("no --data_dir: variants are kept in {} for this run only",
+               pattern);
+  return pattern;
+}
+
+// Changes at every start, so agents can tell a restarted server.
+std::string ServerInstance() {
+  return absl::StrFormat("%x-%d", absl::ToUnixNanos(absl::Now()), getpid());
+}
+
+// gRPC takes durations as int milliseconds; zero means "no limit" here and
+// INT_MAX there.
+int Milliseconds(absl::Duration d) {
+  if (d <= absl::ZeroDuration() || d >= absl::Milliseconds(INT_MAX)) {
+    return INT_MAX;
+  }
+  return static_cast<int>(absl::ToInt64Milliseconds(d));
+}
+
+void SetConnectionLimits(const ServerOptions& options,
+                         grpc::ServerBuilder& builder) {
+  grpc::ResourceQuota quota("ctxsel-server");
+  quota.SetMaxThreads(options.max_threads);
+  if (options.max_grpc_memory_bytes > 0) {
+    quota.Resize(options.max_grpc_memory_bytes);
+  }
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Only identity requests: a small gzip request could otherwise inflate to
+  // the message limit (and gRPC 1.51 inflates before it checks the size).
+  // Clients sending compressed requests get UNIMPLEMENTED.
+  builder.AddChannelArgument(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
+                             1 << GRPC_COMPRESS_NONE);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             Milliseconds(options.max_connection_idle));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                             Milliseconds(options.max_connection_age));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                             Milliseconds(options.max_connection_age_grace));
+  if (options.max_concurrent_streams > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               options.max_concurrent_streams);
+  }
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
+                             options.max_header_list_bytes);
+  // A client pinging more often than every 5 minutes without data, three
+  // times, is sent GOAWAY (gRPC's defaults, stated so they stay).
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
+    const ServerOptions& options) {
+  CTXSEL_ASSIGN_OR_RETURN(std::string cert,
+                          ReadFlagFile("tls_cert", options.tls_cert));
+  CTXSEL_ASSIGN_OR_RETURN(std::string key,
+                          ReadFlagFile("tls_key", options.tls_key));
+  // Client certificates are asked for and verified when offered, not
+  // required: launchers and readers come with a token instead.
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  if (!options.client_ca.empty()) {
+    CTXSEL_ASSIGN_OR_RETURN(std::string ca,
+                            ReadFlagFile("client_ca", options.client_ca));
+    ssl.pem_root_certs = ca;
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+absl::Status CheckSecurityOptions(const ServerOptions& options) {
+  const bool tls = !options.tls_cert.empty() || !options.tls_key.empty();
+  if (tls && (options.tls_cert.empty() || options.tls_key.empty())) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: give both or neither");
+  }
+  if (tls && options.insecure) {
+    return absl::InvalidArgumentError(
+        "--insecure: not with --tls_cert/--tls_key");
+  }
+  if (!tls && !options.insecure) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: required (or --insecure for plaintext; "
+        "see docs/security.md)");
+  }
+  if (!tls && !options.client_ca.empty()) {
+    return absl::InvalidArgumentError("--client_ca: needs --tls_cert");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// The ctxsel.v1 services, each reported on its own in gRPC health checks;
+// those that write the store report NOT_SERVING while it takes no writes.
+struct HealthService {
+  const char* name;
+  bool needs_store;
+};
+const HealthService kHealthServices[] = {
+    {v1::Ctxsel::service_full_name(), false},
+    {v1::Variants::service_full_name(), true},
+    {v1::Inventory::service_full_name(), false},
+    {v1::Placement::service_full_name(), true},
+    {v1::Admin::service_full_name(), true},
+};
+
+void RunningServer::SetStoreServing(bool available) {
+  absl::MutexLock lock(&health_mu_);
+  store_available_ = available;
+  PublishHealth();
+}
+
+void RunningServer::PublishHealth() {
+  if (server_ == nullptr || shut_down_) return;
+  for (const HealthService& service : kHealthServices) {
+    server_->GetHealthCheckService()->SetServingStatus(
+        service.name, !service.needs_store || store_available_);
+  }
+}
+
+absl::Status RunningServer::OpenVariants(const ServerOptions& options) {
+  CTXSEL_ASSIGN_OR_RETURN(std::string dir, DataDir(options.data_dir));
+  data_dir_ = dir;
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(options);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat("cannot open the variant store: ",
+                                     store.status().ToString()));
+  }
+  // The etcd store itself, before the wrappers hide it.
+  etcd_store_ = dynamic_cast<etcd::EtcdStore*>(store->get());
+  auto health =
+      std::make_unique<StoreHealth>(*std::move(store), [this](bool available) {
+        spdlog::log(available ? spdlog::level::info : spdlog::level::warn,
+                    "the variant store {} writes: {}",
+                    available ? "takes" : "refuses",
+                    available ? "serving again" : "store services NOT_SERVING");
+        SetStoreServing(available);
+      });
+  store_health_ = health.get();
+  store_ = std::move(health);
+  if (metrics_ != nullptr) {
+    store_ = std::make_unique<MeteredStore>(std::move(store_), metrics_.get());
+  }
+  RegistryLimits limits;
+  limits.max_batch_size = options.max_batch_size;
+  absl::StatusOr<std::unique_ptr<VariantRegistry>> registry =
+      VariantRegistry::Open(store_.get(), &bridge_, limits);
+  if (!registry.ok()) {
+    return absl::Status(registry.status().code(),
+                        absl::StrCat("cannot load the variant store: ",
+                                     registry.status().ToString()));
+  }
+  registry_ = *std::move(registry);
+  spdlog::info("loaded {} kernel(s) at revision {} from {}",
+               registry_->kernel_count(), registry_->revision(),
+               store_->Describe());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RunningServer::OpenStore(
+    const ServerOptions& options) {
+  if (!options.store.empty()) {
+    CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> endpoints,
+                            etcd::ParseEtcdUrl(options.store, "store"));
+    CTXSEL_ASSIGN_OR_RETURN(
+        std::unique_ptr<etcd::EtcdStore> store,
+        etcd::EtcdStore::Open(endpoints, options.store_prefix));
+    return std::unique_ptr<Store>(std::move(store));
+  }
+  SqliteStoreOptions store_options;
+  store_options.max_bytes = options.max_store_bytes;
+  store_options.restore_from = options.restore_from;
+  CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
+                          SqliteStore::Open(data_dir_, store_options));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+absl::Status RunningServer::StartReplicaSync() {
+  if (etcd_store_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<etcd::ReplicaSync>> sync =
+      etcd::ReplicaSync::Start(etcd_store_, registry_.get(), claims_.get());
+  if (!sync.ok()) {
+    return absl::Status(sync.status().code(),
+                        absl::StrCat("cannot follow the etcd store: ",
+                                     sync.status().ToString()));
+  }
+  replica_sync_ = *std::move(sync);
+  spdlog::info("following {} from revision {}", etcd_store_->Describe(),
+               etcd_store_->loaded_revision() + 1);
+  return absl::OkStatus();
+}
+
+constexpr char RunningServer::kStoreHealthService[];
+
+bool RunningServer::store_stale() const {
+  return replica_sync_ != nullptr && replica_sync_->stale();
+}
+
+absl::Status RunningServer::OpenClaims() {
+  absl::StatusOr<std::unique_ptr<ClaimBook>> claims =
+      ClaimBook::Open(store_.get());
+  if (!claims.ok()) {
+    return absl::Status(
+        claims.status().code(),
+        absl::StrCat("cannot load the claims: ", claims.status().ToString()));
+  }
+  claims_ = *std::move(claims);
+  spdlog::info("loaded {} live claim(s)", claims_->List("").size());
+  return absl::OkStatus();
+}
+
+void RunningServer::MakeServices(const ServerOptions& options) {
+  InventoryOptions inventory_options;
+  inventory_options.ttl = node_ttl_;
+  inventory_options.suspect_after = options.suspect_after > absl::ZeroDuration()
+                                        ? options.suspect_after
+                                        : 2 * options.heartbeat_interval;
+  inventory_options.report_limits = options.report_limits;
+  InventoryObserver* observer = nullptr;
+  if (etcd_store_ != nullptr) {
+    etcd::NodeSyncOptions sync_options;
+    sync_options.lease_ttl = node_ttl_;
+    sync_options.tick = options.heartbeat_interval;
+    sync_options.utilisation_delta = options.store_utilisation_delta;
+    sync_options.utilisation_interval = options.store_utilisation_interval;
+    node_sync_ =
+        std::make_unique<etcd::NodeSync>(etcd_store_, &bridge_, sync_options);
+    observer = node_sync_.get();
+  }
+  inventory_ =
+      std::make_unique<Inventory>(inventory_options, &bridge_, observer);
+  InventoryServiceOptions service_options;
+  service_options.heartbeat_interval = options.heartbeat_interval;
+  service_options.server_instance = ServerInstance();
+  service_options.page_bytes = PageBytes(options.max_message_bytes);
+  service_options.metrics = metrics_.get();
+  const Authorizer* authorizer = authorizer_.get();
+  ctxsel_service_ = std::make_unique<CtxselService>(authorizer);
+  variants_service_ = std::make_unique<VariantsService>(
+      authorizer, registry_.get(), PageBytes(options.max_message_bytes));
+  placement_service_ = std::make_unique<PlacementService>(
+      authorizer, &placer_, claims_.get(), metrics_.get(),
+      [this] { return store_stale(); });
+  inventory_service_ = std::make_unique<InventoryService>(
+      authorizer, inventory_.get(), &placer_, service_options);
+  admin_service_ =
+      std::make_unique<AdminService>(authorizer, store_.get(), data_dir_);
+}
+
+absl::Status RunningServer::ListenTls(const ServerOptions& options,
+                                      grpc::ServerBuilder& builder) {
+  CTXSEL_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                          TlsCredentials(options));
+  // gRPC's own port: gRPC 1.51 can take an accepted descriptor only as a
+  // plaintext channel (grpc_server_add_channel_from_fd), so TLS gives up
+  // the Listener's survival of EMFILE; the raised RLIMIT_NOFILE and the
+  // connection limits remain (docs/security.md, "TLS and descriptors").
+  builder.AddListeningPort(options.listen, credentials, &port_);
+  return absl::OkStatus();
+}
+
+absl::Status RunningServer::Listen(const ServerOptions& options) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  if (options.insecure) {
+    // The Listener accepts connections, not gRPC: gRPC 1.51's listener
+    // stops for good after running out of descriptors once.
+    ListenerOptions listener_options;
+    listener_options.fd_headroom = options.fd_headroom;
+    CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<Listener> listener,
+                            Listener::Bind(options.listen, listener_options));
+    listener_ = std::move(listener);
+    port_ = listener_->port();
+  } else {
+    CTXSEL_RETURN_IF_ERROR(ListenTls(options, builder));
+  }
+  SetConnectionLimits(options, builder);
+  if (metrics_ != nullptr) {
+    builder.experimental().SetInterceptorCreators(
+        MakeRpcInterceptorFactories(metrics_.get()));
+  }
+  builder.RegisterService(ctxsel_service_.get());
+  builder.RegisterService(variants_service_.get());
+  builder.RegisterService(inventory_service_.get());
+  builder.RegisterService(placement_service_.get());
+  builder.RegisterService(admin_service_.get());
+  {
+    absl::MutexLock lock(&health_mu_);
+    server_ = builder.BuildAndStart();
+    if (server_ != nullptr && port_ != 0) PublishHealth();
+  }
+  if (server_ == nullptr || port_ == 0) {
+    return listener_ != nullptr
+               ? absl::InternalError("gRPC could not start the server")
+               : absl::UnavailableError(
+                     absl::StrCat("cannot listen on ", options.listen));
+  }
+  if (listener_ != nullptr) {
+    listener_->Start(server_.get());
+    spdlog::warn(
+        "--insecure: plaintext on {}; anyone who can reach it can read and "
+        "forge calls (docs/security.md)",
+        options.listen);
+  }
+  spdlog::info("ctxsel-server {} listening on {} (port {}, {}), node TTL {}",
+               kServerVersion, options.listen, port_,
+               listener_ != nullptr
+                   ? "plaintext"
+                   : (options.client_ca.empty() ? "TLS" : "TLS, mTLS"),
+               absl::FormatDuration(node_ttl_));
+  return absl::OkStatus();
+}
+
+absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
+  metrics_->SetFleetSource([this] {
+    FleetCounts counts;
+    int64_t sequence = 0;
+    for (const NodeState& node : inventory_->Nodes(&sequence)) {
+      const auto devices = static_cast<int64_t>(node.devices.size());
+      (node.suspect ? counts.suspect_nodes : counts.healthy_nodes) += 1;
+      (node.suspect ? counts.suspect_devices : counts.healthy_devices) +=
+          devices;
+    }
+    counts.active_claims = static_cast<int64_t>(claims_->List("").size());
+    counts.expired_claims = claims_->expired_count();
+    const placement::Placer::CacheStats cache = placer_.cache_stats();
+    counts.resolution_hits = cache.hits;
+    counts.resolution_misses = cache.misses;
+    counts.resolution_rebuilds = cache.rebuilds;
+    counts.resolution_rebuild_seconds =
+        absl::ToDoubleSeconds(cache.rebuild_time);
+    return counts;
+  });
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::unique_ptr<MetricsEndpoint> endpoint,
+      MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables()));
+  metrics_endpoint_ = std::move(endpoint);
+  spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
+               metrics_endpoint_->port());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
+    const ServerOptions& options) {
+  CTXSEL_RETURN_IF_ERROR(CheckSecurityOptions(options));
+  std::unique_ptr<RunningServer> server(new RunningServer);
+  AuthOptions auth;
+  auth.required = !options.insecure || !options.tokens_file.empty();
+  auth.tokens_file = options.tokens_file;
+  auth.limits = options.principal_limits;
+  server->authorizer_ = std::make_unique<Authorizer>(auth);
+  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load());
+  if (!auth.required) {
+    spdlog::warn("--insecure without --tokens_file: every call is allowed");
+  }
+  if (!options.metrics_listen.empty()) {
+    // Checked before the store opens, so a typo costs no startup work.
+    CTXSEL_RETURN_IF_ERROR(ValidateMetricsAddress(options.metrics_listen));
+    server->metrics_ = std::make_unique<Metrics>();
+  }
+  server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
+                          ? options.node_ttl
+                          : 3 * options.heartbeat_interval;
+  CTXSEL_RETURN_IF_ERROR(server->OpenVariants(options));
+  CTXSEL_RETURN_IF_ERROR(server->OpenClaims());
+  CTXSEL_RETURN_IF_ERROR(server->StartReplicaSync());
+  server->MakeServices(options);
+  if (server->node_sync_ != nullptr) {
+    if (absl::Status s = server->node_sync_->Start(server->inventory_.get());
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("cannot follow the nodes in "
+                                                 "etcd: ",
+                                                 s.ToString()));
+    }
+  }
+  CTXSEL_RETURN_IF_ERROR(server->Listen(options));
+  if (server->metrics_ != nullptr) {
+    CTXSEL_RETURN_IF_ERROR(server->ServeMetrics(options));
+  }
+  if (server->replica_sync_ != nullptr) {
+    // Health's "ctxsel.store" service: NOT_SERVING while etcd is away (the
+    // server as a whole, "", keeps answering reads).
+    grpc::HealthCheckServiceInterface* health =
+        server->server_->GetHealthCheckService();
+    // Back in step: etcd takes writes again, so the writing services serve
+    // again without waiting for a write to prove it (none may come while
+    // load balancers keep claims away from a NOT_SERVING Placement).
+    StoreHealth* store_health = server->store_health_;
+    server->replica_sync_->OnStaleChanged([health, store_health](bool stale) {
+      health->SetServingStatus(RunningServer::kStoreHealthService, !stale);
+      if (!stale) store_health->Reachable();
+    });
+  }
+  server->housekeeping_ = std::make_unique<Housekeeping>(
+      server->inventory_.get(), server->metrics_.get());
+  return server;
+}
+
+RunningServer::~RunningServer() {
+  housekeeping_.reset();
+  bool running = false;
+  {
+    absl::MutexLock lock(&health_mu_);
+    running = server_ != nullptr && !shut_down_;
+  }
+  if (running) Shutdown(absl::ZeroDuration());
+}
+
+void RunningServer::Shutdown(absl::Duration grace) {
+  {
+    absl::MutexLock lock(&health_mu_);
+    shut_down_ = true;
+    // Every service NOT_SERVING, and no later store flip changes that.
+    server_->GetHealthCheckService()->Shutdown();
+  }
+  if (listener_ != nullptr) listener_->Stop();
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(grace));
+  server_->Wait();
+}
+
+absl::StatusOr<int64_t> RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::InternalError(
+        absl::StrCat("getrlimit(RLIMIT_NOFILE): ", std::strerror(errno)));
+  }
+  if (limit.rlim_cur != limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return absl::InternalError(
+          absl::StrCat("setrlimit(RLIMIT_NOFILE): ", std::strerror(errno)));
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? INT64_MAX
+                                         : static_cast<int64_t>(limit.rlim_cur);
+}
+
+}  // namespace ctxsel::server

@@ -1,0 +1,80 @@
+// The service's domain types, shared by the registry, the inventory and
+// placement. Plain values: the RPC layer converts them to and from
+// ctxsel.v1 messages (server/rpc/proto_convert.h); nothing here knows gRPC.
+#ifndef CTXSEL_SERVER_MODEL_MODEL_H_
+#define CTXSEL_SERVER_MODEL_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "selector/selector.h"
+#include "server/model/policy.h"
+#include "server/model/variant_metadata.h"
+
+namespace ctxsel::server {
+
+// A registered kernel variant. `order` is its declaration order within the
+// kernel (ties in score go to the lower order).
+struct Variant {
+  std::string kernel;  // the base function
+  std::string name;    // the variant function; unique within a kernel
+  std::string selector_text;
+  selector::Selector selector;
+  int64_t order = 0;
+  int64_t revision = 0;  // registry revision that stored it
+  VariantMetadata metadata;
+};
+
+// Numeric device properties; utilisation changes with every heartbeat.
+struct DeviceProperties {
+  uint64_t memory_bytes = 0;
+  int32_t compute_units = 0;
+  double utilisation = 0.0;  // 0..1
+  // How many claims may hold the device at once (>= 1; > 1 for sharing).
+  int32_t claim_capacity = 1;
+};
+
+// What a vendor runtime can pin a device by (ctxsel.v1.Device documents
+// each); empty / -1 when unknown.
+struct DeviceIdentity {
+  std::string uuid;
+  std::string pci_bus_id;
+  int32_t vendor_index = -1;
+
+  friend bool operator==(const DeviceIdentity& a, const DeviceIdentity& b) {
+    return a.uuid == b.uuid && a.pci_bus_id == b.pci_bus_id &&
+           a.vendor_index == b.vendor_index;
+  }
+};
+
+// One device of one node as the inventory knows it.
+struct Device {
+  std::string id;                 // unique in the fleet, e.g. "node7/gpu0"
+  std::string node;               // node id
+  int32_t index = 0;              // device_num on its node; the host CPU is -1
+  std::string sycl_architecture;  // e.g. "nvidia_gpu_sm_90"; may be empty
+  // kind, arch, isa, vendor, extension as reported (arch already enriched
+  // with the SYCL architecture's aliases by the catalog).
+  selector::DeviceTraits traits;
+  DeviceProperties properties;
+  DeviceIdentity identity;
+};
+
+// A job launcher's question: which variant of `kernel`, on which device?
+struct Job {
+  std::string kernel;
+  std::vector<selector::ConstructTrait> construct;  // outermost first
+  selector::ImplementationTraits implementation;
+  selector::Variables variables;
+  // Constraints: only these nodes (empty: any); only devices matching this
+  // device selector filter (empty text: any).
+  std::vector<std::string> nodes;
+  std::string device_filter;
+  Policy policy = kDefaultPolicy;
+  int top_k = 3;  // alternatives to return besides the choice
+};
+
+}  // namespace ctxsel::server
+
+#endif  // CTXSEL_SERVER_MODEL_MODEL_H_

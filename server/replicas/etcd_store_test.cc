@@ -1,0 +1,303 @@
+// EtcdStore and ReplicaSync against a real etcd on loopback
+// (tests/testing/etcd_process.h).
+#include "server/store/etcd/etcd_store.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/claims/claims.h"
+#include "server/registry/variant_registry.h"
+#include "server/replicas/replica_sync.h"
+#include "tests/testing/etcd_process.h"
+#include "tests/testing/eventually.h"
+
+namespace ctxsel::server::etcd {
+namespace {
+
+using ::ctxsel::testing::Eventually;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class EtcdStoreTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto etcd = ctxsel::testing::EtcdProcess::Start();
+    ASSERT_TRUE(etcd.ok()) << etcd.status();
+    etcd_ = etcd->release();
+  }
+  static void TearDownTestSuite() {
+    delete etcd_;
+    etcd_ = nullptr;
+  }
+  // A store on a prefix of its own, so tests do not see each other's keys.
+  std::unique_ptr<EtcdStore> OpenStore() {
+    const std::string prefix =
+        "/" +
+        std::string(
+            ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+        "/";
+    auto store = EtcdStore::Open({etcd_->endpoint()}, prefix);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+  static VariantRecord Record(const std::string& kernel,
+                              const std::string& name, int64_t order) {
+    VariantRecord record;
+    record.kernel = kernel;
+    record.name = name;
+    record.selector_text = "device={kind(gpu)}";
+    record.order = order;
+    record.metadata.adjust_args = {"need_device_ptr:a"};
+    record.metadata.source_line = 7;
+    return record;
+  }
+  // Alice's claim `id` on place 0 of n1/gpu0, expiring in a minute.
+  static ClaimRecord Claim(const std::string& id) {
+    return ClaimRecord{id,
+                       "n1",
+                       "n1/gpu0",
+                       "alice",
+                       absl::ToUnixMillis(absl::Now() + absl::Minutes(1)),
+                       "",
+                       0};
+  }
+
+  static ctxsel::testing::EtcdProcess* etcd_;
+};
+
+ctxsel::testing::EtcdProcess* EtcdStoreTest::etcd_ = nullptr;
+
+TEST(EtcdKeysTest, EscapesSlashAndPercentInNames) {
+  EXPECT_EQ(EscapeKeySegment("a/b%c"), "a%2Fb%25c");
+  EXPECT_EQ(UnescapeKeySegment("a%2Fb%25c"), "a/b%c");
+  EXPECT_EQ(UnescapeKeySegment(EscapeKeySegment("%2F/")), "%2F/");
+  EtcdKeys keys("/p/");
+  EXPECT_EQ(keys.Variant("k/1", "v"), "/p/variants/k%2F1/v");
+  EXPECT_EQ(NameAfter(keys.Variants(), keys.Variant("k/1", "v")), "k/1");
+  EXPECT_EQ(NameAfter(keys.Kernels(), keys.Kernel("k/1")), "k/1");
+}
+
+TEST(EtcdKeysTest, ParsesEtcdUrls) {
+  auto endpoints = ParseEtcdUrl("etcd://a:2379, b:2379", "store");
+  ASSERT_TRUE(endpoints.ok()) << endpoints.status();
+  EXPECT_THAT(*endpoints, ElementsAre("a:2379", "b:2379"));
+  EXPECT_THAT(ParseEtcdUrl("sqlite:/x", "store").status().message(),
+              HasSubstr("store: 'sqlite:/x' is not etcd://"));
+  EXPECT_FALSE(ParseEtcdUrl("etcd://", "store").ok());
+  EXPECT_FALSE(ParseEtcdUrl("etcd://host", "store").ok());
+}
+
+TEST_F(EtcdStoreTest, StoresVariantsWithEtcdRevisions) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  StoreBatch batch;
+  batch.puts = {Record("saxpy", "nv", 0), Record("saxpy", "a/md", 1)};
+  absl::StatusOr<int64_t> stored = store->Apply(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+
+  absl::StatusOr<StoreContents> contents = store->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->variants.size(), 2u);
+  EXPECT_EQ(contents->variants[0].name, "nv");
+  EXPECT_EQ(contents->variants[1].name, "a/md");
+  EXPECT_EQ(contents->variants[1].revision, *stored);
+  EXPECT_EQ(contents->variants[1].metadata.adjust_args[0], "need_device_ptr:a");
+  EXPECT_EQ(contents->kernel_revisions.at("saxpy"), *stored);
+  EXPECT_GE(contents->revision, *stored);
+}
+
+TEST_F(EtcdStoreTest, RefusesABatchOnAKernelChangedSince) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  StoreBatch first;
+  first.puts = {Record("k", "a", 0)};
+  first.expected_kernel_revisions["k"] = 0;
+  absl::StatusOr<int64_t> stored = store->Apply(first);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+
+  // Another writer still believes the kernel is new.
+  StoreBatch stale;
+  stale.puts = {Record("k", "b", 0), Record("other", "c", 0)};
+  stale.expected_kernel_revisions["k"] = 0;
+  absl::StatusOr<int64_t> refused = store->Apply(stale);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(
+      refused.status().message(),
+      HasSubstr(absl::StrCat("kernel k (revision ", *stored, ", expected 0)")));
+  absl::StatusOr<StoreContents> contents = store->Load();
+  ASSERT_TRUE(contents.ok());
+  ASSERT_EQ(contents->variants.size(), 1u);  // nothing of the batch
+  EXPECT_FALSE(contents->kernel_revisions.count("other"));
+
+  stale.expected_kernel_revisions["k"] = *stored;
+  EXPECT_TRUE(store->Apply(stale).ok());
+}
+
+TEST_F(EtcdStoreTest, ReplacesAKernelInOneTransaction) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  StoreBatch first;
+  first.puts = {Record("k", "a", 0), Record("k", "b", 1)};
+  ASSERT_TRUE(store->Apply(first).ok());
+  // Clearing the kernel and putting one of its old names again: etcd
+  // refuses a transaction that deletes and puts the same key.
+  StoreBatch replace;
+  replace.clear_kernels = {"k"};
+  replace.puts = {Record("k", "b", 0)};
+  absl::StatusOr<int64_t> stored = store->Apply(replace);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  absl::StatusOr<StoreContents> contents = store->Load();
+  ASSERT_TRUE(contents.ok());
+  ASSERT_EQ(contents->variants.size(), 1u);
+  EXPECT_EQ(contents->variants[0].name, "b");
+  EXPECT_EQ(contents->variants[0].revision, *stored);
+}
+
+TEST_F(EtcdStoreTest, TwoClaimsNeverShareADevicePlace) {
+  auto store = OpenStore();
+  auto other = OpenStore();  // a second replica on the same keys
+  ASSERT_NE(store, nullptr);
+  ClaimRecord claim = Claim("c-1");
+  ClaimBatch batch;
+  batch.puts = {claim};
+  ASSERT_TRUE(store->ApplyClaims(batch).ok());
+
+  ClaimRecord rival = claim;
+  rival.id = "c-2";
+  ClaimBatch second;
+  second.puts = {rival};
+  absl::Status refused = other->ApplyClaims(second);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kAborted) << refused;
+  rival.slot = 1;  // the next place (a device of capacity 2)
+  second.puts = {rival};
+  EXPECT_TRUE(other->ApplyClaims(second).ok());
+
+  // Renewing keeps the place; releasing frees it.
+  claim.expires_unix_ms += 60000;
+  batch.puts = {claim};
+  ASSERT_TRUE(other->ApplyClaims(batch).ok());
+  absl::StatusOr<std::vector<ClaimRecord>> claims = store->LoadClaims();
+  ASSERT_TRUE(claims.ok());
+  ASSERT_EQ(claims->size(), 2u);
+  EXPECT_EQ((*claims)[0].expires_unix_ms, claim.expires_unix_ms);
+  ClaimBatch release;
+  release.deletes = {"c-1"};
+  ASSERT_TRUE(store->ApplyClaims(release).ok());
+  rival.id = "c-3";
+  rival.slot = 0;
+  second.puts = {rival};
+  EXPECT_TRUE(other->ApplyClaims(second).ok());
+}
+
+// Two replicas: a registry each, on one prefix, kept in step by the watch.
+TEST_F(EtcdStoreTest, ReplicasSeeEachOthersRegistrations) {
+  auto store_a = OpenStore();
+  auto store_b = OpenStore();
+  ASSERT_NE(store_a, nullptr);
+  ASSERT_NE(store_b, nullptr);
+  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
+  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
+  ASSERT_TRUE(registry_a.ok() && registry_b.ok());
+  auto claims_a = ClaimBook::Open(store_a.get());
+  auto claims_b = ClaimBook::Open(store_b.get());
+  ASSERT_TRUE(claims_a.ok() && claims_b.ok());
+  auto sync_a =
+      ReplicaSync::Start(store_a.get(), registry_a->get(), claims_a->get());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
+  ASSERT_TRUE(sync_a.ok()) << sync_a.status();
+  ASSERT_TRUE(sync_b.ok()) << sync_b.status();
+
+  auto registered =
+      (*registry_a)
+          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  ASSERT_TRUE(
+      Eventually([&] { return (*registry_b)->Get("saxpy", "nv").ok(); }));
+  EXPECT_EQ((*registry_b)->Get("saxpy", "nv")->revision, registered->revision);
+  EXPECT_GE((*registry_b)->revision(), registered->revision);
+
+  // B appends right away: the guard sees A's change if B has not yet, and
+  // B catches up and appends after it, never over it.
+  auto appended =
+      (*registry_b)
+          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  EXPECT_EQ(appended->variants[0].order, 1);
+  ASSERT_TRUE(
+      Eventually([&] { return (*registry_a)->Get("saxpy", "amd").ok(); }));
+
+  // A name taken on the other replica is taken here too.
+  auto taken =
+      (*registry_a)
+          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists);
+
+  // Deleting the kernel on A empties it on B.
+  ASSERT_TRUE((*registry_a)->DeleteAllVariants("saxpy").ok());
+  ASSERT_TRUE(Eventually([&] {
+    return !(*registry_b)->Get("saxpy", "nv").ok() &&
+           (*registry_b)->kernel_count() == 0;
+  }));
+  // And registering it again from B (its view of the kernel is current).
+  EXPECT_TRUE(
+      (*registry_b)
+          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
+          .ok());
+}
+
+TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
+  auto store_a = OpenStore();
+  auto store_b = OpenStore();
+  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
+  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
+  auto claims_a = ClaimBook::Open(store_a.get());
+  auto claims_b = ClaimBook::Open(store_b.get());
+  ASSERT_TRUE(claims_a.ok() && claims_b.ok());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
+  ASSERT_TRUE(sync_b.ok());
+
+  ClaimRecord claim = Claim("c-9");
+  ClaimBatch batch;
+  batch.puts = {claim};
+  ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
+  ASSERT_TRUE(Eventually([&] { return (*claims_b)->Find("c-9").ok(); }));
+  batch = {};
+  batch.deletes = {"c-9"};
+  ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
+  ASSERT_TRUE(Eventually([&] { return !(*claims_b)->Find("c-9").ok(); }));
+}
+
+TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
+  auto store_a = OpenStore();
+  auto store_b = OpenStore();
+  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
+  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
+  auto claims_b = ClaimBook::Open(store_b.get());
+  ASSERT_TRUE(registry_a.ok() && registry_b.ok() && claims_b.ok());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
+  ASSERT_TRUE(sync_b.ok());
+  ASSERT_TRUE((*registry_a)
+                  ->Register("k", {{"v1", "device={kind(gpu)}", {}}}, false)
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v1").ok(); }));
+
+  etcd_->Kill();
+  auto refused =
+      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable)
+      << refused.status();
+  EXPECT_TRUE((*registry_b)->Get("k", "v1").ok());  // reads still answer
+  EXPECT_TRUE(Eventually([&] { return (*sync_b)->stale(); }));
+
+  ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
+  EXPECT_TRUE(Eventually([&] { return !(*sync_b)->stale(); }));
+  auto again =
+      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v2").ok(); }));
+}
+
+}  // namespace
+}  // namespace ctxsel::server::etcd

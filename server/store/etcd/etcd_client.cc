@@ -1,0 +1,299 @@
+#include "server/store/etcd/etcd_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server::etcd {
+namespace {
+
+// Codes that say "this endpoint did not answer": try the next one.
+bool Unreachable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+}  // namespace
+
+std::string PrefixEnd(const std::string& prefix) {
+  std::string end = prefix;
+  while (!end.empty()) {
+    if (static_cast<unsigned char>(end.back()) < 0xff) {
+      ++end.back();
+      return end;
+    }
+    end.pop_back();
+  }
+  return std::string(1, '\0');  // every key
+}
+
+absl::StatusOr<std::vector<std::string>> ParseEtcdUrl(
+    const std::string& url, const std::string& field) {
+  absl::string_view rest = url;
+  if (!absl::ConsumePrefix(&rest, "etcd://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", url, "' is not etcd://HOST:PORT[,...]"));
+  }
+  std::vector<std::string> endpoints =
+      absl::StrSplit(rest, ',', absl::SkipWhitespace());
+  if (endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": no etcd endpoint in '", url, "'"));
+  }
+  for (std::string& endpoint : endpoints) {
+    endpoint = std::string(absl::StripAsciiWhitespace(endpoint));
+    if (!absl::StrContains(endpoint, ':')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": etcd endpoint '", endpoint, "' has no :PORT"));
+    }
+  }
+  return endpoints;
+}
+
+absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
+    const std::vector<std::string>& addresses, EtcdClientOptions options) {
+  if (addresses.empty()) {
+    return absl::InvalidArgumentError("no etcd endpoint");
+  }
+  std::vector<Endpoint> endpoints;
+  for (const std::string& address : addresses) {
+    grpc::ChannelArguments arguments;
+    // Come back quickly when etcd returns (the default backoff grows to 2
+    // minutes).
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    Endpoint endpoint;
+    endpoint.address = address;
+    endpoint.channel = grpc::CreateCustomChannel(
+        address, grpc::InsecureChannelCredentials(), arguments);
+    endpoint.kv = etcdserverpb::KV::NewStub(endpoint.channel);
+    endpoint.lease = etcdserverpb::Lease::NewStub(endpoint.channel);
+    endpoints.push_back(std::move(endpoint));
+  }
+  return std::unique_ptr<EtcdClient>(
+      new EtcdClient(std::move(endpoints), options));
+}
+
+std::string EtcdClient::Describe() const {
+  std::vector<std::string> addresses;
+  for (const Endpoint& e : endpoints_) addresses.push_back(e.address);
+  return absl::StrJoin(addresses, ",");
+}
+
+absl::Status EtcdClient::CallWithFailover(
+    const std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>& call) {
+  const size_t first = current_.load();
+  grpc::Status last;
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    const size_t index = (first + i) % endpoints_.size();
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoMilliseconds(options_.call_timeout));
+    last = call(endpoints_[index], context);
+    if (!Unreachable(last)) {
+      current_.store(index);
+      return FromGrpc(last);
+    }
+  }
+  return absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
+                                             "): ", last.error_message()));
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
+    const std::string& key, const std::string& range_end, int64_t revision) {
+  etcdserverpb::RangeRequest request;
+  request.set_key(key);
+  request.set_range_end(range_end);
+  request.set_revision(revision);
+  return Range(request);
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
+    const etcdserverpb::RangeRequest& request) {
+  etcdserverpb::RangeResponse response;
+  absl::Status status =
+      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Range(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
+    const etcdserverpb::TxnRequest& request) {
+  etcdserverpb::TxnResponse response;
+  absl::Status status =
+      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Txn(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<etcdserverpb::PutResponse> EtcdClient::Put(
+    const std::string& key, const std::string& value, int64_t lease) {
+  etcdserverpb::PutRequest request;
+  request.set_key(key);
+  request.set_value(value);
+  request.set_lease(lease);
+  etcdserverpb::PutResponse response;
+  absl::Status status =
+      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Put(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<int64_t> EtcdClient::LeaseGrant(absl::Duration ttl) {
+  etcdserverpb::LeaseGrantRequest request;
+  request.set_ttl(std::max<int64_t>(
+      1, absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1)))));
+  etcdserverpb::LeaseGrantResponse response;
+  absl::Status status =
+      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+        return e.lease->LeaseGrant(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  if (!response.error().empty()) {
+    return absl::UnavailableError("etcd lease grant: " + response.error());
+  }
+  return response.id();
+}
+
+absl::Status EtcdClient::LeaseRevoke(int64_t lease) {
+  etcdserverpb::LeaseRevokeRequest request;
+  request.set_id(lease);
+  etcdserverpb::LeaseRevokeResponse response;
+  return CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+    return e.lease->LeaseRevoke(&context, request, &response);
+  });
+}
+
+absl::StatusOr<absl::Duration> EtcdClient::LeaseKeepAlive(int64_t lease) {
+  etcdserverpb::LeaseKeepAliveResponse response;
+  absl::Status status =
+      CallWithFailover([&](Endpoint& e, grpc::ClientContext& context) {
+        auto stream = e.lease->LeaseKeepAlive(&context);
+        etcdserverpb::LeaseKeepAliveRequest request;
+        request.set_id(lease);
+        if (stream->Write(request) && stream->Read(&response)) {
+          stream->WritesDone();
+          context.TryCancel();
+          return grpc::Status::OK;
+        }
+        return stream->Finish();
+      });
+  if (!status.ok()) return status;
+  if (response.ttl() <= 0) {
+    return absl::NotFoundError(absl::StrCat("etcd lease ", lease, " expired"));
+  }
+  return absl::Seconds(response.ttl());
+}
+
+std::unique_ptr<EtcdWatch> EtcdClient::Watch(const std::string& key,
+                                             const std::string& range_end,
+                                             int64_t start_revision,
+                                             WatchCallbacks callbacks) {
+  return std::unique_ptr<EtcdWatch>(new EtcdWatch(
+      this, key, range_end, start_revision, std::move(callbacks)));
+}
+
+EtcdWatch::EtcdWatch(EtcdClient* client, std::string key, std::string range_end,
+                     int64_t start_revision,
+                     EtcdClient::WatchCallbacks callbacks)
+    : client_(client),
+      key_(std::move(key)),
+      range_end_(std::move(range_end)),
+      callbacks_(std::move(callbacks)),
+      next_revision_(start_revision) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+EtcdWatch::~EtcdWatch() {
+  stop_.Notify();
+  {
+    absl::MutexLock lock(&mu_);
+    if (context_ != nullptr) context_->TryCancel();
+  }
+  thread_.join();
+}
+
+void EtcdWatch::Run() {
+  absl::Duration backoff = absl::Milliseconds(50);
+  size_t endpoint = client_->current_.load();
+  bool connected = true;  // as the caller assumes at the start
+  while (!stop_.HasBeenNotified()) {
+    bool delivered_any = false;
+    if (!RunStream(endpoint, delivered_any)) return;
+    if (connected && callbacks_.on_state) callbacks_.on_state(false);
+    connected = false;
+    if (delivered_any) backoff = absl::Milliseconds(50);
+    if (stop_.WaitForNotificationWithTimeout(backoff)) return;
+    backoff = std::min(2 * backoff, absl::Seconds(2));
+    endpoint = (endpoint + 1) % client_->endpoints_.size();
+    // Reconnected: RunStream reports true through on_state once created.
+    connected = false;
+  }
+}
+
+bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any) {
+  auto& endpoint = client_->endpoints_[endpoint_index];
+  auto stub = etcdserverpb::Watch::NewStub(endpoint.channel);
+  grpc::ClientContext context;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_.HasBeenNotified()) return false;
+    context_ = &context;
+  }
+  auto stream = stub->Watch(&context);
+  etcdserverpb::WatchRequest request;
+  auto* create = request.mutable_create_request();
+  create->set_key(key_);
+  create->set_range_end(range_end_);
+  create->set_start_revision(next_revision_);
+  bool ok = stream->Write(request);
+  etcdserverpb::WatchResponse response;
+  while (ok && stream->Read(&response)) {
+    if (response.created()) {
+      client_->current_.store(endpoint_index);
+      if (callbacks_.on_state) callbacks_.on_state(true);
+    }
+    if (response.compact_revision() > 0) {
+      spdlog::warn("etcd watch of {}: revision {} compacted (oldest {})", key_,
+                   next_revision_, response.compact_revision());
+      next_revision_ =
+          callbacks_.on_compacted
+              ? callbacks_.on_compacted(response.compact_revision()) + 1
+              : response.compact_revision();
+      break;
+    }
+    if (response.canceled()) break;
+    if (response.events_size() > 0) {
+      callbacks_.on_events(response);
+      delivered_any = true;
+      next_revision_ =
+          response.events(response.events_size() - 1).kv().mod_revision() + 1;
+    }
+  }
+  context.TryCancel();
+  stream->Finish();
+  absl::MutexLock lock(&mu_);
+  context_ = nullptr;
+  return !stop_.HasBeenNotified();
+}
+
+}  // namespace ctxsel::server::etcd

@@ -1,0 +1,150 @@
+// etcd_client.h: a small client of etcd's v3 gRPC API (third_party/etcd),
+// on our own gRPC stack: the KV calls, leases and watches the etcd store
+// (etcd_store.h) and replica sync (replica_sync.h) need, over one or more
+// endpoints. A call that cannot reach an endpoint (UNAVAILABLE, or no
+// answer within the call timeout) is tried on the next one, once around
+// the list; when none answers the call fails with UNAVAILABLE "etcd
+// unreachable (127.0.0.1:2379, ...): ...". etcd's own errors keep their
+// gRPC code.
+//
+//   absl::StatusOr<std::unique_ptr<EtcdClient>> etcd =
+//       EtcdClient::Create({"10.0.0.1:2379", "10.0.0.2:2379"});
+//   absl::StatusOr<etcdserverpb::RangeResponse> all =
+//       (*etcd)->Range("/ctxsel/", PrefixEnd("/ctxsel/"));
+//
+// Thread safety: every method may be called from any thread.
+#ifndef CTXSEL_SERVER_STORE_ETCD_ETCD_CLIENT_H_
+#define CTXSEL_SERVER_STORE_ETCD_ETCD_CLIENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+
+namespace ctxsel::server::etcd {
+
+// The end of the range of keys that start with `prefix` (etcd's range_end).
+std::string PrefixEnd(const std::string& prefix);
+
+// "etcd://HOST:PORT[,HOST:PORT...]" -> the endpoints. InvalidArgumentError
+// naming `field` for another scheme or an empty list.
+absl::StatusOr<std::vector<std::string>> ParseEtcdUrl(const std::string& url,
+                                                      const std::string& field);
+
+struct EtcdClientOptions {
+  // How long one call may wait for one endpoint.
+  absl::Duration call_timeout = absl::Seconds(2);
+};
+
+class EtcdWatch;
+
+class EtcdClient {
+ public:
+  // Makes channels to `endpoints` (host:port); calls nothing yet.
+  static absl::StatusOr<std::unique_ptr<EtcdClient>> Create(
+      const std::vector<std::string>& endpoints,
+      EtcdClientOptions options = {});
+
+  absl::StatusOr<etcdserverpb::RangeResponse> Range(
+      const std::string& key, const std::string& range_end,
+      int64_t revision = 0);
+  absl::StatusOr<etcdserverpb::RangeResponse> Range(
+      const etcdserverpb::RangeRequest& request);
+  absl::StatusOr<etcdserverpb::TxnResponse> Txn(
+      const etcdserverpb::TxnRequest& request);
+  absl::StatusOr<etcdserverpb::PutResponse> Put(const std::string& key,
+                                                const std::string& value,
+                                                int64_t lease = 0);
+
+  // A new lease of `ttl` (whole seconds, at least 1); its id.
+  absl::StatusOr<int64_t> LeaseGrant(absl::Duration ttl);
+  // NotFound when the lease is gone already.
+  absl::Status LeaseRevoke(int64_t lease);
+  // Renews `lease` once; its remaining TTL. NotFoundError when it expired.
+  absl::StatusOr<absl::Duration> LeaseKeepAlive(int64_t lease);
+
+  // Streams the events of the keys in [key, range_end) from
+  // `start_revision` on to `on_events` (on the watch's thread), each
+  // revision's events in one call. When the stream breaks it is opened
+  // again (next endpoint, growing backoff up to 2 s) from the revision
+  // after the last one delivered, and `on_state` (if set) is told false,
+  // then true once a stream is in place again. When the revision asked for
+  // has been compacted away, `on_compacted` is called with the oldest
+  // revision still held: the caller reads the whole range again and
+  // returns the revision it read at; the watch goes on after it.
+  struct WatchCallbacks {
+    std::function<void(const etcdserverpb::WatchResponse&)> on_events;
+    std::function<void(bool connected)> on_state;
+    std::function<int64_t(int64_t compact_revision)> on_compacted;
+  };
+  std::unique_ptr<EtcdWatch> Watch(const std::string& key,
+                                   const std::string& range_end,
+                                   int64_t start_revision,
+                                   WatchCallbacks callbacks);
+
+  // "127.0.0.1:2379,127.0.0.1:22379", for logs and errors.
+  std::string Describe() const;
+
+ private:
+  struct Endpoint {
+    std::string address;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<etcdserverpb::KV::Stub> kv;
+    std::unique_ptr<etcdserverpb::Lease::Stub> lease;
+  };
+  friend class EtcdWatch;
+
+  EtcdClient(std::vector<Endpoint> endpoints, EtcdClientOptions options)
+      : endpoints_(std::move(endpoints)), options_(options) {}
+  // Runs `call` on each endpoint from the current one until one answers;
+  // the one that answered becomes current.
+  absl::Status CallWithFailover(
+      const std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>& call);
+
+  std::vector<Endpoint> endpoints_;
+  const EtcdClientOptions options_;
+  std::atomic<size_t> current_{0};
+};
+
+// A running watch (EtcdClient::Watch); destroying it cancels the stream
+// and joins its thread. The EtcdClient must outlive it.
+class EtcdWatch {
+ public:
+  ~EtcdWatch();
+  EtcdWatch(const EtcdWatch&) = delete;
+  EtcdWatch& operator=(const EtcdWatch&) = delete;
+
+ private:
+  friend class EtcdClient;
+  EtcdWatch(EtcdClient* client, std::string key, std::string range_end,
+            int64_t start_revision, EtcdClient::WatchCallbacks callbacks);
+  void Run();
+  // One stream, until it breaks or the watch stops; false when stopping.
+  bool RunStream(size_t endpoint, bool& delivered_any);
+
+  EtcdClient* const client_;
+  const std::string key_;
+  const std::string range_end_;
+  const EtcdClient::WatchCallbacks callbacks_;
+  int64_t next_revision_;  // only the watch thread touches it
+  absl::Notification stop_;
+  absl::Mutex mu_;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::thread thread_;
+};
+
+}  // namespace ctxsel::server::etcd
+
+#endif  // CTXSEL_SERVER_STORE_ETCD_ETCD_CLIENT_H_

@@ -1,0 +1,426 @@
+#include "server/store/etcd/etcd_store.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server::etcd {
+namespace {
+
+using etcdserverpb::Compare;
+using etcdserverpb::RequestOp;
+using etcdserverpb::TxnRequest;
+using Json = nlohmann::json;
+
+// A claim's lease outlives its expiry by this much: the ClaimBook judges
+// expiry by its own clock, the lease only cleans etcd up.
+constexpr absl::Duration kLeaseSlack = absl::Seconds(5);
+
+void AddPut(TxnRequest& txn, const std::string& key, const std::string& value,
+            int64_t lease = 0) {
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(value);
+  put->set_lease(lease);
+}
+
+void AddDelete(TxnRequest& txn, const std::string& key,
+               const std::string& range_end = "") {
+  auto* del = txn.add_success()->mutable_request_delete_range();
+  del->set_key(key);
+  del->set_range_end(range_end);
+}
+
+void AddCompare(TxnRequest& txn, const std::string& key,
+                Compare::CompareTarget target, int64_t revision) {
+  Compare* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_target(target);
+  compare->set_result(Compare::EQUAL);
+  if (target == Compare::MOD) {
+    compare->set_mod_revision(revision);
+  } else {
+    compare->set_create_revision(revision);
+  }
+}
+
+// Store errors go to clients as they are; say what failed.
+absl::Status Failed(const absl::Status& status, const std::string& what) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat(what, " was not applied: ", status.message()));
+}
+
+}  // namespace
+
+std::string EscapeKeySegment(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '/') {
+      out += "%2F";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UnescapeKeySegment(const std::string& segment) {
+  std::string out;
+  for (size_t i = 0; i < segment.size(); ++i) {
+    if (segment.compare(i, 3, "%25") == 0) {
+      out += '%';
+      i += 2;
+    } else if (segment.compare(i, 3, "%2F") == 0) {
+      out += '/';
+      i += 2;
+    } else {
+      out += segment[i];
+    }
+  }
+  return out;
+}
+
+std::string NameAfter(const std::string& folder, const std::string& key) {
+  const std::string rest = key.substr(folder.size());
+  return UnescapeKeySegment(rest.substr(0, rest.find('/')));
+}
+
+std::string VariantValue(const VariantRecord& record) {
+  return Json{{"kernel", record.kernel},
+              {"name", record.name},
+              {"selector", record.selector_text},
+              {"order", record.order},
+              {"adjust_args", record.metadata.adjust_args},
+              {"append_args", record.metadata.append_args},
+              {"source_file", record.metadata.source_file},
+              {"source_line", record.metadata.source_line}}
+      .dump();
+}
+
+absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
+  try {
+    const Json json = Json::parse(value);
+    VariantRecord record;
+    record.kernel = json.at("kernel").get<std::string>();
+    record.name = json.at("name").get<std::string>();
+    record.selector_text = json.at("selector").get<std::string>();
+    record.order = json.at("order").get<int64_t>();
+    record.metadata.adjust_args =
+        json.value("adjust_args", std::vector<std::string>{});
+    record.metadata.append_args =
+        json.value("append_args", std::vector<std::string>{});
+    record.metadata.source_file = json.value("source_file", "");
+    record.metadata.source_line = json.value("source_line", 0);
+    return record;
+  } catch (const Json::exception& e) {
+    return absl::DataLossError(
+        absl::StrCat("not a stored variant: ", e.what()));
+  }
+}
+
+std::string ClaimValue(const ClaimRecord& record) {
+  return Json{{"id", record.id},
+              {"node", record.node},
+              {"device", record.device},
+              {"holder", record.holder},
+              {"expires_unix_ms", record.expires_unix_ms},
+              {"owner", record.owner},
+              {"slot", record.slot}}
+      .dump();
+}
+
+absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value) {
+  try {
+    const Json json = Json::parse(value);
+    ClaimRecord record;
+    record.id = json.at("id").get<std::string>();
+    record.node = json.at("node").get<std::string>();
+    record.device = json.at("device").get<std::string>();
+    record.holder = json.value("holder", "");
+    record.expires_unix_ms = json.at("expires_unix_ms").get<int64_t>();
+    record.owner = json.value("owner", "");
+    record.slot = json.value("slot", 0);
+    return record;
+  } catch (const Json::exception& e) {
+    return absl::DataLossError(absl::StrCat("not a stored claim: ", e.what()));
+  }
+}
+
+std::string EtcdKeys::ClaimSlot(const ClaimRecord& claim) const {
+  return absl::StrCat(prefix_, "claim-slots/", EscapeKeySegment(claim.node),
+                      "/", EscapeKeySegment(claim.device), "/", claim.slot);
+}
+
+absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
+    const std::vector<std::string>& endpoints, const std::string& prefix,
+    EtcdClientOptions options) {
+  if (prefix.empty() || prefix.back() != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("store_prefix: '", prefix, "' must end with '/'"));
+  }
+  // One cheap read: a wrong address fails here, not at the first write.
+  // Fresh channels for each try: a channel whose first connection met an
+  // etcd that was not serving yet kept failing for many seconds.
+  const absl::Time deadline = absl::Now() + kOpenPatience;
+  for (;;) {
+    CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
+                            EtcdClient::Create(endpoints, options));
+    absl::StatusOr<etcdserverpb::RangeResponse> probe =
+        client->Range(prefix, "");
+    if (probe.ok()) {
+      return std::unique_ptr<EtcdStore>(
+          new EtcdStore(std::move(client), prefix));
+    }
+    if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
+      return probe.status();
+    }
+    spdlog::warn("waiting for etcd: {}", probe.status().ToString());
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+}
+
+std::string EtcdStore::Describe() const {
+  return absl::StrCat("etcd://", client_->Describe(), " prefix ",
+                      keys_.prefix());
+}
+
+absl::StatusOr<StoreContents> EtcdStore::Load() {
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse variants,
+      client_->Range(keys_.Variants(), PrefixEnd(keys_.Variants())));
+  const int64_t revision = variants.header().revision();
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse kernels,
+      client_->Range(keys_.Kernels(), PrefixEnd(keys_.Kernels()), revision));
+
+  StoreContents contents;
+  contents.revision = revision;
+  for (const mvccpb::KeyValue& kv : kernels.kvs()) {
+    contents.kernel_revisions[NameAfter(keys_.Kernels(), kv.key())] =
+        kv.mod_revision();
+  }
+  for (const mvccpb::KeyValue& kv : variants.kvs()) {
+    absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
+    if (!record.ok()) {
+      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
+                                              ": ", record.status().message()));
+    }
+    record->revision = kv.mod_revision();
+    contents.variants.push_back(*std::move(record));
+  }
+  std::sort(contents.variants.begin(), contents.variants.end(),
+            [](const VariantRecord& a, const VariantRecord& b) {
+              return std::tie(a.kernel, a.order) < std::tie(b.kernel, b.order);
+            });
+  absl::MutexLock lock(&mu_);
+  loaded_revision_ = revision;
+  return contents;
+}
+
+int64_t EtcdStore::loaded_revision() const {
+  absl::MutexLock lock(&mu_);
+  return loaded_revision_;
+}
+
+absl::StatusOr<int64_t> EtcdStore::Apply(const StoreBatch& batch) {
+  TxnRequest txn;
+  std::map<std::string, int64_t> guards = batch.expected_kernel_revisions;
+  std::set<std::string> put_keys;
+  std::set<std::string> touched;
+  for (const VariantRecord& record : batch.puts) {
+    put_keys.insert(keys_.Variant(record.kernel, record.name));
+  }
+  // etcd refuses a transaction that deletes a key it also puts, so a
+  // cleared kernel's keys are deleted one by one, as read now; the guard
+  // on the kernel's revision makes sure they are still the kernel's keys.
+  for (const std::string& kernel : batch.clear_kernels) {
+    touched.insert(kernel);
+    absl::StatusOr<etcdserverpb::RangeResponse> existing = client_->Range(
+        keys_.KernelVariants(kernel), PrefixEnd(keys_.KernelVariants(kernel)));
+    if (!existing.ok()) return Failed(existing.status(), "the write");
+    if (!guards.count(kernel)) {
+      absl::StatusOr<etcdserverpb::RangeResponse> marker = client_->Range(
+          keys_.Kernel(kernel), "", existing->header().revision());
+      if (!marker.ok()) return Failed(marker.status(), "the write");
+      guards[kernel] = marker->kvs_size() ? marker->kvs(0).mod_revision() : 0;
+    }
+    for (const mvccpb::KeyValue& kv : existing->kvs()) {
+      if (!put_keys.count(kv.key())) AddDelete(txn, kv.key());
+    }
+  }
+  for (const auto& [kernel, name] : batch.deletes) {
+    touched.insert(kernel);
+    const std::string key = keys_.Variant(kernel, name);
+    if (!put_keys.count(key)) AddDelete(txn, key);
+  }
+  for (const VariantRecord& record : batch.puts) {
+    touched.insert(record.kernel);
+    AddPut(txn, keys_.Variant(record.kernel, record.name),
+           VariantValue(record));
+  }
+  for (const std::string& kernel : touched)
+    AddPut(txn, keys_.Kernel(kernel), "");
+  for (const auto& [kernel, revision] : guards) {
+    AddCompare(txn, keys_.Kernel(kernel), Compare::MOD, revision);
+    txn.add_failure()->mutable_request_range()->set_key(keys_.Kernel(kernel));
+  }
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  if (!response.ok()) return Failed(response.status(), "the write");
+  if (!response->succeeded()) {
+    std::vector<std::string> changed;
+    int i = 0;
+    for (const auto& [kernel, expected] : guards) {
+      const auto& kvs = response->responses(i++).response_range().kvs();
+      const int64_t now = kvs.empty() ? 0 : kvs[0].mod_revision();
+      if (now != expected) {
+        changed.push_back(absl::StrCat(kernel, " (revision ", now,
+                                       ", expected ", expected, ")"));
+      }
+    }
+    return absl::AbortedError(absl::StrCat(
+        "another server changed kernel ", absl::StrJoin(changed, ", "),
+        " first; the write was not applied"));
+  }
+  return response->header().revision();
+}
+
+absl::StatusOr<StoreSummary> EtcdStore::Backup(const std::string&) {
+  return absl::UnimplementedError(
+      "the etcd store is backed up with `etcdctl snapshot save` "
+      "(docs/deployment.md)");
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse claims,
+      client_->Range(keys_.Claims(), PrefixEnd(keys_.Claims())));
+  std::vector<ClaimRecord> records;
+  for (const mvccpb::KeyValue& kv : claims.kvs()) {
+    absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
+    if (!record.ok()) {
+      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
+                                              ": ", record.status().message()));
+    }
+    records.push_back(*std::move(record));
+  }
+  return records;
+}
+
+absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
+  TxnRequest txn;
+  std::vector<int64_t> old_leases;  // revoked once the batch holds
+  std::vector<int64_t> new_leases;  // revoked if it does not
+  auto revoke = [&](const std::vector<int64_t>& leases) {
+    for (int64_t lease : leases) client_->LeaseRevoke(lease).IgnoreError();
+  };
+  for (const std::string& id : batch.deletes) {
+    absl::StatusOr<etcdserverpb::RangeResponse> stored =
+        client_->Range(keys_.Claim(id), "");
+    if (!stored.ok()) return Failed(stored.status(), "the claim change");
+    if (stored->kvs_size() == 0) continue;  // gone already
+    const mvccpb::KeyValue& kv = stored->kvs(0);
+    AddDelete(txn, kv.key());
+    absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
+    if (record.ok()) AddDelete(txn, keys_.ClaimSlot(*record));
+    if (kv.lease() != 0) old_leases.push_back(kv.lease());
+  }
+  const absl::Time now = absl::Now();
+  for (const ClaimRecord& record : batch.puts) {
+    absl::StatusOr<etcdserverpb::RangeResponse> stored =
+        client_->Range(keys_.Claim(record.id), "");
+    if (!stored.ok()) {
+      revoke(new_leases);
+      return Failed(stored.status(), "the claim");
+    }
+    if (stored->kvs_size() > 0) {
+      // A renewal: it still holds its place if nobody changed the claim.
+      AddCompare(txn, keys_.Claim(record.id), Compare::MOD,
+                 stored->kvs(0).mod_revision());
+      if (stored->kvs(0).lease() != 0) {
+        old_leases.push_back(stored->kvs(0).lease());
+      }
+    } else {
+      // A new claim: its place must be free.
+      AddCompare(txn, keys_.ClaimSlot(record), Compare::CREATE, 0);
+    }
+    absl::StatusOr<int64_t> lease = client_->LeaseGrant(
+        absl::FromUnixMillis(record.expires_unix_ms) - now + kLeaseSlack);
+    if (!lease.ok()) {
+      revoke(new_leases);
+      return Failed(lease.status(), "the claim");
+    }
+    new_leases.push_back(*lease);
+    AddPut(txn, keys_.Claim(record.id), ClaimValue(record), *lease);
+    AddPut(txn, keys_.ClaimSlot(record), record.id, *lease);
+  }
+  if (txn.success_size() == 0) return absl::OkStatus();
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  if (!response.ok() || !response->succeeded()) {
+    revoke(new_leases);
+    if (!response.ok()) return Failed(response.status(), "the claim");
+    return absl::AbortedError(
+        "another server claimed the device first; the claim was not made");
+  }
+  revoke(old_leases);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(
+    const std::vector<ClaimRecord>& wanted) {
+  std::vector<ClaimRecord> holders;
+  for (const ClaimRecord& place : wanted) {
+    CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse slot,
+                            client_->Range(keys_.ClaimSlot(place), ""));
+    if (slot.kvs_size() == 0 || slot.kvs(0).value() == place.id) continue;
+    CTXSEL_ASSIGN_OR_RETURN(
+        etcdserverpb::RangeResponse claim,
+        client_->Range(keys_.Claim(slot.kvs(0).value()), ""));
+    if (claim.kvs_size() == 0) continue;  // released meanwhile
+    absl::StatusOr<ClaimRecord> record = ClaimFromValue(claim.kvs(0).value());
+    if (record.ok()) holders.push_back(*std::move(record));
+  }
+  return holders;
+}
+
+void EtcdStore::MarkApplied(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (!applied_revision_ || *applied_revision_ < revision) {
+    applied_revision_ = revision;
+  }
+}
+
+void EtcdStore::CatchUp() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!applied_revision_) return;
+  }
+  // The last change under the prefix that still has a key: the kernel or
+  // claim place that made the write fail is one.
+  etcdserverpb::RangeRequest latest;
+  latest.set_key(keys_.prefix());
+  latest.set_range_end(PrefixEnd(keys_.prefix()));
+  latest.set_sort_target(etcdserverpb::RangeRequest::MOD);
+  latest.set_sort_order(etcdserverpb::RangeRequest::DESCEND);
+  latest.set_limit(1);
+  latest.set_keys_only(true);
+  absl::StatusOr<etcdserverpb::RangeResponse> now = client_->Range(latest);
+  if (!now.ok() || now->kvs_size() == 0) return;
+  const int64_t target = now->kvs(0).mod_revision();
+  absl::MutexLock lock(&mu_);
+  auto caught_up = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return *applied_revision_ >= target;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&caught_up), absl::Seconds(2));
+}
+
+}  // namespace ctxsel::server::etcd

@@ -1,0 +1,669 @@
+#include "server/store/sqlite_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace ctxsel::server {
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS variants (
+  kernel TEXT NOT NULL,
+  name TEXT NOT NULL,
+  selector TEXT NOT NULL,
+  ord INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  adjust_args TEXT NOT NULL,
+  append_args TEXT NOT NULL,
+  source_file TEXT NOT NULL,
+  source_line INTEGER NOT NULL,
+  PRIMARY KEY (kernel, name));
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', 0);
+)sql";
+
+// Claims (server/claims/claims.h); see the claims block at the end of this
+// file.
+constexpr char kClaimsSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS claims (
+  id TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  device TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  expires_unix_ms INTEGER NOT NULL,
+  owner TEXT NOT NULL DEFAULT '');
+)sql";
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Statement& Bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int i, int64_t value) {
+    sqlite3_bind_int64(stmt_, i, value);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return rc_ = sqlite3_step(stmt_); }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    return text == nullptr ? std::string()
+                           : std::string(reinterpret_cast<const char*>(text));
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  int rc() const { return rc_; }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+// The canonical code of a failed SQLite call: a full disk (or the
+// max_bytes limit) is RESOURCE_EXHAUSTED, corruption DATA_LOSS, the rest
+// INTERNAL.
+absl::StatusCode CodeFor(sqlite3* db, int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return absl::StatusCode::kResourceExhausted;
+    case SQLITE_IOERR: {
+      const int error = sqlite3_system_errno(db);
+      return error == ENOSPC || error == EDQUOT
+                 ? absl::StatusCode::kResourceExhausted
+                 : absl::StatusCode::kInternal;
+    }
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::StatusCode::kDataLoss;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+// The detailed error, naming the file: for the server log and for errors
+// at start, which only the operator sees.
+absl::Status SqliteError(sqlite3* db, int rc, const std::string& path,
+                         absl::string_view what) {
+  return absl::Status(CodeFor(db, rc),
+                      absl::StrCat("store ", path, ": ", what, ": ",
+                                   sqlite3_errmsg(db), " (sqlite ", rc, ")"));
+}
+
+// What a client is told for each code of `SqliteError`: no file names,
+// which are the server's business.
+struct ClientMessage {
+  absl::StatusCode code;
+  const char* text;
+};
+constexpr ClientMessage kClientMessages[] = {
+    {absl::StatusCode::kResourceExhausted, "the server's disk is full"},
+    {absl::StatusCode::kDataLoss, "the server's variant store is damaged"},
+};
+constexpr char kOtherClientMessage[] = "the server's variant store failed";
+
+// Logs `detailed` and returns the same code with a message for the client:
+// "the server's disk is full; the write was not applied (...)".
+absl::Status ClientError(const absl::Status& detailed,
+                         absl::string_view consequence) {
+  spdlog::error("{}", std::string(detailed.message()));
+  const char* text = kOtherClientMessage;
+  for (const ClientMessage& message : kClientMessages) {
+    if (message.code == detailed.code()) text = message.text;
+  }
+  return absl::Status(
+      detailed.code(),
+      absl::StrCat(text, "; ", consequence, " (details in the server log)"));
+}
+
+absl::Status Exec(sqlite3* db, const std::string& path, const char* sql) {
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, path, sql);
+  return absl::OkStatus();
+}
+
+// Runs a one-row, one-column query and returns the value as text.
+absl::StatusOr<std::string> QueryText(sqlite3* db, const std::string& path,
+                                      const char* sql) {
+  Statement statement(db, sql);
+  if (!statement.ok()) return SqliteError(db, statement.rc(), path, sql);
+  if (statement.Step() != SQLITE_ROW) {
+    return SqliteError(db, statement.rc(), path, sql);
+  }
+  return statement.Text(0);
+}
+
+absl::StatusOr<int64_t> QueryInt(sqlite3* db, const std::string& path,
+                                 const char* sql) {
+  CTXSEL_ASSIGN_OR_RETURN(std::string text, QueryText(db, path, sql));
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, ": ", sql, ": not a number: ", text));
+  }
+  return value;
+}
+
+absl::Status CheckIntegrity(sqlite3* db, const std::string& path) {
+  CTXSEL_ASSIGN_OR_RETURN(std::string check,
+                          QueryText(db, path, "PRAGMA integrity_check"));
+  if (check != "ok") {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, " is corrupt (integrity_check: ", check,
+                     "); restore it from a backup or move it away"));
+  }
+  return absl::OkStatus();
+}
+
+constexpr const char* kTables[] = {"meta", "variants"};
+
+// The tables of kSchema that the database lacks.
+absl::StatusOr<std::vector<std::string>> MissingTables(
+    sqlite3* db, const std::string& path) {
+  std::vector<std::string> missing;
+  for (const char* table : kTables) {
+    constexpr char kSql[] =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?";
+    Statement statement(db, kSql);
+    statement.Bind(1, std::string(table));
+    if (!statement.ok() || statement.Step() != SQLITE_ROW) {
+      return SqliteError(db, statement.rc(), path, kSql);
+    }
+    if (statement.Int(0) == 0) missing.push_back(table);
+  }
+  return missing;
+}
+
+absl::Status CheckSchemaVersion(sqlite3* db, const std::string& path) {
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::string version,
+      QueryText(db, path,
+                "SELECT value FROM meta WHERE key = 'schema_version'"));
+  if (version != std::to_string(kSchemaVersion)) {
+    return absl::DataLossError(
+        absl::StrCat("store ", path, " has schema version ", version,
+                     "; this server reads version ", kSchemaVersion));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreSummary> ReadSummary(sqlite3* db, const std::string& path) {
+  StoreSummary summary;
+  CTXSEL_ASSIGN_OR_RETURN(
+      int64_t revision,
+      QueryInt(db, path, "SELECT value FROM meta WHERE key = 'revision'"));
+  summary.revision = revision;
+  CTXSEL_ASSIGN_OR_RETURN(int64_t variants,
+                          QueryInt(db, path, "SELECT count(*) FROM variants"));
+  summary.variant_count = variants;
+  CTXSEL_ASSIGN_OR_RETURN(
+      int64_t kernels,
+      QueryInt(db, path, "SELECT count(DISTINCT kernel) FROM variants"));
+  summary.kernel_count = kernels;
+  return summary;
+}
+
+std::string InDir(const std::string& dir, absl::string_view name) {
+  return (std::filesystem::path(dir) / std::string(name)).string();
+}
+
+// DATA_LOSS for a database that holds less than DIR/STATE says it did.
+absl::Status Lost(const std::string& path, const std::string& dir,
+                  absl::string_view found, const StoreState& state) {
+  const std::string state_path = InDir(dir, kStateFileName);
+  return absl::DataLossError(absl::StrCat(
+      "store ", path, " ", found, ", but ", state_path, " records revision ",
+      state.revision, " with ", state.variant_count,
+      " variant(s): committed data is gone (database or its WAL deleted, "
+      "emptied or damaged). Start with --data_dir of a backup (see "
+      "docs/operations.md), or remove ",
+      state_path, " to accept the loss"));
+}
+
+// Copies the backup `file` to `path` (= DIR/ctxsel.db), which must not
+// exist yet, through a synced temporary file and a rename.
+absl::Status RestoreInto(const std::string& file, const std::string& dir,
+                         const std::string& path) {
+  for (const std::string& taken :
+       {path, path + "-wal", InDir(dir, kStateFileName)}) {
+    if (std::filesystem::exists(taken)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--restore_from: data directory ", dir, " already holds a store (",
+          taken, "); restore into a new --data_dir"));
+    }
+  }
+  absl::StatusOr<StoreSummary> summary = SqliteStore::Inspect(file);
+  if (!summary.ok()) {
+    return absl::Status(
+        summary.status().code(),
+        absl::StrCat("--restore_from: ", summary.status().message()));
+  }
+  const std::string tmp = path + ".restore";
+  std::error_code error;
+  std::filesystem::copy_file(
+      file, tmp, std::filesystem::copy_options::overwrite_existing, error);
+  const int fd = error ? -1 : open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  if (error || !synced || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::filesystem::remove(tmp, error);
+    return absl::InternalError(
+        absl::StrCat("--restore_from: cannot copy ", file, " to ", path));
+  }
+  spdlog::info("restored revision {} ({} variant(s) of {} kernel(s)) from {}",
+               summary->revision, summary->variant_count, summary->kernel_count,
+               file);
+  return absl::OkStatus();
+}
+
+std::string ToJson(const std::vector<std::string>& list) {
+  return nlohmann::json(list).dump();
+}
+
+absl::StatusOr<std::vector<std::string>> FromJson(const std::string& text) {
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_array()) {
+    return absl::DataLossError(absl::StrCat("malformed list '", text, "'"));
+  }
+  std::vector<std::string> list;
+  for (const nlohmann::json& item : parsed) {
+    if (!item.is_string()) {
+      return absl::DataLossError(absl::StrCat("malformed list '", text, "'"));
+    }
+    list.push_back(item.get<std::string>());
+  }
+  return list;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
+    const std::string& data_dir, const SqliteStoreOptions& options) {
+  std::error_code error;
+  std::filesystem::create_directories(data_dir, error);
+  if (error) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create --data_dir ", data_dir, ": ", error.message()));
+  }
+  CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<DataDirLock> lock,
+                          DataDirLock::Acquire(data_dir));
+  const std::string path = InDir(data_dir, kFileName);
+  if (!options.restore_from.empty()) {
+    CTXSEL_RETURN_IF_ERROR(RestoreInto(options.restore_from, data_dir, path));
+  }
+  CTXSEL_ASSIGN_OR_RETURN(std::optional<StoreState> state,
+                          ReadStoreState(data_dir));
+  // SQLite would create a missing file as a new, empty database.
+  if (state && state->revision > 0 && !std::filesystem::exists(path)) {
+    return Lost(path, data_dir, "does not exist", *state);
+  }
+  std::unique_ptr<SqliteStore> store(
+      new SqliteStore(std::move(lock), data_dir, path));
+  absl::MutexLock hold(&store->mu_);
+  store->state_ = state;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &store->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(store->db_, rc, path, "open");
+  CTXSEL_RETURN_IF_ERROR(store->Init(options));
+  store->checked_ = true;
+  return store;
+}
+
+absl::StatusOr<StoreSummary> SqliteStore::Inspect(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) {
+    return absl::NotFoundError(absl::StrCat("no store file ", path));
+  }
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  absl::Status checked = rc != SQLITE_OK ? SqliteError(db, rc, path, "open")
+                                         : CheckIntegrity(db, path);
+  if (checked.ok()) {
+    absl::StatusOr<std::vector<std::string>> missing = MissingTables(db, path);
+    if (!missing.ok()) {
+      checked = missing.status();
+    } else if (!missing->empty()) {
+      checked = absl::DataLossError(
+          absl::StrCat("store ", path, " is not a ctxsel store (no table ",
+                       missing->front(), ")"));
+    }
+  }
+  if (checked.ok()) checked = CheckSchemaVersion(db, path);
+  absl::StatusOr<StoreSummary> summary =
+      checked.ok() ? ReadSummary(db, path) : checked;
+  sqlite3_close(db);
+  return summary;
+}
+
+SqliteStore::~SqliteStore() {
+  absl::MutexLock lock(&mu_);
+  if (checked_) {
+    // A clean shutdown leaves ctxsel.db complete on its own, the WAL empty.
+    const int rc = sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr,
+                                nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      spdlog::warn("store {}: WAL checkpoint at close failed: {}", path_,
+                   sqlite3_errmsg(db_));
+    }
+  } else if (db_ != nullptr) {
+    // Leave a store that failed its checks as it was found: closing would
+    // otherwise merge its WAL into the file and delete it.
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  }
+  sqlite3_close(db_);
+}
+
+absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
+  sqlite3_busy_timeout(db_, 5000);
+  // Check before writing anything: a damaged file must be reported as it is.
+  CTXSEL_RETURN_IF_ERROR(CheckIntegrity(db_, path_));
+  CTXSEL_ASSIGN_OR_RETURN(std::string mode,
+                          QueryText(db_, path_, "PRAGMA journal_mode=WAL"));
+  if (mode != "wal") {
+    return absl::InternalError(
+        absl::StrCat("store ", path_, ": cannot enable WAL (mode ", mode, ")"));
+  }
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA synchronous=FULL"));
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> missing,
+                          MissingTables(db_, path_));
+  if (state_ && state_->revision > 0 && !missing.empty()) {
+    return Lost(path_, dir_,
+                missing.size() == std::size(kTables)
+                    ? "is empty"
+                    : absl::StrCat("has no table ", missing.front()),
+                *state_);
+  }
+  // Only a store that never held data gets its tables (re)created.
+  if (!missing.empty()) {
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+    absl::Status created = Exec(db_, path_, kSchema);
+    if (created.ok()) created = Exec(db_, path_, "COMMIT");
+    if (!created.ok()) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return created;
+    }
+  }
+  CTXSEL_RETURN_IF_ERROR(CheckSchemaVersion(db_, path_));
+  // Claims are short-lived and not part of STATE: a store from before
+  // claims existed simply gets the table.
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, kClaimsSchema));
+  // Claims from before owners existed belong to no one (only admins may
+  // release them).
+  if (!Statement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_,
+                                "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
+                                "NULL DEFAULT ''"));
+  }
+  CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
+  CTXSEL_RETURN_IF_ERROR(
+      CheckAgainstState(summary.revision, summary.variant_count));
+  const StoreState now = {summary.revision, summary.variant_count};
+  if (!state_ || state_->revision != now.revision ||
+      state_->variant_count != now.variant_count) {
+    CTXSEL_RETURN_IF_ERROR(WriteStoreState(dir_, now));
+    state_ = now;
+  }
+  if (options.max_bytes > 0) {
+    CTXSEL_ASSIGN_OR_RETURN(int64_t page_size,
+                            QueryInt(db_, path_, "PRAGMA page_size"));
+    const std::string limit =
+        absl::StrCat("PRAGMA max_page_count = ",
+                     std::max<int64_t>(1, options.max_bytes / page_size));
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, limit.c_str()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::CheckAgainstState(int64_t revision,
+                                            int64_t variant_count) {
+  if (!state_ || state_->revision == 0) return absl::OkStatus();
+  if (revision < state_->revision) {
+    return Lost(path_, dir_, absl::StrCat("holds revision ", revision),
+                *state_);
+  }
+  // At the same revision the contents must be the same; behind a newer
+  // revision STATE merely lags (a crash between commit and STATE update).
+  if (revision == state_->revision && variant_count != state_->variant_count) {
+    return Lost(path_, dir_,
+                absl::StrCat("holds ", variant_count,
+                             " variant(s) at revision ", revision),
+                *state_);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreContents> SqliteStore::Load() {
+  absl::MutexLock lock(&mu_);
+  StoreContents contents;
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::string revision,
+      QueryText(db_, path_, "SELECT value FROM meta WHERE key = 'revision'"));
+  contents.revision = std::stoll(revision);
+  constexpr char kSelect[] =
+      "SELECT kernel, name, selector, ord, revision, adjust_args, "
+      "append_args, source_file, source_line FROM variants "
+      "ORDER BY kernel, ord";
+  Statement statement(db_, kSelect);
+  if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
+  while (statement.Step() == SQLITE_ROW) {
+    VariantRecord record;
+    record.kernel = statement.Text(0);
+    record.name = statement.Text(1);
+    record.selector_text = statement.Text(2);
+    record.order = statement.Int(3);
+    record.revision = statement.Int(4);
+    auto adjust = FromJson(statement.Text(5));
+    auto append = FromJson(statement.Text(6));
+    if (!adjust.ok() || !append.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "store ", path_, ": variant ", record.kernel, "/", record.name, ": ",
+          (adjust.ok() ? append : adjust).status().message()));
+    }
+    record.metadata.adjust_args = *std::move(adjust);
+    record.metadata.append_args = *std::move(append);
+    record.metadata.source_file = statement.Text(7);
+    record.metadata.source_line = static_cast<int>(statement.Int(8));
+    contents.variants.push_back(std::move(record));
+  }
+  if (statement.rc() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSelect);
+  }
+  return contents;
+}
+
+absl::StatusOr<int64_t> SqliteStore::Apply(const StoreBatch& batch) {
+  absl::MutexLock lock(&mu_);
+  absl::Status applied = Exec(db_, path_, "BEGIN IMMEDIATE");
+  if (!applied.ok()) return ClientError(applied, "the write was not applied");
+  applied = ApplyLocked(batch);
+  absl::StatusOr<int64_t> count =
+      applied.ok() ? QueryInt(db_, path_, "SELECT count(*) FROM variants")
+                   : applied;
+  if (count.ok()) applied = Exec(db_, path_, "COMMIT");
+  if (!count.ok() || !applied.ok()) {
+    // Harmless when SQLite already rolled back on its own.
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return ClientError(count.ok() ? applied : count.status(),
+                       "the write was not applied");
+  }
+  // After the commit, so STATE is never ahead of the database. If it cannot
+  // be written it lags, which is safe: the next write or start renews it.
+  const StoreState now = {batch.revision, *count};
+  if (absl::Status s = WriteStoreState(dir_, now); !s.ok()) {
+    spdlog::warn("store {}: {}", path_, std::string(s.message()));
+  } else {
+    state_ = now;
+  }
+  return batch.revision;
+}
+
+absl::StatusOr<StoreSummary> SqliteStore::Backup(const std::string& path) {
+  sqlite3* copy = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &copy,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  absl::Status copied =
+      rc == SQLITE_OK ? absl::OkStatus() : SqliteError(copy, rc, path, "open");
+  if (copied.ok()) {
+    absl::MutexLock lock(&mu_);
+    sqlite3_backup* backup = sqlite3_backup_init(copy, "main", db_, "main");
+    if (backup == nullptr) {
+      copied = SqliteError(copy, sqlite3_errcode(copy), path, "backup");
+    } else {
+      rc = sqlite3_backup_step(backup, -1);
+      const int finished = sqlite3_backup_finish(backup);
+      if (rc != SQLITE_DONE || finished != SQLITE_OK) {
+        copied = SqliteError(copy, rc != SQLITE_DONE ? rc : finished, path,
+                             "backup");
+      }
+    }
+  }
+  // The copy is one self-contained file, readable without its WAL.
+  if (copied.ok()) {
+    absl::StatusOr<std::string> mode =
+        QueryText(copy, path, "PRAGMA journal_mode=DELETE");
+    if (!mode.ok()) copied = mode.status();
+  }
+  sqlite3_close(copy);
+  if (!copied.ok()) return ClientError(copied, "no backup was made");
+  absl::StatusOr<StoreSummary> summary = Inspect(path);
+  if (!summary.ok()) {
+    return ClientError(summary.status(), "no backup was made");
+  }
+  return summary;
+}
+
+absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
+  auto run = [&](Statement& statement, const char* sql) -> absl::Status {
+    if (!statement.ok() || statement.Step() != SQLITE_DONE) {
+      return SqliteError(db_, statement.rc(), path_, sql);
+    }
+    return absl::OkStatus();
+  };
+  for (const std::string& kernel : batch.clear_kernels) {
+    constexpr char kSql[] = "DELETE FROM variants WHERE kernel = ?";
+    Statement statement(db_, kSql);
+    statement.Bind(1, kernel);
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
+  }
+  for (const auto& [kernel, name] : batch.deletes) {
+    constexpr char kSql[] =
+        "DELETE FROM variants WHERE kernel = ? AND name = ?";
+    Statement statement(db_, kSql);
+    statement.Bind(1, kernel).Bind(2, name);
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
+  }
+  for (const VariantRecord& record : batch.puts) {
+    constexpr char kSql[] =
+        "INSERT OR REPLACE INTO variants (kernel, name, selector, ord, "
+        "revision, adjust_args, append_args, source_file, source_line) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    Statement statement(db_, kSql);
+    statement.Bind(1, record.kernel)
+        .Bind(2, record.name)
+        .Bind(3, record.selector_text)
+        .Bind(4, record.order)
+        .Bind(5, record.revision)
+        .Bind(6, ToJson(record.metadata.adjust_args))
+        .Bind(7, ToJson(record.metadata.append_args))
+        .Bind(8, record.metadata.source_file)
+        .Bind(9, static_cast<int64_t>(record.metadata.source_line));
+    CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
+  }
+  constexpr char kSql[] = "UPDATE meta SET value = ? WHERE key = 'revision'";
+  Statement statement(db_, kSql);
+  statement.Bind(1, batch.revision);
+  return run(statement, kSql);
+}
+
+// --- Claims ----------------------------------------------------------------
+
+absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
+  absl::MutexLock lock(&mu_);
+  constexpr char kSelect[] =
+      "SELECT id, node, device, holder, expires_unix_ms, owner FROM claims "
+      "ORDER BY id";
+  Statement statement(db_, kSelect);
+  if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
+  std::vector<ClaimRecord> claims;
+  while (statement.Step() == SQLITE_ROW) {
+    ClaimRecord claim;
+    claim.id = statement.Text(0);
+    claim.node = statement.Text(1);
+    claim.device = statement.Text(2);
+    claim.holder = statement.Text(3);
+    claim.expires_unix_ms = statement.Int(4);
+    claim.owner = statement.Text(5);
+    claims.push_back(std::move(claim));
+  }
+  if (statement.rc() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSelect);
+  }
+  return claims;
+}
+
+absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
+  absl::MutexLock lock(&mu_);
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+  auto run = [&](Statement& statement, const char* sql) -> absl::Status {
+    if (!statement.ok() || statement.Step() != SQLITE_DONE) {
+      return SqliteError(db_, statement.rc(), path_, sql);
+    }
+    return absl::OkStatus();
+  };
+  absl::Status applied;
+  for (const std::string& id : batch.deletes) {
+    if (!applied.ok()) break;
+    constexpr char kSql[] = "DELETE FROM claims WHERE id = ?";
+    Statement statement(db_, kSql);
+    statement.Bind(1, id);
+    applied = run(statement, kSql);
+  }
+  for (const ClaimRecord& claim : batch.puts) {
+    if (!applied.ok()) break;
+    constexpr char kSql[] =
+        "INSERT OR REPLACE INTO claims (id, node, device, holder, "
+        "expires_unix_ms, owner) VALUES (?, ?, ?, ?, ?, ?)";
+    Statement statement(db_, kSql);
+    statement.Bind(1, claim.id)
+        .Bind(2, claim.node)
+        .Bind(3, claim.device)
+        .Bind(4, claim.holder)
+        .Bind(5, claim.expires_unix_ms)
+        .Bind(6, claim.owner);
+    applied = run(statement, kSql);
+  }
+  if (applied.ok()) applied = Exec(db_, path_, "COMMIT");
+  if (!applied.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return applied;
+}
+
+}  // namespace ctxsel::server
