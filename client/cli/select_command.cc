@@ -32,7 +32,7 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/service_output.h"
-#include "client/launch_env.h"
+#include "launch/launch_env.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
@@ -147,7 +147,7 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
 
 EnvVars LaunchEnv(const v1::SelectRequest& request,
                   const v1::SelectResponse& answer) {
-  return client::LaunchEnv(answer.placement(), request.job().kernel(),
+  return launch::LaunchEnv(answer.placement(), request.job().kernel(),
                            answer.has_claim() ? answer.claim().id() : "");
 }
 
@@ -203,7 +203,7 @@ int RunSelect(const std::vector<std::string>& args) {
   if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
   } else if (format == "env") {
-    std::fputs(client::ExportLines(LaunchEnv(*request, *answer)).c_str(),
+    std::fputs(launch::ExportLines(LaunchEnv(*request, *answer)).c_str(),
                stdout);
   } else if (!PrintMessage(*answer)) {
     std::printf("%s\n", ChoiceRow(answer->placement()).c_str());

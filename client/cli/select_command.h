@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/ctxsel_client.h"
-#include "client/launch_env.h"
+#include "launch/launch_env.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 
 ABSL_DECLARE_FLAG(absl::Duration, claim);
@@ -26,7 +26,7 @@ ABSL_DECLARE_FLAG(absl::Duration, wait);
 namespace ctxsel::cli {
 
 // Environment variables as (name, value), in the order they are set.
-using EnvVars = client::LaunchEnvironment;
+using EnvVars = launch::LaunchEnvironment;
 
 // The job of the select/explain/run flags (--kernel, --construct, --var,
 // --policy, --nodes or --here, --device_filter, ...); INVALID_ARGUMENT
@@ -41,7 +41,7 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags();
 // "user@host:pid": who holds a claim this process makes.
 std::string DefaultHolder();
 
-// client::LaunchEnv of the answer's placement (client/launch_env.h), with
+// launch::LaunchEnv of the answer's placement (launch/launch_env.h), with
 // CTXSEL_CLAIM (the claim id) when the answer holds a claim.
 EnvVars LaunchEnv(const v1::SelectRequest& request,
                   const v1::SelectResponse& answer);

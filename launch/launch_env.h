@@ -8,8 +8,8 @@
 //   std::fputs(ExportLines(env).c_str(), stdout);
 //   // export CTXSEL_VARIANT='saxpy_nv'
 //   // ...
-#ifndef CTXSEL_CLIENT_LAUNCH_ENV_H_
-#define CTXSEL_CLIENT_LAUNCH_ENV_H_
+#ifndef CTXSEL_LAUNCH_LAUNCH_ENV_H_
+#define CTXSEL_LAUNCH_LAUNCH_ENV_H_
 
 #include <string>
 #include <utility>
@@ -18,7 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 
-namespace ctxsel::client {
+namespace ctxsel::launch {
 
 // (name, value) pairs in the order they should be set.
 using LaunchEnvironment = std::vector<std::pair<std::string, std::string>>;
@@ -46,6 +46,6 @@ std::string ShellQuote(absl::string_view value);
 // One "export NAME='value'" line per variable.
 std::string ExportLines(const LaunchEnvironment& env);
 
-}  // namespace ctxsel::client
+}  // namespace ctxsel::launch
 
-#endif  // CTXSEL_CLIENT_LAUNCH_ENV_H_
+#endif  // CTXSEL_LAUNCH_LAUNCH_ENV_H_

@@ -1,4 +1,4 @@
-#include "client/launch_env.h"
+#include "launch/launch_env.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
-namespace ctxsel::client {
+namespace ctxsel::launch {
 namespace {
 
 struct Visibility {
@@ -21,7 +21,7 @@ constexpr Visibility kVisibility[] = {
 #define VISIBILITY_ENV(Vendor, Variable, AcceptsUuid, OrderVariable, \
                        OrderValue)                                   \
   {Vendor, Variable, AcceptsUuid, OrderVariable, OrderValue},
-#include "client/visibility_env.def"
+#include "launch/visibility_env.def"
 };
 
 bool IsHost(const v1::Device& device) {
@@ -93,4 +93,4 @@ std::string ExportLines(const LaunchEnvironment& env) {
   return out;
 }
 
-}  // namespace ctxsel::client
+}  // namespace ctxsel::launch

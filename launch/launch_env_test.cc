@@ -1,9 +1,9 @@
-#include "client/launch_env.h"
+#include "launch/launch_env.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace ctxsel::client {
+namespace ctxsel::launch {
 namespace {
 
 using ::testing::Contains;
@@ -81,4 +81,4 @@ TEST(LaunchEnvTest, ExportLinesAreShellQuoted) {
 }
 
 }  // namespace
-}  // namespace ctxsel::client
+}  // namespace ctxsel::launch
