@@ -23,7 +23,12 @@
 #                       tells one GPU model from another)
 #   mig_mode            nvidia-smi's mig.mode.current; the agent reports none
 #                       yet, so Enabled fails (it would offer the whole GPU)
-#   compute_units       shown (SKIP): nvidia-smi has no SM count
+#   compute_units       the agent's SM count: FAIL if 0 or missing (a GPU
+#                       has SMs); equal to nvidia-smi's where it can tell one
+#                       (a --query-gpu field that --help-query-gpu describes
+#                       as a "number of [streaming] multiprocessors", "number
+#                       of SMs" or "multiprocessor count"; nvidia-smi has had
+#                       none), else SKIP
 # then the number of AMD GPUs and their PCI bus ids with rocm-smi, and the
 # number of GPUs per vendor with sycl-ls and clinfo, each where present.
 #
@@ -179,6 +184,7 @@ check_nvidia() {
   fi
   echo "nvidia-smi --query-gpu=$fields:"
   sed 's/^/nvidia-smi: /' "$tmp/smi"
+  nvidia_sm_counts
   # index, uuid, bus id, name, MiB, compute_cap, MIG mode; by index.
   awk -F',' -v sep="$SEP" '
     NF >= 5 {
@@ -203,6 +209,31 @@ check_nvidia() {
     k=$((k + 1))
   done
   exec 3<&- 4<&-
+}
+
+# Each GPU's SM count, "index count" lines in $tmp/smi.sms, where some
+# --query-gpu field gives one; $sm_source says which, or why there is none.
+nvidia_sm_counts() {
+  local field
+  : >"$tmp/smi.sms"
+  # "name" [or "name"...] lines, each followed by its description.
+  field="$($NVIDIA_SMI --help-query-gpu 2>/dev/null | awk '
+    /^"/ { split($0, q, "\""); name = q[2]; next }
+    name != "" && tolower($0) ~ /number of (streaming )?multiprocessors|number of sms|multiprocessor count/ {
+      print name; exit
+    }')"
+  if [[ -z "$field" ]]; then
+    sm_source="nvidia-smi --help-query-gpu names no SM count"
+    return
+  fi
+  if ! $NVIDIA_SMI --query-gpu=index,"$field" --format=csv,noheader,nounits >"$tmp/smi.sm" 2>&1; then
+    sm_source="nvidia-smi --query-gpu=index,$field failed: $(head -2 "$tmp/smi.sm" | tr '\n' ' ')"
+    return
+  fi
+  sm_source="nvidia-smi $field"
+  echo "nvidia-smi --query-gpu=index,$field:"
+  sed 's/^/nvidia-smi: /' "$tmp/smi.sm"
+  awk -F',' '{ i = $1; n = $2; gsub(/ /, "", i); gsub(/ /, "", n); print i, n }' "$tmp/smi.sm" >"$tmp/smi.sms"
 }
 
 compare_nvidia() {  # compare_nvidia DEVICE AGENT_LINE SMI_LINE
@@ -239,8 +270,15 @@ compare_nvidia() {  # compare_nvidia DEVICE AGENT_LINE SMI_LINE
       same "$dev" architecture "$arch" "nvidia-smi compute_cap '$s_cc' ->" "nvidia_gpu_$sm"
     fi
   fi
-  # Shown, not compared: nvidia-smi has no SM count.
-  verdict SKIP "$dev" compute_units "agent '$sms', nvidia-smi has no SM count"
+  local s_sms
+  s_sms="$(awk -v i="$s_index" '$1 == i { print $2 }' "$tmp/smi.sms")"
+  if [[ ! "$sms" =~ ^[1-9][0-9]*$ ]]; then
+    verdict FAIL "$dev" compute_units "agent '$sms': no SM count, but a GPU has SMs ($sm_source${s_sms:+: '$s_sms'})"
+  elif [[ "$s_sms" =~ ^[0-9]+$ ]]; then
+    same "$dev" compute_units "$sms" "$sm_source" "$s_sms"
+  else
+    verdict SKIP "$dev" compute_units "agent '$sms', ${sm_source}${s_sms:+ '$s_sms'}"
+  fi
   case "$s_mig" in
     "") verdict SKIP "$dev" mig_mode "agent '$mig', nvidia-smi did not say" ;;
     Enabled | Disabled)

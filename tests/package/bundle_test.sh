@@ -10,6 +10,8 @@ set -euo pipefail
 R="$TEST_SRCDIR/$TEST_WORKSPACE"
 T="$(mktemp -d "$TEST_TMPDIR/package.XXXXXX")"
 FAKE_NVML="$R/agent/testdata/libfake_nvml.so"
+# The same from a driver without nvmlDeviceGetNumGpuCores: no SM counts.
+FAKE_NVML_NO_GPU_CORES="$R/agent/testdata/libfake_nvml_no_gpu_cores.so"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 version="$(sed -n 's/.*kVersion\[\] = "\(.*\)";.*/\1/p' "$R/base/version.h")"
 [[ -n "$version" ]] || fail "no version in base/version.h"
@@ -109,12 +111,28 @@ fi
 
 # --- tools/gpu_check.sh ----------------------------------------------------
 # nvidia-smi as it answers on the fake library's three GPUs; SMI_EDIT (a sed
-# script) makes it disagree.
+# script) makes it disagree. Like the real one it names no SM count in
+# --help-query-gpu (its "Streaming Multiprocessor" is a clock); SMI_SMS ("132
+# 108 148") makes it list a stand-in field, fake.sm_count, that gives them.
 mkdir "$T/bin"
 cat >"$T/bin/nvidia-smi" <<'EOF'
 #!/bin/sh
 want="--query-gpu=index,uuid,pci.bus_id,name,memory.total,compute_cap,mig.mode.current --format=csv,noheader,nounits"
-[ "$*" = "$want" ] || { echo "fake nvidia-smi: unexpected arguments: $*" >&2; exit 2; }
+case "$*" in
+  --help-query-gpu)
+    printf '%s\n' 'List of valid properties to query for the switch "--query-gpu=":' '' \
+      '"index"' 'Zero based index of the GPU. Can change at each boot.' '' \
+      '"clocks.current.sm" or "clocks.sm"' 'Current frequency of SM (Streaming Multiprocessor) clock.' ''
+    [ -z "${SMI_SMS:-}" ] || printf '%s\n' '"fake.sm_count"' 'Number of streaming multiprocessors (SMs) on the GPU.' ''
+    exit 0 ;;
+  "--query-gpu=index,fake.sm_count --format=csv,noheader,nounits")
+    [ -n "${SMI_SMS:-}" ] || { echo 'Field "fake.sm_count" is not a valid field to query.' >&2; exit 2; }
+    i=0
+    for n in $SMI_SMS; do echo "$i, $n"; i=$((i + 1)); done
+    exit 0 ;;
+  "$want") ;;
+  *) echo "fake nvidia-smi: unexpected arguments: $*" >&2; exit 2 ;;
+esac
 sed -e "${SMI_EDIT:-}" <<'END'
 0, GPU-0000, 00000000:17:00.0, NVIDIA H100 80GB HBM3, 81559, 9.0, Disabled
 1, GPU-1111, 00000000:2A:00.0, NVIDIA A100-SXM4-40GB, 40536, 8.0, [N/A]
@@ -125,7 +143,7 @@ chmod +x "$T/bin/nvidia-smi"
 gpu_check() {  # gpu_check SMI_EDIT: gpu_check.sh's output in $T/check.out
   SMI_EDIT="$1" NVIDIA_SMI="$T/bin/nvidia-smi" ROCM_SMI='' SYCL_LS='' CLINFO='' \
     "$R/tools/gpu_check.sh" "$T/dist/ctxsel-agent-$version-x86_64-linux.tar.gz" \
-    --backends=nvml --nvml_library="$FAKE_NVML" >"$T/check.out" 2>&1
+    --backends=nvml --nvml_library="${NVML_LIB:-$FAKE_NVML}" >"$T/check.out" 2>&1
 }
 gpu_check "" || fail "gpu_check.sh against matching output: $(cat "$T/check.out")"
 cat "$T/check.out"
@@ -137,7 +155,32 @@ done
 grep -q "^PASS nvidia count: agent 3, nvidia-smi 3$" "$T/check.out" || fail "no count"
 grep -q "^SKIP nvidia0 mig_mode: " "$T/check.out" || fail "nvidia0 mig_mode not skipped"
 grep -q "^PASS nvidia2 architecture: agent isa 'sm_100'" "$T/check.out" || fail "nvidia2 architecture"
+# The SM counts are shown: nvidia-smi has none to compare with.
+for sms in nvidia0:132 nvidia1:108 nvidia2:148; do
+  grep -q "^SKIP ${sms%:*} compute_units: agent '${sms#*:}', nvidia-smi --help-query-gpu names no SM count$" \
+    "$T/check.out" || fail "no SKIP of $sms compute_units"
+done
 grep -q "^gpu_check: 24 PASS, 0 FAIL, 7 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
+
+# Where nvidia-smi can tell the SM count, it is compared.
+SMI_SMS="132 108 148" gpu_check "" || fail "gpu_check.sh with nvidia-smi's SM counts: $(cat "$T/check.out")"
+for sms in nvidia0:132 nvidia1:108 nvidia2:148; do
+  grep -q "^PASS ${sms%:*} compute_units: agent '${sms#*:}', nvidia-smi fake.sm_count '${sms#*:}'$" \
+    "$T/check.out" || fail "no PASS of $sms compute_units: $(cat "$T/check.out")"
+done
+grep -q "^gpu_check: 27 PASS, 0 FAIL, 4 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
+if SMI_SMS="132 107 148" gpu_check ""; then fail "gpu_check.sh passed a wrong SM count"; fi
+[[ "$(grep '^FAIL' "$T/check.out")" == "FAIL nvidia1 compute_units: agent '108', nvidia-smi fake.sm_count '107'" ]] ||
+  fail "nvidia-smi's SM count off by one: $(cat "$T/check.out")"
+grep '^FAIL' "$T/check.out"
+
+# An agent that reports no SMs fails, though nvidia-smi cannot tell the count.
+if NVML_LIB="$FAKE_NVML_NO_GPU_CORES" gpu_check ""; then fail "gpu_check.sh passed GPUs without SMs"; fi
+fails="$(grep '^FAIL' "$T/check.out" || true)"
+[[ "$(wc -l <<<"$fails")" -eq 3 &&
+  "$(grep -c "^FAIL nvidia[012] compute_units: agent '0': no SM count, but a GPU has SMs" <<<"$fails")" -eq 3 ]] ||
+  fail "agent without SM counts: want 3 FAILs of compute_units, got: $(cat "$T/check.out")"
+echo "$fails"
 
 # One field wrong at a time: exactly that field fails.
 while read -r dev field edit; do
