@@ -75,6 +75,12 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    // A member cut off by the network leaves the connection open: pings
+    // find out (every 5 s, etcd's default minimum for clients, answered
+    // within 2 s), so the watch breaks and the replica says it is stale.
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     Endpoint endpoint;
     endpoint.address = address;
     endpoint.channel = grpc::CreateCustomChannel(
@@ -259,6 +265,10 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any) {
     if (stop_.HasBeenNotified()) return false;
     context_ = &context;
   }
+  // etcd's WithRequireLeader: a member that loses its leader (a partition,
+  // lost quorum) ends the stream instead of serving a watch that no longer
+  // progresses, so the replica learns it is behind.
+  context.AddMetadata("hasleader", "true");
   auto stream = stub->Watch(&context);
   etcdserverpb::WatchRequest request;
   auto* create = request.mutable_create_request();
