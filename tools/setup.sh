@@ -19,6 +19,7 @@ PACKAGES=(
   nlohmann-json3-dev     # CLI and agent: JSON input and output
   libssl-dev openssl     # token hashes (SHA-256); tests and demo make certificates
   python3-grpcio         # tests: independent Python clients (stubs from protoc + grpc_python_plugin)
+  python3-venv python3-pip python3-setuptools  # tests: clients/python installed with pip into a venv
   prometheus-cpp-dev     # server and agent: --metrics_listen
   prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON

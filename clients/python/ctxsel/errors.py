@@ -1,0 +1,111 @@
+"""Typed errors of the ctxsel service, with their google.rpc details.
+
+Every error the server sends carries a google.rpc.Status in the
+`grpc-status-details-bin` trailer with at least an ErrorInfo (its `reason`
+says which failure it is, docs/api.md); this module reads it once so that
+callers catch by type:
+
+    try:
+        client.select(kernel="saxpy", construct=["target"])
+    except ctxsel.NoPlacement as e:     # nothing fits: do not wait
+        ...
+    except ctxsel.AllClaimed as e:      # fits, but claimed: wait or retry
+        print(e.first_expiry)
+"""
+import re
+
+import grpc
+
+from ctxsel._rpc import error_details_pb2
+from ctxsel._rpc import status_pb2
+
+
+class CtxselError(Exception):
+    """A failed call: `code` (grpc.StatusCode), `message`, `reason`
+    (ErrorInfo.reason, e.g. "KERNEL_NOT_FOUND"), `metadata` (ErrorInfo's),
+    `field_violations` [(field, description)] (BadRequest's)."""
+
+    def __init__(self, code, message, reason="", metadata=None,
+                 field_violations=()):
+        super().__init__("%s: %s" % (code.name, message))
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.metadata = dict(metadata or {})
+        self.field_violations = list(field_violations)
+
+
+class InvalidArgument(CtxselError):
+    """A bad request; `field_violations` names the fields."""
+
+
+class NotFound(CtxselError):
+    """An unknown kernel, claim or node."""
+
+
+class NoPlacement(CtxselError):
+    """Nothing in the fleet fits the job (FAILED_PRECONDITION): waiting will
+    not help until the fleet or the job changes."""
+
+
+class AllClaimed(CtxselError):
+    """Devices fit, but every fitting one is claimed: wait and retry.
+    `first_expiry` is the text of the first claim's expiry, when given."""
+
+    @property
+    def first_expiry(self):
+        match = re.search(r"the first claim expires at (\S+)", self.message)
+        return match.group(1) if match else None
+
+
+class RateLimited(CtxselError):
+    """Too many calls for this caller: retry after a pause."""
+
+
+class Unavailable(CtxselError):
+    """No server answered (every address of the list was tried): retry."""
+
+
+class Unauthenticated(CtxselError):
+    """The token or certificate was refused: fix the credentials."""
+
+
+class PermissionDenied(CtxselError):
+    """The caller's role does not allow the call, or the claim is another's."""
+
+
+_BY_CODE = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.FAILED_PRECONDITION: NoPlacement,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: AllClaimed,
+    grpc.StatusCode.UNAVAILABLE: Unavailable,
+    grpc.StatusCode.DEADLINE_EXCEEDED: Unavailable,
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+}
+_RATE_LIMIT_REASONS = ("RATE_LIMITED", "PRINCIPAL_RATE_LIMITED")
+
+
+def from_rpc_error(error):
+    """The CtxselError for a grpc.RpcError, details decoded."""
+    code = error.code()
+    message = error.details() or ""
+    reason, metadata, violations = "", {}, []
+    for key, value in error.trailing_metadata() or ():
+        if key != "grpc-status-details-bin":
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            bad = error_details_pb2.BadRequest()
+            if detail.Unpack(info):
+                reason, metadata = info.reason, dict(info.metadata)
+            elif detail.Unpack(bad):
+                violations = [(v.field, v.description)
+                              for v in bad.field_violations]
+    cls = _BY_CODE.get(code, CtxselError)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and (
+            reason in _RATE_LIMIT_REASONS or "rate" in reason.lower()):
+        cls = RateLimited
+    return cls(code, message, reason, metadata, violations)

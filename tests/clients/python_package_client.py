@@ -1,0 +1,104 @@
+"""Drives a real server through the ctxsel Python package, installed with
+pip into a venv by python_package_test: typed errors with details, select
+with the server's per-rank environment, the claim context manager (renewal
+and release), release by holder, and failover past a dead address.
+
+usage: python_package_client.py SERVER_ADDRESS
+(run with the venv's python; the package's own stubs set the fleet up)
+"""
+import sys
+import time
+
+import ctxsel
+from ctxsel.v1 import ctxsel_pb2 as pb
+from ctxsel.v1 import ctxsel_pb2_grpc as pb_grpc
+import grpc
+
+
+def set_up(address):
+    channel = grpc.insecure_channel(address)
+    variants = pb_grpc.VariantsStub(channel)
+    variants.RegisterVariants(pb.RegisterVariantsRequest(
+        kernel="saxpy", variants=[
+            pb.Variant(name="saxpy_sm90",
+                       selector="construct={target}, "
+                                "device={arch(nvidia_gpu_sm_90)}"),
+            pb.Variant(name="saxpy_cpu", selector="device={kind(cpu)}"),
+        ]))
+    node = pb.Node(id="n1")
+    for i in range(2):
+        device = node.devices.add(index=i, sycl_architecture="nvidia_gpu_sm_90",
+                                  uuid="GPU-000%d" % i, vendor_index=i)
+        device.traits.kind.extend(["gpu", "nohost"])
+        device.traits.vendor.append("nvidia")
+    host = node.devices.add(index=-1, sycl_architecture="x86_64")
+    host.traits.kind.extend(["cpu", "host"])
+    pb_grpc.InventoryStub(channel).ReportNode(pb.ReportNodeRequest(node=node))
+
+
+def main(address):
+    set_up(address)
+    # The first address is dead: every call fails over to the live one.
+    client = ctxsel.Client(servers=["127.0.0.1:1", address], insecure=True,
+                           timeout=5)
+
+    try:
+        client.select(kernel="nope", construct=["target"])
+        raise SystemExit("an unknown kernel was placed")
+    except ctxsel.NotFound as e:
+        assert e.reason, e
+    try:
+        client.select(kernel="saxpy", construct=["target"], count=-1)
+        raise SystemExit("count=-1 was accepted")
+    except ctxsel.InvalidArgument as e:
+        assert ("job.count" in [f for f, _ in e.field_violations]), (
+            e.field_violations)
+
+    placement = client.select(kernel="saxpy", construct=["target"],
+                              require="gpu", count=2)
+    assert [r.variant for r in placement.ranks] == ["saxpy_sm90"] * 2, (
+        placement)
+    devices = {r.device for r in placement.ranks}
+    assert devices == {"n1/gpu0", "n1/gpu1"}, devices
+    for rank in placement.ranks:
+        # The server's environment, read as it is: no mapping here.
+        assert rank.environment["CUDA_VISIBLE_DEVICES"].startswith("GPU-"), (
+            rank.environment)
+        assert rank.environment["CTXSEL_VARIANT"] == "saxpy_sm90"
+    try:
+        client.select(kernel="saxpy", construct=["target"], require="gpu",
+                      count=3)
+        raise SystemExit("three GPUs of two were placed")
+    except ctxsel.NoPlacement:
+        pass
+
+    with client.claim(kernel="saxpy", construct=["target"], require="gpu",
+                      duration=1.5, holder="py-test") as held:
+        assert held.claim_id and held.environment["CTXSEL_CLAIM"] == (
+            held.claim_id), held.environment
+        with client.claim(kernel="saxpy", construct=["target"],
+                          require="gpu", duration=1.5,
+                          holder="py-test") as second:
+            assert second.device != held.device
+            try:
+                client.select(kernel="saxpy", construct=["target"],
+                              require="gpu", claim=5, holder="py-other")
+                raise SystemExit("a third GPU claim was granted")
+            except ctxsel.AllClaimed as e:
+                assert e.first_expiry, e.message
+            time.sleep(2.5)  # past the first expiry: renewed in the back
+        claims = pb_grpc.PlacementStub(grpc.insecure_channel(address))
+        listed = claims.ListClaims(pb.ListClaimsRequest()).claims
+        assert [c.id for c in listed] == [held.claim_id], listed
+    listed = claims.ListClaims(pb.ListClaimsRequest()).claims
+    assert not listed, listed  # released on exit
+
+    client.select(kernel="saxpy", construct=["target"], require="gpu",
+                  count=2, claim=30, holder="slurm-7.0")
+    assert client.release_holder("slurm-7.0") == 2
+    assert client.release_holder("slurm-7.0") == 0  # idempotent
+    print("python package ok")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
