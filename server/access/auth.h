@@ -3,8 +3,8 @@
 // A call's principal comes from its bearer token ("authorization: Bearer
 // TOKEN" metadata, looked up by SHA-256 in the tokens file) or else from its
 // verified client certificate (the certificate's SAN, or its CN without
-// one). Each RPC method allows a set of roles (kMethodRoles in auth.cc, the
-// one table); every handler starts with Authorizer::Authorize().
+// one). Each RPC method allows a set of roles (MethodRoles() in auth.cc,
+// the one table); every handler starts with Authorizer::Authorize().
 //
 //   Authorizer authorizer(AuthOptions{.tokens_file = "/etc/ctxsel/tokens"});
 //   CTXSEL_RETURN_IF_ERROR(authorizer.Load());

@@ -3,7 +3,7 @@
 // Metrics owns typed members built on one prometheus::Registry; components
 // take a `Metrics*` that may be null (unit tests), so none of them looks a
 // metric up by name. RPCs are counted at the edge by an interceptor
-// (MakeRpcInterceptorFactory), not in each handler; state that is a count of
+// (MakeRpcInterceptorFactories), not in each handler; state that is a count of
 // something the server already holds (nodes by state, active claims) is
 // read when Prometheus scrapes (SetFleetSource), not updated on each
 // change. base/metrics_endpoint.h serves collectables() over HTTP for
