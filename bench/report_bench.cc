@@ -8,17 +8,29 @@
 //   BM_BeatOfBigNode/n          one heartbeat naming every device of an
 //                               n-device node: the time placement's fleet
 //                               lock is held, which a Select waits for.
+//   BM_BeatUnderListing/listers:k
+//                               heartbeats of 8-device nodes in a fleet of
+//                               10,000 nodes (80,000 devices) while k
+//                               threads page through a filtered ListDevices
+//                               that matches nothing (so reads every
+//                               device); beat_p99_us is the heartbeats' p99
+//                               (tools/perf.sh: beat_p99_under_listing_vs_idle).
 //
 //   bazel run -c opt //bench:report_bench
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
+#include "absl/time/clock.h"
+#include "server/fleet/device_filter.h"
 #include "server/fleet/inventory.h"
 #include "server/placement/placer.h"
 #include "server/placement/placer_bridge.h"
@@ -122,6 +134,80 @@ BENCHMARK(BM_BeatOfBigNode)
     ->Arg(1000)
     ->Arg(10000)
     ->Unit(benchmark::kMillisecond);
+
+void BM_BeatUnderListing(benchmark::State& state) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  constexpr int kNodes = 10000;
+  constexpr int kDevices = 8;
+  const int listers = static_cast<int>(state.range(0));
+  server::placement::Placer placer;
+  server::PlacerBridge bridge(&placer);
+  Inventory inventory(Options(kDevices), &bridge);
+  for (int n = 0; n < kNodes; ++n) {
+    NodeState node;
+    node.id = "n" + std::to_string(n);
+    for (int i = 0; i < kDevices; ++i) {
+      Device d;
+      d.index = i;
+      d.traits.kind = {"gpu", "nohost"};
+      d.traits.arch = {"nvptx"};
+      node.devices.push_back(std::move(d));
+    }
+    if (absl::Status s = inventory.Report(node); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  absl::StatusOr<server::DeviceFilter> filter =
+      server::DeviceFilter::Parse("device={arch(amdgcn)}", "device_filter");
+  if (!filter.ok()) {
+    state.SkipWithError(std::string(filter.status().message()).c_str());
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> listed_pages{0};
+  std::vector<std::thread> threads;
+  for (int l = 0; l < listers; ++l) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        std::string token;
+        do {
+          auto page = inventory.ListDevices(*filter, "", 1000, token);
+          if (!page.ok()) return;
+          token = page->next_page_token;
+          listed_pages.fetch_add(1);
+        } while (!token.empty() && !stop.load());
+      }
+    });
+  }
+  std::vector<double> micros;
+  int64_t beat = 0;
+  for (auto _ : state) {
+    const int n = static_cast<int>(beat++ % kNodes);
+    const std::string node = "n" + std::to_string(n);
+    std::vector<std::pair<std::string, double>> utilisation;
+    for (int i = 0; i < kDevices; ++i) {
+      utilisation.emplace_back(node + "/gpu" + std::to_string(i), 0.5);
+    }
+    const absl::Time start = absl::Now();
+    benchmark::DoNotOptimize(inventory.Heartbeat(node, utilisation));
+    micros.push_back(absl::ToDoubleMicroseconds(absl::Now() - start));
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  std::sort(micros.begin(), micros.end());
+  if (!micros.empty()) {
+    state.counters["beat_p50_us"] = micros[micros.size() / 2];
+    state.counters["beat_p99_us"] = micros[micros.size() * 99 / 100];
+  }
+  state.counters["listing_pages"] = static_cast<double>(listed_pages.load());
+}
+BENCHMARK(BM_BeatUnderListing)
+    ->ArgName("listers")
+    ->Arg(0)
+    ->Arg(10)
+    ->Iterations(20000)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace ctxsel::bench

@@ -27,7 +27,8 @@ py=/usr/bin/python3
 
 REPS=${REPS:-5}
 bazel build -c opt //bench:select_rpc_bench //bench:placement_bench \
-  //bench:corpus_bench //server:ctxsel-server //bench/load:ctxsel-load >&2
+  //bench:corpus_bench //bench:report_bench //server:ctxsel-server \
+  //bench/load:ctxsel-load >&2
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 server_pid=""
@@ -50,6 +51,9 @@ trap cleanup EXIT
 "$bin/bench/placement_bench" --benchmark_format=json \
   --benchmark_filter='BM_Select/devices:(1000|100000)/policy:0$' \
   --benchmark_repetitions="$REPS" >"$work/placement.json" 2>/dev/null
+# --- Heartbeat p99 while 10 clients page through a filtered listing -----
+"$bin/bench/report_bench" --benchmark_format=json \
+  --benchmark_filter='BM_BeatUnderListing' >"$work/listing.json" 2>/dev/null
 # --- The engine beside LLVM 14 on the conformance corpus -----------------
 corpus=$PWD/bench/corpus/conformance.jsonl
 if [[ -e /usr/lib/llvm-14/include/llvm/Frontend/OpenMP/OMPContext.h ]] &&
@@ -102,6 +106,7 @@ def kv(path):
     return out
 
 rpc = bench(f"{work}/rpc.json")
+listing = bench(f"{work}/listing.json")
 placement = bench(f"{work}/placement.json")
 s, l = kv(f"{work}/{small}.kv"), kv(f"{work}/{large}.kv")
 
@@ -143,6 +148,10 @@ figures = {
     f"select_p50_{int(large)//1000}k_vs_{int(small)//1000}k_under_beats":
         l["select_p50_us"] / s["select_p50_us"] if s.get("select_p50_us") else 0,
     f"server_rss_mib_{int(large) * devices // 1000}k_devices": l.get("server_rss_mib", 0),
+    "beat_p99_under_listing_vs_idle":
+        find(listing, "BM_BeatUnderListing/listers:10")["beat_p99_us"] /
+        find(listing, "BM_BeatUnderListing/listers:0")["beat_p99_us"],
+    "beat_p99_idle_us": find(listing, "BM_BeatUnderListing/listers:0")["beat_p99_us"],
 }
 llvm = "engine_select_vs_llvm" in corpus
 if llvm:
@@ -164,6 +173,7 @@ targets = [
     ("spurious_rereports", "<=", 0),
     (f"select_p50_{int(large)//1000}k_vs_{int(small)//1000}k_under_beats", "<=", 1.2),
     (f"server_rss_mib_{int(large) * devices // 1000}k_devices", "<=", 200),
+    ("beat_p99_under_listing_vs_idle", "<=", 2.0),
 ] + ([("engine_select_vs_llvm", "<=", 0.5), ("engine_resolve_vs_llvm", "<=", 2.0)]
      if llvm else [])
 for key, op, target in targets:
