@@ -206,19 +206,31 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     }
     return placement.status();
   }
-  Claim claim;
-  claim.id = options_.new_id();
-  claim.node = placement->choice.device.node;
-  claim.device = placement->choice.device.id;
-  claim.holder = holder;
-  claim.owner = owner;
-  claim.expires = WholeMillis(now + duration);
-  claim.slot = FreeSlot(claim.device);
-  batch.puts.push_back(ClaimToRecord(claim));
+  // One claim per rank (Job::count), written in one batch: all or none.
+  std::vector<Claim> claims;
+  const std::vector<placement::Choice> one_rank;
+  const std::vector<placement::Choice>& ranks =
+      placement->ranks.empty() ? one_rank : placement->ranks;
+  for (size_t rank = 0; rank < std::max<size_t>(1, ranks.size()); ++rank) {
+    const Device& device =
+        ranks.empty() ? placement->choice.device : ranks[rank].device;
+    Claim claim;
+    claim.id = options_.new_id();
+    claim.node = device.node;
+    claim.device = device.id;
+    claim.holder = holder;
+    claim.owner = owner;
+    claim.expires = WholeMillis(now + duration);
+    claim.slot = FreeSlot(claim.device);
+    batch.puts.push_back(ClaimToRecord(claim));
+    claims.push_back(std::move(claim));
+  }
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) {
     if (absl::IsAborted(s)) {
+      std::vector<ClaimRecord> records;
+      for (const Claim& claim : claims) records.push_back(ClaimToRecord(claim));
       absl::StatusOr<std::vector<ClaimRecord>> holders =
-          store_->ClaimsHolding({ClaimToRecord(claim)});
+          store_->ClaimsHolding(records);
       if (holders.ok()) {
         for (const ClaimRecord& record : *holders) {
           Erase(record.id);
@@ -229,8 +241,31 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     }
     return s;
   }
-  Insert(claim);
-  return Claimed{*std::move(placement), std::move(claim)};
+  for (const Claim& claim : claims) Insert(claim);
+  Claimed claimed{*std::move(placement), claims.front()};
+  if (claims.size() > 1) claimed.rank_claims = std::move(claims);
+  return claimed;
+}
+
+absl::StatusOr<int> ClaimBook::ReleaseHolder(
+    const std::string& holder,
+    const std::function<bool(const Claim&)>& may_release) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  ClaimBatch batch;
+  for (const auto& [id, claim] : by_id_) {
+    if (claim.holder != holder || claim.expires <= now) continue;
+    if (!may_release(claim)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "holder: claim '", id, "' of '", holder, "' belongs to '",
+          claim.owner, "'; nothing was released"));
+    }
+    batch.deletes.push_back(id);
+  }
+  if (batch.deletes.empty()) return 0;
+  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
+  for (const std::string& id : batch.deletes) Erase(id);
+  return static_cast<int>(batch.deletes.size());
 }
 
 absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,

@@ -77,6 +77,9 @@ class ClaimBook {
   struct Claimed {
     placement::Placement placement;
     Claim claim;  // on placement.choice.device
+    // With Job::count > 1: one claim per rank (placement.ranks), in rank
+    // order, made together; rank_claims[0] == claim. Empty otherwise.
+    std::vector<Claim> rank_claims;
   };
 
   // placer.Select(job) among the devices with claim room, and a claim on
@@ -105,6 +108,14 @@ class ClaimBook {
 
   // Ends a claim now. NotFoundError as for Renew.
   absl::Status Release(const std::string& id);
+
+  // Ends every live claim of `holder` (ClaimRequest.holder, e.g.
+  // "slurm-42.0") in one store write and says how many; 0 when it has
+  // none. All or nothing: PermissionDeniedError, naming the claim and its
+  // owner, when `may_release` refuses one of them.
+  absl::StatusOr<int> ReleaseHolder(
+      const std::string& holder,
+      const std::function<bool(const Claim&)>& may_release);
 
   // The live claims on `node`'s devices (empty: every node), by device id
   // then claim id.

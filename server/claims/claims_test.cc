@@ -95,6 +95,60 @@ TEST_F(ClaimBookTest, EachDeviceOnceUntilReleasedOrExpired) {
   EXPECT_EQ(ClaimOne(), "n/1");
 }
 
+// count = N takes N claims together, one per rank, or none at all.
+TEST_F(ClaimBookTest, CountClaimsAllRanksAtOnceOrNone) {
+  AddGpus(3);
+  Job job = SaxpyJob();
+  job.count = 2;
+  auto c = book_->SelectAndClaim(placer_, job, kFiveMinutes, "slurm-9.0");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->rank_claims.size(), 2u);
+  ASSERT_EQ(c->placement.ranks.size(), 2u);
+  for (size_t rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(c->rank_claims[rank].device, c->placement.ranks[rank].device.id);
+  }
+  EXPECT_NE(c->rank_claims[0].device, c->rank_claims[1].device);
+  EXPECT_EQ(c->claim.id, c->rank_claims[0].id);
+  // One GPU is left: a second pair is refused whole and claims nothing.
+  auto refused =
+      book_->SelectAndClaim(placer_, job, kFiveMinutes, "slurm-10.0");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("the devices fit, but only 1 of them have claim room"));
+  EXPECT_EQ(book_->List("").size(), 2u);
+  job.count = 4;  // more than the fleet has: no point waiting
+  refused = book_->SelectAndClaim(placer_, job, kFiveMinutes, "slurm-11.0");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A launcher's epilog ends every claim of its job by holder, once.
+TEST_F(ClaimBookTest, ReleaseHolderEndsEveryClaimOfTheHolder) {
+  AddGpus(3);
+  Job job = SaxpyJob();
+  job.count = 2;
+  ASSERT_TRUE(
+      book_->SelectAndClaim(placer_, job, kFiveMinutes, "slurm-9.0", "ann")
+          .ok());
+  ASSERT_TRUE(book_
+                  ->SelectAndClaim(placer_, SaxpyJob(), kFiveMinutes,
+                                   "slurm-10.0", "bob")
+                  .ok());
+  auto anyone = [](const Claim&) { return true; };
+  auto only_ann = [](const Claim& c) { return c.owner == "ann"; };
+  auto denied = book_->ReleaseHolder("slurm-10.0", only_ann);
+  EXPECT_EQ(denied.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(book_->List("").size(), 3u);
+  auto released = book_->ReleaseHolder("slurm-9.0", only_ann);
+  ASSERT_TRUE(released.ok()) << released.status();
+  EXPECT_EQ(*released, 2);
+  EXPECT_EQ(book_->List("").size(), 1u);
+  released = book_->ReleaseHolder("slurm-9.0", anyone);  // idempotent
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(*released, 0);
+  Reopen();  // the release was stored
+  EXPECT_EQ(book_->List("").size(), 1u);
+}
+
 TEST_F(ClaimBookTest, CapacityLetsClaimsShareADevice) {
   AddGpus(1, /*capacity=*/3);
   EXPECT_EQ(ClaimOne(), "n/0");

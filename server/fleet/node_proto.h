@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "selector/context.h"
+#include "selector/selector.h"
 #include "server/fleet/node_report.h"
 #include "server/model/model.h"
 

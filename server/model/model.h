@@ -71,9 +71,24 @@ struct Job {
   // device selector filter (empty text: any).
   std::vector<std::string> nodes;
   std::string device_filter;
+  // Only these devices, by id or UUID (the launcher's allocation); empty:
+  // any device.
+  std::vector<std::string> allowed_devices;
   Policy policy = kDefaultPolicy;
   int top_k = 3;  // alternatives to return besides the choice
+  // Devices to place on, each a distinct device (all or nothing).
+  int count = 1;
+  // A `kind` trait every chosen device must have ("gpu"); empty: any.
+  std::string required_kind;
+  // Never the base function.
+  bool require_variant = false;
 };
+
+// The most devices one Select may place (Job::count) or name
+// (Job::allowed_devices): a node holds at most a few dozen devices, and a
+// multi-node job of more asks per node.
+inline constexpr int kMaxJobCount = 256;
+inline constexpr int kMaxAllowedDevices = 4096;
 
 }  // namespace ctxsel::server
 

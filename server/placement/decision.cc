@@ -41,46 +41,83 @@ struct Unit {
   }
 };
 
-// The job's node constraint: private groups holding only the devices of
-// the named nodes, keyed by the fleet group they come from.
-class NodeScope {
+// The job's device constraints (Job::nodes, Job::allowed_devices): private
+// groups holding only the devices the job may use, keyed by the fleet group
+// they come from. Costs O(named nodes' devices + allowed devices), never
+// the fleet's size.
+class DeviceScope {
  public:
-  NodeScope(const Job& job, const Fleet::Reader& fleet) {
-    absl::flat_hash_set<std::string> seen;
+  DeviceScope(const Job& job, const Fleet::Reader& fleet)
+      : active_(!job.nodes.empty() || !job.allowed_devices.empty()) {
+    absl::flat_hash_set<std::string> nodes;
     for (const std::string& name : job.nodes) {
-      if (!seen.insert(name).second) continue;
+      if (!nodes.insert(name).second) continue;
       const std::vector<DeviceSlot*>* slots = fleet.node(name);
       if (slots == nullptr) {
         unknown_.push_back(name);
         continue;
       }
-      for (const DeviceSlot* slot : *slots) {
-        std::unique_ptr<DeviceGroup>& g = private_[slot->group];
-        if (g == nullptr) {
-          g = std::make_unique<DeviceGroup>(&slot->group->device_class(),
-                                            &slot->group->layout());
-        }
-        g->Add(slot);
+      if (!job.allowed_devices.empty()) continue;  // only those, below
+      for (const DeviceSlot* slot : *slots) Add(slot);
+    }
+    absl::flat_hash_set<const DeviceSlot*> added;
+    for (const std::string& name : job.allowed_devices) {
+      const DeviceSlot* slot = fleet.device(name);
+      if (slot == nullptr) {
+        unknown_devices_.push_back(name);
+        continue;
       }
+      if (!nodes.empty() && !nodes.contains(slot->node)) {
+        outside_nodes_.push_back(name);
+        continue;
+      }
+      if (added.insert(slot).second) Add(slot);
     }
   }
-  bool active(const Job& job) const { return !job.nodes.empty(); }
-  const std::vector<std::string>& unknown() const { return unknown_; }
-  // The part of `g` within the job's nodes; null when none.
-  const DeviceGroup* Restrict(const Job& job, const DeviceGroup* g) const {
-    if (!active(job)) return g;
+  // The part of `g` the job may use; null when none.
+  const DeviceGroup* Restrict(const DeviceGroup* g) const {
+    if (!active_) return g;
     auto it = private_.find(g);
     return it == private_.end() ? nullptr : it->second.get();
   }
+  // Why the constraints left devices out, for NoPlacement; empty when none.
+  std::vector<std::string> Reasons() const {
+    std::vector<std::string> why;
+    if (!unknown_.empty()) {
+      why.push_back(
+          absl::StrCat("unknown nodes: ", absl::StrJoin(unknown_, ", ")));
+    }
+    if (!unknown_devices_.empty()) {
+      why.push_back(absl::StrCat("allowed_devices not live: ",
+                                 absl::StrJoin(unknown_devices_, ", ")));
+    }
+    if (!outside_nodes_.empty()) {
+      why.push_back(absl::StrCat("allowed_devices outside the job's nodes: ",
+                                 absl::StrJoin(outside_nodes_, ", ")));
+    }
+    return why;
+  }
 
  private:
+  void Add(const DeviceSlot* slot) {
+    std::unique_ptr<DeviceGroup>& g = private_[slot->group];
+    if (g == nullptr) {
+      g = std::make_unique<DeviceGroup>(&slot->group->device_class(),
+                                        &slot->group->layout());
+    }
+    g->Add(slot);
+  }
+
+  const bool active_;
   absl::flat_hash_map<const DeviceGroup*, std::unique_ptr<DeviceGroup>>
       private_;
-  std::vector<std::string> unknown_;
+  std::vector<std::string> unknown_;          // nodes
+  std::vector<std::string> unknown_devices_;  // allowed_devices entries
+  std::vector<std::string> outside_nodes_;    // allowed, but not on `nodes`
 };
 
 std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
-                            const NodeScope& scope) {
+                            const DeviceScope& scope) {
   std::vector<Unit> units;
   bool per_layout = r.kernel->layout_dependent();
   for (const DeviceGroup* g : fleet.groups()) {
@@ -98,7 +135,7 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
     }
     u.fleet_groups.push_back(g);
     u.device_count += static_cast<int>(g->size());
-    if (const DeviceGroup* mine = scope.Restrict(*r.job, g); mine != nullptr) {
+    if (const DeviceGroup* mine = scope.Restrict(g); mine != nullptr) {
       u.groups.push_back(mine);
       u.eligible_count += static_cast<int>(mine->size());
     }
@@ -107,6 +144,11 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
 }
 
 void CheckFilter(const Request& r, Unit& u) {
+  if (!r.job->required_kind.empty() &&
+      !u.device_class->traits.kind.contains(r.job->required_kind)) {
+    u.reason = absl::StrCat("required_kind: not a ", r.job->required_kind);
+    return;
+  }
   if (r.device_filter == nullptr) return;
   std::string reason;
   if (!r.device_filter->Matches(u.device_class->traits,
@@ -145,15 +187,12 @@ std::string UnitName(const Unit& u) {
 }
 
 absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
-                         const NodeScope& scope) {
+                         const DeviceScope& scope) {
   std::vector<std::string> why;
   for (const Unit& u : units)
     why.push_back(absl::StrCat(UnitName(u), ": ", u.reason));
   if (units.empty()) why.push_back("the fleet has no live devices");
-  if (!scope.unknown().empty()) {
-    why.push_back(
-        absl::StrCat("unknown nodes: ", absl::StrJoin(scope.unknown(), ", ")));
-  }
+  for (std::string& reason : scope.Reasons()) why.push_back(std::move(reason));
   return absl::FailedPreconditionError(
       absl::StrCat("no live device fits the job for kernel '",
                    r.kernel->kernel(), "': ", absl::StrJoin(why, "; ")));
@@ -278,7 +317,7 @@ ClassReport Report(const Request& r, const Unit& u) {
 }  // namespace
 
 absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
-  NodeScope scope(*r.job, fleet);
+  DeviceScope scope(*r.job, fleet);
   std::vector<Unit> units = MakeUnits(r, fleet, scope);
   std::vector<Unit*> ranked;
   for (Unit& u : units) {
@@ -287,12 +326,18 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
                      ? absl::StrCat("all ", u.suspect_count,
                                     " devices are on suspect nodes (heartbeat "
                                     "overdue)")
-                     : "no device on the job's nodes";
+                 : r.job->allowed_devices.empty()
+                     ? "no device on the job's nodes"
+                     : "no device of the job's allowed_devices";
       continue;
     }
     CheckFilter(r, u);
     if (!u.eligible()) continue;
     CTXSEL_RETURN_IF_ERROR(Evaluate(r, u));
+    if (r.job->require_variant && u.selection.base()) {
+      u.reason = "require_variant: no variant fits, only the base function";
+      continue;
+    }
     ranked.push_back(&u);
   }
   std::stable_sort(

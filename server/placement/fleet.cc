@@ -82,6 +82,12 @@ void Fleet::Erase(absl::string_view node) {
     LeaveGroup(slot);
     const std::string& key = slot->device_class->key;
     if (--classes_[key].devices == 0) unused_classes_.push_back(key);
+    if (!slot->identity.uuid.empty()) {
+      auto by_uuid = by_uuid_.find(slot->identity.uuid);
+      if (by_uuid != by_uuid_.end() && by_uuid->second == slot) {
+        by_uuid_.erase(by_uuid);
+      }
+    }
     std::string id = slot->id;
     devices_.erase(id);  // frees the slot
   }
@@ -130,6 +136,9 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
     slot->group = GroupFor(slot->device_class, layout, /*suspect=*/false);
     slot->group->Add(slot.get());
     entry.devices.push_back(slot.get());
+    if (!slot->identity.uuid.empty()) {
+      by_uuid_[slot->identity.uuid] = slot.get();
+    }
     // Ids are unique (NormalizeReport checked the report, CheckIdsFree
     // the fleet), so this never replaces a live slot.
     devices_[slot->id] = std::move(slot);
@@ -287,6 +296,14 @@ const std::vector<DeviceSlot*>* Fleet::Reader::node(
     absl::string_view name) const {
   auto it = fleet_.nodes_.find(name);
   return it == fleet_.nodes_.end() ? nullptr : &it->second.devices;
+}
+
+const DeviceSlot* Fleet::Reader::device(absl::string_view id_or_uuid) const {
+  if (auto it = fleet_.devices_.find(id_or_uuid); it != fleet_.devices_.end()) {
+    return it->second.get();
+  }
+  auto it = fleet_.by_uuid_.find(id_or_uuid);
+  return it == fleet_.by_uuid_.end() ? nullptr : it->second;
 }
 
 }  // namespace ctxsel::server::placement::internal

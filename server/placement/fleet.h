@@ -111,6 +111,9 @@ class Fleet {
     bool has_suspect() const;
     // The devices of `node`; null for an unknown node.
     const std::vector<DeviceSlot*>* node(absl::string_view name) const;
+    // The live device with this id or, failing that, this UUID; null when
+    // none. (Two devices reporting one UUID: the later report's.)
+    const DeviceSlot* device(absl::string_view id_or_uuid) const;
 
    private:
     const Fleet& fleet_;
@@ -170,6 +173,8 @@ class Fleet {
   absl::flat_hash_map<std::string, std::unique_ptr<DeviceSlot>> devices_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Live devices by UUID, for jobs that name their allocation by UUID.
+  absl::flat_hash_map<std::string, DeviceSlot*> by_uuid_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ctxsel::server::placement::internal

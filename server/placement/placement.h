@@ -68,6 +68,9 @@ struct Placement {
   // classes (least loaded first), then the best device of each other class
   // by decreasing score. At most Job::top_k.
   std::vector<Choice> alternatives;
+  // With Job::count > 1: one choice per rank on distinct devices, ranks[0]
+  // == choice. Empty for a one-device job (`choice` is its one rank).
+  std::vector<Choice> ranks;
 };
 
 // How placement judged one device class for a job. When the kernel's

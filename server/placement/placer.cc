@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -41,6 +42,96 @@ namespace {
 void CountRebuild(internal::ResolutionCounters& counters, absl::Duration took) {
   counters.rebuilds.fetch_add(1);
   counters.rebuild_nanos.fetch_add(absl::ToInt64Nanoseconds(took));
+}
+
+// The ClaimCheck of a multi-device Select: the ranks placed so far are
+// taken, so every rank gets a distinct device; the rest as `claims` says
+// (every device when null).
+class RankExclusion : public ClaimCheck {
+ public:
+  explicit RankExclusion(const ClaimCheck* claims) : claims_(claims) {}
+  bool HasRoom(const std::string& device_id,
+               int32_t claim_capacity) const override {
+    return !taken_.contains(device_id) &&
+           (claims_ == nullptr || claims_->HasRoom(device_id, claim_capacity));
+  }
+  void Take(const std::string& device_id) { taken_.insert(device_id); }
+
+ private:
+  const ClaimCheck* const claims_;
+  absl::flat_hash_set<std::string> taken_;
+};
+
+// Healthy devices first; devices of suspect nodes serve only when no
+// healthy device can.
+absl::StatusOr<Decision> DecideOnce(internal::Request& request,
+                                    const Fleet::Reader& reader) {
+  request.include_suspect = false;
+  absl::StatusOr<Decision> healthy = internal::Decide(request, reader);
+  if (!healthy.ok() || healthy->status.ok() || !reader.has_suspect()) {
+    return healthy;
+  }
+  request.include_suspect = true;
+  return internal::Decide(request, reader);
+}
+
+// How many distinct devices, up to Job::count, fit `request` with only the
+// ranks' exclusion (no claims).
+absl::StatusOr<int> FittingDevices(internal::Request request,
+                                   const Fleet::Reader& reader) {
+  RankExclusion exclusion(nullptr);
+  request.claims = &exclusion;
+  request.explain = false;
+  int fitting = 0;
+  for (; fitting < request.job->count; ++fitting) {
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(request, reader));
+    if (!d.status.ok()) break;
+    exclusion.Take(d.placement.choice.device.id);
+  }
+  return fitting;
+}
+
+// Job::count devices, one Decide per rank over one view of the fleet, each
+// rank the best device the earlier ranks left: all of them, or the reason
+// there are fewer (FailedPrecondition: fewer fit; ResourceExhausted: they
+// fit, but fewer have claim room).
+absl::StatusOr<Decision> DecideRanks(internal::Request request,
+                                     const Fleet::Reader& reader) {
+  const Job& job = *request.job;
+  const ClaimCheck* claims = request.claims;
+  RankExclusion exclusion(claims);
+  request.claims = &exclusion;
+  Decision first;
+  for (int rank = 0; rank < job.count; ++rank) {
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(request, reader));
+    if (!d.status.ok() && rank == 0 && !absl::IsResourceExhausted(d.status)) {
+      return d;  // nothing fits at all: the one-device answer says why
+    }
+    if (!d.status.ok()) {
+      CTXSEL_ASSIGN_OR_RETURN(int fitting, FittingDevices(request, reader));
+      const std::string what =
+          absl::StrCat("count ", job.count, " for kernel '", job.kernel,
+                       "' (all or nothing): ");
+      first.placement.ranks.clear();
+      first.status =
+          fitting < job.count
+              ? absl::FailedPreconditionError(absl::StrCat(
+                    what, "only ", fitting, " distinct devices fit the job"))
+              : absl::ResourceExhaustedError(
+                    absl::StrCat(what, "the devices fit, but only ", rank,
+                                 " of them have claim room"));
+      return first;
+    }
+    exclusion.Take(d.placement.choice.device.id);
+    if (rank == 0) {
+      first = std::move(d);
+      first.placement.ranks.reserve(job.count);
+      first.placement.ranks.push_back(first.placement.choice);
+    } else {
+      first.placement.ranks.push_back(std::move(d.placement.choice));
+    }
+  }
+  return first;
 }
 
 }  // namespace
@@ -206,13 +297,8 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
   Fleet::Reader reader(*fleet_);
-  absl::StatusOr<Decision> healthy = internal::Decide(request, reader);
-  // Devices of suspect nodes serve only when no healthy device can.
-  if (!healthy.ok() || healthy->status.ok() || !reader.has_suspect()) {
-    return healthy;
-  }
-  request.include_suspect = true;
-  return internal::Decide(request, reader);
+  if (job.count > 1 && !explain) return DecideRanks(request, reader);
+  return DecideOnce(request, reader);
 }
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,

@@ -169,6 +169,11 @@ class Placer {
   //                            message says why each class was rejected;
   //   ResourceExhaustedError   (with `claims`) devices fit, but none has
   //                            room: "all N fitting devices are claimed".
+  // With Job::count = N > 1: N ranks (Placement::ranks) on distinct
+  // devices, each the best device the earlier ranks left, over one view of
+  // the fleet; fewer than N is an error, never a partial answer
+  // (FailedPrecondition when fewer fit, ResourceExhausted when fewer have
+  // claim room). Cost: N one-device Selects.
   absl::StatusOr<Placement> Select(const Job& job,
                                    const ClaimCheck* claims = nullptr) const;
 

@@ -1,5 +1,6 @@
 #include "server/placement/placer.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,99 @@ TEST_F(PlacerTest, NodeAndDeviceFilterConstraints) {
   absl::StatusOr<Placement> p = placer_.Select(job);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(p.status().message(), HasSubstr("unknown nodes: nowhere"));
+}
+
+// A launcher's allocation: only the named devices compete, by id or by
+// UUID, whatever scores better elsewhere.
+TEST_F(PlacerTest, AllowedDevicesConfineTheChoice) {
+  std::vector<Device> a = {MakeDevice("a", 0, Kind::kMi250),
+                           MakeDevice("a", 1, Kind::kH100),
+                           MakeDevice("a", 2, Kind::kH100)};
+  a[2].identity.uuid = "GPU-2222";
+  AddNode("a", a);
+  AddNode("b", {MakeDevice("b", 0, Kind::kMi250)});
+  Job job = SaxpyJob();
+  job.allowed_devices = {"a/1"};
+  EXPECT_EQ(DeviceOf(placer_, job), "a/1");  // not the better-scoring MI250X
+  job.allowed_devices = {"GPU-2222"};
+  EXPECT_EQ(DeviceOf(placer_, job), "a/2");
+  job.allowed_devices = {"a/2", "b/0"};
+  EXPECT_EQ(DeviceOf(placer_, job), "b/0");
+  job.nodes = {"a"};  // both constraints hold: b/0 is outside the nodes
+  EXPECT_EQ(DeviceOf(placer_, job), "a/2");
+  job.allowed_devices = {"b/0", "gone/7"};
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(),
+              HasSubstr("allowed_devices not live: gone/7"));
+  EXPECT_THAT(p.status().message(),
+              HasSubstr("allowed_devices outside the job's nodes: b/0"));
+}
+
+// A job that needs an accelerator never lands on the host CPU, and one that
+// needs a variant never gets the base function.
+TEST_F(PlacerTest, RequiredKindAndVariantRefuseFallbacks) {
+  AddNode("a", {MakeDevice("a", -1, Kind::kXeon)});
+  Job job = SaxpyJob();
+  EXPECT_EQ(DeviceOf(placer_, job), "a/host");
+  job.required_kind = "gpu";
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("required_kind: not a gpu"));
+  AddNode("b", {MakeDevice("b", 0, Kind::kH100)});
+  EXPECT_EQ(DeviceOf(placer_, job), "b/0");
+
+  ASSERT_TRUE(
+      placer_
+          .SetVariants("only_gpu", {MakeVariant("only_gpu", "only_gpu_cuda",
+                                                "device={arch(nvptx)}", 0)})
+          .ok());
+  Job cpu_only = SaxpyJob();
+  cpu_only.kernel = "only_gpu";
+  cpu_only.nodes = {"a"};
+  EXPECT_EQ(Pick(placer_, cpu_only), "base");
+  cpu_only.require_variant = true;
+  p = placer_.Select(cpu_only);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("require_variant"));
+}
+
+// count = N: N distinct devices, best first, or an error; never fewer.
+TEST_F(PlacerTest, CountPlacesDistinctDevicesAllOrNothing) {
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kH100),
+           MakeDevice("a", 2, Kind::kH100), MakeDevice("a", -1, Kind::kXeon)});
+  Job job = SaxpyJob();
+  job.required_kind = "gpu";
+  job.count = 3;
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->ranks.size(), 3u);
+  std::set<std::string> devices;
+  for (const Choice& c : p->ranks) devices.insert(c.device.id);
+  EXPECT_EQ(devices, (std::set<std::string>{"a/0", "a/1", "a/2"}));
+  EXPECT_EQ(p->ranks[0].device.id, p->choice.device.id);
+
+  job.count = 4;
+  p = placer_.Select(job);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(),
+              HasSubstr("count 4 for kernel 'saxpy' (all or nothing): only 3 "
+                        "distinct devices fit"));
+  // Without required_kind every device competes, best first: the host
+  // CPU's saxpy_avx (score 6) before the GPUs' saxpy_cuda (4).
+  job.required_kind.clear();
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->ranks.size(), 4u);
+  EXPECT_EQ(p->ranks[0].device.id, "a/host");
+  EXPECT_EQ(p->ranks[0].variant_name(), "saxpy_avx");
+  EXPECT_EQ(p->ranks[3].variant_name(), "saxpy_cuda");
+  // A one-device job keeps ranks empty.
+  job.count = 1;
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->ranks.empty());
 }
 
 TEST_F(PlacerTest, NoFittingDeviceSaysWhyEachClassWasRejected) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
@@ -55,7 +56,7 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
     CountSelection(metrics_, *job, placement.status(),
                    placement.ok() ? &*placement : nullptr);
     if (!placement.ok()) return ToGrpcStatus(placement.status());
-    PlacementToProto(*placement, response);
+    PlacementToProto(*placement, job->kernel, {}, response);
     return grpc::Status::OK;
   }
   absl::StatusOr<absl::Duration> duration =
@@ -66,8 +67,11 @@ grpc::Status PlacementService::Select(grpc::ServerContext* context,
   CountSelection(metrics_, *job, claimed.status(),
                  claimed.ok() ? &claimed->placement : nullptr);
   if (!claimed.ok()) return ToGrpcStatus(claimed.status());
-  PlacementToProto(claimed->placement, response);
-  ClaimToProto(claimed->claim, response->mutable_claim());
+  PlacementToProto(claimed->placement, job->kernel,
+                   claimed->rank_claims.empty()
+                       ? absl::MakeConstSpan(&claimed->claim, 1)
+                       : absl::MakeConstSpan(claimed->rank_claims),
+                   response);
   return grpc::Status::OK;
 }
 
@@ -138,15 +142,33 @@ grpc::Status PlacementService::RenewClaim(grpc::ServerContext* context,
 
 grpc::Status PlacementService::ReleaseClaim(
     grpc::ServerContext* context, const v1::ReleaseClaimRequest* request,
-    v1::ReleaseClaimResponse* /*response*/) {
+    v1::ReleaseClaimResponse* response) {
   absl::StatusOr<Principal> who =
       authorizer_->Authorize(*context, "Placement/ReleaseClaim");
   if (!who.ok()) return ToGrpcStatus(who.status());
+  if (request->claim_id().empty() == request->holder().empty()) {
+    return ToGrpcStatus(
+        FieldViolation(request->holder().empty() ? "claim_id" : "holder",
+                       "set exactly one of claim_id and holder"));
+  }
+  if (!request->holder().empty()) {
+    absl::StatusOr<int> released =
+        claims_->ReleaseHolder(request->holder(), [&](const Claim& claim) {
+          return Authorizer::MayActFor(*who, claim.owner);
+        });
+    if (!released.ok()) return ToGrpcStatus(released.status());
+    response->set_released_count(*released);
+    return grpc::Status::OK;
+  }
   if (absl::Status s = CheckClaimOwner(*claims_, *who, request->claim_id());
       !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(claims_->Release(request->claim_id()));
+  if (absl::Status s = claims_->Release(request->claim_id()); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  response->set_released_count(1);
+  return grpc::Status::OK;
 }
 
 grpc::Status PlacementService::ListClaims(grpc::ServerContext* context,

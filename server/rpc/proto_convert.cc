@@ -3,9 +3,11 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "launch/launch_env.h"
 #include "selector/job_check.h"
 #include "server/fleet/node_proto.h"
 #include "server/fleet/node_report.h"
@@ -209,6 +211,34 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
                           absl::StrCat(job.top_k(), " is negative"));
   }
   out.top_k = job.top_k();
+  if (job.count() < 0 || job.count() > kMaxJobCount) {
+    return FieldViolation(
+        "job.count", absl::StrCat(job.count(), " is not in 0..", kMaxJobCount,
+                                  " (0 means 1)"));
+  }
+  out.count = std::max(1, job.count());
+  if (job.allowed_devices_size() > kMaxAllowedDevices) {
+    return FieldViolation(
+        "job.allowed_devices",
+        absl::StrCat(job.allowed_devices_size(), " devices; at most ",
+                     kMaxAllowedDevices));
+  }
+  for (int i = 0; i < job.allowed_devices_size(); ++i) {
+    if (job.allowed_devices(i).empty()) {
+      return FieldViolation(absl::StrCat("job.allowed_devices[", i, "]"),
+                            "empty (expected a device id or UUID)");
+    }
+  }
+  out.allowed_devices.assign(job.allowed_devices().begin(),
+                             job.allowed_devices().end());
+  if (!job.required_kind().empty()) {
+    if (absl::Status s = selector::CheckDeviceKind(job.required_kind());
+        !s.ok()) {
+      return FieldViolation("job.required_kind", s.message());
+    }
+  }
+  out.required_kind = job.required_kind();
+  out.require_variant = job.require_variant();
   return out;
 }
 
@@ -230,11 +260,34 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
 }
 
 void PlacementToProto(const placement::Placement& placement,
+                      const std::string& kernel, absl::Span<const Claim> claims,
                       v1::SelectResponse* out) {
   ChoiceToProto(placement.choice, out->mutable_placement());
   out->set_explanation(placement.explanation);
   for (const placement::Choice& alternative : placement.alternatives) {
     ChoiceToProto(alternative, out->add_alternatives());
+  }
+  if (!claims.empty()) ClaimToProto(claims.front(), out->mutable_claim());
+  const size_t rank_count = std::max<size_t>(1, placement.ranks.size());
+  for (size_t rank = 0; rank < rank_count; ++rank) {
+    v1::RankPlacement* r = out->add_ranks();
+    r->set_rank(static_cast<int32_t>(rank));
+    if (rank == 0) {
+      *r->mutable_placement() = out->placement();
+    } else {
+      ChoiceToProto(placement.ranks[rank], r->mutable_placement());
+    }
+    std::string claim_id;
+    if (rank < claims.size()) {
+      ClaimToProto(claims[rank], r->mutable_claim());
+      claim_id = claims[rank].id;
+    }
+    for (auto& [name, value] :
+         launch::LaunchEnv(r->placement(), kernel, claim_id)) {
+      v1::EnvironmentVariable* variable = r->add_environment();
+      variable->set_name(std::move(name));
+      variable->set_value(std::move(value));
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/claims/claims.h"
 #include "server/fleet/inventory.h"
@@ -47,7 +48,11 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job);
 // The Placer's answers (server/placement/placement.h). The choice's device
 // carries its device class, as in ListDevices.
 void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);
+// A Select's answer: the choice, explanation and alternatives, `claims` (one
+// per rank, or none) and one RankPlacement per rank with the environment
+// launch::LaunchEnv gives it for `kernel` (launch/launch_env.h).
 void PlacementToProto(const placement::Placement& placement,
+                      const std::string& kernel, absl::Span<const Claim> claims,
                       v1::SelectResponse* out);
 // The choice only when `report.status` is OK; one DeviceClassReport per
 // class (or class and node layout), and the whole text.

@@ -1,5 +1,6 @@
 #include "server/rpc/proto_convert.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -143,6 +144,47 @@ TEST(ProtoConvertTest, ChoiceCarriesDeviceAndClass) {
   EXPECT_FALSE(base.dynamic());
 }
 
+// Each rank carries its claim and the environment the server computed, so
+// that no client maps vendors to variables on its own.
+TEST(ProtoConvertTest, PlacementRanksCarryClaimAndEnvironment) {
+  placement::Placement placement;
+  placement.choice = TestChoice("saxpy_cuda", "n1/gpu0", 9);
+  placement.choice.device.traits.vendor = {"nvidia"};
+  placement.choice.device.identity.uuid = "GPU-0000";
+  placement.ranks = {placement.choice, placement.choice};
+  placement.ranks[1].device.id = "n1/gpu1";
+  placement.ranks[1].device.identity.uuid = "GPU-1111";
+  std::vector<Claim> claims(2);
+  claims[0].id = "c-0";
+  claims[1].id = "c-1";
+  v1::SelectResponse out;
+  PlacementToProto(placement, "saxpy", claims, &out);
+  EXPECT_EQ(out.claim().id(), "c-0");
+  ASSERT_EQ(out.ranks_size(), 2);
+  auto env = [&](int rank) {
+    std::map<std::string, std::string> vars;
+    for (const v1::EnvironmentVariable& v : out.ranks(rank).environment()) {
+      vars[v.name()] = v.value();
+    }
+    return vars;
+  };
+  EXPECT_EQ(out.ranks(1).rank(), 1);
+  EXPECT_EQ(out.ranks(1).placement().device().id(), "n1/gpu1");
+  EXPECT_EQ(out.ranks(1).claim().id(), "c-1");
+  EXPECT_EQ(env(0)["CUDA_VISIBLE_DEVICES"], "GPU-0000");
+  EXPECT_EQ(env(1)["CUDA_VISIBLE_DEVICES"], "GPU-1111");
+  EXPECT_EQ(env(1)["CTXSEL_CLAIM"], "c-1");
+  EXPECT_EQ(env(1)["CTXSEL_VARIANT"], "saxpy_cuda");
+
+  // A one-device answer without a claim still has its one rank.
+  placement.ranks.clear();
+  v1::SelectResponse one;
+  PlacementToProto(placement, "saxpy", {}, &one);
+  ASSERT_EQ(one.ranks_size(), 1);
+  EXPECT_FALSE(one.has_claim());
+  EXPECT_EQ(one.ranks(0).placement().device().id(), "n1/gpu0");
+}
+
 TEST(ProtoConvertTest, PlacementKeepsAlternativesInOrder) {
   placement::Placement placement;
   placement.choice = TestChoice("a", "n1/gpu0", 9);
@@ -150,7 +192,7 @@ TEST(ProtoConvertTest, PlacementKeepsAlternativesInOrder) {
   placement.alternatives = {TestChoice("a", "n2/gpu0", 9),
                             TestChoice("", "n3/cpu", 0)};
   v1::SelectResponse out;
-  PlacementToProto(placement, &out);
+  PlacementToProto(placement, "saxpy", {}, &out);
   EXPECT_EQ(out.placement().device().id(), "n1/gpu0");
   EXPECT_EQ(out.explanation(), "class gpu-nvptx won");
   ASSERT_EQ(out.alternatives_size(), 2);
