@@ -109,7 +109,7 @@ absl::StatusOr<std::string> DeviceWithIndex(
     const std::string pinned_by = VisibilityVariable(d);
     if (pinned_by.empty() || !d.has_vendor_index()) continue;
     if (!IsSlurm(variable) && pinned_by != RuntimeVariable(variable)) continue;
-    indices.push_back(absl::StrCat(d.id(), " ", d.vendor_index()));
+    indices.push_back(absl::StrCat(d.vendor_index(), " (", d.id(), ")"));
     if (d.vendor_index() == index) found.push_back(&d);
   }
   if (found.size() == 1) return found[0]->id();
