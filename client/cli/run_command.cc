@@ -35,6 +35,7 @@
 #include "absl/time/time.h"
 #include "base/proto_time.h"
 #include "client/cli/command.h"
+#include "client/cli/select_answer.h"
 #include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
 

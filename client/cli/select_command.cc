@@ -32,9 +32,9 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/launcher_env.h"
+#include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
 #include "launch/env_format.h"
-#include "launch/launch_env.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
@@ -156,55 +156,6 @@ absl::Status AddAllocation(client::CtxselClient& client, v1::Job& job) {
   return absl::OkStatus();
 }
 
-bool IsHostDevice(const v1::Device& device) {
-  const auto& kinds = device.traits().kind();
-  return device.index() < 0 ||
-         std::find(kinds.begin(), kinds.end(), "host") != kinds.end();
-}
-
-// How `choice` breaks `job`'s terms, "" when it keeps them.
-std::string Broken(const v1::Job& job, const v1::PlacementChoice& choice) {
-  const v1::Device& device = choice.device();
-  const auto& allowed = job.allowed_devices();
-  if (!allowed.empty() &&
-      std::find(allowed.begin(), allowed.end(), device.id()) == allowed.end() &&
-      (device.uuid().empty() || std::find(allowed.begin(), allowed.end(),
-                                          device.uuid()) == allowed.end())) {
-    return absl::StrCat(device.id(), " is not in Job.allowed_devices");
-  }
-  const auto& kinds = device.traits().kind();
-  if (!job.required_kind().empty() &&
-      std::find(kinds.begin(), kinds.end(), job.required_kind()) ==
-          kinds.end()) {
-    return absl::StrCat(device.id(), " is not of Job.required_kind ",
-                        job.required_kind());
-  }
-  if (job.require_variant() && choice.base()) {
-    return "the base function despite Job.require_variant";
-  }
-  return "";
-}
-
-// FAILED_PRECONDITION when `answer` breaks the terms of `request`'s job;
-// a server that predates them ignores them.
-absl::Status CheckTerms(const v1::SelectRequest& request,
-                        const v1::SelectResponse& answer) {
-  const v1::Job& job = request.job();
-  std::string broken;
-  const int wanted = std::max(job.count(), 1);
-  if (RankCount(answer) != wanted) {
-    broken =
-        absl::StrCat(RankCount(answer), " placements for Job.count ", wanted);
-  }
-  for (int r = 0; r < RankCount(answer) && broken.empty(); ++r) {
-    broken = Broken(job, RankPlacement(answer, r));
-  }
-  if (broken.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "the server answered ", broken,
-      ": it predates these Job fields (ctxsel.v1, issue 20); upgrade it"));
-}
-
 }  // namespace
 
 absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
@@ -293,61 +244,6 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
                                                        : holder);
   }
   return request;
-}
-
-int RankCount(const v1::SelectResponse& answer) {
-  return std::max(answer.ranks_size(), 1);
-}
-
-const v1::PlacementChoice& RankPlacement(const v1::SelectResponse& answer,
-                                         int rank) {
-  return answer.ranks_size() > 0 ? answer.ranks(rank).placement()
-                                 : answer.placement();
-}
-
-const v1::Claim& RankClaim(const v1::SelectResponse& answer, int rank) {
-  return answer.ranks_size() > 0 ? answer.ranks(rank).claim() : answer.claim();
-}
-
-EnvVars RankEnv(const v1::SelectRequest& request,
-                const v1::SelectResponse& answer, int rank) {
-  if (answer.ranks_size() > 0) {
-    EnvVars env;
-    for (const v1::EnvironmentVariable& v : answer.ranks(rank).environment()) {
-      env.emplace_back(v.name(), v.value());
-    }
-    return env;
-  }
-  return launch::LaunchEnv(answer.placement(), request.job().kernel(),
-                           answer.has_claim() ? answer.claim().id() : "");
-}
-
-std::string FallbackNote(const v1::SelectRequest& request,
-                         const v1::SelectResponse& answer,
-                         std::optional<int> rank) {
-  const v1::Job& job = request.job();
-  for (int r = 0; r < RankCount(answer); ++r) {
-    if (rank.has_value() && r != *rank) continue;
-    const v1::PlacementChoice& p = RankPlacement(answer, r);
-    const bool base = p.base() && !job.require_variant();
-    const bool host = IsHostDevice(p.device()) && job.required_kind().empty();
-    if (!base && !host) continue;
-    const std::string who =
-        RankCount(answer) > 1 ? absl::StrCat(" for rank ", r) : "";
-    const std::string what =
-        base ? absl::StrCat("the base function of ", job.kernel())
-             : p.variant();
-    const std::string where =
-        host ? absl::StrCat(" on the host CPU ", p.device().id()) : "";
-    const std::string why = base ? " (no variant fits)" : "";
-    const std::string instead = base && host
-                                    ? "--require_variant or --require=gpu"
-                                : base ? "--require_variant"
-                                       : "--require=gpu";
-    return absl::StrCat("placed ", what, where, who, why, "; add ", instead,
-                        " to fail instead");
-  }
-  return "";
 }
 
 absl::StatusOr<v1::SelectResponse> SelectWaiting(

@@ -1,6 +1,6 @@
 // select_command.h: what `select` shares with `run` (run_command.cc): the
-// job and claim flags, each rank's launch environment, the note on a
-// fallback, and a claiming Select that waits for devices to free up.
+// job and claim flags and a claiming Select that waits for devices to free
+// up; select_answer.h reads its answer.
 //
 //   auto client = ConnectToServer();
 //   absl::StatusOr<v1::SelectRequest> request =
@@ -13,7 +13,6 @@
 #define CTXSEL_CLIENT_CLI_SELECT_COMMAND_H_
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,18 +20,15 @@
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/cli/select_answer.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "launch/launch_env.h"
 
 ABSL_DECLARE_FLAG(absl::Duration, claim);
 ABSL_DECLARE_FLAG(absl::Duration, wait);
 ABSL_DECLARE_FLAG(std::string, holder);
 
 namespace ctxsel::cli {
-
-// Environment variables as (name, value), in the order they are set.
-using EnvVars = launch::LaunchEnvironment;
 
 // The job of the select/explain/run flags (--kernel, --construct, --var,
 // --policy, --nodes or --here, --device_filter, --devices or
@@ -59,31 +55,6 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 // one, so that the step's epilog can release it by holder; else
 // "user@host:pid".
 std::string DefaultHolder();
-
-// How many ranks `answer` places: ranks_size(), or 1 from a server that
-// sends no ranks.
-int RankCount(const v1::SelectResponse& answer);
-
-// Rank `rank`'s placement and claim (answer.placement() and answer.claim()
-// from a server that sends no ranks).
-const v1::PlacementChoice& RankPlacement(const v1::SelectResponse& answer,
-                                         int rank);
-const v1::Claim& RankClaim(const v1::SelectResponse& answer, int rank);
-
-// Rank `rank`'s launch environment: the server's
-// (SelectResponse.ranks[rank].environment); from a server that sends no
-// ranks, launch::LaunchEnv of the placement with CTXSEL_CLAIM when there is
-// a claim.
-EnvVars RankEnv(const v1::SelectRequest& request,
-                const v1::SelectResponse& answer, int rank);
-
-// One line for stderr when a rank of `answer` (only `rank` when given)
-// landed where the job did not ask for: the kernel's base function without
-// Job.require_variant, or a host CPU without Job.required_kind; it says
-// which flag fails instead. "" when none did.
-std::string FallbackNote(const v1::SelectRequest& request,
-                         const v1::SelectResponse& answer,
-                         std::optional<int> rank = std::nullopt);
 
 // Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
 // claimed) and `wait` has not passed, tries again with backoff (100ms
