@@ -80,7 +80,8 @@ ABSL_FLAG(absl::Duration, claim, absl::ZeroDuration(),
           "no other claiming launcher gets it; 0: no claim (run: 5m).");
 ABSL_FLAG(std::string, holder, "",
           "select/run: who holds the claim (default: slurm-$SLURM_JOB_ID."
-          "$SLURM_STEP_ID in a Slurm step, else user@host:pid).");
+          "$SLURM_STEP_ID in a Slurm step, else user@host:pid); claims "
+          "release: whose claims to end.");
 ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
           "select/run: when every fitting device is claimed, retry for this "
           "long before giving up.");
