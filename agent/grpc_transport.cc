@@ -1,6 +1,7 @@
 #include "agent/grpc_transport.h"
 
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -27,14 +28,23 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 class GrpcHeartbeatStream : public HeartbeatStream {
  public:
-  // `on_broken` runs when a beat fails.
+  // `on_broken` runs when a beat fails; a beat whose answer has not come
+  // `answer_timeout` after it was sent cancels the stream.
   GrpcHeartbeatStream(std::shared_ptr<v1::Inventory::Stub> stub,
-                      std::function<void()> on_broken)
+                      std::function<void()> on_broken,
+                      absl::Duration answer_timeout)
       : stub_(std::move(stub)),
         on_broken_(std::move(on_broken)),
-        stream_(stub_->Heartbeat(&context_)) {}
+        answer_timeout_(answer_timeout),
+        stream_(stub_->Heartbeat(&context_)),
+        watchdog_([this] { Watch(); }) {}
 
   ~GrpcHeartbeatStream() override {
+    {
+      absl::MutexLock lock(&mu_);
+      closing_ = true;
+    }
+    watchdog_.join();
     context_.TryCancel();
     stream_->Finish().IgnoreError();
   }
@@ -50,9 +60,24 @@ class GrpcHeartbeatStream : public HeartbeatStream {
       u->set_utilisation(d.utilisation);
     }
     v1::HeartbeatResponse response;
-    if (!stream_->Write(request) || !stream_->Read(&response)) {
+    {
+      absl::MutexLock lock(&mu_);
+      answer_due_ = absl::Now() + answer_timeout_;
+    }
+    const bool answered = stream_->Write(request) && stream_->Read(&response);
+    bool timed_out = false;
+    {
+      absl::MutexLock lock(&mu_);
+      answer_due_ = absl::InfiniteFuture();
+      timed_out = timed_out_;
+    }
+    if (!answered) {
       on_broken_();
-      return absl::UnavailableError("heartbeat stream broken");
+      return absl::UnavailableError(
+          timed_out ? absl::StrCat("heartbeat: no answer within ",
+                                   absl::FormatDuration(answer_timeout_),
+                                   " (the server may be paused or cut off)")
+                    : "heartbeat stream broken");
     }
     BeatAnswer answer;
     answer.rereport =
@@ -66,12 +91,36 @@ class GrpcHeartbeatStream : public HeartbeatStream {
   void Cancel() override { context_.TryCancel(); }
 
  private:
+  // A server that stops answering (SIGSTOP, a cut network) leaves the
+  // connection open, and Read() would wait forever while the node expires
+  // on every replica: the watchdog cancels the stream once the answer is
+  // overdue, so the reporter reconnects, to another replica of a list.
+  void Watch() {
+    absl::MutexLock lock(&mu_);
+    while (!closing_) {
+      const absl::Time due = answer_due_;
+      auto changed = [this, due]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return closing_ || answer_due_ != due;
+      };
+      if (mu_.AwaitWithDeadline(absl::Condition(&changed), due)) continue;
+      timed_out_ = true;
+      answer_due_ = absl::InfiniteFuture();
+      context_.TryCancel();
+    }
+  }
+
   std::shared_ptr<v1::Inventory::Stub> stub_;
   std::function<void()> on_broken_;
+  const absl::Duration answer_timeout_;
   grpc::ClientContext context_;
   std::unique_ptr<
       grpc::ClientReaderWriter<v1::HeartbeatRequest, v1::HeartbeatResponse>>
       stream_;
+  absl::Mutex mu_;
+  absl::Time answer_due_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool timed_out_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread watchdog_;  // last: starts once the rest is built
 };
 
 }  // namespace
@@ -154,8 +203,8 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
 }
 
 std::unique_ptr<HeartbeatStream> GrpcInventoryTransport::OpenHeartbeat() {
-  return std::make_unique<GrpcHeartbeatStream>(Stub(),
-                                               [this] { DropChannel(); });
+  return std::make_unique<GrpcHeartbeatStream>(
+      Stub(), [this] { DropChannel(); }, rpc_timeout_);
 }
 
 absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {

@@ -46,7 +46,9 @@ v1::Device ToProto(const DeviceInfo& device);
 // the moment a restarted server listens.
 class GrpcInventoryTransport : public InventoryTransport {
  public:
-  // Unary calls give up after `rpc_timeout`.
+  // Unary calls give up after `rpc_timeout`, and so does a heartbeat whose
+  // answer has not come: the stream is cancelled and the channel dropped,
+  // so a paused or cut-off server cannot hold the agent.
   GrpcInventoryTransport(ChannelFactory make_channel, std::string agent_version,
                          absl::Duration rpc_timeout = absl::Seconds(5));
 

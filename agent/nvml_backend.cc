@@ -50,7 +50,10 @@ struct NvmlApi {
   nvmlReturn_t (*capability)(nvmlDevice_t, int*, int*);
   nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
   nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
+  // MIG device handles only: a full GPU's handle gets NOT_SUPPORTED.
   nvmlReturn_t (*attributes)(nvmlDevice_t, nvmlDeviceAttributes_t*);  // opt.
+  // CUDA cores; drivers before it lack the symbol.
+  nvmlReturn_t (*gpu_cores)(nvmlDevice_t, unsigned int*);  // optional
   nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t*);  // optional
 };
 
@@ -64,6 +67,23 @@ std::string PciBusId(const char* nvml_bus_id) {
   return id;
 }
 
+// CUDA cores per SM of compute capability major.minor; 0 if not known.
+int CoresPerSm(int major, int minor) {
+  struct Row {
+    int major, minor, cores_per_sm;
+  };
+  static constexpr Row kRows[] = {
+#define NVIDIA_SM(major, minor, cores_per_sm, architecture) \
+  {major, minor, cores_per_sm},
+#include "agent/nvidia_cores_per_sm.def"
+#undef NVIDIA_SM
+  };
+  for (const Row& row : kRows) {
+    if (row.major == major && row.minor == minor) return row.cores_per_sm;
+  }
+  return 0;
+}
+
 template <typename Fn>
 bool Resolve(void* lib, const char* symbol, Fn& fn) {
   fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
@@ -73,6 +93,7 @@ bool Resolve(void* lib, const char* symbol, Fn& fn) {
 bool ResolveAll(void* lib, NvmlApi& api) {
   Resolve(lib, "nvmlDeviceGetAttributes_v2", api.attributes);  // optional
   Resolve(lib, "nvmlDeviceGetPciInfo_v3", api.pci_info);       // optional
+  Resolve(lib, "nvmlDeviceGetNumGpuCores", api.gpu_cores);     // optional
   return Resolve(lib, "nvmlInit_v2", api.init) &&
          Resolve(lib, "nvmlShutdown", api.shutdown) &&
          Resolve(lib, "nvmlErrorString", api.error_string) &&
@@ -170,12 +191,44 @@ class NvmlBackend : public DiscoveryBackend {
         api_.pci_info(device, &pci) == NVML_SUCCESS) {
       d.pci_bus_id = PciBusId(pci.busId);
     }
+    d.compute_units = SmCount(device, major, minor);
+    return d;
+  }
+
+  // The SMs of `device`: nvmlDeviceGetAttributes_v2's count where it answers
+  // (MIG device handles), else CUDA cores over cores per SM (a full GPU);
+  // 0 when neither can tell.
+  int SmCount(nvmlDevice_t device, int major, int minor) const {
     nvmlDeviceAttributes_t attributes{};
     if (api_.attributes != nullptr &&
-        api_.attributes(device, &attributes) == NVML_SUCCESS) {
-      d.compute_units = static_cast<int>(attributes.multiprocessorCount);
+        api_.attributes(device, &attributes) == NVML_SUCCESS &&
+        attributes.multiprocessorCount > 0) {
+      return static_cast<int>(attributes.multiprocessorCount);
     }
-    return d;
+    unsigned int cores = 0;
+    if (api_.gpu_cores == nullptr) {
+      spdlog::debug("nvml: no nvmlDeviceGetNumGpuCores: SM count unknown");
+      return 0;
+    }
+    if (nvmlReturn_t rc = api_.gpu_cores(device, &cores); rc != NVML_SUCCESS) {
+      spdlog::debug("nvml: nvmlDeviceGetNumGpuCores failed: {}",
+                    api_.error_string(rc));
+      return 0;
+    }
+    const int per_sm = CoresPerSm(major, minor);
+    if (per_sm == 0) {
+      spdlog::debug(
+          "nvml: compute capability {}.{} is not in nvidia_cores_per_sm.def: "
+          "SM count unknown",
+          major, minor);
+      return 0;
+    }
+    if (cores == 0 || cores % per_sm != 0) {
+      spdlog::debug("nvml: {} CUDA cores is no whole number of SMs of {} cores",
+                    cores, per_sm);
+      return 0;
+    }
+    return static_cast<int>(cores / per_sm);
   }
 
   void* lib_ = nullptr;

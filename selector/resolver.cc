@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -31,18 +34,49 @@ namespace {
 
 // A compatible selector that is a strict subset of another compatible one
 // scores 0; the first such superset in declaration order is remembered.
+//
+// A strict superset of `a` names every item and construct selector `a`
+// names, so only the candidates listed under a's rarest item need the full
+// test, and those lists are in declaration order, so the first hit is the
+// first superset. Selectors that name something of their own (a condition,
+// an arch) cost O(own items); the pairwise test ran over every pair, 220 s
+// of CPU for 13,000 conditional variants.
 void ApplyStrictSubsetRule(ResolutionData& data) {
   const std::vector<Candidate>& declared = *data.declared;
-  for (size_t a = 0; a < declared.size(); ++a) {
-    if (!data.states[a].compatible) continue;
+  std::vector<int> compatible;
+  absl::flat_hash_map<absl::string_view, std::vector<int>> by_item;
+  absl::flat_hash_map<int, std::vector<int>> by_construct;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (!data.states[i].compatible) continue;
+    const int index = static_cast<int>(i);
+    compatible.push_back(index);
+    const internal::SubsetItems& items =
+        declared[i].selector.ast().subset_items;
+    for (const std::string& item : items.items) by_item[item].push_back(index);
+    for (const internal::SubsetItems::Construct& c : items.constructs) {
+      std::vector<int>& list = by_construct[static_cast<int>(c.id)];
+      if (list.empty() || list.back() != index) list.push_back(index);
+    }
+  }
+  for (int a : compatible) {
     const internal::SubsetItems& items =
         declared[a].selector.ast().subset_items;
-    for (size_t b = 0; b < declared.size(); ++b) {
-      if (a == b || !data.states[b].compatible) continue;
+    const std::vector<int>* supersets = &compatible;
+    for (const std::string& item : items.items) {
+      const std::vector<int>& list = by_item.find(item)->second;
+      if (list.size() < supersets->size()) supersets = &list;
+    }
+    for (const internal::SubsetItems::Construct& c : items.constructs) {
+      const std::vector<int>& list =
+          by_construct.find(static_cast<int>(c.id))->second;
+      if (list.size() < supersets->size()) supersets = &list;
+    }
+    for (int b : *supersets) {
+      if (a == b) continue;
       if (internal::IsStrictSubset(items,
                                    declared[b].selector.ast().subset_items)) {
         data.states[a].score = 0;
-        data.states[a].subset_of = static_cast<int>(b);
+        data.states[a].subset_of = b;
         break;
       }
     }

@@ -3,6 +3,12 @@
 // runs in tests on machines without a GPU. The environment variable
 // FAKE_NVML_GPUS sets how many it reports (default 3), so a test can make one
 // disappear.
+//
+// As the real library does for a full GPU's handle (all three are full GPUs,
+// none a MIG device), nvmlDeviceGetAttributes_v2 answers NOT_SUPPORTED and
+// nvmlDeviceGetNumGpuCores gives the CUDA cores: 132 SMs x 128 (H100 SXM),
+// 108 x 64 (A100), 148 x 128 (B200). Built with -DFAKE_NVML_NO_GPU_CORES it
+// stands for a driver from before nvmlDeviceGetNumGpuCores and lacks it.
 #include <cstdlib>
 #include <cstring>
 
@@ -16,6 +22,12 @@ struct nvmlMemory_t {
 };
 struct nvmlUtilization_t {
   unsigned int gpu, memory;
+};
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount,
+      sharedEncoderCount, sharedJpegCount, sharedOfaCount,
+      gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
 };
 struct nvmlPciInfo_t {
   char busIdLegacy[16];
@@ -86,5 +98,17 @@ int nvmlDeviceGetUtilizationRates(nvmlDevice_st* d, nvmlUtilization_t* u) {
   u->memory = 10;
   return 0;
 }
+// "This API currently only supports MIG device handles" (NVML's reference):
+// NVML_ERROR_NOT_SUPPORTED for a full GPU.
+int nvmlDeviceGetAttributes_v2(nvmlDevice_st*, nvmlDeviceAttributes_t*) {
+  return 3;  // NVML_ERROR_NOT_SUPPORTED
+}
+#ifndef FAKE_NVML_NO_GPU_CORES
+int nvmlDeviceGetNumGpuCores(nvmlDevice_st* d, unsigned int* cores) {
+  static const unsigned int counts[3] = {132 * 128, 108 * 64, 148 * 128};
+  *cores = counts[d->index];
+  return 0;
+}
+#endif
 
 }  // extern "C"

@@ -92,7 +92,7 @@ absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
   }
   ClaimBatch expired;
   book->DropExpired(book->options_.now(), &expired);
-  if (!expired.deletes.empty()) {
+  if (!expired.expired.empty()) {
     CTXSEL_RETURN_IF_ERROR(store->ApplyClaims(expired));
   }
   return book;
@@ -146,7 +146,7 @@ void ClaimBook::DropExpired(absl::Time now, ClaimBatch* batch) {
   while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
     std::string id = by_expiry_.begin()->second;
     Erase(id);
-    batch->deletes.push_back(std::move(id));
+    batch->expired.push_back(std::move(id));
     expired_.fetch_add(1);
   }
 }
@@ -199,7 +199,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
   Room room(*this);
   absl::StatusOr<placement::Placement> placement = placer.Select(job, &room);
   if (!placement.ok()) {
-    if (!batch.deletes.empty()) store_->ApplyClaims(batch).IgnoreError();
+    if (!batch.expired.empty()) store_->ApplyClaims(batch).IgnoreError();
     if (absl::IsResourceExhausted(placement.status())) {
       return absl::ResourceExhaustedError(absl::StrCat(
           placement.status().message(), FirstExpiry(room.refused(), now)));

@@ -1,6 +1,7 @@
 #include "server/fleet/inventory.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -388,12 +389,22 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
     }
   }
   const size_t limit = ClampPageSize(page_size, options_);
-  absl::ReaderMutexLock lock(&mu_);
   Page<Device> page;
   size_t examined = 0;
-  auto it = node.empty() ? nodes_.lower_bound(after.first) : nodes_.find(node);
-  for (; it != nodes_.end() && (node.empty() || it->first == node); ++it) {
-    const std::vector<Device> devices = devices_->NodeDevices(it->first);
+  // Node by node, the inventory's lock held only to find the next node:
+  // heartbeats take it exclusively, and a filtered listing of a large fleet
+  // reads and matches every device.
+  std::optional<std::string> current;
+  while (true) {
+    {
+      absl::ReaderMutexLock lock(&mu_);
+      auto it = !node.empty() ? (current ? nodes_.end() : nodes_.find(node))
+                : current.has_value() ? nodes_.upper_bound(*current)
+                                      : nodes_.lower_bound(after.first);
+      if (it == nodes_.end()) break;
+      current = it->first;
+    }
+    const std::vector<Device> devices = devices_->NodeDevices(*current);
     for (const Device& d : devices) {
       if (std::make_pair(d.node, d.index) <= after) continue;
       // Matching is the slow part of a long listing: a call cancelled or

@@ -34,8 +34,10 @@
 // watchers take is held to check and to commit. A heartbeat holds `mu_`
 // only to find its node and mark it alive, then records utilisation in the
 // store with no inventory lock held: one lock at a time. The store's lock
-// may be taken under `mu_` (listings, events, suspect marks), never the
-// other way round. Wake callbacks run on the inventory's own notifier
+// may be taken under `mu_` (events, suspect marks), never the other way
+// round; ListDevices holds `mu_` only to find each next node and reads the
+// node's devices from the store without it, so a long listing never stalls
+// heartbeats. Wake callbacks run on the inventory's own notifier
 // thread with no inventory lock held.
 #ifndef CTXSEL_SERVER_FLEET_INVENTORY_H_
 #define CTXSEL_SERVER_FLEET_INVENTORY_H_
@@ -210,6 +212,8 @@ class Inventory {
   // Pages end as ListNodes' do. `interrupted` (when given) is asked every
   // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
   // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
+  // Not a snapshot: a node reported or removed while a page is read may be
+  // in it or not, as across pages.
   absl::StatusOr<Page<Device>> ListDevices(
       const DeviceFilter& device_filter, const std::string& node, int page_size,
       const std::string& page_token, PageBudget<Device> budget = {},

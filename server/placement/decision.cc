@@ -41,6 +41,16 @@ struct Unit {
   }
 };
 
+// The first few of `names` for a message, and how many more: a job may
+// name hundreds, and a message must stay readable (and small).
+std::string FewOf(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return absl::StrJoin(names, ", ");
+  return absl::StrCat(
+      absl::StrJoin(names.begin(), names.begin() + kShown, ", "), " and ",
+      names.size() - kShown, " more");
+}
+
 // The job's device constraints (Job::nodes, Job::allowed_devices): private
 // groups holding only the devices the job may use, keyed by the fleet group
 // they come from. Costs O(named nodes' devices + allowed devices), never
@@ -84,16 +94,15 @@ class DeviceScope {
   std::vector<std::string> Reasons() const {
     std::vector<std::string> why;
     if (!unknown_.empty()) {
-      why.push_back(
-          absl::StrCat("unknown nodes: ", absl::StrJoin(unknown_, ", ")));
+      why.push_back(absl::StrCat("unknown nodes: ", FewOf(unknown_)));
     }
     if (!unknown_devices_.empty()) {
-      why.push_back(absl::StrCat("allowed_devices not live: ",
-                                 absl::StrJoin(unknown_devices_, ", ")));
+      why.push_back(
+          absl::StrCat("allowed_devices not live: ", FewOf(unknown_devices_)));
     }
     if (!outside_nodes_.empty()) {
       why.push_back(absl::StrCat("allowed_devices outside the job's nodes: ",
-                                 absl::StrJoin(outside_nodes_, ", ")));
+                                 FewOf(outside_nodes_)));
     }
     return why;
   }

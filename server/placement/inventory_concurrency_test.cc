@@ -56,10 +56,19 @@ class GateStore : public DeviceStore {
     bridge_.SetNodeSuspect(node, suspect);
   }
   std::vector<Device> NodeDevices(const std::string& node) const override {
+    if (hold_listing_.load()) {
+      hold_listing_ = false;  // the first call only
+      listing_entered_.Notify();
+      listing_release_.WaitForNotification();
+    }
     return bridge_.NodeDevices(node);
   }
 
   std::atomic<bool> hold_{false};
+  // Holds the next NodeDevices (a listing reading the fleet) until released.
+  mutable std::atomic<bool> hold_listing_{false};
+  mutable absl::Notification listing_entered_;
+  absl::Notification listing_release_;
   absl::Notification entered_;
   absl::Notification release_;
 
@@ -115,6 +124,36 @@ TEST(InventoryConcurrencyTest, SlowStoreDoesNotStallBeatsOrListings) {
   observer.release_.Notify();
   reporter.join();
   EXPECT_EQ(inventory.ListNodes(0, "")->items.size(), 2u);
+}
+
+// A listing reads the fleet node by node without holding the inventory's
+// lock, so a long filtered listing never stalls the agents' heartbeats
+// (which take that lock exclusively).
+TEST(InventoryConcurrencyTest, ListingDoesNotStallHeartbeats) {
+  GateStore store;
+  Inventory inventory({}, &store);
+  ASSERT_TRUE(inventory.Report(GpuNode("a", 1)).ok());
+  ASSERT_TRUE(inventory.Report(GpuNode("b", 1)).ok());
+  store.hold_listing_ = true;
+  std::thread listing([&] {
+    absl::StatusOr<Page<Device>> page =
+        inventory.ListDevices(DeviceFilter(), "", 0, "");
+    ASSERT_TRUE(page.ok());
+    EXPECT_EQ(page->items.size(), 2u);
+  });
+  store.listing_entered_.WaitForNotification();
+
+  absl::Notification beat_done;
+  std::thread beat([&] {
+    EXPECT_EQ(*inventory.Heartbeat("b", {{"b/gpu0", 0.5}}),
+              Inventory::BeatAnswer::kRecorded);
+    beat_done.Notify();
+  });
+  EXPECT_TRUE(beat_done.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "a heartbeat waited for a listing";
+  store.listing_release_.Notify();
+  beat.join();
+  listing.join();
 }
 
 TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {

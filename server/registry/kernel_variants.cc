@@ -12,6 +12,14 @@ absl::Status CheckKernelVariants(const std::string& kernel,
                                  absl::Span<const Variant> kept,
                                  absl::Span<const Variant> added) {
   CTXSEL_RETURN_IF_ERROR(ValidateName(kernel, "kernel"));
+  if (kept.size() + added.size() > kMaxVariantsPerKernel) {
+    const std::string message = absl::StrCat(
+        "kernel ", kernel, " would have ", kept.size() + added.size(),
+        " variants; at most ", kMaxVariantsPerKernel);
+    return WithErrorInfo(WithFieldViolation(absl::InvalidArgumentError(message),
+                                            "variants", message),
+                         "TOO_MANY_VARIANTS", {{"kernel", kernel}});
+  }
   absl::flat_hash_set<absl::string_view> taken;
   for (const Variant& v : kept) taken.insert(v.name);
   absl::flat_hash_set<absl::string_view> in_batch;

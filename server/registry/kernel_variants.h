@@ -20,6 +20,12 @@
 
 namespace ctxsel::server {
 
+// The most variants one kernel may have. Resolution is O(variants) per
+// device class and job signature (selector/resolver.h: 40,000 conditional
+// variants resolve in about 0.1 s), so the cap bounds what one registration
+// can make every later Select of the kernel pay.
+inline constexpr int kMaxVariantsPerKernel = 50000;
+
 // Checks that `kept` (the variants of `kernel` that stay; checked before)
 // and `added` (named "variants[i]" in errors, by their position) can be the
 // variants of `kernel` together:
@@ -27,7 +33,9 @@ namespace ctxsel::server {
 //                         (names.h); a variant of another kernel; a name
 //                         repeated within `added` (with a field violation);
 //   AlreadyExistsError    a name of `added` that `kept` has (VARIANT_EXISTS,
-//                         with the variant as ResourceInfo).
+//                         with the variant as ResourceInfo);
+//   InvalidArgumentError  more than kMaxVariantsPerKernel together
+//                         (TOO_MANY_VARIANTS, field "variants").
 // Names and selectors of single variants are VariantFromSpec's to check
 // (variant_registry.h).
 absl::Status CheckKernelVariants(const std::string& kernel,

@@ -188,6 +188,62 @@ TEST_F(EtcdStoreTest, TwoClaimsNeverShareADevicePlace) {
   EXPECT_TRUE(other->ApplyClaims(second).ok());
 }
 
+// A claim that expired unreleased frees its place at once: dropping it and
+// claiming the place is one valid transaction (etcd refused the delete and
+// put of one slot key, "duplicate key given in txn request", for seconds).
+TEST_F(EtcdStoreTest, AnExpiredClaimsPlaceIsReclaimedInOneTransaction) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ClaimRecord old = Claim("c-1");
+  old.expires_unix_ms =
+      absl::ToUnixMillis(absl::Now() + absl::Milliseconds(50));
+  ClaimBatch batch;
+  batch.puts = {old};
+  ASSERT_TRUE(store->ApplyClaims(batch).ok());
+  absl::SleepFor(absl::Milliseconds(100));
+
+  ClaimBatch reclaim;
+  reclaim.expired = {"c-1"};
+  reclaim.puts = {Claim("c-2")};  // the same place
+  absl::Status s = store->ApplyClaims(reclaim);
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<std::vector<ClaimRecord>> claims = store->LoadClaims();
+  ASSERT_TRUE(claims.ok());
+  ASSERT_EQ(claims->size(), 1u);
+  EXPECT_EQ((*claims)[0].id, "c-2");
+}
+
+// A replica with a stale view never ends a claim another replica renewed,
+// so the place is never handed to a second holder.
+TEST_F(EtcdStoreTest, AClaimRenewedElsewhereSurvivesAStaleExpiry) {
+  auto stale = OpenStore();
+  auto current = OpenStore();
+  ASSERT_NE(stale, nullptr);
+  ClaimRecord claim = Claim("c-1");
+  claim.expires_unix_ms =
+      absl::ToUnixMillis(absl::Now() + absl::Milliseconds(50));
+  ClaimBatch batch;
+  batch.puts = {claim};
+  ASSERT_TRUE(stale->ApplyClaims(batch).ok());
+  claim.expires_unix_ms = absl::ToUnixMillis(absl::Now() + absl::Minutes(1));
+  batch.puts = {claim};
+  ASSERT_TRUE(current->ApplyClaims(batch).ok());  // the renewal
+  absl::SleepFor(absl::Milliseconds(100));        // past the first expiry
+
+  ClaimBatch take;
+  take.expired = {"c-1"};
+  take.puts = {Claim("c-2")};  // the same place
+  EXPECT_EQ(stale->ApplyClaims(take).code(), absl::StatusCode::kAborted);
+  ClaimBatch drop;
+  drop.expired = {"c-1"};
+  EXPECT_TRUE(stale->ApplyClaims(drop).ok());
+  absl::StatusOr<std::vector<ClaimRecord>> claims = stale->LoadClaims();
+  ASSERT_TRUE(claims.ok());
+  ASSERT_EQ(claims->size(), 1u);
+  EXPECT_EQ((*claims)[0].id, "c-1");
+  EXPECT_EQ((*claims)[0].expires_unix_ms, claim.expires_unix_ms);
+}
+
 // Two replicas: a registry each, on one prefix, kept in step by the watch.
 TEST_F(EtcdStoreTest, ReplicasSeeEachOthersRegistrations) {
   auto store_a = OpenStore();

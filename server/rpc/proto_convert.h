@@ -27,6 +27,9 @@ namespace ctxsel::server {
 // Same code, same message (the canonical codes are shared), and the
 // details the status carries (base/status_details.h) as google.rpc.Status
 // in grpc-status-details-bin; every error has at least an ErrorInfo.
+// Messages longer than kMaxErrorMessageBytes are cut there, saying how much
+// was left out, so that an answer never outgrows gRPC's trailer limit.
+inline constexpr size_t kMaxErrorMessageBytes = 2048;
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The bytes `message` adds to a reply as one element of a repeated field

@@ -640,7 +640,10 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
     return absl::OkStatus();
   };
   absl::Status applied;
-  for (const std::string& id : batch.deletes) {
+  // One writer: an expired claim is nobody else's to renew.
+  std::vector<std::string> ended = batch.deletes;
+  ended.insert(ended.end(), batch.expired.begin(), batch.expired.end());
+  for (const std::string& id : ended) {
     if (!applied.ok()) break;
     constexpr char kSql[] = "DELETE FROM claims WHERE id = ?";
     Statement statement(db_, kSql);

@@ -95,7 +95,11 @@ struct ClaimRecord {
 // One atomic change of the claims: the deletions, then the puts.
 struct ClaimBatch {
   std::vector<std::string> deletes;  // claim ids; absent ones are ignored
-  std::vector<ClaimRecord> puts;     // inserted or replacing the same id
+  // Claims this server found expired (ids). A store that several servers
+  // write ends one only if its stored expiry has passed and nobody changed
+  // it since it was read: another server may have renewed it.
+  std::vector<std::string> expired;
+  std::vector<ClaimRecord> puts;  // inserted or replacing the same id
 };
 
 class Store {

@@ -323,18 +323,46 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
   auto revoke = [&](const std::vector<int64_t>& leases) {
     for (int64_t lease : leases) client_->LeaseRevoke(lease).IgnoreError();
   };
-  for (const std::string& id : batch.deletes) {
+  const absl::Time now = absl::Now();
+  // The places this batch frees, with the revision their slot key had: a
+  // put of the same place below takes it over in place, since etcd refuses
+  // a transaction that deletes and puts one key.
+  std::map<std::string, int64_t> freed_slots;
+  auto end_claim = [&](const std::string& id, bool expired) -> absl::Status {
     absl::StatusOr<etcdserverpb::RangeResponse> stored =
         client_->Range(keys_.Claim(id), "");
     if (!stored.ok()) return Failed(stored.status(), "the claim change");
-    if (stored->kvs_size() == 0) continue;  // gone already
+    if (stored->kvs_size() == 0) return absl::OkStatus();  // gone already
     const mvccpb::KeyValue& kv = stored->kvs(0);
-    AddDelete(txn, kv.key());
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
-    if (record.ok()) AddDelete(txn, keys_.ClaimSlot(*record));
+    if (expired) {
+      // This server believes the claim expired, but another may have
+      // renewed it since: the stored expiry decides, and the delete holds
+      // only if nobody changed the claim after this read. A claim renewed
+      // elsewhere stays; its lease or a later expiry ends it.
+      if (record.ok() && absl::FromUnixMillis(record->expires_unix_ms) > now) {
+        return absl::OkStatus();
+      }
+      AddCompare(txn, kv.key(), Compare::MOD, kv.mod_revision());
+    }
+    AddDelete(txn, kv.key());
     if (kv.lease() != 0) old_leases.push_back(kv.lease());
+    if (!record.ok()) return absl::OkStatus();
+    const std::string slot_key = keys_.ClaimSlot(*record);
+    absl::StatusOr<etcdserverpb::RangeResponse> slot =
+        client_->Range(slot_key, "");
+    if (!slot.ok()) return Failed(slot.status(), "the claim change");
+    if (slot->kvs_size() > 0 && slot->kvs(0).value() == id) {
+      freed_slots[slot_key] = slot->kvs(0).mod_revision();
+    }
+    return absl::OkStatus();
+  };
+  for (const std::string& id : batch.deletes) {
+    CTXSEL_RETURN_IF_ERROR(end_claim(id, /*expired=*/false));
   }
-  const absl::Time now = absl::Now();
+  for (const std::string& id : batch.expired) {
+    CTXSEL_RETURN_IF_ERROR(end_claim(id, /*expired=*/true));
+  }
   for (const ClaimRecord& record : batch.puts) {
     absl::StatusOr<etcdserverpb::RangeResponse> stored =
         client_->Range(keys_.Claim(record.id), "");
@@ -342,6 +370,7 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
       revoke(new_leases);
       return Failed(stored.status(), "the claim");
     }
+    const std::string slot_key = keys_.ClaimSlot(record);
     if (stored->kvs_size() > 0) {
       // A renewal: it still holds its place if nobody changed the claim.
       AddCompare(txn, keys_.Claim(record.id), Compare::MOD,
@@ -349,9 +378,15 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
       if (stored->kvs(0).lease() != 0) {
         old_leases.push_back(stored->kvs(0).lease());
       }
+    } else if (auto freed = freed_slots.find(slot_key);
+               freed != freed_slots.end()) {
+      // A new claim on a place this batch frees: the place must still be
+      // the freed claim's.
+      AddCompare(txn, slot_key, Compare::MOD, freed->second);
+      freed_slots.erase(freed);
     } else {
       // A new claim: its place must be free.
-      AddCompare(txn, keys_.ClaimSlot(record), Compare::CREATE, 0);
+      AddCompare(txn, slot_key, Compare::CREATE, 0);
     }
     absl::StatusOr<int64_t> lease = client_->LeaseGrant(
         absl::FromUnixMillis(record.expires_unix_ms) - now + kLeaseSlack);
@@ -361,18 +396,50 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
     }
     new_leases.push_back(*lease);
     AddPut(txn, keys_.Claim(record.id), ClaimValue(record), *lease);
-    AddPut(txn, keys_.ClaimSlot(record), record.id, *lease);
+    AddPut(txn, slot_key, record.id, *lease);
+  }
+  for (const auto& [slot_key, revision] : freed_slots) {
+    AddDelete(txn, slot_key);
   }
   if (txn.success_size() == 0) return absl::OkStatus();
   absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
-  if (!response.ok() || !response->succeeded()) {
-    revoke(new_leases);
-    if (!response.ok()) return Failed(response.status(), "the claim");
-    return absl::AbortedError(
-        "another server claimed the device first; the claim was not made");
+  if (response.ok() && response->succeeded()) {
+    revoke(old_leases);
+    return absl::OkStatus();
   }
-  revoke(old_leases);
-  return absl::OkStatus();
+  // The client retries a transaction on another endpoint when one does not
+  // answer, so a failed compare or an error can follow an attempt that was
+  // stored: read back before saying what happened.
+  if (!batch.puts.empty() && StoredAsPut(batch.puts)) {
+    revoke(old_leases);
+    return absl::OkStatus();
+  }
+  revoke(new_leases);
+  if (!response.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("the claim was not stored (etcd did not confirm it: ",
+                     response.status().message(), "); try again"));
+  }
+  return absl::AbortedError(
+      "another server claimed the device first; the claim was not made");
+}
+
+bool EtcdStore::StoredAsPut(const std::vector<ClaimRecord>& puts) {
+  for (const ClaimRecord& record : puts) {
+    absl::StatusOr<etcdserverpb::RangeResponse> stored =
+        client_->Range(keys_.Claim(record.id), "");
+    if (!stored.ok() || stored->kvs_size() == 0 ||
+        stored->kvs(0).value() != ClaimValue(record)) {
+      return false;
+    }
+    absl::StatusOr<etcdserverpb::RangeResponse> slot =
+        client_->Range(keys_.ClaimSlot(record), "");
+    if (!slot.ok() || slot->kvs_size() == 0 ||
+        slot->kvs(0).value() != record.id) {
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(

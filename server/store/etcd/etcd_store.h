@@ -123,6 +123,10 @@ class EtcdStore final : public Store {
  private:
   EtcdStore(std::unique_ptr<EtcdClient> client, std::string prefix)
       : client_(std::move(client)), keys_(std::move(prefix)) {}
+  // Whether every claim of `puts` is stored as given, holding its place:
+  // a transaction that answered an error or a failed compare after a retry
+  // may have been stored by an earlier attempt.
+  bool StoredAsPut(const std::vector<ClaimRecord>& puts);
 
   const std::unique_ptr<EtcdClient> client_;
   const EtcdKeys keys_;

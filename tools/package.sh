@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Packages ctxsel for machines that do not build it. docs/operations.md,
+# "A self-contained agent and CLI".
+#
+#   tools/package.sh agent   # dist/ctxsel-agent-VERSION-x86_64-linux.tar.gz
+#   tools/package.sh cli     # dist/ctxsel-cli-VERSION-x86_64-linux.tar.gz
+#
+# A bundle holds the stripped `-c opt` binary, every shared library `ldd`
+# lists for it and the dynamic loader, so that it runs on any x86-64 Linux
+# with nothing installed:
+#
+#   ctxsel-agent-VERSION/bin/ctxsel-agent      a POSIX sh wrapper: runs
+#   ctxsel-agent-VERSION/libexec/ctxsel-agent  this binary with
+#   ctxsel-agent-VERSION/lib/ld-linux-x86-64.so.2   this loader and
+#   ctxsel-agent-VERSION/lib/lib*.so*                these libraries
+#
+# The GPU vendors' libraries (libnvidia-ml.so.1, ...) are not bundled: the
+# agent dlopen()s the node's own at run time, and the bundled loader still
+# searches the node's LD_LIBRARY_PATH (after the bundle), /usr/lib64, /lib64,
+# /etc/ld.so.cache and the standard directories for them.
+#
+# OUT_DIR (default dist/) receives the tarballs; BIN_DIR (binaries already
+# built there, laid out as bazel-bin; no build) is for tests.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+OUT_DIR="${OUT_DIR:-dist}"
+STAGE="$(mktemp -d)"
+trap 'rm -rf "$STAGE"' EXIT
+
+# Libraries a bundle must never carry: they belong to the node's driver, and
+# the agent finds them at run time.
+VENDOR_LIBRARIES='^lib(nvidia-|cuda\.|amdhip|hsa-runtime|rocm_smi|amd_smi|drm_amdgpu|ze_|igdrcl|OpenCL\.)'
+
+usage() {
+  echo "usage: tools/package.sh agent|cli..." >&2
+  exit 2
+}
+
+# The one version of ctxsel's programs (base/version.h).
+version() {
+  sed -n 's/.*kVersion\[\] = "\(.*\)";.*/\1/p' base/version.h
+}
+
+# `ldd BINARY` as "NAME PATH" lines, the loader included, the vDSO left out.
+shared_libraries() {
+  ldd "$1" | awk '
+    $2 == "=>" && $3 ~ /^\// { print $1, $3; next }
+    $2 == "=>" { print "unresolved " $1 > "/dev/stderr"; bad = 1; next }
+    $1 ~ /^\// { n = split($1, p, "/"); print p[n], $1 }
+    END { exit bad }'
+}
+
+# The wrapper that runs the bundled binary NAME with the bundled loader.
+# `readlink -f` follows a symlink to it (e.g. from /usr/local/bin);
+# --argv0 keeps the program's own name in its messages. The loader (Debian's)
+# searches /etc/ld.so.cache and /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu,
+# /lib and /usr/lib by itself, after --library-path; /usr/lib64 and /lib64,
+# where RHEL's and SUSE's loaders look by default and their NVIDIA drivers
+# install, close the path, so a library ldconfig never saw is found there too.
+write_wrapper() {
+  local name="$1" path="$2"
+  cat >"$path" <<EOF
+#!/bin/sh
+# $name from a self-contained bundle: the bundled loader runs the bundled
+# binary on the bundled libraries, then on the node's (LD_LIBRARY_PATH,
+# /usr/lib64, /lib64, /etc/ld.so.cache, the standard directories), where
+# its GPU driver's are.
+self=\$(readlink -f "\$0" 2>/dev/null) || self=\$0
+here=\$(cd "\$(dirname "\$self")/.." && pwd -P) || exit 127
+exec "\$here/lib/ld-linux-x86-64.so.2" --argv0 "\$0" \\
+  --library-path "\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}:/usr/lib64:/lib64" \\
+  "\$here/libexec/$name" "\$@"
+EOF
+  chmod 0755 "$path"
+}
+
+# Builds OUT_DIR/NAME-VERSION-x86_64-linux.tar.gz from BINARY.
+bundle() {
+  local name="$1" binary="$2"
+  local base root
+  base="$name-$(version)"
+  root="$STAGE/$base"
+  install -d "$root/bin" "$root/libexec" "$root/lib"
+  strip --strip-all -o "$root/libexec/$name" "$binary"
+  chmod 0755 "$root/libexec/$name"
+  local listing library path have_loader=""
+  listing="$(shared_libraries "$binary")"
+  while read -r library path; do
+    if [[ "$library" =~ $VENDOR_LIBRARIES ]]; then
+      echo "package.sh: $name links $library, a GPU vendor's library;" \
+        "not bundled (the node's is used)" >&2
+      continue
+    fi
+    # By the name the binary asks for (its soname), the content followed
+    # through symlinks.
+    cp -L "$path" "$root/lib/$library"
+    chmod 0644 "$root/lib/$library"
+    [[ "$library" == ld-linux-x86-64.so.2 ]] && have_loader=1
+  done <<<"$listing"
+  [[ -n "$have_loader" ]] || { echo "package.sh: $binary: no loader in ldd" >&2; return 1; }
+  chmod 0755 "$root/lib/ld-linux-x86-64.so.2"
+  write_wrapper "$name" "$root/bin/$name"
+  mkdir -p "$OUT_DIR"
+  local tarball="$OUT_DIR/$base-x86_64-linux.tar.gz"
+  # Reproducible: sorted, owned by root, dated by nothing but the version.
+  tar -C "$STAGE" --sort=name --owner=0 --group=0 --numeric-owner \
+    --mtime=@0 -cf - "$base" | gzip -9n >"$tarball"
+  local packed unpacked libraries
+  packed="$(wc -c <"$tarball")"
+  unpacked="$(du -sk --apparent-size "$root" | cut -f1)"
+  libraries="$(($(ls "$root/lib" | wc -l) - 1))"
+  awk -v t="$tarball" -v p="$packed" -v u="$unpacked" -v n="$libraries" \
+    'BEGIN { printf "%s: %.1f MiB (%.1f MiB unpacked: the binary, %d libraries and the loader)\n", t, p / 1048576, u / 1024, n }'
+}
+
+[[ $# -gt 0 ]] || usage
+targets=()
+for what in "$@"; do
+  case "$what" in
+    agent) targets+=(//agent:ctxsel-agent) ;;
+    cli) targets+=(//client/cli:ctxsel-cli) ;;
+    *) usage ;;
+  esac
+done
+if [[ -z "${BIN_DIR:-}" ]]; then
+  bazel build -c opt "${targets[@]}"
+  BIN_DIR="$(bazel info -c opt bazel-bin)"
+fi
+for what in "$@"; do
+  case "$what" in
+    agent) bundle ctxsel-agent "$BIN_DIR/agent/ctxsel-agent" ;;
+    cli) bundle ctxsel-cli "$BIN_DIR/client/cli/ctxsel-cli" ;;
+  esac
+done
