@@ -31,6 +31,12 @@ namespace ctxsel {
 // ErrorInfo.domain of every ctxsel error.
 inline constexpr char kErrorDomain[] = "ctxsel.dev";
 
+// ErrorInfo.reason of a RESOURCE_EXHAUSTED that a per-caller rate or stream
+// limit refused (server/access/principal_limits.h): the caller retries
+// later. Every other RESOURCE_EXHAUSTED of Select means every fitting device
+// is claimed (ctxsel-cli exits 3 for the one, 4 for the other).
+inline constexpr char kReasonRateLimited[] = "RATE_LIMITED";
+
 // INVALID_ARGUMENT "<field>: <description>", with a BadRequest naming
 // `field` (a request path: "job.construct[1].name", "page_token").
 absl::Status FieldViolation(absl::string_view field,

@@ -374,6 +374,17 @@ absl::Status CtxselClient::ReleaseClaim(const std::string& claim_id) {
       .status();
 }
 
+absl::StatusOr<int> CtxselClient::ReleaseClaimsOf(const std::string& holder) {
+  v1::ReleaseClaimRequest request;
+  request.set_holder(holder);
+  auto response = Unary<v1::ReleaseClaimResponse>(
+      [&](grpc::ClientContext* context, v1::ReleaseClaimResponse* out) {
+        return placement_->ReleaseClaim(context, request, out);
+      });
+  if (!response.ok()) return response.status();
+  return response->released_count();
+}
+
 absl::StatusOr<std::vector<v1::Claim>> CtxselClient::ListClaims(
     const std::string& node) {
   v1::ListClaimsRequest request;

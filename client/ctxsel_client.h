@@ -165,6 +165,9 @@ class CtxselClient {
   absl::StatusOr<v1::Claim> RenewClaim(const std::string& claim_id,
                                        std::chrono::milliseconds duration);
   absl::Status ReleaseClaim(const std::string& claim_id);
+  // Ends every live claim of `holder` (ClaimRequest.holder, e.g.
+  // "slurm-42.0"); how many ended, 0 when it held none.
+  absl::StatusOr<int> ReleaseClaimsOf(const std::string& holder);
   // The live claims on `node`'s devices (empty: all nodes).
   absl::StatusOr<std::vector<v1::Claim>> ListClaims(const std::string& node);
 

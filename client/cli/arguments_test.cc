@@ -117,7 +117,7 @@ TEST(CliBinaryTest, UsageErrorsExitTwoHelpAndVersionExitZero) {
   EXPECT_EQ(
       RunCli("completion bash > \"$TEST_TMPDIR/c.sh\" && bash -c '. "
              "\"$TEST_TMPDIR/c.sh\"; COMP_WORDS=(ctxsel-cli select "
-             "--dev); COMP_CWORD=2; _ctxsel_cli; echo \"${COMPREPLY[@]}\"'",
+             "--device_); COMP_CWORD=2; _ctxsel_cli; echo \"${COMPREPLY[@]}\"'",
              &out),
       0)
       << out;

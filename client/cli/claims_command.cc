@@ -3,9 +3,12 @@
 //   ctxsel-cli claims ls [NODE] [--json]
 //   ctxsel-cli claims renew CLAIM_ID [--claim=5m]
 //   ctxsel-cli claims release CLAIM_ID
+//   ctxsel-cli claims release --holder=slurm-42.0   # every claim of a job
 //
 // Claims are made by `select --claim=DURATION` and `run`. Exit codes as in
-// command.h; an unknown, released or expired claim is NOT_FOUND (exit 2).
+// command.h; an unknown, released or expired claim is NOT_FOUND (exit 2);
+// release by holder exits 0 also when the holder has none, so an epilog
+// can always call it.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -56,8 +59,19 @@ int RenewClaim(const std::vector<std::string>& args) {
 }
 
 int ReleaseClaim(const std::vector<std::string>& args) {
-  if (args.size() != 1) return UsageError(kClaimsCommand);
-  absl::Status released = ConnectToServer()->ReleaseClaim(args[0]);
+  const std::string holder = absl::GetFlag(FLAGS_holder);
+  if (args.size() != (holder.empty() ? 1u : 0u)) {
+    return UsageError(kClaimsCommand);
+  }
+  auto client = ConnectToServer();
+  if (!holder.empty()) {
+    absl::StatusOr<int> released = client->ReleaseClaimsOf(holder);
+    if (!released.ok()) return ReportError("claims release", released.status());
+    std::printf("released %d claim%s of %s\n", *released,
+                *released == 1 ? "" : "s", holder.c_str());
+    return kExitOk;
+  }
+  absl::Status released = client->ReleaseClaim(args[0]);
   if (!released.ok()) return ReportError("claims release", released);
   std::printf("released %s\n", args[0].c_str());
   return kExitOk;
@@ -66,6 +80,9 @@ int ReleaseClaim(const std::vector<std::string>& args) {
 int RunClaims(const std::vector<std::string>& args) {
   if (args.empty()) return UsageError(kClaimsCommand);
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (!absl::GetFlag(FLAGS_holder).empty() && args[0] != "release") {
+    return UsageError(kClaimsCommand);  // --holder would be ignored
+  }
   if (args[0] == "ls") return ListClaims(rest);
   if (args[0] == "renew") return RenewClaim(rest);
   if (args[0] == "release") return ReleaseClaim(rest);
@@ -78,8 +95,8 @@ const Command kClaimsCommand = {
     "claims",
     "claims ls [NODE] [--json]\n"
     "claims renew CLAIM_ID [--claim=DURATION]\n"
-    "claims release CLAIM_ID",
-    "List, renew (default 5m from now) or release claims on devices.",
+    "claims release CLAIM_ID | --holder=WHO",
+    "List, renew (default 5m) or release claims (one, or all of a holder's).",
     RunClaims};
 
 }  // namespace ctxsel::cli

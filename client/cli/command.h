@@ -20,16 +20,39 @@
 
 namespace ctxsel::cli {
 
-// Exit codes of every command (docs/launchers.md lists them for users).
+// Exit codes of every command, by what the caller should do: the one table
+// (`ctxsel-cli help` prints it, docs/launchers.md explains it). ExitCodeOf
+// (service_output.h) maps a server's status to them.
+//
+// 0 placed (done); run it.
 inline constexpr int kExitOk = 0;
-// The operation failed, e.g. no placement (FAILED_PRECONDITION).
+// 1 no placement possible: nothing fits (FAILED_PRECONDITION, NOT_FOUND of
+// a node the job names); wait, or run elsewhere.
 inline constexpr int kExitFailure = 1;
-// Invalid arguments or input: bad usage, invalid selector, unknown kernel.
+// 2 usage or bad input (INVALID_ARGUMENT, an unknown kernel, a bad flag or
+// allocation variable); fix the command, retrying will not help.
 inline constexpr int kExitBadInput = 2;
-// The server did not answer (UNAVAILABLE, DEADLINE_EXCEEDED).
+// 3 transient: the server did not answer (UNAVAILABLE, DEADLINE_EXCEEDED),
+// a rate limit (RESOURCE_EXHAUSTED with reason RATE_LIMITED), ABORTED;
+// retry with backoff.
 inline constexpr int kExitUnreachable = 3;
-// Every fitting device is claimed (RESOURCE_EXHAUSTED), after any --wait.
+// 4 every fitting device is claimed (RESOURCE_EXHAUSTED), after any --wait;
+// wait for a claim to end, or run elsewhere.
 inline constexpr int kExitExhausted = 4;
+// 5 credentials or TLS rejected (UNAUTHENTICATED, PERMISSION_DENIED, a
+// failed TLS handshake); fix the flag or variable the message names, do not
+// retry.
+inline constexpr int kExitCredentials = 5;
+
+// The table above as `ctxsel-cli help` prints it.
+inline constexpr char kExitCodesHelp[] =
+    "exit codes (what the caller should do):\n"
+    "  0  placed: run the job\n"
+    "  1  no placement possible, nothing fits: wait or run elsewhere\n"
+    "  2  usage or bad input: fix the command; retrying will not help\n"
+    "  3  transient (unreachable, deadline, rate limit): retry with backoff\n"
+    "  4  every fitting device is claimed: wait for one, or run elsewhere\n"
+    "  5  credentials or TLS rejected: fix the flag the message names\n";
 
 struct Command {
   const char* name;

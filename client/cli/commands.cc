@@ -50,7 +50,7 @@ std::string HelpText() {
       ";\n--timeout is the deadline of each call to the server (exit 3 when "
       "passed);\n-o json and -o yaml print the result message (--json is -o "
       "json),\n"
-      "-o name one name per line; usage errors exit 2;\n"
+      "-o name one name per line; usage errors exit 2 (exit codes below);\n"
       "--ca defaults to $CTXSEL_CA, --token_file to $CTXSEL_TOKEN_FILE; calls "
       "use TLS\nunless --insecure (docs/security.md)\n\ncommands:\n");
   for (const Command* command : kCommands) {
@@ -59,6 +59,7 @@ std::string HelpText() {
     }
     absl::StrAppend(&out, "    ", command->summary, "\n");
   }
+  absl::StrAppend(&out, "\n", kExitCodesHelp);
   return out;
 }
 

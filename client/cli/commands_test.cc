@@ -64,6 +64,9 @@ TEST(CommandsTest, HelpListsUsageLinesAndSummaries) {
   EXPECT_THAT(help, HasSubstr("\n  archs [--json] [NAME]\n    The SYCL"));
   EXPECT_THAT(help, HasSubstr("\n  variants get KERNEL NAME [--json]\n"));
   EXPECT_THAT(help, HasSubstr("\n  select --kernel=K [--construct=C,...]"));
+  EXPECT_THAT(help, HasSubstr("\nexit codes (what the caller should do):\n"
+                              "  0  placed"));
+  EXPECT_THAT(help, HasSubstr("\n  5  credentials or TLS rejected"));
   for (absl::string_view line : absl::StrSplit(help, '\n')) {
     EXPECT_LE(line.size(), 79u) << line;
   }

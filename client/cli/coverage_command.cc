@@ -299,7 +299,8 @@ int RunCoverage(const std::vector<std::string>& args) {
     return BadUsage(kWhat, "--from_source needs FILE...");
   }
   v1::CoverageRequest request;
-  absl::StatusOr<v1::Job> job = JobFromFlags(/*read_variables=*/false);
+  absl::StatusOr<v1::Job> job =
+      JobFromFlags(/*client=*/nullptr, /*read_variables=*/false);
   if (!job.ok()) return BadUsage(kWhat, job.status().message());
   *request.mutable_job() = *std::move(job);
   absl::StatusOr<VariableRanges> ranges = VariableRangesFromFlags();

@@ -1,22 +1,27 @@
-// ctxsel-cli run: select with a claim, run a command on the chosen device,
-// and hold the claim exactly as long as the command runs.
+// ctxsel-cli run: select with a claim, run a command on each chosen device,
+// and hold the claims exactly as long as the commands run.
 //
 //   ctxsel-cli run --kernel=saxpy --here --claim=10m -- ./saxpy --n=4096
+//   srun -n4 ctxsel-cli run --kernel=saxpy --from_allocation --require=gpu \
+//       -- ./saxpy       # each rank claims its own GPU of the step's
 //
 // 1. Selects with the select flags (select_command.h) and a claim (--claim,
-//    default 5m; --wait to queue for a device).
-// 2. Runs COMMAND with the launch environment of select --format=env plus
-//    CTXSEL_CLAIM.
-// 3. Renews the claim every third of its duration while COMMAND runs, and
-//    forwards SIGTERM and SIGINT to it.
-// 4. Releases the claim when COMMAND exits and exits with its status (128 +
-//    signal when it was killed by one).
+//    default 5m; --wait to queue for a device), held by --holder (default
+//    the Slurm step, slurm-<job>.<step>, else user@host:pid).
+// 2. Runs COMMAND once per rank (--count, default 1), each with its rank's
+//    launch environment (select --format=env), CTXSEL_CLAIM included.
+// 3. Renews the claims every third of their duration while COMMAND runs,
+//    and forwards SIGTERM and SIGINT to it.
+// 4. Releases the claims (by id: ranks of one Slurm step share a holder)
+//    when the commands have exited, and exits with the status of the lowest
+//    rank that failed, else 0 (128 + signal when one was killed by it).
 // Before COMMAND starts, the exit codes are select's (command.h); 127 when
 // COMMAND is not found, 126 when it cannot be executed.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -109,41 +114,60 @@ pid_t Launch(std::vector<std::string> command, std::vector<std::string> env,
   _exit(error == ENOENT ? 127 : 126);
 }
 
-int ExitCodeOf(int status) {
+int ChildExitCode(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return kExitFailure;
 }
 
-// Runs until `child` exits: forwards SIGINT/SIGTERM, renews `claim_id`.
-int Supervise(client::CtxselClient& client, pid_t child,
-              const std::string& claim_id, absl::Duration claim,
+// Runs until every one of `children` has exited: forwards SIGINT/SIGTERM to
+// those still running, renews `claim_ids` (one per child). The exit code of
+// the first child, in order, that failed; 0 when none did.
+int Supervise(client::CtxselClient& client, const std::vector<pid_t>& children,
+              const std::vector<std::string>& claim_ids, absl::Duration claim,
               const sigset_t& signals) {
   const absl::Duration renew_every = std::max(claim / 3, absl::Seconds(1));
   absl::Time next_renewal = absl::Now() + renew_every;
-  bool renewing = true;
+  std::vector<std::optional<int>> exited(children.size());
+  std::vector<bool> renewing(claim_ids.size(), true);
+  size_t running = children.size();
   while (true) {
-    int status = 0;
-    if (waitpid(child, &status, WNOHANG) == child) return ExitCodeOf(status);
-    std::optional<int> sig = WaitForSignal(
-        signals, renewing ? next_renewal - absl::Now() : absl::Hours(1));
+    for (size_t i = 0; i < children.size(); ++i) {
+      int status = 0;
+      if (!exited[i].has_value() &&
+          waitpid(children[i], &status, WNOHANG) == children[i]) {
+        exited[i] = ChildExitCode(status);
+        --running;
+      }
+    }
+    if (running == 0) break;
+    std::optional<int> sig = WaitForSignal(signals, next_renewal - absl::Now());
     if (sig == SIGINT || sig == SIGTERM) {
-      kill(child, *sig);
+      for (size_t i = 0; i < children.size(); ++i) {
+        if (!exited[i].has_value()) kill(children[i], *sig);
+      }
       continue;
     }
-    if (sig.has_value() || !renewing || absl::Now() < next_renewal) continue;
-    absl::StatusOr<v1::Claim> renewed =
-        client.RenewClaim(claim_id, absl::ToChronoMilliseconds(claim));
+    if (sig.has_value() || absl::Now() < next_renewal) continue;
     next_renewal = absl::Now() + renew_every;
-    if (renewed.ok()) continue;
-    std::fprintf(stderr, "ctxsel-cli run: renewing claim %s: %s\n",
-                 claim_id.c_str(), ErrorText(renewed.status()).c_str());
-    if (absl::IsNotFound(renewed.status())) {
-      renewing = false;  // it has ended; the device may be someone else's
-    } else {
-      next_renewal = absl::Now() + kRenewRetry;
+    for (size_t i = 0; i < claim_ids.size(); ++i) {
+      if (!renewing[i]) continue;
+      absl::StatusOr<v1::Claim> renewed =
+          client.RenewClaim(claim_ids[i], absl::ToChronoMilliseconds(claim));
+      if (renewed.ok()) continue;
+      std::fprintf(stderr, "ctxsel-cli run: renewing claim %s: %s\n",
+                   claim_ids[i].c_str(), ErrorText(renewed.status()).c_str());
+      if (absl::IsNotFound(renewed.status())) {
+        renewing[i] = false;  // it has ended; the device may be someone else's
+      } else {
+        next_renewal = std::min(next_renewal, absl::Now() + kRenewRetry);
+      }
     }
   }
+  for (const std::optional<int>& code : exited) {
+    if (*code != 0) return *code;
+  }
+  return kExitOk;
 }
 
 int RunRun(const std::vector<std::string>& args) {
@@ -153,15 +177,10 @@ int RunRun(const std::vector<std::string>& args) {
   sigset_t old_mask;
   pthread_sigmask(SIG_BLOCK, &signals, &old_mask);
 
-  auto request = SelectRequestFromFlags();
-  if (!request.ok()) return ReportError("run", request.status());
-  if (!request->has_claim()) {
-    *request->mutable_claim()->mutable_duration() =
-        ToProtoDuration(kDefaultClaim);
-    request->mutable_claim()->set_holder(DefaultHolder());
-  }
-  const absl::Duration claim = FromProtoDuration(request->claim().duration());
   auto client = ConnectToServer();
+  auto request = SelectRequestFromFlags(client.get(), kDefaultClaim);
+  if (!request.ok()) return ReportError("run", request.status());
+  const absl::Duration claim = FromProtoDuration(request->claim().duration());
   std::optional<int> stopped_by;
   auto answer = SelectWaiting(
       *client, *request, absl::GetFlag(FLAGS_wait), [&](absl::Duration d) {
@@ -177,20 +196,34 @@ int RunRun(const std::vector<std::string>& args) {
       });
   if (stopped_by.has_value()) return 128 + *stopped_by;
   if (!answer.ok()) return ReportError("run", answer.status());
-
-  const pid_t child =
-      Launch(args, ChildEnvironment(LaunchEnv(*request, *answer)), old_mask);
-  int exit_code;
-  if (child < 0) {
-    std::fprintf(stderr, "ctxsel-cli run: fork: %s\n", std::strerror(errno));
-    exit_code = kExitFailure;
-  } else {
-    exit_code = Supervise(*client, child, answer->claim().id(), claim, signals);
+  if (std::string note = FallbackNote(*request, *answer); !note.empty()) {
+    std::fprintf(stderr, "ctxsel-cli: note: %s\n", note.c_str());
   }
-  if (absl::Status released = client->ReleaseClaim(answer->claim().id());
-      !released.ok() && !absl::IsNotFound(released)) {
-    std::fprintf(stderr, "ctxsel-cli run: releasing claim %s: %s\n",
-                 answer->claim().id().c_str(), ErrorText(released).c_str());
+
+  std::vector<pid_t> children;
+  std::vector<std::string> claim_ids;
+  int exit_code = kExitOk;
+  for (int rank = 0; rank < RankCount(*answer); ++rank) {
+    claim_ids.push_back(RankClaim(*answer, rank).id());
+    const pid_t child = Launch(
+        args, ChildEnvironment(RankEnv(*request, *answer, rank)), old_mask);
+    if (child < 0) {
+      std::fprintf(stderr, "ctxsel-cli run: fork: %s\n", std::strerror(errno));
+      exit_code = kExitFailure;
+      for (pid_t started : children) kill(started, SIGTERM);
+      break;
+    }
+    children.push_back(child);
+  }
+  const int children_exit =
+      Supervise(*client, children, claim_ids, claim, signals);
+  if (exit_code == kExitOk) exit_code = children_exit;
+  for (const std::string& id : claim_ids) {
+    if (absl::Status released = client->ReleaseClaim(id);
+        !released.ok() && !absl::IsNotFound(released)) {
+      std::fprintf(stderr, "ctxsel-cli run: releasing claim %s: %s\n",
+                   id.c_str(), ErrorText(released).c_str());
+    }
   }
   return exit_code;
 }

@@ -1,27 +1,27 @@
 // ctxsel-cli select / explain: ask the server where a job should run.
 //
 //   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
-//       --var=N=4096 [--policy=spread] [--format=table|json|env]
+//       --var=N=4096 [--policy=spread] [--format=table|json|env|slurm|dotenv]
 //   env="$(ctxsel-cli select --kernel=saxpy --format=env)" && eval "$env"
 //   ctxsel-cli select --kernel=saxpy --claim=5m [--wait=1m]   # CTXSEL_CLAIM
+//   ctxsel-cli select --kernel=saxpy --from_allocation --count=2 --claim=5m
 //   ctxsel-cli explain --kernel=saxpy --var=N=16
 //
 // --kernel, --construct and --var are common flags (common_flags.h), read
-// the same way by `eval`. Exit codes: kExitOk placed, kExitFailure no
-// placement (FAILED_PRECONDITION), kExitBadInput bad input or unknown kernel,
-// kExitUnreachable server unreachable, kExitExhausted every fitting device
-// claimed (after --wait).
+// the same way by `eval`. Exit codes are command.h's, by ExitCodeOf.
 #include "client/cli/select_command.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -31,7 +31,9 @@
 #include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/launcher_env.h"
 #include "client/cli/service_output.h"
+#include "launch/env_format.h"
 #include "launch/launch_env.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
@@ -45,7 +47,31 @@ ABSL_FLAG(std::vector<std::string>, impl_vendor, {},
 ABSL_FLAG(std::vector<std::string>, requires, {},
           "select/explain: implementation requires traits, e.g. "
           "unified_shared_memory.");
-ABSL_FLAG(std::string, format, "table", "select: table, json or env.");
+ABSL_FLAG(std::string, format, "table",
+          "select: table, json, env (export NAME='value', for eval), slurm "
+          "(export NAME=value, for a TaskProlog) or dotenv (NAME=value, for "
+          "--env-file and EnvironmentFile).");
+ABSL_FLAG(int, rank, -1,
+          "select --format=env|slurm|dotenv with --count: whose environment "
+          "to print (default: $SLURM_PROCID, $OMPI_COMM_WORLD_RANK or "
+          "$PMI_RANK, else 0).");
+ABSL_FLAG(std::vector<std::string>, devices, {},
+          "select/explain/run: only these devices (ids like n1/gpu0 or "
+          "UUIDs): the launcher's allocation.");
+ABSL_FLAG(bool, from_allocation, false,
+          "select/explain/run: only the devices the launcher allocated, read "
+          "from $SLURM_STEP_GPUS, $SLURM_JOB_GPUS, $CUDA_VISIBLE_DEVICES, "
+          "$ROCR_VISIBLE_DEVICES, $HIP_VISIBLE_DEVICES or $ZE_AFFINITY_MASK "
+          "(the first set) on the node of --nodes, else this host.");
+ABSL_FLAG(int, count, 0,
+          "select/explain/run: place the job on N distinct devices, all or "
+          "none (0: 1).");
+ABSL_FLAG(std::string, require, "",
+          "select/explain/run: fail rather than place on a device without "
+          "this kind, e.g. gpu.");
+ABSL_FLAG(bool, require_variant, false,
+          "select/explain/run: fail rather than place the kernel's base "
+          "function.");
 ABSL_FLAG(bool, here, false,
           "select/explain/run: only this node's devices (the node id "
           "ctxsel-agent reports as: the host name).");
@@ -53,7 +79,8 @@ ABSL_FLAG(absl::Duration, claim, absl::ZeroDuration(),
           "select/run: claim the chosen device for this long (e.g. 5m), so "
           "no other claiming launcher gets it; 0: no claim (run: 5m).");
 ABSL_FLAG(std::string, holder, "",
-          "select/run: who holds the claim (default: user@host:pid).");
+          "select/run: who holds the claim (default: slurm-$SLURM_JOB_ID."
+          "$SLURM_STEP_ID in a Slurm step, else user@host:pid).");
 ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
           "select/run: when every fitting device is claimed, retry for this "
           "long before giving up.");
@@ -85,9 +112,103 @@ absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
       "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
 }
 
+// `status` with `prefix` before its message; code and details kept, so
+// that ExitCodeOf still reads them.
+absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
+  absl::Status out(status.code(), absl::StrCat(prefix, status.message()));
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& p) {
+    out.SetPayload(url, p);
+  });
+  return out;
+}
+
+// Job.allowed_devices from the launcher's environment (--from_allocation).
+absl::Status AddAllocation(client::CtxselClient& client, v1::Job& job) {
+  constexpr absl::string_view kFlag = "--from_allocation: ";
+  absl::StatusOr<AllocationVariable> allocation = FindAllocation(ProcessGetenv);
+  if (!allocation.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFlag, allocation.status().message()));
+  }
+  if (job.nodes_size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kFlag,
+        "an allocation's indices are one node's; give --nodes=NODE "
+        "or --here, not ",
+        job.nodes_size(), " nodes"));
+  }
+  const std::string node =
+      job.nodes_size() == 1 ? job.nodes(0) : agent::NodeId();
+  absl::StatusOr<std::vector<v1::Device>> devices =
+      client.ListDevices("", node);
+  if (!devices.ok()) {
+    return Prefixed(devices.status(),
+                    absl::StrCat(kFlag, "listing node ", node, "'s devices: "));
+  }
+  absl::StatusOr<std::vector<std::string>> allowed =
+      AllowedDevices(*allocation, node, *devices);
+  if (!allowed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFlag, allowed.status().message()));
+  }
+  if (job.nodes_size() == 0) job.add_nodes(node);
+  for (const std::string& id : *allowed) job.add_allowed_devices(id);
+  return absl::OkStatus();
+}
+
+bool IsHostDevice(const v1::Device& device) {
+  const auto& kinds = device.traits().kind();
+  return device.index() < 0 ||
+         std::find(kinds.begin(), kinds.end(), "host") != kinds.end();
+}
+
+// How `choice` breaks `job`'s terms, "" when it keeps them.
+std::string Broken(const v1::Job& job, const v1::PlacementChoice& choice) {
+  const v1::Device& device = choice.device();
+  const auto& allowed = job.allowed_devices();
+  if (!allowed.empty() &&
+      std::find(allowed.begin(), allowed.end(), device.id()) == allowed.end() &&
+      (device.uuid().empty() || std::find(allowed.begin(), allowed.end(),
+                                          device.uuid()) == allowed.end())) {
+    return absl::StrCat(device.id(), " is not in Job.allowed_devices");
+  }
+  const auto& kinds = device.traits().kind();
+  if (!job.required_kind().empty() &&
+      std::find(kinds.begin(), kinds.end(), job.required_kind()) ==
+          kinds.end()) {
+    return absl::StrCat(device.id(), " is not of Job.required_kind ",
+                        job.required_kind());
+  }
+  if (job.require_variant() && choice.base()) {
+    return "the base function despite Job.require_variant";
+  }
+  return "";
+}
+
+// FAILED_PRECONDITION when `answer` breaks the terms of `request`'s job;
+// a server that predates them ignores them.
+absl::Status CheckTerms(const v1::SelectRequest& request,
+                        const v1::SelectResponse& answer) {
+  const v1::Job& job = request.job();
+  std::string broken;
+  const int wanted = std::max(job.count(), 1);
+  if (RankCount(answer) != wanted) {
+    broken =
+        absl::StrCat(RankCount(answer), " placements for Job.count ", wanted);
+  }
+  for (int r = 0; r < RankCount(answer) && broken.empty(); ++r) {
+    broken = Broken(job, RankPlacement(answer, r));
+  }
+  if (broken.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the server answered ", broken,
+      ": it predates these Job fields (ctxsel.v1, issue 20); upgrade it"));
+}
+
 }  // namespace
 
-absl::StatusOr<v1::Job> JobFromFlags(bool read_variables) {
+absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
+                                     bool read_variables) {
   v1::Job job;
   job.set_kernel(absl::GetFlag(FLAGS_kernel));
   if (job.kernel().empty())
@@ -119,36 +240,114 @@ absl::StatusOr<v1::Job> JobFromFlags(bool read_variables) {
   for (const std::string& r : absl::GetFlag(FLAGS_requires)) {
     job.mutable_implementation()->add_requirements(r);
   }
+  if (absl::GetFlag(FLAGS_count) < 0) {
+    return absl::InvalidArgumentError("--count: negative");
+  }
+  job.set_count(absl::GetFlag(FLAGS_count));
+  job.set_required_kind(absl::GetFlag(FLAGS_require));
+  job.set_require_variant(absl::GetFlag(FLAGS_require_variant));
+  for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
+    job.add_allowed_devices(d);
+  }
+  if (absl::GetFlag(FLAGS_from_allocation)) {
+    if (job.allowed_devices_size() > 0) {
+      return absl::InvalidArgumentError(
+          "--from_allocation: conflicts with --devices");
+    }
+    if (client == nullptr) {
+      return absl::InvalidArgumentError("--from_allocation: not taken here");
+    }
+    // Last: the flags above are checked before anything is asked.
+    CTXSEL_RETURN_IF_ERROR(AddAllocation(*client, job));
+  }
   return job;
 }
 
 std::string DefaultHolder() {
+  if (std::string slurm = SlurmHolder(ProcessGetenv); !slurm.empty()) {
+    return slurm;
+  }
   const char* user = std::getenv("USER");
   return absl::StrCat(user != nullptr && *user != '\0' ? user : "unknown", "@",
                       agent::NodeId(), ":", getpid());
 }
 
-absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags() {
-  v1::SelectRequest request;
-  CTXSEL_ASSIGN_OR_RETURN(v1::Job job, JobFromFlags());
-  *request.mutable_job() = std::move(job);
-  const absl::Duration claim = absl::GetFlag(FLAGS_claim);
+absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
+    client::CtxselClient* client, absl::Duration default_claim) {
+  absl::Duration claim = absl::GetFlag(FLAGS_claim);
   if (claim < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--claim: negative");
   }
+  if (claim == absl::ZeroDuration()) claim = default_claim;
+  const std::string holder = absl::GetFlag(FLAGS_holder);
+  if (claim == absl::ZeroDuration() && !holder.empty()) {
+    return absl::InvalidArgumentError(
+        "--holder: names who holds a claim; add --claim=DURATION");
+  }
+  v1::SelectRequest request;
+  CTXSEL_ASSIGN_OR_RETURN(v1::Job job, JobFromFlags(client));
+  *request.mutable_job() = std::move(job);
   if (claim > absl::ZeroDuration()) {
     *request.mutable_claim()->mutable_duration() = ToProtoDuration(claim);
-    const std::string holder = absl::GetFlag(FLAGS_holder);
     request.mutable_claim()->set_holder(holder.empty() ? DefaultHolder()
                                                        : holder);
   }
   return request;
 }
 
-EnvVars LaunchEnv(const v1::SelectRequest& request,
-                  const v1::SelectResponse& answer) {
+int RankCount(const v1::SelectResponse& answer) {
+  return std::max(answer.ranks_size(), 1);
+}
+
+const v1::PlacementChoice& RankPlacement(const v1::SelectResponse& answer,
+                                         int rank) {
+  return answer.ranks_size() > 0 ? answer.ranks(rank).placement()
+                                 : answer.placement();
+}
+
+const v1::Claim& RankClaim(const v1::SelectResponse& answer, int rank) {
+  return answer.ranks_size() > 0 ? answer.ranks(rank).claim() : answer.claim();
+}
+
+EnvVars RankEnv(const v1::SelectRequest& request,
+                const v1::SelectResponse& answer, int rank) {
+  if (answer.ranks_size() > 0) {
+    EnvVars env;
+    for (const v1::EnvironmentVariable& v : answer.ranks(rank).environment()) {
+      env.emplace_back(v.name(), v.value());
+    }
+    return env;
+  }
   return launch::LaunchEnv(answer.placement(), request.job().kernel(),
                            answer.has_claim() ? answer.claim().id() : "");
+}
+
+std::string FallbackNote(const v1::SelectRequest& request,
+                         const v1::SelectResponse& answer,
+                         std::optional<int> rank) {
+  const v1::Job& job = request.job();
+  for (int r = 0; r < RankCount(answer); ++r) {
+    if (rank.has_value() && r != *rank) continue;
+    const v1::PlacementChoice& p = RankPlacement(answer, r);
+    const bool base = p.base() && !job.require_variant();
+    const bool host = IsHostDevice(p.device()) && job.required_kind().empty();
+    if (!base && !host) continue;
+    const std::string who =
+        RankCount(answer) > 1 ? absl::StrCat(" for rank ", r) : "";
+    const std::string what =
+        base ? absl::StrCat("the base function of ", job.kernel())
+             : p.variant();
+    const std::string where =
+        host ? absl::StrCat(" on the host CPU ", p.device().id()) : "";
+    const std::string why = base ? " (no variant fits)" : "";
+    const std::string instead = base && host
+                                    ? "--require_variant or --require=gpu"
+                                : base ? "--require_variant"
+                                       : "--require=gpu";
+    return absl::StrCat("placed ", what, where, who, why, "; add ", instead,
+                        " to fail instead");
+  }
+  return "";
 }
 
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
@@ -158,9 +357,17 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   absl::Duration backoff = absl::Milliseconds(100);
   while (true) {
     absl::StatusOr<v1::SelectResponse> answer = client.Select(request);
-    if (answer.ok() || !absl::IsResourceExhausted(answer.status())) {
-      return answer;
+    if (answer.ok()) {
+      absl::Status terms = CheckTerms(request, *answer);
+      if (terms.ok()) return answer;
+      for (int r = 0; r < RankCount(*answer); ++r) {
+        const std::string& id = RankClaim(*answer, r).id();
+        if (!id.empty()) client.ReleaseClaim(id).IgnoreError();
+      }
+      return terms;
     }
+    // Only claimed devices are worth waiting for (not a rate limit).
+    if (ExitCodeOf(answer.status()) != kExitExhausted) return answer;
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration() || !sleep(std::min(backoff, left))) {
       return answer;
@@ -188,42 +395,98 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
   return row;
 }
 
+// The rank whose environment select prints: --rank, else the launcher's
+// rank of this process when the job has several, else 0.
+absl::StatusOr<int> RankToPrint(const v1::Job& job) {
+  const int count = std::max(job.count(), 1);
+  int rank = absl::GetFlag(FLAGS_rank);
+  std::string from = "--rank";
+  if (rank == -1) {
+    rank = 0;
+    if (count > 1) {
+      CTXSEL_ASSIGN_OR_RETURN(std::optional<int> launcher,
+                              RankFromEnvironment(ProcessGetenv));
+      rank = launcher.value_or(0);
+      from =
+          "the launcher's rank (SLURM_PROCID, OMPI_COMM_WORLD_RANK or "
+          "PMI_RANK)";
+    }
+  }
+  if (rank < 0 || rank >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(from, ": ", rank, " is not a rank of --count=", count,
+                     " (0..", count - 1, ")"));
+  }
+  return rank;
+}
+
+void PrintAnswer(const v1::SelectResponse& answer) {
+  const bool several = RankCount(answer) > 1;
+  for (int r = 0; r < RankCount(answer); ++r) {
+    std::printf("%s%s\n", several ? absl::StrCat("rank ", r, ": ").c_str() : "",
+                ChoiceRow(RankPlacement(answer, r)).c_str());
+    const v1::Claim& claim = RankClaim(answer, r);
+    if (!claim.id().empty()) {
+      std::printf("%sclaim %s until %s\n", several ? "  " : "",
+                  claim.id().c_str(), ExpiryText(claim).c_str());
+    }
+  }
+  for (const v1::PlacementChoice& alt : answer.alternatives()) {
+    std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
+  }
+  std::printf("\n%s\n", answer.explanation().c_str());
+}
+
 int RunSelect(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kSelectCommand);
-  auto request = SelectRequestFromFlags();
-  if (!request.ok()) return ReportError("select", request.status());
   const std::string format =
       absl::GetFlag(FLAGS_json) ? "json" : absl::GetFlag(FLAGS_format);
-  if (format != "table" && format != "json" && format != "env") {
-    return BadUsage("select", "--format: expected table, json or env");
+  std::optional<launch::EnvFormat> env_format;
+  if (format != "table" && format != "json") {
+    absl::StatusOr<launch::EnvFormat> parsed = launch::ParseEnvFormat(format);
+    if (!parsed.ok()) {
+      return BadUsage("select",
+                      "--format: expected table, json, env, slurm or dotenv");
+    }
+    env_format = *parsed;
+  } else if (absl::GetFlag(FLAGS_rank) != -1) {
+    return BadUsage("select",
+                    "--rank: only with --format=env, slurm or dotenv");
   }
-  auto answer =
-      SelectWaiting(*ConnectToServer(), *request, absl::GetFlag(FLAGS_wait));
+  auto client = ConnectToServer();
+  auto request = SelectRequestFromFlags(client.get(), absl::ZeroDuration());
+  if (!request.ok()) return ReportError("select", request.status());
+  std::optional<int> rank;
+  if (env_format.has_value()) {
+    absl::StatusOr<int> r = RankToPrint(request->job());
+    if (!r.ok()) return ReportError("select", r.status());
+    rank = *r;
+  }
+  auto answer = SelectWaiting(*client, *request, absl::GetFlag(FLAGS_wait));
   if (!answer.ok()) return ReportError("select", answer.status());
-  if (format == "json") {
+  if (std::string note = FallbackNote(*request, *answer, rank); !note.empty()) {
+    std::fprintf(stderr, "ctxsel-cli: note: %s\n", note.c_str());
+  }
+  if (env_format.has_value()) {
+    absl::StatusOr<std::string> text =
+        launch::FormatEnv(RankEnv(*request, *answer, *rank), *env_format);
+    // Printed whole or not at all: a launcher must not apply half of it.
+    if (!text.ok()) return ReportError("select --format", text.status());
+    std::fputs(text->c_str(), stdout);
+  } else if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
-  } else if (format == "env") {
-    std::fputs(launch::ExportLines(LaunchEnv(*request, *answer)).c_str(),
-               stdout);
   } else if (!PrintMessage(*answer)) {
-    std::printf("%s\n", ChoiceRow(answer->placement()).c_str());
-    if (answer->has_claim()) {
-      std::printf("claim %s until %s\n", answer->claim().id().c_str(),
-                  ExpiryText(answer->claim()).c_str());
-    }
-    for (const v1::PlacementChoice& alt : answer->alternatives()) {
-      std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
-    }
-    std::printf("\n%s\n", answer->explanation().c_str());
+    PrintAnswer(*answer);
   }
   return kExitOk;
 }
 
 int RunExplain(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kExplainCommand);
-  auto job = JobFromFlags();
+  auto client = ConnectToServer();
+  auto job = JobFromFlags(client.get());
   if (!job.ok()) return ReportError("explain", job.status());
-  auto report = ConnectToServer()->Explain(*job);
+  auto report = client->Explain(*job);
   if (!report.ok()) return ReportError("explain", report.status());
   if (!PrintMessage(*report)) {
     std::printf("%s\n", report->text().c_str());
@@ -237,7 +500,7 @@ const Command kSelectCommand = {
     "select",
     "select " CTXSEL_CLI_JOB_FLAGS
     " [--claim=DURATION [--holder=WHO] [--wait=DURATION]]"
-    " [--format=table|json|env] [--json]",
+    " [--format=table|json|env|slurm|dotenv [--rank=N]] [--json]",
     "Pick variant, node and device for a job (--claim: and claim it).",
     RunSelect};
 const Command kExplainCommand = {

@@ -1,14 +1,19 @@
 // select_command.h: what `select` shares with `run` (run_command.cc): the
-// job and claim flags, the launch environment of a choice, and a claiming
-// Select that waits for a device to free up.
+// job and claim flags, each rank's launch environment, the note on a
+// fallback, and a claiming Select that waits for devices to free up.
 //
-//   absl::StatusOr<v1::SelectRequest> request = SelectRequestFromFlags();
+//   auto client = ConnectToServer();
+//   absl::StatusOr<v1::SelectRequest> request =
+//       SelectRequestFromFlags(client.get(), absl::ZeroDuration());
 //   auto answer = SelectWaiting(*client, *request, absl::Minutes(1), sleep);
-//   for (const auto& [name, value] : LaunchEnv(*request, *answer)) ...
+//   for (int rank = 0; rank < RankCount(*answer); ++rank) {
+//     for (const auto& [name, value] : RankEnv(*request, *answer, rank)) ...
+//   }
 #ifndef CTXSEL_CLIENT_CLI_SELECT_COMMAND_H_
 #define CTXSEL_CLIENT_CLI_SELECT_COMMAND_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,11 +22,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/ctxsel_client.h"
-#include "launch/launch_env.h"
 #include "ctxsel/v1/ctxsel.pb.h"
+#include "launch/launch_env.h"
 
 ABSL_DECLARE_FLAG(absl::Duration, claim);
 ABSL_DECLARE_FLAG(absl::Duration, wait);
+ABSL_DECLARE_FLAG(std::string, holder);
 
 namespace ctxsel::cli {
 
@@ -29,27 +35,63 @@ namespace ctxsel::cli {
 using EnvVars = launch::LaunchEnvironment;
 
 // The job of the select/explain/run flags (--kernel, --construct, --var,
-// --policy, --nodes or --here, --device_filter, ...); INVALID_ARGUMENT
-// naming the flag. Without `read_variables`, --var is left to the caller
-// (coverage reads it as ranges).
-absl::StatusOr<v1::Job> JobFromFlags(bool read_variables = true);
+// --policy, --nodes or --here, --device_filter, --devices or
+// --from_allocation, --count, --require, --require_variant, ...);
+// INVALID_ARGUMENT naming the flag. --from_allocation lists the devices of
+// the allocation's node through `client` (launcher_env.h says how the
+// variables map): that node is --nodes when it names one, else this host
+// (--here), and the job is restricted to it; that call's errors are
+// returned as they are. Commands without --from_allocation may pass null.
+// Without `read_variables`, --var is left to the caller (coverage reads it
+// as ranges).
+absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
+                                     bool read_variables = true);
 
-// JobFromFlags() plus, with --claim=DURATION, a claim for --holder
-// (default DefaultHolder()).
-absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags();
+// JobFromFlags() plus a claim: for --claim, or `default_claim` when --claim
+// is not given (0: none), held by --holder (default DefaultHolder()).
+// INVALID_ARGUMENT for --holder without a claim, which would record
+// nothing.
+absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
+    client::CtxselClient* client, absl::Duration default_claim);
 
-// "user@host:pid": who holds a claim this process makes.
+// Who holds a claim this process makes when --holder is not given: the
+// Slurm step ("slurm-<job>.<step>", SlurmHolder in launcher_env.h) inside
+// one, so that the step's epilog can release it by holder; else
+// "user@host:pid".
 std::string DefaultHolder();
 
-// launch::LaunchEnv of the answer's placement (launch/launch_env.h), with
-// CTXSEL_CLAIM (the claim id) when the answer holds a claim.
-EnvVars LaunchEnv(const v1::SelectRequest& request,
-                  const v1::SelectResponse& answer);
+// How many ranks `answer` places: ranks_size(), or 1 from a server that
+// sends no ranks.
+int RankCount(const v1::SelectResponse& answer);
+
+// Rank `rank`'s placement and claim (answer.placement() and answer.claim()
+// from a server that sends no ranks).
+const v1::PlacementChoice& RankPlacement(const v1::SelectResponse& answer,
+                                         int rank);
+const v1::Claim& RankClaim(const v1::SelectResponse& answer, int rank);
+
+// Rank `rank`'s launch environment: the server's
+// (SelectResponse.ranks[rank].environment); from a server that sends no
+// ranks, launch::LaunchEnv of the placement with CTXSEL_CLAIM when there is
+// a claim.
+EnvVars RankEnv(const v1::SelectRequest& request,
+                const v1::SelectResponse& answer, int rank);
+
+// One line for stderr when a rank of `answer` (only `rank` when given)
+// landed where the job did not ask for: the kernel's base function without
+// Job.require_variant, or a host CPU without Job.required_kind; it says
+// which flag fails instead. "" when none did.
+std::string FallbackNote(const v1::SelectRequest& request,
+                         const v1::SelectResponse& answer,
+                         std::optional<int> rank = std::nullopt);
 
 // Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
 // claimed) and `wait` has not passed, tries again with backoff (100ms
 // doubling to 2s), sleeping through `sleep`, which returns false when the
-// wait should stop (e.g. a signal). The last answer otherwise.
+// wait should stop (e.g. a signal). The last answer otherwise. An OK answer
+// that does not keep the job's terms (Job.count ranks, allowed_devices,
+// required_kind, require_variant: a server that predates them ignores
+// them) has its claims released and is FAILED_PRECONDITION saying which.
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait,
@@ -64,7 +106,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
-  "[--top_k=N] [--here]"
+  "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
+  "[--count=N] [--require=KIND] [--require_variant]"
 
 }  // namespace ctxsel::cli
 

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "base/proto_time.h"
@@ -103,6 +106,76 @@ std::string ErrorText(const absl::Status& status) {
   return text;
 }
 
+namespace {
+
+// gRPC reports a failed TLS handshake (unknown CA, wrong host name, a TLS
+// client at a plaintext server) as UNAVAILABLE, like an unreachable server;
+// only its message tells them apart.
+bool IsTlsFailure(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kUnavailable) return false;
+  const std::string message = absl::AsciiStrToLower(status.message());
+  for (absl::string_view word : {"ssl", "tls", "handshake", "certificate"}) {
+    if (absl::StrContains(message, word)) return true;
+  }
+  return false;
+}
+
+std::string Reason(const absl::Status& status) {
+  std::optional<google::rpc::ErrorInfo> info =
+      GetDetail<google::rpc::ErrorInfo>(status);
+  if (!info.has_value() || info->domain() != kErrorDomain) return "";
+  return info->reason();
+}
+
+}  // namespace
+
+int ExitCodeOf(const absl::Status& status) {
+  if (IsTlsFailure(status)) return kExitCredentials;
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return kExitCredentials;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kCancelled:
+      return kExitUnreachable;
+    case absl::StatusCode::kResourceExhausted:
+      // A server before rate limits had their reason sends both with the
+      // code's name: those read as claimed devices.
+      return Reason(status) == kReasonRateLimited ? kExitUnreachable
+                                                  : kExitExhausted;
+    case absl::StatusCode::kNotFound:
+      return Reason(status) == "NODE_NOT_FOUND" ? kExitFailure : kExitBadInput;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kOutOfRange:
+      return kExitBadInput;
+    default:
+      return kExitFailure;
+  }
+}
+
+std::string CredentialsHint(const absl::Status& status) {
+  if (IsTlsFailure(status)) {
+    return "the TLS handshake failed: check that --ca (or $CTXSEL_CA) names "
+           "the CA that signed the server's certificate and --server its "
+           "name, that --tls_cert/--tls_key are a pair that CA accepts, or "
+           "pass --insecure for a plaintext server";
+  }
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    return "the server did not accept the credentials: check the token in "
+           "--token_file (or $CTXSEL_TOKEN_FILE), or --tls_cert/--tls_key";
+  }
+  if (status.code() == absl::StatusCode::kPermissionDenied) {
+    return "the credentials may not do this: use a token (--token_file or "
+           "$CTXSEL_TOKEN_FILE) whose role allows it (docs/security.md)";
+  }
+  return "";
+}
+
 int ReportError(const std::string& what, const absl::Status& status) {
   std::string deadline;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
@@ -112,20 +185,10 @@ int ReportError(const std::string& what, const absl::Status& status) {
   }
   std::fprintf(stderr, "%s: %s%s\n", what.c_str(), ErrorText(status).c_str(),
                deadline.c_str());
-  switch (status.code()) {
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded:
-      return kExitUnreachable;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kOutOfRange:
-      return kExitBadInput;
-    case absl::StatusCode::kResourceExhausted:
-      return kExitExhausted;
-    default:
-      return kExitFailure;
+  if (std::string hint = CredentialsHint(status); !hint.empty()) {
+    std::fprintf(stderr, "%s: %s\n", what.c_str(), hint.c_str());
   }
+  return ExitCodeOf(status);
 }
 
 int BadUsage(const std::string& what, absl::string_view message) {

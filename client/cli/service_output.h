@@ -33,13 +33,27 @@ std::unique_ptr<client::CtxselClient> ConnectToServer();
 // DescribeDetails in base/status_details.h). No trailing newline.
 std::string ErrorText(const absl::Status& status);
 
-// Prints "<what>: <ErrorText>" to stderr (a passed deadline also names the
-// --timeout flag: "[--timeout=300ms]") and returns the exit code for it
-// (command.h): kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
-// kExitBadInput for INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS and
-// OUT_OF_RANGE, kExitExhausted for RESOURCE_EXHAUSTED (every fitting device
-// claimed), kExitFailure otherwise (e.g. FAILED_PRECONDITION: no
-// placement).
+// The exit code (command.h) that tells a caller what to do about `status`:
+// kExitOk for OK; kExitCredentials for UNAUTHENTICATED, PERMISSION_DENIED
+// and an UNAVAILABLE whose message reports a failed TLS handshake (gRPC has
+// no code of its own for it); kExitUnreachable for UNAVAILABLE,
+// DEADLINE_EXCEEDED, ABORTED, CANCELLED and a RESOURCE_EXHAUSTED whose
+// ErrorInfo.reason is kReasonRateLimited; kExitExhausted for any other
+// RESOURCE_EXHAUSTED (every fitting device claimed); kExitFailure for
+// FAILED_PRECONDITION (no placement), a NOT_FOUND of a node
+// (NODE_NOT_FOUND: its agent is not reporting) and any other code;
+// kExitBadInput for INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE and the
+// other NOT_FOUNDs (an unknown kernel, variant or claim).
+int ExitCodeOf(const absl::Status& status);
+
+// For the statuses that exit kExitCredentials, what to fix, naming the flag
+// or variable ("--token_file (or $CTXSEL_TOKEN_FILE)", "--ca (or
+// $CTXSEL_CA)"); "" for the others.
+std::string CredentialsHint(const absl::Status& status);
+
+// Prints "<what>: <ErrorText>" to stderr, then CredentialsHint when there
+// is one (a passed deadline also names the --timeout flag:
+// "[--timeout=300ms]"), and returns ExitCodeOf(status).
 int ReportError(const std::string& what, const absl::Status& status);
 
 // Prints "<what>: <message>" to stderr; returns kExitBadInput.

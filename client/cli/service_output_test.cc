@@ -2,6 +2,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
+#include "base/status_details.h"
+#include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,6 +65,56 @@ TEST(PrintListingTest, EveryOutputFormat) {
   absl::SetFlag(&FLAGS_output, "table");
   absl::SetFlag(&FLAGS_json, true);
   EXPECT_EQ(Printed(listing), ToJson(TwoDevices()));
+}
+
+// One exit code per thing the caller should do (command.h's table).
+TEST(ExitCodeOfTest, ByWhatTheCallerShouldDo) {
+  const struct {
+    absl::Status status;
+    int exit_code;
+  } cases[] = {
+      {absl::OkStatus(), kExitOk},
+      {absl::FailedPreconditionError("no live device fits"), kExitFailure},
+      {WithErrorInfo(absl::NotFoundError("node: 'n9' is not known"),
+                     "NODE_NOT_FOUND"),
+       kExitFailure},
+      {absl::InvalidArgumentError("--count: negative"), kExitBadInput},
+      {WithErrorInfo(absl::NotFoundError("kernel: 'nope'"), "KERNEL_NOT_FOUND"),
+       kExitBadInput},
+      {absl::UnavailableError("failed to connect to all addresses; last "
+                              "error: Connection refused"),
+       kExitUnreachable},
+      {absl::DeadlineExceededError("no answer within 300ms"), kExitUnreachable},
+      {WithErrorInfo(absl::ResourceExhaustedError("slow down"),
+                     kReasonRateLimited),
+       kExitUnreachable},
+      {absl::ResourceExhaustedError("all 8 fitting devices are claimed"),
+       kExitExhausted},
+      {WithErrorInfo(absl::ResourceExhaustedError("all 8 claimed"),
+                     "RESOURCE_EXHAUSTED"),
+       kExitExhausted},
+      {absl::UnauthenticatedError("no token"), kExitCredentials},
+      {absl::PermissionDeniedError("role reader"), kExitCredentials},
+      {absl::UnavailableError(
+           "failed to connect to all addresses; last error: UNKNOWN: "
+           "ipv4:127.0.0.1:7070: Ssl handshake failed: SSL_ERROR_SSL: "
+           "error:1000007d:SSL routines:OPENSSL_internal:"
+           "CERTIFICATE_VERIFY_FAILED"),
+       kExitCredentials},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(ExitCodeOf(c.status), c.exit_code) << c.status;
+  }
+}
+
+TEST(CredentialsHintTest, NamesTheFlagToFix) {
+  EXPECT_THAT(CredentialsHint(absl::UnauthenticatedError("x")),
+              HasSubstr("--token_file (or $CTXSEL_TOKEN_FILE)"));
+  EXPECT_THAT(CredentialsHint(absl::PermissionDeniedError("x")),
+              HasSubstr("--token_file"));
+  EXPECT_THAT(CredentialsHint(absl::UnavailableError("Ssl handshake failed")),
+              HasSubstr("--ca (or $CTXSEL_CA)"));
+  EXPECT_EQ(CredentialsHint(absl::UnavailableError("Connection refused")), "");
 }
 
 }  // namespace

@@ -67,6 +67,12 @@ EXPECTED_EXIT = {
     ("docs/sources.md", "ctxsel-cli variants register --from_source --keep_going"):
         2,  # documented: exits 2 when a kernel was skipped
 }
+# Documents whose select and run examples must pass --construct and place a
+# variant on an accelerator: ctxsel-cli prints a note on stderr when it
+# places the base function or a host CPU (NOTE).
+NON_BASE_DOCS = ("docs/launchers.md",)
+PLACING = re.compile(r"\bctxsel-cli (select|run)\b")
+NOTE = "ctxsel-cli: note:"
 # Commands that, run as printed, must leave a GPU visibility variable in the
 # environment: the launcher example of README.md and docs/service.md.
 MUST_EXPORT_GPU = re.compile(r'eval .*--construct=target,teams,parallel,for.*--format=env')
@@ -141,6 +147,15 @@ def main():
     env = dict(os.environ)
     env.update(PATH=TMP + "/bin:" + env["PATH"], CTXSEL_KERNEL="saxpy",
                CTXSEL_N="4096", SLURMD_NODENAME="n1", NODE_NAME="n2")
+    # A Slurm step given n1's second GPU (docs/launchers.md's prolog, epilog
+    # and srun examples), and a pod's UID (its Kubernetes examples).
+    env.update(SLURM_JOB_ID="42", SLURM_STEP_ID="0", SLURM_STEP_GPUS="1",
+               POD_UID="0b7c5e4e-6f0a-4d2b-9a51-3c2d1e0f9a87")
+    for launcher_var in ("SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES",
+                         "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                         "ZE_AFFINITY_MASK", "SLURM_PROCID",
+                         "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        env.pop(launcher_var, None)
     env.pop("CTXSEL_SERVER", None)
     env.update(CTXSEL_CA=TMP + "/pki/ca.pem",
                CTXSEL_TOKEN_FILE=TMP + "/fixture-admin.token")
@@ -227,6 +242,12 @@ def main():
                     failures.append("%s: exit %d, want %d: %s\n%s%s" % (
                         where, result.returncode, want, command, result.stdout,
                         result.stderr))
+                if doc in NON_BASE_DOCS and PLACING.search(command):
+                    if "--construct" not in command:
+                        failures.append(where + ": no --construct: " + command)
+                    if NOTE in result.stderr:
+                        failures.append("%s: placed a fallback: %s\n%s" % (
+                            where, command, result.stderr))
                 if MUST_EXPORT_GPU.search(command):
                     exported = open(env_file).read()
                     if not any("declare -x %s=" % v in exported for v in GPU_VARS):
@@ -266,6 +287,15 @@ CONVENTIONS = [
     (["nodes", "ls", "--bogus"], 2, r"^$"),
     (["select", "--kernel=saxpy", "--top_k=many"], 2, r"^$"),
     (["select", "--kernel=saxpy", "--var=N=1", "--nodes=nowhere"], 1, r"^$"),
+    # Unquoted, for a Slurm TaskProlog and env files.
+    (["select", "--kernel=saxpy", "--var=N=4096", "--nodes=n1",
+      "--construct=target,teams,parallel,for", "--format=slurm"], 0,
+     r"^export CTXSEL_VARIANT=saxpy_sm90\n(export [A-Z_]+=[-\w.,:/@+=]*\n)+$"),
+    (["select", "--kernel=saxpy", "--var=N=4096", "--nodes=n1",
+      "--construct=target,teams,parallel,for", "--format=dotenv"], 0,
+     r"^CTXSEL_VARIANT=saxpy_sm90\n([A-Z_]+=[-\w.,:/@+=]*\n)+$"),
+    (["claims", "release", "--holder=nobody"], 0,
+     r"^released 0 claims of nobody\n$"),
 ]
 
 
