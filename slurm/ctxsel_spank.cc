@@ -37,6 +37,7 @@ extern "C" {
 }
 #include <pthread.h>
 #include <signal.h>
+#include <slurm/slurm.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -69,10 +70,6 @@ SPANK_PLUGIN(ctxsel, 1)
 
 namespace ctxsel::slurm {
 namespace {
-
-// Step ids of slurm.h (SLURM_BATCH_SCRIPT and the others): steps that run
-// no user tasks of an srun, which the plugin leaves alone.
-constexpr uint32_t kFirstSpecialStep = 0xfffffff0;
 
 // One process's state: srun or sbatch (options only), or one slurmstepd
 // (one step on one node). Never destroyed: slurmstepd exits with gRPC's
@@ -248,8 +245,8 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
   }
   uint32_t step = 0;
   if (!ctxsel::slurm::Item(sp, S_JOB_STEPID, &step) ||
-      step >= ctxsel::slurm::kFirstSpecialStep) {
-    return 0;  // the batch script, the extern or interactive step
+      step > SLURM_MAX_NORMAL_STEP_ID) {
+    return 0;  // the batch script (SLURM_BATCH_SCRIPT), extern, interactive
   }
   plugin.active = true;
   if (plugin.config.ok()) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "base/proto_time.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
@@ -29,7 +30,11 @@ absl::Status TaskError(const StepRequest& request, int rank,
 // (the exit-code classes of ctxsel-cli, client/cli/command.h).
 std::string Why(const StepRequest& request, const Allocation& allocation,
                 const absl::Status& status) {
-  const std::string message(status.message());
+  // One line: the code and the message, not the details ErrorText adds.
+  const std::string message =
+      absl::StrReplaceAll(absl::StrCat(absl::StatusCodeToString(status.code()),
+                                       ": ", status.message()),
+                          {{"\n", " "}});
   switch (cli::ExitCodeOf(status)) {
     case cli::kExitExhausted:
       return absl::StrCat("every device of the step's allocation (",
