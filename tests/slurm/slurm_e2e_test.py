@@ -277,7 +277,8 @@ def start_slurm():
         "w": W, "host": HOST, "ctld": free_port(), "slurmd": free_port()})
     write(W + "/plugstack.conf", "")
     daemon("slurmctld", ["slurmctld", "-D", "-f", W + "/slurm.conf"])
-    daemon("slurmd", ["slurmd", "-D", "-f", W + "/slurm.conf"])
+    # -N: the node is the agent's host name even where slurmd would shorten it.
+    daemon("slurmd", ["slurmd", "-D", "-N", HOST, "-f", W + "/slurm.conf"])
     idle = wait_for(lambda: "idle" in run(["sinfo", "-h", "-o", "%t"],
                                           timeout=10).stdout, 30, 0.2)
     if not idle:
