@@ -1,14 +1,17 @@
-// PlaceStep (slurm/step_placement.h), the SPANK plugin's core, against a
-// real ctxsel-server, with the step's environment given as a map: what the
-// plugin decides, on any machine, Slurm or not (slurm_e2e_test runs it
-// inside a real slurmstepd).
+// PlaceStep (slurm/step_placement.h), the SPANK plugin's core, and its
+// ClaimRenewer against a real ctxsel-server, with the step's environment
+// given as a map: what the plugin decides, on any machine, Slurm or not
+// (slurm_e2e_test runs it inside a real slurmstepd).
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "client/ctxsel_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "slurm/claim_renewer.h"
 #include "slurm/step_placement.h"
 #include "tests/service/fleet.h"
 #include "tests/testing/server_process.h"
@@ -139,6 +142,29 @@ TEST_F(StepPlacementE2E, ErrorsThatAreNotAboutDevicesFailEveryRank) {
   EXPECT_THAT(tasks[0].status.message(),
               HasSubstr("knows no device of node n9"));
   EXPECT_THAT(*client_->ListClaims(""), IsEmpty());
+}
+
+TEST_F(StepPlacementE2E, TheRenewerKeepsAClaimPastItsDuration) {
+  StepRequest request = Request({0});
+  request.claim = absl::Seconds(2);
+  std::vector<TaskPlacement> tasks = Place(request, {{"SLURM_STEP_GPUS", "0"}});
+  ASSERT_TRUE(tasks[0].status.ok()) << tasks[0].status;
+  int errors = 0;
+  {
+    ClaimRenewer renewer(
+        *client_, request.claim,
+        [&errors](const std::string&, const absl::Status&) { ++errors; });
+    renewer.Add(tasks[0].claim_id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3200));
+    auto claims = client_->ListClaims("n1");
+    ASSERT_TRUE(claims.ok());
+    ASSERT_EQ(claims->size(), 1u) << "the claim ended unrenewed";
+    renewer.Remove(tasks[0].claim_id);
+  }
+  EXPECT_EQ(errors, 0);
+  // Not renewed any more: it ends within its two seconds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));
+  EXPECT_THAT(*client_->ListClaims("n1"), IsEmpty());
 }
 
 }  // namespace
