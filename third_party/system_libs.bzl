@@ -34,6 +34,15 @@ _LIBS = {
     "prometheus": (["prometheus-cpp-core", "prometheus-cpp-pull"], []),
 }
 
+# Libraries that Debian ships without a pkg-config file: name -> link flags.
+_PLAIN_LIBS = {
+    # <slurm/spank.h> (libslurm-dev) for SPANK plugins (slurm/). No link
+    # flags on purpose: a plugin's spank_* calls resolve against the srun or
+    # slurmstepd that loads it, and linking libslurm would load a second
+    # copy of Slurm's globals into them.
+    "slurm": [],
+}
+
 # .proto files that Debian's grpc-proto and libprotobuf-dev packages ship,
 # linked into the repository.
 _SYSTEM_PROTOS = {
@@ -68,6 +77,8 @@ def _system_libs_impl(ctx):
         links = _pkg_config(ctx, "--libs", modules) + extra_links
         build.append("cc_library(\n    name = %r,\n    defines = %r,\n    linkopts = %r,\n)\n" %
                      (name, defines, links))
+    for name, links in _PLAIN_LIBS.items():
+        build.append("cc_library(\n    name = %r,\n    linkopts = %r,\n)\n" % (name, links))
     for dest, src in _SYSTEM_PROTOS.items():
         ctx.symlink(src, dest)
     build.append("filegroup(\n    name = \"well_known_protos\",\n    srcs = %r,\n)\n" %

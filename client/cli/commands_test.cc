@@ -32,7 +32,7 @@ TEST(CommandsTest, NamesAreUniqueAndEveryUsageLineStartsWithTheName) {
       EXPECT_THAT(std::string(line), StartsWith(std::string(command->name)));
     }
   }
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 TEST(CommandsTest, UsageLinesNameOnlyRealFlags) {

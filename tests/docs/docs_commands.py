@@ -53,7 +53,14 @@ DOCS = ["README.md"] + sorted(
     if f.endswith(".md"))
 
 # (document, first line of the command) -> why it is not run.
-SKIPPED = {}
+SKIPPED = {
+    ("docs/launchers.md", "ctxsel-cli slurm check"):
+        "tests/slurm runs it on the gres.conf a real slurmd loads",
+    ("docs/launchers.md", "slurmd -G"):
+        "tests/slurm runs it on the gres.conf a real slurmd loads",
+    ("docs/launchers.md", 'ctxsel-cli select --kernel="$CTXSEL_KERNEL"'):
+        "tests/slurm runs the TaskProlog in a real Slurm",
+}
 # Documents whose commands another test runs, in the setting they need.
 SKIPPED_DOCS = {
     "docs/coverage.md": "tests/agent/coverage_e2e_test.cc runs its commands "
