@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 
 namespace ctxsel::server {
 namespace {
@@ -55,9 +56,12 @@ absl::Status PrincipalLimits::Take(Budget budget,
   }
   bucket.refilled = now;
   if (bucket.tokens < 1) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("'", principal, "' sent more than ", per_period, " ",
-                     row.what, " per ", row.unit, "; slow down"));
+    // A reason of its own: a caller retries a rate limit after a pause,
+    // while RESOURCE_EXHAUSTED from claims means "wait for a device".
+    return WithErrorInfo(absl::ResourceExhaustedError(absl::StrCat(
+                             "'", principal, "' sent more than ", per_period,
+                             " ", row.what, " per ", row.unit, "; slow down")),
+                         kReasonRateLimited, {{"principal", principal}});
   }
   bucket.tokens -= 1;
   return absl::OkStatus();
@@ -68,8 +72,10 @@ absl::StatusOr<PrincipalLimits::Stream> PrincipalLimits::OpenStream(
   absl::MutexLock lock(&mu_);
   int& open = streams_[principal];
   if (options_.max_streams > 0 && open >= options_.max_streams) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "'", principal, "' already holds ", open, " open streams (the limit)"));
+    return WithErrorInfo(absl::ResourceExhaustedError(
+                             absl::StrCat("'", principal, "' already holds ",
+                                          open, " open streams (the limit)")),
+                         kReasonRateLimited, {{"principal", principal}});
   }
   ++open;
   return Stream(this, principal);

@@ -536,23 +536,36 @@ TEST(LaunchersSecurityE2E, RejectedCredentialsExitFive) {
 }
 
 // A rate limit is transient (exit 3), not "every device claimed" (4): told
-// apart by ErrorInfo.reason RATE_LIMITED, which server/access/
-// principal_limits.cc does not send yet (it sends the code's name, which the
-// CLI reads as 4). Enable once it does.
-TEST(LaunchersRateLimitE2E, DISABLED_RateLimitIsTransient) {
-  auto server = ServerProcess::Start({"--data_dir=" + MakeTempDir("data"),
-                                      "--max_registrations_per_minute=1"});
+// apart by ErrorInfo.reason RATE_LIMITED. Limits apply to authenticated
+// principals, so the server runs TLS with tokens.
+TEST(LaunchersRateLimitE2E, RateLimitIsTransient) {
+  const std::string dir = MakeTempDir("pki");
+  CommandResult made =
+      RunCommand({"/bin/bash", RunfilePath("tools/make_certs.sh"), dir});
+  ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
+  CommandResult token =
+      RunCommand({CliPath(), "admin", "token", "--role=admin", "--name=dev"});
+  ASSERT_EQ(token.exit_code, 0) << token.stderr_text;
+  std::ofstream(dir + "/tokens") << token.stderr_text;
+  std::ofstream(dir + "/dev.token") << token.stdout_text;
+  auto server = ServerProcess::Start(
+      {"--data_dir=" + MakeTempDir("data"), "--tls_cert=" + dir + "/server.pem",
+       "--tls_key=" + dir + "/server.key", "--tokens_file=" + dir + "/tokens",
+       "--max_registrations_per_minute=1"});
   ASSERT_TRUE(server.ok()) << server.status();
   auto reg = [&] {
-    return RunCommand({CliPath(), "--insecure",
-                       "--server=" + (*server)->address(), "variants",
+    return RunCommand({CliPath(), "--server=" + (*server)->address(),
+                       "--ca=" + dir + "/ca.pem",
+                       "--token_file=" + dir + "/dev.token", "variants",
                        "register", "saxpy", "saxpy_nv=construct={target}",
                        "--replace"});
   };
-  EXPECT_EQ(reg().exit_code, 0);
+  CommandResult first = reg();
+  EXPECT_EQ(first.exit_code, 0) << first.stderr_text;
   CommandResult limited = reg();
   EXPECT_EQ(limited.exit_code, 3) << limited.stderr_text;
   EXPECT_THAT(limited.stderr_text, HasSubstr("RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(limited.stderr_text, HasSubstr("slow down"));
 }
 
 }  // namespace
