@@ -36,13 +36,6 @@ std::string Vendor(const v1::Device& d) {
 }
 
 // nvidia_gpu_sm_90 -> sm_90: the part that tells GPUs of a vendor apart.
-std::string TypeOf(const v1::Device& d) {
-  const std::string& arch = d.sycl_architecture();
-  const size_t gpu = arch.find("_gpu_");
-  if (gpu != std::string::npos) return arch.substr(gpu + 5);
-  if (!d.device_class_short_name().empty()) return d.device_class_short_name();
-  return "gpu";
-}
 
 absl::StatusOr<std::string> FilePrefix(const v1::Device& d,
                                        absl::string_view file_prefix) {
@@ -116,6 +109,14 @@ std::string Describe(const v1::Device& d) {
 
 }  // namespace
 
+std::string GresType(const v1::Device& d) {
+  const std::string& arch = d.sycl_architecture();
+  const size_t gpu = arch.find("_gpu_");
+  if (gpu != std::string::npos) return arch.substr(gpu + 5);
+  if (!d.device_class_short_name().empty()) return d.device_class_short_name();
+  return "gpu";
+}
+
 absl::StatusOr<std::string> GresConf(const std::string& node,
                                      const std::vector<v1::Device>& devices,
                                      absl::string_view file_prefix) {
@@ -136,7 +137,7 @@ absl::StatusOr<std::string> GresConf(const std::string& node,
   for (const v1::Device* d : gpus) {
     absl::StatusOr<std::string> prefix = FilePrefix(*d, file_prefix);
     if (!prefix.ok()) return prefix.status();
-    absl::StrAppend(&out, "Name=gpu Type=", TypeOf(*d), " File=", *prefix,
+    absl::StrAppend(&out, "Name=gpu Type=", GresType(*d), " File=", *prefix,
                     d->vendor_index(), " # ctxsel ", d->id(),
                     d->uuid().empty() ? "" : absl::StrCat(" ", d->uuid()),
                     "\n");
@@ -249,10 +250,10 @@ std::vector<std::string> CompareGres(const std::vector<GresDevice>& slurm,
                                  Where(g), ", which names ", g.ctxsel,
                                  " (the device files were renumbered?)"));
     }
-    if (!g.type.empty() && g.type != TypeOf(*d)) {
+    if (!g.type.empty() && g.type != GresType(*d)) {
       out.push_back(absl::StrCat(Describe(*d), ": Slurm's GPU ", index, " (",
                                  Where(g), ") has Type=", g.type,
-                                 ", ctxsel's has Type=", TypeOf(*d)));
+                                 ", ctxsel's has Type=", GresType(*d)));
     }
     absl::StatusOr<std::string> prefix = FilePrefix(*d, file_prefix);
     if (prefix.ok() && !g.file.empty() &&
@@ -269,6 +270,21 @@ std::vector<std::string> CompareGres(const std::vector<GresDevice>& slurm,
     }
   }
   return out;
+}
+
+std::string SubmitOptions(const std::vector<v1::PlacementChoice>& ranks) {
+  std::map<std::string, int> per_type;  // sorted, so the text is stable
+  for (const v1::PlacementChoice& rank : ranks) {
+    const auto& kinds = rank.device().traits().kind();
+    if (std::find(kinds.begin(), kinds.end(), "gpu") == kinds.end()) continue;
+    ++per_type[GresType(rank.device())];
+  }
+  if (per_type.empty()) return "";
+  std::vector<std::string> gres;
+  for (const auto& [type, count] : per_type) {
+    gres.push_back(absl::StrCat("gpu:", type, ":", count));
+  }
+  return absl::StrCat("--gres=", absl::StrJoin(gres, ","));
 }
 
 }  // namespace ctxsel::slurm

@@ -48,6 +48,18 @@ absl::StatusOr<std::string> GresConf(const std::string& node,
                                      const std::vector<v1::Device>& devices,
                                      absl::string_view file_prefix);
 
+// The Type= of a GPU in gres.conf: its architecture's short form
+// (nvidia_gpu_sm_90 -> sm_90, amd_gpu_gfx90a -> gfx90a), else its class's
+// short name. One rule, for GresConf, CompareGres and SubmitOptions.
+std::string GresType(const v1::Device& device);
+
+// The sbatch/srun options that ask Slurm for the GPUs of `ranks` (a
+// Select's answer: its ranks' placements), so a job lands where its best
+// variant runs: "--gres=gpu:sm_90:2", types comma-joined when the ranks
+// differ ("--gres=gpu:sm_90:1,gpu:gfx90a:1"). Empty when no rank is on a
+// GPU (a host-CPU variant needs no GRES).
+std::string SubmitOptions(const std::vector<v1::PlacementChoice>& ranks);
+
 // The Name=gpu records of `text` that apply to `node`: gres.conf lines
 // (NodeName= naming another node skips one; File=/dev/nvidia[0-3] is four)
 // or the "Gres Name=..." lines `slurmd -G` prints. INVALID_ARGUMENT naming

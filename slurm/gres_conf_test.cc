@@ -38,6 +38,24 @@ std::vector<v1::Device> Node() {
   return {Host(), Gpu("n1/gpu0", 1, 1), Gpu("n1/gpu1", 0, 0)};
 }
 
+// What a user passes to sbatch to land where the Select placed the ranks.
+TEST(SubmitOptions, AsksForTheRanksGpusByType) {
+  auto rank = [](v1::Device device, bool gpu) {
+    v1::PlacementChoice choice;
+    if (gpu) device.mutable_traits()->add_kind("gpu");
+    *choice.mutable_device() = device;
+    return choice;
+  };
+  EXPECT_EQ(SubmitOptions({rank(Gpu("n1/gpu0", 0, 0), true),
+                           rank(Gpu("n1/gpu1", 1, 1), true)}),
+            "--gres=gpu:sm_90:2");
+  EXPECT_EQ(SubmitOptions(
+                {rank(Gpu("n1/gpu0", 0, 0), true),
+                 rank(Gpu("n2/gpu0", 0, 0, "amd_gpu_gfx90a", "amd"), true)}),
+            "--gres=gpu:gfx90a:1,gpu:sm_90:1");
+  EXPECT_EQ(SubmitOptions({rank(Host(), false)}), "");
+}
+
 TEST(GresConf, OneLinePerGpuInVendorIndexOrder) {
   absl::StatusOr<std::string> text = GresConf("n1", Node(), "");
   ASSERT_TRUE(text.ok()) << text.status();

@@ -1,7 +1,8 @@
 // ctxsel-cli select / explain: ask the server where a job should run.
 //
 //   ctxsel-cli select --kernel=saxpy --construct=target,teams,parallel,for
-//       --var=N=4096 [--policy=spread] [--format=table|json|env|slurm|dotenv]
+//       --var=N=4096 [--policy=spread]
+//       [--format=table|json|env|slurm|dotenv|sbatch]
 //   env="$(ctxsel-cli select --kernel=saxpy --format=env)" && eval "$env"
 //   ctxsel-cli select --kernel=saxpy --claim=5m [--wait=1m]   # CTXSEL_CLAIM
 //   ctxsel-cli select --kernel=saxpy --from_allocation --count=2 --claim=5m
@@ -35,6 +36,7 @@
 #include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
 #include "launch/env_format.h"
+#include "slurm/gres_conf.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");
@@ -49,8 +51,9 @@ ABSL_FLAG(std::vector<std::string>, requires, {},
           "unified_shared_memory.");
 ABSL_FLAG(std::string, format, "table",
           "select: table, json, env (export NAME='value', for eval), slurm "
-          "(export NAME=value, for a TaskProlog) or dotenv (NAME=value, for "
-          "--env-file and EnvironmentFile).");
+          "(export NAME=value, for a TaskProlog), dotenv (NAME=value, for "
+          "--env-file and EnvironmentFile) or sbatch (the --gres options "
+          "that queue the job where its best variant runs).");
 ABSL_FLAG(int, rank, -1,
           "select --format=env|slurm|dotenv with --count: whose environment "
           "to print (default: $SLURM_PROCID, $OMPI_COMM_WORLD_RANK or "
@@ -339,11 +342,17 @@ int RunSelect(const std::vector<std::string>& args) {
   const std::string format =
       absl::GetFlag(FLAGS_json) ? "json" : absl::GetFlag(FLAGS_format);
   std::optional<launch::EnvFormat> env_format;
-  if (format != "table" && format != "json") {
+  if (format == "sbatch") {
+    if (absl::GetFlag(FLAGS_claim) > absl::ZeroDuration()) {
+      return BadUsage("select",
+                      "--format=sbatch: asks before queueing, so no --claim");
+    }
+  } else if (format != "table" && format != "json") {
     absl::StatusOr<launch::EnvFormat> parsed = launch::ParseEnvFormat(format);
     if (!parsed.ok()) {
-      return BadUsage("select",
-                      "--format: expected table, json, env, slurm or dotenv");
+      return BadUsage(
+          "select",
+          "--format: expected table, json, env, slurm, dotenv or sbatch");
     }
     env_format = *parsed;
   } else if (absl::GetFlag(FLAGS_rank) != -1) {
@@ -370,6 +379,16 @@ int RunSelect(const std::vector<std::string>& args) {
     // Printed whole or not at all: a launcher must not apply half of it.
     if (!text.ok()) return ReportError("select --format", text.status());
     std::fputs(text->c_str(), stdout);
+  } else if (format == "sbatch") {
+    // Where the best variant runs, as sbatch/srun options: Slurm then
+    // queues the job for nodes with those GPUs (their gres.conf written by
+    // `ctxsel-cli slurm gres-conf`, so the types agree).
+    std::vector<v1::PlacementChoice> ranks;
+    for (const v1::RankPlacement& r : answer->ranks()) {
+      ranks.push_back(r.placement());
+    }
+    if (ranks.empty()) ranks.push_back(answer->placement());
+    std::printf("%s\n", slurm::SubmitOptions(ranks).c_str());
   } else if (format == "json") {
     std::printf("%s", ToJson(*answer).c_str());
   } else if (!PrintMessage(*answer)) {
@@ -397,7 +416,7 @@ const Command kSelectCommand = {
     "select",
     "select " CTXSEL_CLI_JOB_FLAGS
     " [--claim=DURATION [--holder=WHO] [--wait=DURATION]]"
-    " [--format=table|json|env|slurm|dotenv [--rank=N]] [--json]",
+    " [--format=table|json|env|slurm|dotenv|sbatch [--rank=N]] [--json]",
     "Pick variant, node and device for a job (--claim: and claim it).",
     RunSelect};
 const Command kExplainCommand = {
