@@ -105,6 +105,38 @@ if chroot_agent "$T/root" "$b/lib/ld-linux-x86-64.so.2" --library-path "$b/lib" 
   "$b/libexec/ctxsel-agent" --print --json --backends=cpu >"$T/chroot.json" 2>"$T/chroot.err"; then
   grep -q '"backend": "cpu"' "$T/chroot.json" || fail "chroot: $(cat "$T/chroot.json")"
   echo "chroot: the bundled agent ran in an empty root"
+  # From the empty root to a real server outside it, over loopback: the
+  # agent reports and beats, the bundled CLI pings.
+  "$R/server/ctxsel-server" --insecure --listen=127.0.0.1:0 --port_file="$T/port" \
+    --data_dir="$T/data" 2>"$T/server.err" &
+  server_pid=$!
+  trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [[ -s "$T/port" ]] && break; sleep 0.1; done
+  [[ -s "$T/port" ]] || fail "the server did not start: $(cat "$T/server.err")"
+  server="127.0.0.1:$(cat "$T/port")"
+  chroot_agent "$T/root" "$b/lib/ld-linux-x86-64.so.2" --library-path "$b/lib" \
+    "$b/libexec/ctxsel-agent" --server="$server" --insecure --backends=cpu \
+    --node_id=chrooted --heartbeat=1s 2>"$T/chroot_agent.err" &
+  agent_pid=$!
+  trap 'kill "$server_pid" "$agent_pid" 2>/dev/null || true' EXIT
+  reported=""
+  for _ in $(seq 100); do
+    if "$R/client/cli/ctxsel-cli" --insecure --server="$server" nodes ls 2>/dev/null |
+      grep -q chrooted; then
+      reported=yes
+      break
+    fi
+    sleep 0.1
+  done
+  [[ -n "$reported" ]] || fail "the chrooted agent's node never reached the server: $(cat "$T/chroot_agent.err")"
+  c="/ctxsel-cli-$version"
+  chroot_agent "$T/root" "$c/lib/ld-linux-x86-64.so.2" --library-path "$c/lib" \
+    "$c/libexec/ctxsel-cli" --insecure --server="$server" ping >"$T/ping.out" 2>&1 ||
+    fail "the chrooted ctxsel-cli ping: $(cat "$T/ping.out")"
+  kill "$agent_pid" "$server_pid" 2>/dev/null || true
+  wait "$agent_pid" "$server_pid" 2>/dev/null || true
+  trap - EXIT
+  echo "chroot: the bundled agent reported to a server outside its root, the bundled CLI pinged it"
 else
   echo "SKIP: cannot chroot here: $(tail -1 "$T/chroot.err")"
 fi
