@@ -4,6 +4,7 @@
 #
 #   tools/package.sh agent   # dist/ctxsel-agent-VERSION-x86_64-linux.tar.gz
 #   tools/package.sh cli     # dist/ctxsel-cli-VERSION-x86_64-linux.tar.gz
+#   tools/package.sh deb     # dist/ctxsel-{server,agent,cli}_VERSION_amd64.deb
 #
 # A bundle holds the stripped `-c opt` binary, every shared library `ldd`
 # lists for it and the dynamic loader, so that it runs on any x86-64 Linux
@@ -19,7 +20,17 @@
 # searches the node's LD_LIBRARY_PATH (after the bundle), /usr/lib64, /lib64,
 # /etc/ld.so.cache and the standard directories for them.
 #
-# OUT_DIR (default dist/) receives the tarballs; BIN_DIR (binaries already
+# The .deb packages are for Debian 12 machines (the server side): the
+# stripped binaries in /usr/bin, linked against Debian's libraries (their
+# Depends from dpkg-shlibdeps), the systemd units of tools/systemd running as
+# the `ctxsel` system user that postinst creates, /etc/ctxsel (0750
+# root:ctxsel) and /var/lib/ctxsel (0700 ctxsel:ctxsel). Removing a package
+# keeps /etc/ctxsel and the store in /var/lib/ctxsel, and says so; purging
+# the last of server and agent deletes them. The maintainer scripts honour
+# DPKG_ROOT, so the packages install into a scratch root
+# (dpkg --root --force-script-chrootless).
+#
+# OUT_DIR (default dist/) receives the tarballs and packages; BIN_DIR (binaries already
 # built there, laid out as bazel-bin; no build) is for tests.
 set -euo pipefail
 
@@ -33,7 +44,7 @@ trap 'rm -rf "$STAGE"' EXIT
 VENDOR_LIBRARIES='^lib(nvidia-|cuda\.|amdhip|hsa-runtime|rocm_smi|amd_smi|drm_amdgpu|ze_|igdrcl|OpenCL\.)'
 
 usage() {
-  echo "usage: tools/package.sh agent|cli..." >&2
+  echo "usage: tools/package.sh agent|cli|deb..." >&2
   exit 2
 }
 
@@ -114,12 +125,122 @@ bundle() {
     'BEGIN { printf "%s: %.1f MiB (%.1f MiB unpacked: the binary, %d libraries and the loader)\n", t, p / 1048576, u / 1024, n }'
 }
 
+# --- Debian packages -------------------------------------------------------
+
+# The maintainer scripts of a package with a service (server, agent).
+write_scripts() {
+  local name="$1" debian="$2"
+  cat >"$debian/postinst" <<'EOF'
+#!/bin/sh
+# Makes the ctxsel system user and the directories the services use.
+# DPKG_ROOT: the root dpkg installs into (a scratch root in tests).
+set -e
+root="${DPKG_ROOT:-}"
+if [ "$1" = configure ]; then
+  if ! grep -q '^ctxsel:' "$root/etc/passwd"; then
+    useradd ${root:+--root "$root"} --system --user-group \
+      --home-dir /var/lib/ctxsel --no-create-home \
+      --shell /usr/sbin/nologin --comment "ctxsel service" ctxsel
+  fi
+  uid=$(awk -F: '$1 == "ctxsel" { print $3 }' "$root/etc/passwd")
+  gid=$(awk -F: '$1 == "ctxsel" { print $3 }' "$root/etc/group")
+  mkdir -p "$root/etc/ctxsel" "$root/var/lib/ctxsel"
+  chown "0:$gid" "$root/etc/ctxsel"
+  chmod 0750 "$root/etc/ctxsel"
+  chown "$uid:$gid" "$root/var/lib/ctxsel"
+  chmod 0700 "$root/var/lib/ctxsel"
+  if [ -z "$root" ] && [ -d /run/systemd/system ]; then
+    systemctl daemon-reload || true
+  fi
+fi
+EOF
+  cat >"$debian/prerm" <<EOF
+#!/bin/sh
+set -e
+if [ -z "\${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
+  systemctl stop $name.service || true
+fi
+EOF
+  cat >"$debian/postrm" <<EOF
+#!/bin/sh
+# remove keeps the configuration and the store, and says where they are;
+# purge of the last service package deletes them (the user stays, as
+# Debian's policy asks).
+set -e
+root="\${DPKG_ROOT:-}"
+case "\$1" in
+  remove)
+    echo "$name removed; /etc/ctxsel and /var/lib/ctxsel are kept" \\
+      "(apt purge $name deletes them)" >&2 ;;
+  purge)
+    if [ ! -e "\$root/usr/bin/ctxsel-server" ] && [ ! -e "\$root/usr/bin/ctxsel-agent" ]; then
+      rm -rf "\$root/var/lib/ctxsel" "\$root/etc/ctxsel"
+    fi ;;
+esac
+if [ -z "\$root" ] && [ -d /run/systemd/system ]; then
+  systemctl daemon-reload || true
+fi
+EOF
+  chmod 0755 "$debian/postinst" "$debian/prerm" "$debian/postrm"
+}
+
+# Builds OUT_DIR/NAME_VERSION_amd64.deb from BINARY (DESCRIPTION: one line).
+debian_package() {
+  local name="$1" binary="$2" description="$3"
+  local root="$STAGE/deb/$name"
+  install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/$name"
+  strip --strip-all -o "$root/usr/bin/$name" "$binary"
+  chmod 0755 "$root/usr/bin/$name"
+  local depends extra=""
+  # dpkg-shlibdeps wants a source tree around it; an empty one will do.
+  install -d "$STAGE/shlibs/debian"
+  printf 'Source: ctxsel\n\nPackage: %s\nArchitecture: amd64\n' "$name" \
+    >"$STAGE/shlibs/debian/control"
+  depends="$(cd "$STAGE/shlibs" &&
+    dpkg-shlibdeps -O -e "$root/usr/bin/$name" 2>/dev/null |
+    sed -n 's/^shlibs:Depends=//p')"
+  [[ -n "$depends" ]] || { echo "package.sh: no Depends for $name" >&2; return 1; }
+  if [[ -f "tools/systemd/$name.service" ]]; then
+    install -d -m 0755 "$root/lib/systemd/system"
+    # The unit of tools/systemd, with the package's paths and its user.
+    sed -e 's|/usr/local/bin/|/usr/bin/|g' \
+      -e 's|^DynamicUser=yes$|User=ctxsel\nGroup=ctxsel|' \
+      "tools/systemd/$name.service" >"$root/lib/systemd/system/$name.service"
+    chmod 0644 "$root/lib/systemd/system/$name.service"
+    write_scripts "$name" "$root/DEBIAN"
+    extra=", passwd"
+  fi
+  printf '%s\n' "ctxsel: which kernel variant, on which device of which node." \
+    "Built from the ctxsel repository by tools/package.sh deb." \
+    >"$root/usr/share/doc/$name/README"
+  chmod 0644 "$root/usr/share/doc/$name/README"
+  cat >"$root/DEBIAN/control" <<EOF
+Package: $name
+Version: $(version)
+Architecture: amd64
+Maintainer: ctxsel developers <ctxsel@localhost>
+Section: net
+Priority: optional
+Depends: $depends$extra
+Installed-Size: $(du -sk --apparent-size "$root" | cut -f1)
+Description: $description
+ ctxsel decides which kernel variant, on which device of which node, a job
+ should use (OpenMP context selectors), and claims the device for it.
+EOF
+  mkdir -p "$OUT_DIR"
+  local deb="$OUT_DIR/${name}_$(version)_amd64.deb"
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+  awk -v d="$deb" -v s="$(wc -c <"$deb")" \
+    'BEGIN { printf "%s: %.1f MiB\n", d, s / 1048576 }'
+}
+
 [[ $# -gt 0 ]] || usage
 targets=()
 for what in "$@"; do
   case "$what" in
     agent) targets+=(//agent:ctxsel-agent) ;;
     cli) targets+=(//client/cli:ctxsel-cli) ;;
+    deb) targets+=(//server:ctxsel-server //agent:ctxsel-agent //client/cli:ctxsel-cli) ;;
     *) usage ;;
   esac
 done
@@ -131,5 +252,13 @@ for what in "$@"; do
   case "$what" in
     agent) bundle ctxsel-agent "$BIN_DIR/agent/ctxsel-agent" ;;
     cli) bundle ctxsel-cli "$BIN_DIR/client/cli/ctxsel-cli" ;;
+    deb)
+      debian_package ctxsel-server "$BIN_DIR/server/ctxsel-server" \
+        "ctxsel server: kernel variant and device selection"
+      debian_package ctxsel-agent "$BIN_DIR/agent/ctxsel-agent" \
+        "ctxsel agent: reports a node's devices to ctxsel-server"
+      debian_package ctxsel-cli "$BIN_DIR/client/cli/ctxsel-cli" \
+        "ctxsel command-line client"
+      ;;
   esac
 done
