@@ -30,6 +30,7 @@
 #include "agent/reporter.h"
 #include "base/metrics_endpoint.h"
 #include "base/port_file.h"
+#include "base/server_target.h"
 #include "base/version.h"
 #include "client/credentials.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -135,16 +136,26 @@ int Serve(ctxsel::agent::Discovery& discovery) {
 
   absl::Duration heartbeat = absl::GetFlag(FLAGS_heartbeat);
   const std::string server = absl::GetFlag(FLAGS_server);
+  const ctxsel::client::ClientSecurity security =
+      ctxsel::client::ClientSecurityFromFlags();
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ctxsel::client::MakeChannelCredentials(
-          ctxsel::client::ClientSecurityFromFlags());
+      ctxsel::client::MakeChannelCredentials(security);
   if (!credentials.ok()) {
     std::cerr << "ctxsel-agent: " << credentials.status().message() << "\n";
     return 2;
   }
+  // With TLS, a list of replicas is one channel per replica, each verified
+  // against its own name: the next one each time the transport drops its
+  // channel (base/server_target.h). Plaintext: one failing-over channel.
+  const std::vector<std::string> servers = ctxsel::ServerList(server);
+  const bool one_channel_per_server = !security.insecure && servers.size() > 1;
+  size_t next_server = 0;  // the transport calls the factory under its lock
   ctxsel::agent::GrpcInventoryTransport transport(
       [&] {
-        return ctxsel::agent::MakeAgentChannel(server, *credentials, heartbeat);
+        const std::string& target =
+            one_channel_per_server ? servers[next_server++ % servers.size()]
+                                   : server;
+        return ctxsel::agent::MakeAgentChannel(target, *credentials, heartbeat);
       },
       AgentVersion());
   ctxsel::agent::RealClock clock;

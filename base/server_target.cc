@@ -72,4 +72,34 @@ std::string ServerTarget(const std::string& servers) {
   return std::string(absl::StripAsciiWhitespace(entries[0]));
 }
 
+std::vector<std::string> ServerList(const std::string& servers) {
+  std::vector<std::string> out;
+  for (absl::string_view entry :
+       absl::StrSplit(servers, ',', absl::SkipWhitespace())) {
+    out.emplace_back(absl::StripAsciiWhitespace(entry));
+  }
+  return out;
+}
+
+std::shared_ptr<grpc::Channel> TlsServerChannel(
+    const std::string& servers,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    absl::Duration connect_timeout) {
+  std::vector<std::string> entries = ServerList(servers);
+  if (entries.size() <= 1) return grpc::CreateChannel(servers, credentials);
+  for (const std::string& entry : entries) {
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateChannel(entry, credentials);
+    // Connecting includes the TLS handshake: a replica that is down, or
+    // whose certificate does not verify, is passed over.
+    if (channel->WaitForConnected(
+            std::chrono::system_clock::now() +
+            absl::ToChronoMilliseconds(connect_timeout))) {
+      return channel;
+    }
+  }
+  // None answered: the first, so that the call's error names it.
+  return grpc::CreateChannel(entries.front(), credentials);
+}
+
 }  // namespace ctxsel

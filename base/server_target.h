@@ -15,11 +15,34 @@
 #ifndef CTXSEL_BASE_SERVER_TARGET_H_
 #define CTXSEL_BASE_SERVER_TARGET_H_
 
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/time/time.h"
 
 namespace ctxsel {
 
 std::string ServerTarget(const std::string& servers);
+
+// The entries of a --server list ("a:7070, b:7070" -> {"a:7070", "b:7070"}),
+// as written.
+std::vector<std::string> ServerList(const std::string& servers);
+
+// With TLS a channel checks the server's certificate against the channel's
+// one target name, so ServerTarget's single channel over a list would check
+// every replica against "a:7070,b:7070" and fail. A TLS client instead
+// makes one channel per entry, each verified against its own host name, and
+// moves to the next entry when one cannot be reached:
+//   * the CLI: the first entry that connects within `connect_timeout`;
+//   * the agent: the next entry each time it drops its channel.
+// TlsServerChannel(list, credentials, timeout) is the CLI's rule.
+std::shared_ptr<grpc::Channel> TlsServerChannel(
+    const std::string& servers,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    absl::Duration connect_timeout);
 
 }  // namespace ctxsel
 

@@ -87,12 +87,20 @@ std::string ServerAddress() {
 std::unique_ptr<client::CtxselClient> ConnectToServer() {
   // main() has rejected a bad --timeout and bad security flags before any
   // command runs.
+  const client::ClientSecurity security = client::ClientSecurityFromFlags();
   std::shared_ptr<grpc::ChannelCredentials> credentials =
-      client::MakeChannelCredentials(client::ClientSecurityFromFlags())
-          .value_or(nullptr);
-  return std::make_unique<client::CtxselClient>(
-      grpc::CreateChannel(ServerTarget(ServerAddress()), credentials),
-      CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000)));
+      client::MakeChannelCredentials(security).value_or(nullptr);
+  const std::chrono::milliseconds timeout =
+      CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000));
+  // A plaintext list is one failing-over channel; with TLS each replica is
+  // verified against its own name (server_target.h).
+  std::shared_ptr<grpc::Channel> channel =
+      security.insecure
+          ? grpc::CreateChannel(ServerTarget(ServerAddress()), credentials)
+          : TlsServerChannel(
+                ServerAddress(), credentials,
+                std::min(absl::FromChrono(timeout), absl::Seconds(2)));
+  return std::make_unique<client::CtxselClient>(std::move(channel), timeout);
 }
 
 std::string ErrorText(const absl::Status& status) {

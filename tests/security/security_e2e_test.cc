@@ -335,5 +335,39 @@ TEST_F(SecurityE2E, NoLogHoldsAToken) {
   }
 }
 
+// A replica list over TLS (docs/deployment.md): each replica is verified
+// against its own host name, not against the whole list, and a client moves
+// past one that is down. The first entry listens nowhere.
+TEST_F(SecurityE2E, TlsReplicaListsVerifyEachReplicaByItsOwnName) {
+  const std::string& d = fleet->dir;
+  const std::string port =
+      fleet->server->address().substr(fleet->server->address().rfind(':') + 1);
+  const std::string list = "127.0.0.1:1,localhost:" + port;
+  CommandResult ping =
+      RunCommand({CliPath(), "--server=" + list, "--ca=" + d + "/ca.pem",
+                  "--token_file=" + d + "/ops.token", "ping"});
+  EXPECT_EQ(ping.exit_code, 0) << ping.stdout_text << ping.stderr_text;
+
+  const std::string log = d + "/list_agent.log";
+  auto agent = Subprocess::Start(
+      {RunfilePath("agent/ctxsel-agent"), "--server=" + list,
+       "--node_id=node-b", "--backends=",
+       "--devices_file=" + RunfilePath("tools/fixtures/fleet/pvc.json"),
+       "--heartbeat=200ms", "--ca=" + d + "/ca.pem",
+       "--tls_cert=" + d + "/node-b.pem", "--tls_key=" + d + "/node-b.key"},
+      log, log);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  auto reader = WithToken("dashboard");
+  size_t devices = 0;
+  for (int i = 0; i < 500 && devices == 0; ++i) {  // bounded: up to 10 s
+    auto listed = reader->ListDevices("", "node-b");
+    devices = listed.ok() ? listed->size() : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(devices, 0u) << ReadFileOrEmpty(log);
+  (*agent)->Signal(SIGTERM);
+  (*agent)->Wait(std::chrono::seconds(5));
+}
+
 }  // namespace
 }  // namespace ctxsel::testing
