@@ -123,7 +123,9 @@ ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams,
 ABSL_FLAG(int, max_header_list_bytes, Defaults().max_header_list_bytes,
           "Largest header list (metadata) of one call, in bytes.");
 ABSL_FLAG(int, max_threads, Defaults().max_threads,
-          "Threads gRPC may run for unary calls (and their polling).");
+          "Threads that run the calls which wait on the store (registrations, "
+          "claims, backups); 16 x as many may queue, more are refused. Other "
+          "calls and streams hold no thread.");
 ABSL_FLAG(int64_t, max_grpc_memory_bytes, Defaults().max_grpc_memory_bytes,
           "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
 ABSL_FLAG(int, fd_headroom, Defaults().fd_headroom,

@@ -59,6 +59,7 @@ int Milliseconds(absl::Duration d) {
 void SetConnectionLimits(const ServerOptions& options,
                          grpc::ServerBuilder& builder) {
   grpc::ResourceQuota quota("ctxsel-server");
+  // Reflection is the one synchronous service left (gRPC's plugin).
   quota.SetMaxThreads(options.max_threads);
   if (options.max_grpc_memory_bytes > 0) {
     quota.Resize(options.max_grpc_memory_bytes);
@@ -280,16 +281,19 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.page_bytes = PageBytes(options.max_message_bytes);
   service_options.metrics = metrics_.get();
   const Authorizer* authorizer = authorizer_.get();
+  workers_ = std::make_unique<WorkerPool>(WorkerPoolOptions{
+      .threads = options.max_threads, .max_queued = 16 * options.max_threads});
   ctxsel_service_ = std::make_unique<CtxselService>(authorizer);
   variants_service_ = std::make_unique<VariantsService>(
-      authorizer, registry_.get(), PageBytes(options.max_message_bytes));
+      authorizer, registry_.get(), workers_.get(),
+      PageBytes(options.max_message_bytes));
   placement_service_ = std::make_unique<PlacementService>(
-      authorizer, &placer_, claims_.get(), metrics_.get(),
+      authorizer, &placer_, claims_.get(), workers_.get(), metrics_.get(),
       [this] { return store_stale(); });
   inventory_service_ = std::make_unique<InventoryService>(
       authorizer, inventory_.get(), &placer_, service_options);
-  admin_service_ =
-      std::make_unique<AdminService>(authorizer, store_.get(), data_dir_);
+  admin_service_ = std::make_unique<AdminService>(authorizer, store_.get(),
+                                                  workers_.get(), data_dir_);
 }
 
 absl::Status RunningServer::ListenTls(const ServerOptions& options,

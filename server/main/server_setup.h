@@ -43,6 +43,7 @@
 #include "server/rpc/listener.h"
 #include "server/rpc/placement_service.h"
 #include "server/rpc/variants_service.h"
+#include "server/rpc/worker_pool.h"
 #include "server/store/etcd/etcd_store.h"
 #include "server/store/store.h"
 #include "server/store/store_health.h"
@@ -92,9 +93,13 @@ struct ServerOptions {
   int max_concurrent_streams = 100;
   // Largest header list (metadata) of one call, in bytes.
   int max_header_list_bytes = 8 << 10;
-  // Threads gRPC may run for the synchronous (unary) calls; without a cap
-  // a flood of calls — even ones reset at once — makes a thread each.
-  int max_threads = 64;
+  // Threads that run the handlers which wait on the store (registrations,
+  // claims, backups; server/rpc/worker_pool.h); up to 16 x as many such
+  // calls may wait for one, more are refused (RESOURCE_EXHAUSTED). Every
+  // other call and stream runs on gRPC's callback threads and holds none.
+  // SQLite takes one write at a time; 16 keeps as many etcd round trips in
+  // flight.
+  int max_threads = 16;
   // Memory gRPC's buffers may take before it sheds load, in bytes; 0: no
   // limit.
   int64_t max_grpc_memory_bytes = 0;
@@ -199,6 +204,9 @@ class RunningServer {
   std::unique_ptr<etcd::ReplicaSync> replica_sync_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
+  // Before the services and the server: destroyed after them, so a queued
+  // handler always finds its call's service.
+  std::unique_ptr<WorkerPool> workers_;
   // With etcd: the inventory's observer, which shares the nodes through
   // etcd. After the inventory: its threads, which call the inventory, stop
   // first.
