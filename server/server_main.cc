@@ -1,4 +1,5 @@
-// ctxsel-server: serves ctxsel.v1 with gRPC health checking and reflection.
+// ctxsel-server: serves ctxsel.v1 with gRPC health checking (and, with
+// --reflection, server reflection).
 //
 //   ctxsel-server --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel
 //       --tls_cert=server.pem --tls_key=server.key --client_ca=ca.pem
@@ -131,6 +132,10 @@ ABSL_FLAG(int64_t, max_grpc_memory_bytes, Defaults().max_grpc_memory_bytes,
 ABSL_FLAG(int, fd_headroom, Defaults().fd_headroom,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");
+ABSL_FLAG(bool, reflection, Defaults().reflection,
+          "Serve gRPC server reflection (grpc.reflection.v1alpha) for "
+          "generic clients such as grpcurl; it needs a token or client "
+          "certificate like any other read.");
 ABSL_FLAG(std::string, tls_cert, Defaults().tls_cert,
           "PEM certificate (chain) the server presents; with --tls_key.");
 ABSL_FLAG(std::string, tls_key, Defaults().tls_key,
@@ -207,6 +212,7 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.client_ca = absl::GetFlag(FLAGS_client_ca);

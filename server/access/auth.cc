@@ -30,7 +30,7 @@ constexpr RoleRow kRoles[] = {
 
 // Which roles may call each method: the one place the API's access rules
 // live (docs/security.md has the same table for people). Health checking
-// and reflection are not here: they need no credentials.
+// is not here: it needs no credentials (load balancers ask it).
 struct MethodRow {
   absl::string_view method;
   std::vector<Role> roles;
@@ -58,6 +58,9 @@ const std::vector<MethodRow>& MethodRoles() {
       {"Placement/ReleaseClaim", {R::kAdmin, R::kLauncher}},
       {"Placement/ListClaims", {R::kAdmin, R::kLauncher, R::kReader}},
       {"Admin/Backup", {R::kAdmin}},
+      // With --reflection: the API's descriptors, a read like any other.
+      {"ServerReflection/ServerReflectionInfo",
+       {R::kAdmin, R::kAgent, R::kLauncher, R::kReader}},
   };
   return *table;
 }

@@ -1,7 +1,6 @@
 #include "server/main/server_setup.h"
 
 #include <grpc/compression.h>
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -59,8 +58,6 @@ int Milliseconds(absl::Duration d) {
 void SetConnectionLimits(const ServerOptions& options,
                          grpc::ServerBuilder& builder) {
   grpc::ResourceQuota quota("ctxsel-server");
-  // Reflection is the one synchronous service left (gRPC's plugin).
-  quota.SetMaxThreads(options.max_threads);
   if (options.max_grpc_memory_bytes > 0) {
     quota.Resize(options.max_grpc_memory_bytes);
   }
@@ -294,6 +291,16 @@ void RunningServer::MakeServices(const ServerOptions& options) {
       authorizer, inventory_.get(), &placer_, service_options);
   admin_service_ = std::make_unique<AdminService>(authorizer, store_.get(),
                                                   workers_.get(), data_dir_);
+  if (options.reflection) {
+    std::vector<std::string> services = {
+        "grpc.health.v1.Health",
+        reflection::ServerReflection::service_full_name()};
+    for (const HealthService& service : kHealthServices) {
+      services.push_back(service.name);
+    }
+    reflection_service_ =
+        std::make_unique<ReflectionService>(authorizer, std::move(services));
+  }
 }
 
 absl::Status RunningServer::ListenTls(const ServerOptions& options,
@@ -310,7 +317,6 @@ absl::Status RunningServer::ListenTls(const ServerOptions& options,
 
 absl::Status RunningServer::Listen(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (options.insecure) {
     // The Listener accepts connections, not gRPC: gRPC 1.51's listener
@@ -334,6 +340,9 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
+  if (reflection_service_ != nullptr) {
+    builder.RegisterService(reflection_service_.get());
+  }
   {
     absl::MutexLock lock(&health_mu_);
     server_ = builder.BuildAndStart();

@@ -1,9 +1,9 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
 // registry, the device claims, the inventory, the Placer between them, the
-// five ctxsel.v1 services, health checking and reflection — and starts it
-// listening, and serves Prometheus metrics when asked. ctxsel-server's main()
-// is flags, BuildServer(), a signal, Shutdown(); tests can start the same
-// server in-process.
+// five ctxsel.v1 services, health checking and, when asked, reflection —
+// and starts it listening, and serves Prometheus metrics when asked.
+// ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown();
+// tests can start the same server in-process.
 //
 //   ServerOptions options;
 //   options.listen = "127.0.0.1:0";
@@ -42,6 +42,7 @@
 #include "server/rpc/inventory_service.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/placement_service.h"
+#include "server/rpc/reflection_service.h"
 #include "server/rpc/variants_service.h"
 #include "server/rpc/worker_pool.h"
 #include "server/store/etcd/etcd_store.h"
@@ -110,6 +111,11 @@ struct ServerOptions {
   // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.
   std::string metrics_listen;
 
+  // Serve gRPC server reflection (server/rpc/reflection_service.h), which
+  // needs a credential like any other read. Off: generic clients (grpcurl)
+  // need the .proto.
+  bool reflection = false;
+
   // Security (docs/security.md). TLS needs both PEM files; without them
   // the server refuses to start unless `insecure` says plaintext is meant.
   std::string tls_cert;
@@ -120,7 +126,7 @@ struct ServerOptions {
   std::string client_ca;
   bool insecure = false;
   // Bearer tokens and certificate roles (server/access/auth.h). With TLS every
-  // call but health and reflection needs a token or a client certificate;
+  // call but health needs a token or a client certificate;
   // with `insecure` and no tokens_file every call is allowed.
   std::string tokens_file;
   // Per-principal rates and streams (server/access/principal_limits.h); applied
@@ -216,6 +222,8 @@ class RunningServer {
   std::unique_ptr<InventoryService> inventory_service_;
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<AdminService> admin_service_;
+  // Null without ServerOptions::reflection.
+  std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;
   // After server_: destroyed first, so no connection reaches a stopped
   // server.
@@ -236,7 +244,8 @@ class RunningServer {
 // port, or with `insecure` through a Listener (SO_REUSEPORT off, so a port
 // already taken is an error, not a second listener; descriptor headroom;
 // docs/security.md says why TLS cannot use it) — with health checking,
-// reflection, the message size and connection limits of `options`, and
+// reflection when asked, the message size and connection limits of
+// `options`, and
 // only identity (uncompressed) requests, and with
 // ServerOptions::metrics_listen the metrics endpoint; the housekeeping
 // thread then runs until the server is destroyed. Errors: the store's own
