@@ -128,7 +128,10 @@ ABSL_FLAG(int, max_threads, Defaults().max_threads,
           "claims, backups); 16 x as many may queue, more are refused. Other "
           "calls and streams hold no thread.");
 ABSL_FLAG(int64_t, max_grpc_memory_bytes, Defaults().max_grpc_memory_bytes,
-          "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
+          "Memory gRPC's buffers may take (requests still arriving, before "
+          "any credential is checked); past it gRPC shrinks windows and "
+          "closes connections. Default: a quarter of the machine's (or the "
+          "cgroup's) memory, at most 1 GiB. 0: no limit.");
 ABSL_FLAG(int, fd_headroom, Defaults().fd_headroom,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");

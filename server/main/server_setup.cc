@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -12,7 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/flag_file.h"
@@ -55,11 +60,41 @@ int Milliseconds(absl::Duration d) {
   return static_cast<int>(absl::ToInt64Milliseconds(d));
 }
 
+// The lowest memory.max (cgroup v2) on this process's cgroup path; 0 when
+// none is set or cgroup v2 is not mounted.
+int64_t CgroupMemoryLimit() {
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line;
+  std::string path;
+  while (std::getline(cgroups, line)) {
+    if (absl::StartsWith(line, "0::")) path = line.substr(3);  // cgroup v2
+  }
+  if (path.empty()) return 0;
+  int64_t lowest = 0;
+  while (true) {
+    std::ifstream max("/sys/fs/cgroup" + path + "/memory.max");
+    int64_t bytes = 0;
+    if (std::string text; max >> text && absl::SimpleAtoi(text, &bytes) &&
+                          bytes > 0 && (lowest == 0 || bytes < lowest)) {
+      lowest = bytes;
+    }
+    if (path.empty() || path == "/") break;
+    path = path.substr(0, path.rfind('/'));
+  }
+  return lowest;
+}
+
 void SetConnectionLimits(const ServerOptions& options,
                          grpc::ServerBuilder& builder) {
   grpc::ResourceQuota quota("ctxsel-server");
   if (options.max_grpc_memory_bytes > 0) {
     quota.Resize(options.max_grpc_memory_bytes);
+    spdlog::info("gRPC buffers: at most {} MiB (--max_grpc_memory_bytes)",
+                 options.max_grpc_memory_bytes >> 20);
+  } else {
+    spdlog::warn(
+        "--max_grpc_memory_bytes=0: gRPC's buffers are unbounded; half-sent "
+        "requests from anyone can take all memory (docs/security.md)");
   }
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
@@ -476,6 +511,20 @@ void RunningServer::Shutdown(absl::Duration grace) {
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();
+}
+
+int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes) {
+  int64_t usable = physical_bytes;
+  if (cgroup_limit_bytes > 0 && cgroup_limit_bytes < usable) {
+    usable = cgroup_limit_bytes;
+  }
+  return std::min<int64_t>(int64_t{1} << 30, usable / 4);
+}
+
+int64_t DefaultGrpcMemoryBytes() {
+  const int64_t physical =
+      static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return GrpcMemoryBudget(physical, CgroupMemoryLimit());
 }
 
 absl::StatusOr<int64_t> RaiseOpenFileLimit() {

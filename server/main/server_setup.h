@@ -51,6 +51,16 @@
 
 namespace ctxsel::server {
 
+// What gRPC's buffers may hold unless told otherwise: a quarter of the
+// memory the process may use — the machine's `physical_bytes`, or its
+// cgroup's limit when one is set (`cgroup_limit_bytes` > 0) and lower — and
+// at most 1 GiB. Those buffers fill before any handler runs, so before
+// authentication: a half-sent 4 MiB request is 4 MiB held for anyone.
+int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes);
+// GrpcMemoryBudget() of this machine and of this process's cgroup (v2: the
+// lowest memory.max on its path).
+int64_t DefaultGrpcMemoryBytes();
+
 // What ctxsel-server's flags set (see server_main.cc for their help).
 struct ServerOptions {
   // host:port; port 0 picks a free port (RunningServer::port() tells which).
@@ -101,9 +111,10 @@ struct ServerOptions {
   // SQLite takes one write at a time; 16 keeps as many etcd round trips in
   // flight.
   int max_threads = 16;
-  // Memory gRPC's buffers may take before it sheds load, in bytes; 0: no
-  // limit.
-  int64_t max_grpc_memory_bytes = 0;
+  // Memory gRPC's buffers may take, in bytes (gRPC's resource quota): past
+  // it gRPC shrinks its read buffers and flow-control windows, then closes
+  // connections. 0: no limit.
+  int64_t max_grpc_memory_bytes = DefaultGrpcMemoryBytes();
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/rpc/listener.h).
   int fd_headroom = 64;

@@ -5,6 +5,7 @@
 // succeed meanwhile. Each attack is bounded in streams and in time.
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "tests/security/tls_fleet.h"
 #include "tests/testing/held_streams.h"
+#include "tests/testing/raw_http2.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/subprocess.h"
 
@@ -179,6 +181,113 @@ INSTANTIATE_TEST_SUITE_P(DefaultsAndReflection, AvailabilityE2E,
                          ::testing::Values(std::vector<std::string>{},
                                            std::vector<std::string>{
                                                "--reflection"}));
+
+// Requests still arriving are buffered before any handler runs, so before
+// any credential is checked: 150 streams of 4 MiB requests that never
+// send their last byte raised the RSS from 27 to 645 MiB, and it stayed
+// there (issue 23). gRPC's resource quota (--max_grpc_memory_bytes, on by
+// default) bounds them. Plaintext (the attacker speaks raw HTTP/2): the
+// buffering is the same with TLS.
+class HalfSentE2E : public ::testing::TestWithParam<std::vector<std::string>> {
+};
+
+constexpr int kHalfSentConnections = 15;
+constexpr int kHalfSentPerConnection = 10;
+constexpr uint32_t kMessageBytes = 4 << 20;
+// RSS the server may have beyond its quota and what it held before.
+constexpr int64_t kRssSlack = 96 << 20;
+
+TEST_P(HalfSentE2E, HalfSentMessagesStayUnderTheQuota) {
+  std::vector<std::string> flags = {"--node_ttl=1h"};
+  flags.insert(flags.end(), GetParam().begin(), GetParam().end());
+  auto server = ServerProcess::Start(flags);
+  ASSERT_TRUE(server.ok()) << server.status();
+  int64_t quota_mib = 0;
+  const std::string log = (*server)->Log();
+  const size_t at = log.find("gRPC buffers: at most ");
+  ASSERT_NE(at, std::string::npos) << log;
+  ASSERT_EQ(std::sscanf(log.c_str() + at, "gRPC buffers: at most %ld MiB",
+                        &quota_mib),
+            1);
+  auto launcher =
+      client::CtxselClient::Connect((*server)->address(), milliseconds(2000));
+  v1::RegisterVariantsRequest variants;
+  variants.set_kernel("scale");
+  variants.add_variants()->set_name("scale_cpu");
+  variants.mutable_variants(0)->set_selector("device={kind(cpu)}");
+  ASSERT_TRUE(launcher->RegisterVariants(variants).ok());
+  v1::Node node;
+  node.set_id("node-a");
+  v1::Device* cpu = node.add_devices();
+  cpu->set_index(-1);
+  cpu->mutable_traits()->add_kind("cpu");
+  cpu->mutable_traits()->add_kind("host");
+  ASSERT_TRUE(launcher->ReportNode(node).ok());
+  v1::Job job;
+  job.set_kernel("scale");
+  ASSERT_TRUE(launcher->Select(job).ok());
+  const pid_t pid = (*server)->process().pid();
+  const int64_t rss_before = ResidentBytes(pid).value_or(0);
+
+  std::vector<std::unique_ptr<RawHttp2Connection>> attackers;
+  for (int c = 0; c < kHalfSentConnections; ++c) {
+    auto connection = RawHttp2Connection::Connect((*server)->port());
+    ASSERT_TRUE(connection.ok()) << connection.status();
+    for (int i = 0; i < kHalfSentPerConnection; ++i) {
+      (*connection)
+          ->OpenCall("/ctxsel.v1.Placement/Select", kMessageBytes,
+                     kMessageBytes - 1);
+    }
+    attackers.push_back(*std::move(connection));
+  }
+  // Round robin until every byte is sent, the server stops taking any for
+  // 2 s, or 15 s pass; the peak RSS meanwhile.
+  int64_t rss_peak = rss_before;
+  const auto end = std::chrono::steady_clock::now() + seconds(15);
+  auto progressed = std::chrono::steady_clock::now();
+  int64_t sent = 0;
+  while (std::chrono::steady_clock::now() < end &&
+         std::chrono::steady_clock::now() < progressed + seconds(2)) {
+    const int64_t sent_before = sent;
+    sent = 0;
+    bool all_sent = true;
+    for (auto& attacker : attackers) {
+      attacker->Pump(milliseconds(20));
+      sent += attacker->sent();
+      all_sent &= attacker->closed() ||
+                  attacker->sent() ==
+                      int64_t{kHalfSentPerConnection} * (kMessageBytes - 1);
+    }
+    rss_peak = std::max(rss_peak, ResidentBytes(pid).value_or(0));
+    if (all_sent) break;
+    if (sent > sent_before) progressed = std::chrono::steady_clock::now();
+  }
+  int closed = 0;
+  for (auto& attacker : attackers) closed += attacker->closed();
+  // Selects answer while the attackers hold their connections.
+  int ok = 0;
+  for (int i = 0; i < 20; ++i) ok += launcher->Select(job).ok();
+  attackers.clear();
+  std::this_thread::sleep_for(seconds(2));
+  const int64_t rss_after = ResidentBytes(pid).value_or(0);
+
+  std::printf(
+      "flags [%s]: quota %ld MiB; %d x %d half-sent %u-byte requests, %.1f "
+      "MiB sent, %d connection(s) closed by the server; RSS %.1f MiB before, "
+      "%.1f peak, %.1f 2 s after; Select %d/20 OK\n",
+      absl::StrJoin(GetParam(), " ").c_str(), quota_mib, kHalfSentConnections,
+      kHalfSentPerConnection, kMessageBytes, MiB(sent), closed, MiB(rss_before),
+      MiB(rss_peak), MiB(rss_after), ok);
+  EXPECT_LT(rss_peak, rss_before + (quota_mib << 20) + kRssSlack);
+  EXPECT_EQ(ok, 20);
+  EXPECT_TRUE((*server)->process().Running());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DefaultAndSmallQuota, HalfSentE2E,
+    ::testing::Values(std::vector<std::string>{},
+                      std::vector<std::string>{
+                          "--max_grpc_memory_bytes=268435456"}));
 
 }  // namespace
 }  // namespace ctxsel::testing
