@@ -115,7 +115,9 @@ ABSL_FLAG(absl::Duration, max_connection_idle, Defaults().max_connection_idle,
           "A connection with no call for this long is closed (agents hold a "
           "heartbeat stream, so they are never idle).");
 ABSL_FLAG(absl::Duration, max_connection_age, Defaults().max_connection_age,
-          "A connection older than this is sent GOAWAY; 0: no limit.");
+          "A connection older than this is sent GOAWAY, and its streams end "
+          "after --max_connection_age_grace (clients reconnect): what any "
+          "credential can hold, revoked or not. 0: no limit.");
 ABSL_FLAG(absl::Duration, max_connection_age_grace,
           Defaults().max_connection_age_grace,
           "How long calls may run on a connection past --max_connection_age.");
@@ -301,12 +303,15 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   while (sigwait(&stop_signals, &signal_number) == 0 &&
          signal_number == SIGHUP) {
-    absl::Status reloaded = (*server)->ReloadTokens();
-    if (reloaded.ok()) {
-      spdlog::info("SIGHUP: reread --tokens_file");
+    absl::StatusOr<int> revoked = (*server)->ReloadTokens();
+    if (revoked.ok()) {
+      spdlog::info(
+          "SIGHUP: reread --tokens_file; ended {} open stream(s) whose "
+          "credential it revoked",
+          *revoked);
     } else {
       spdlog::error("SIGHUP: kept the previous tokens: {}",
-                    std::string(reloaded.message()));
+                    std::string(revoked.status().message()));
     }
   }
   spdlog::info("received signal {}, shutting down", signal_number);

@@ -443,7 +443,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   auth.tokens_file = options.tokens_file;
   auth.limits = options.principal_limits;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
-  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load());
+  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load().status());
   if (!auth.required) {
     spdlog::warn("--insecure without --tokens_file: every call is allowed");
   }

@@ -96,9 +96,12 @@ struct ServerOptions {
   // heartbeat stream open, so they are never idle.
   absl::Duration max_connection_idle = absl::Minutes(1);
   // A connection older than this is asked to go away (GOAWAY); its calls
-  // then get max_connection_age_grace to finish. Zero: no limit (the
-  // default: heartbeat streams last as long as the agent).
-  absl::Duration max_connection_age = absl::ZeroDuration();
+  // then get max_connection_age_grace to finish, and its streams end.
+  // This bounds what any credential, revoked or not, can hold: a client
+  // certificate cannot be revoked, and a stream outlives nothing longer.
+  // Agents and watchers reconnect (and re-report) on their own. Zero: no
+  // limit.
+  absl::Duration max_connection_age = absl::Hours(1);
   absl::Duration max_connection_age_grace = absl::Seconds(30);
   // Calls open at once on one connection (HTTP/2 SETTINGS); 0: no limit.
   int max_concurrent_streams = 100;
@@ -169,9 +172,11 @@ class RunningServer {
   VariantRegistry& registry() { return *registry_; }
   Inventory& inventory() { return *inventory_; }
   const placement::Placer& placer() const { return placer_; }
-  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP); on
-  // an error the previous tokens stay in force.
-  absl::Status ReloadTokens() { return authorizer_->Load(); }
+  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP) and
+  // ends the open streams (heartbeats, watches, reflection) whose credential
+  // it revoked, with UNAUTHENTICATED; returns how many. On an error the
+  // previous tokens stay in force.
+  absl::StatusOr<int> ReloadTokens() { return authorizer_->Load(); }
 
   // Reports NOT_SERVING to health checks (the server's and every service's),
   // refuses new calls, lets in-flight

@@ -30,4 +30,10 @@ grpc::ServerUnaryReactor* AnswerOnWorker(
   return reactor;
 }
 
+grpc::Status RevokedStatus() {
+  return ToGrpcStatus(absl::UnauthenticatedError(
+      "the credential this stream was opened with was revoked (the server "
+      "reread its tokens file)"));
+}
+
 }  // namespace ctxsel::server

@@ -3,8 +3,9 @@
 // holds no thread while its request is on the way, its client is slow or
 // it waits for events; handlers that only read memory answer on gRPC's
 // callback thread (Answer), those that wait on the store hand their work to
-// the WorkerPool once the caller is authorized (AnswerOnWorker), and a
-// stream refused before it starts ends through Refused.
+// the WorkerPool once the caller is authorized (AnswerOnWorker), a stream
+// refused before it starts ends through Refused, and a stream's reactor is
+// reached from other threads through its ReactorLink.
 //
 //   grpc::ServerUnaryReactor* Service::Get(grpc::CallbackServerContext*
 //   context,
@@ -17,9 +18,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+#include <memory>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
 #include "server/rpc/worker_pool.h"
 
 namespace ctxsel::server {
@@ -50,6 +55,31 @@ class Refused final : public Reactor {
   explicit Refused(grpc::Status status) { this->Finish(std::move(status)); }
   void OnDone() override { delete this; }
 };
+
+// What another thread may hold of a stream's reactor: the lock that guards
+// the reactor's state, and a pointer to it that its OnDone clears under the
+// lock, so a late caller (a revocation, an inventory wake) finds null
+// instead of a deleted reactor. Made before the reactor, so that the
+// stream's Authorizer::StreamGrant can be given RevokeThrough(link).
+template <typename Reactor>
+struct ReactorLink {
+  absl::Mutex mu;
+  Reactor* reactor ABSL_GUARDED_BY(mu) = nullptr;
+};
+
+// A StreamGrant's revoke for the reactor behind `link`: the reactor's
+// Revoke(), called with the link's lock held, while the reactor lives.
+template <typename Reactor>
+std::function<void()> RevokeThrough(
+    std::shared_ptr<ReactorLink<Reactor>> link) {
+  return [link = std::move(link)] {
+    absl::MutexLock lock(&link->mu);
+    if (link->reactor != nullptr) link->reactor->Revoke();
+  };
+}
+
+// How a stream whose credential was revoked ends: UNAUTHENTICATED.
+grpc::Status RevokedStatus();
 
 }  // namespace ctxsel::server
 

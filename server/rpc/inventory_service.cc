@@ -42,23 +42,17 @@ grpc::Status InventoryService::DoReportNode(
 
 grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
 InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
-  absl::StatusOr<Principal> who =
-      authorizer_->Authorize(*context, "Inventory/Heartbeat");
-  if (!who.ok()) {
+  auto link = std::make_shared<ReactorLink<HeartbeatReactor>>();
+  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
+      *context, "Inventory/Heartbeat", RevokeThrough(link));
+  if (!grant.ok()) {
     return new Refused<
         grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
-        ToGrpcStatus(who.status()));
+        ToGrpcStatus(grant.status()));
   }
-  absl::StatusOr<PrincipalLimits::Stream> stream =
-      authorizer_->limits().OpenStream(who->name);
-  if (!stream.ok()) {
-    return new Refused<
-        grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
-        ToGrpcStatus(stream.status()));
-  }
-  return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
-                              *std::move(who), &authorizer_->limits(),
-                              *std::move(stream), options_.metrics);
+  return new HeartbeatReactor(std::move(link), inventory_,
+                              options_.heartbeat_interval, *std::move(grant),
+                              &authorizer_->limits(), options_.metrics);
 }
 
 grpc::ServerUnaryReactor* InventoryService::Deregister(
@@ -156,17 +150,12 @@ grpc::Status InventoryService::DoListDevices(
 grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     grpc::CallbackServerContext* context,
     const v1::WatchInventoryRequest* request) {
-  absl::StatusOr<Principal> caller =
-      authorizer_->Authorize(*context, "Inventory/WatchInventory");
-  if (!caller.ok()) {
+  auto link = std::make_shared<ReactorLink<WatchReactor>>();
+  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
+      *context, "Inventory/WatchInventory", RevokeThrough(link));
+  if (!grant.ok()) {
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
-        ToGrpcStatus(caller.status()));
-  }
-  absl::StatusOr<PrincipalLimits::Stream> stream =
-      authorizer_->limits().OpenStream(caller->name);
-  if (!stream.ok()) {
-    return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
-        ToGrpcStatus(stream.status()));
+        ToGrpcStatus(grant.status()));
   }
   absl::StatusOr<WatchStart> start =
       inventory_->StartWatch({.initial = request->initial(),
@@ -177,8 +166,8 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(start.status()));
   }
-  return new WatchReactor(inventory_, *std::move(start), *std::move(stream),
-                          options_.metrics);
+  return new WatchReactor(std::move(link), inventory_, *std::move(start),
+                          *std::move(grant), options_.metrics);
 }
 
 }  // namespace ctxsel::server

@@ -3,6 +3,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -48,40 +49,71 @@ void AnswerFile(const protobuf::FileDescriptor* file, absl::string_view what,
   AddFile(file, &sent, response);
 }
 
-// One stream: a request read, answered, the next read. Deletes itself when
+// One stream: a request read, answered, the next read; ended when the
+// client half-closes or its credential is revoked. Deletes itself when
 // done.
 class ReflectionReactor final
     : public grpc::ServerBidiReactor<Request, Response> {
  public:
-  ReflectionReactor(const std::vector<std::string>* services,
-                    PrincipalLimits::Stream stream)
-      : services_(services), stream_(std::move(stream)) {
+  ReflectionReactor(std::shared_ptr<ReactorLink<ReflectionReactor>> link,
+                    const std::vector<std::string>* services,
+                    Authorizer::StreamGrant grant)
+      : link_(std::move(link)), services_(services), grant_(std::move(grant)) {
+    absl::MutexLock lock(&link_->mu);
+    link_->reactor = this;
     StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {
+    absl::MutexLock lock(&link_->mu);
+    if (finished_) return;
     if (!ok) {  // the client half-closed or went away
-      Finish(grpc::Status::OK);
+      FinishOnce(grpc::Status::OK);
       return;
     }
     response_ = ReflectionAnswer(request_, *services_);
+    write_in_flight_ = true;
     StartWrite(&response_);
   }
   void OnWriteDone(bool ok) override {
-    if (!ok) {
-      Finish(grpc::Status::OK);
+    absl::MutexLock lock(&link_->mu);
+    write_in_flight_ = false;
+    if (finished_) return;
+    if (revoked_ || !ok) {
+      FinishOnce(revoked_ ? RevokedStatus() : grpc::Status::OK);
       return;
     }
     StartRead(&request_);
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    {
+      absl::MutexLock lock(&link_->mu);
+      link_->reactor = nullptr;
+    }
+    delete this;
+  }
+  // With the link's lock held; a write in flight is let complete first.
+  void Revoke() {
+    revoked_ = true;
+    if (!write_in_flight_) FinishOnce(RevokedStatus());
+  }
 
  private:
+  void FinishOnce(grpc::Status status) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(std::move(status));
+  }
+
+  const std::shared_ptr<ReactorLink<ReflectionReactor>> link_;
   const std::vector<std::string>* const services_;
-  const PrincipalLimits::Stream stream_;
-  // One read or one write in flight at a time: no lock.
+  const Authorizer::StreamGrant grant_;
+  // Guarded by link_->mu; one read or one write in flight at a time.
   Request request_;
   Response response_;
+  bool write_in_flight_ = false;
+  bool revoked_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace
@@ -155,14 +187,14 @@ Response ReflectionAnswer(const Request& request,
 
 grpc::ServerBidiReactor<Request, Response>*
 ReflectionService::ServerReflectionInfo(grpc::CallbackServerContext* context) {
-  using Refuse = Refused<grpc::ServerBidiReactor<Request, Response>>;
-  absl::StatusOr<Principal> caller =
-      authorizer_->Authorize(*context, "ServerReflection/ServerReflectionInfo");
-  if (!caller.ok()) return new Refuse(ToGrpcStatus(caller.status()));
-  absl::StatusOr<PrincipalLimits::Stream> stream =
-      authorizer_->limits().OpenStream(caller->name);
-  if (!stream.ok()) return new Refuse(ToGrpcStatus(stream.status()));
-  return new ReflectionReactor(&services_, *std::move(stream));
+  auto link = std::make_shared<ReactorLink<ReflectionReactor>>();
+  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
+      *context, "ServerReflection/ServerReflectionInfo", RevokeThrough(link));
+  if (!grant.ok()) {
+    return new Refused<grpc::ServerBidiReactor<Request, Response>>(
+        ToGrpcStatus(grant.status()));
+  }
+  return new ReflectionReactor(std::move(link), &services_, *std::move(grant));
 }
 
 }  // namespace ctxsel::server

@@ -35,8 +35,8 @@ class ReflectionService final
     : public reflection::ServerReflection::CallbackService {
  public:
   // Lists `services` (full names). Every stream is checked by `authorizer`,
-  // which must outlive the service, and counts against its principal's
-  // stream limit.
+  // which must outlive the service, counts against its principal's stream
+  // limit, and ends (UNAUTHENTICATED) when a reload revokes its credential.
   ReflectionService(const Authorizer* authorizer,
                     std::vector<std::string> services)
       : authorizer_(authorizer), services_(std::move(services)) {}
