@@ -295,6 +295,24 @@ absl::StatusOr<Principal> Permit(Principal principal,
 }  // namespace
 
 absl::StatusOr<Principal> Authorizer::Authorize(
+    const grpc::ServerContextBase& context, absl::string_view method) const {
+  absl::StatusOr<Principal> principal =
+      Authorize(CredentialOf(context), method);
+  if (!principal.ok())
+    refusals_.Note(context.peer(), method, principal.status());
+  return principal;
+}
+
+absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
+    const grpc::ServerContextBase& context, absl::string_view method,
+    std::function<void()> revoke) const {
+  absl::StatusOr<StreamGrant> grant =
+      AuthorizeStream(CredentialOf(context), method, std::move(revoke));
+  if (!grant.ok()) refusals_.Note(context.peer(), method, grant.status());
+  return grant;
+}
+
+absl::StatusOr<Principal> Authorizer::Authorize(
     const Credential& credential, absl::string_view method) const {
   if (!options_.required) return Principal{"anonymous", Role::kAdmin};
   CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(credential, *table()));

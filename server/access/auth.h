@@ -31,6 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "server/access/principal_limits.h"
+#include "server/access/refusal_log.h"
 
 namespace ctxsel::server {
 
@@ -107,11 +108,10 @@ class Authorizer {
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
   // if it may call it. UnauthenticatedError without credentials or with an
   // unknown token; PermissionDeniedError naming the principal, its role
-  // and the roles allowed. Never puts a token in the message.
+  // and the roles allowed. Never puts a token in the message. A refusal is
+  // logged with the caller's address (RefusalLog: a line a second at most).
   absl::StatusOr<Principal> Authorize(const grpc::ServerContextBase& context,
-                                      absl::string_view method) const {
-    return Authorize(CredentialOf(context), method);
-  }
+                                      absl::string_view method) const;
   absl::StatusOr<Principal> Authorize(const Credential& credential,
                                       absl::string_view method) const;
 
@@ -150,9 +150,7 @@ class Authorizer {
   // when the principal already holds its limit of streams.
   absl::StatusOr<StreamGrant> AuthorizeStream(
       const grpc::ServerContextBase& context, absl::string_view method,
-      std::function<void()> revoke) const {
-    return AuthorizeStream(CredentialOf(context), method, std::move(revoke));
-  }
+      std::function<void()> revoke) const;
   absl::StatusOr<StreamGrant> AuthorizeStream(
       const Credential& credential, absl::string_view method,
       std::function<void()> revoke) const;
@@ -186,6 +184,7 @@ class Authorizer {
 
   const AuthOptions options_;
   mutable PrincipalLimits limits_;
+  mutable RefusalLog refusals_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
   // Taken before any lock a `revoke` takes (a reactor's).
