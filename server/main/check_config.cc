@@ -58,6 +58,9 @@ void CheckDataDir(const ServerOptions& options, ConfigCheck& check) {
     check.problems.push_back(
         absl::StrCat("data_dir: ", dir, " is not a writable directory"));
     return;
+  } else if (absl::Status mode = CheckDataDirMode(dir); !mode.ok()) {
+    check.problems.push_back(absl::StrCat("data_dir: ", mode.message()));
+    return;
   } else {
     absl::StatusOr<std::unique_ptr<DataDirLock>> lock =
         DataDirLock::Acquire(dir);
