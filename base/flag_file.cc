@@ -1,7 +1,9 @@
 #include "base/flag_file.h"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -10,13 +12,24 @@ namespace ctxsel {
 
 absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag,
                                          const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (!in || !(text << in.rdbuf())) {
+  // read(2), not a stream: an empty file is text (a tokens file that
+  // revokes every token), a directory is an error (EISDIR).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string text;
+  ssize_t n = fd < 0 ? -1 : 0;
+  if (fd >= 0) {
+    char buffer[1 << 16];
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0 ||
+           (n < 0 && errno == EINTR)) {
+      if (n > 0) text.append(buffer, static_cast<size_t>(n));
+    }
+    close(fd);
+  }
+  if (n < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, ": cannot read ", path));
   }
-  return text.str();
+  return text;
 }
 
 }  // namespace ctxsel

@@ -12,8 +12,9 @@
 
 namespace ctxsel {
 
-// The whole of `path`; InvalidArgumentError "--FLAG: cannot read PATH" when
-// it cannot be opened or read.
+// The whole of `path` (empty for an empty file); InvalidArgumentError
+// "--FLAG: cannot read PATH" when it cannot be opened or read (a
+// directory).
 absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag,
                                          const std::string& path);
 

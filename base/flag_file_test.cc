@@ -20,6 +20,15 @@ TEST(ReadFlagFileTest, ReadsTheWholeFile) {
   EXPECT_EQ(*text, "line one\nline two\n");
 }
 
+// A tokens file emptied to revoke every token must load as empty.
+TEST(ReadFlagFileTest, AnEmptyFileIsEmptyText) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/empty";
+  std::ofstream(path).flush();
+  absl::StatusOr<std::string> text = ReadFlagFile("tokens_file", path);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "");
+}
+
 TEST(ReadFlagFileTest, AMissingFileNamesTheFlagAndThePath) {
   absl::StatusOr<std::string> text =
       ReadFlagFile("tls_cert", "/nonexistent/server.pem");

@@ -30,6 +30,7 @@
 #include "server/placement/placer.h"
 #include "server/rpc/ctxsel_service.h"
 #include "server/rpc/placement_service.h"
+#include "server/rpc/worker_pool.h"
 
 namespace ctxsel::bench {
 namespace {
@@ -62,6 +63,8 @@ struct Rig {
   server::Authorizer authorizer{NoAuth()};
   server::placement::Placer placer;
   server::CtxselService ping{&authorizer};
+  // Claims only use it; the bench sends none.
+  server::WorkerPool workers{server::WorkerPoolOptions{}};
   std::unique_ptr<server::PlacementService> placement;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<v1::Ctxsel::Stub> ping_stub;
@@ -77,7 +80,7 @@ struct Rig {
     LoadKernels(placer, kKernels, kVariants);
     // The bench sends no claiming Selects, so it needs no ClaimBook.
     placement = std::make_unique<server::PlacementService>(&authorizer, &placer,
-                                                           nullptr);
+                                                           nullptr, &workers);
     int port = 0;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

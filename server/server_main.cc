@@ -1,4 +1,5 @@
-// ctxsel-server: serves ctxsel.v1 with gRPC health checking and reflection.
+// ctxsel-server: serves ctxsel.v1 with gRPC health checking (and, with
+// --reflection, server reflection).
 //
 //   ctxsel-server --listen=0.0.0.0:7070 --data_dir=/var/lib/ctxsel
 //       --tls_cert=server.pem --tls_key=server.key --client_ca=ca.pem
@@ -114,7 +115,9 @@ ABSL_FLAG(absl::Duration, max_connection_idle, Defaults().max_connection_idle,
           "A connection with no call for this long is closed (agents hold a "
           "heartbeat stream, so they are never idle).");
 ABSL_FLAG(absl::Duration, max_connection_age, Defaults().max_connection_age,
-          "A connection older than this is sent GOAWAY; 0: no limit.");
+          "A connection older than this is sent GOAWAY, and its streams end "
+          "after --max_connection_age_grace (clients reconnect): what any "
+          "credential can hold, revoked or not. 0: no limit.");
 ABSL_FLAG(absl::Duration, max_connection_age_grace,
           Defaults().max_connection_age_grace,
           "How long calls may run on a connection past --max_connection_age.");
@@ -123,12 +126,21 @@ ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams,
 ABSL_FLAG(int, max_header_list_bytes, Defaults().max_header_list_bytes,
           "Largest header list (metadata) of one call, in bytes.");
 ABSL_FLAG(int, max_threads, Defaults().max_threads,
-          "Threads gRPC may run for unary calls (and their polling).");
+          "Threads that run the calls which wait on the store (registrations, "
+          "claims, backups); 16 x as many may queue, more are refused. Other "
+          "calls and streams hold no thread.");
 ABSL_FLAG(int64_t, max_grpc_memory_bytes, Defaults().max_grpc_memory_bytes,
-          "Memory gRPC's buffers may take before it sheds load; 0: no limit.");
+          "Memory gRPC's buffers may take (requests still arriving, before "
+          "any credential is checked); past it gRPC shrinks windows and "
+          "closes connections. Default: a quarter of the machine's (or the "
+          "cgroup's) memory, at most 1 GiB. 0: no limit.");
 ABSL_FLAG(int, fd_headroom, Defaults().fd_headroom,
           "File descriptors kept free for everything but new connections; a "
           "connection that would leave fewer is closed at once.");
+ABSL_FLAG(bool, reflection, Defaults().reflection,
+          "Serve gRPC server reflection (grpc.reflection.v1alpha) for "
+          "generic clients such as grpcurl; it needs a token or client "
+          "certificate like any other read.");
 ABSL_FLAG(std::string, tls_cert, Defaults().tls_cert,
           "PEM certificate (chain) the server presents; with --tls_key.");
 ABSL_FLAG(std::string, tls_key, Defaults().tls_key,
@@ -205,6 +217,7 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
   options.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   options.fd_headroom = absl::GetFlag(FLAGS_fd_headroom);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.client_ca = absl::GetFlag(FLAGS_client_ca);
@@ -290,12 +303,15 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   while (sigwait(&stop_signals, &signal_number) == 0 &&
          signal_number == SIGHUP) {
-    absl::Status reloaded = (*server)->ReloadTokens();
-    if (reloaded.ok()) {
-      spdlog::info("SIGHUP: reread --tokens_file");
+    absl::StatusOr<int> revoked = (*server)->ReloadTokens();
+    if (revoked.ok()) {
+      spdlog::info(
+          "SIGHUP: reread --tokens_file; ended {} open stream(s) whose "
+          "credential it revoked",
+          *revoked);
     } else {
       spdlog::error("SIGHUP: kept the previous tokens: {}",
-                    std::string(reloaded.message()));
+                    std::string(revoked.status().message()));
     }
   }
   spdlog::info("received signal {}, shutting down", signal_number);

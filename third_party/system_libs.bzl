@@ -8,7 +8,6 @@ like instead of scattering link flags through the tree. Nothing is downloaded.
 # name -> (pkg-config modules, extra link flags for libraries without a .pc file)
 _LIBS = {
     "grpc": (["grpc++", "protobuf"], []),
-    "grpc_reflection": (["grpc++", "protobuf"], ["-lgrpc++_reflection"]),
     "protobuf": (["protobuf"], []),
     "absl_base": (["absl_base"], []),
     "absl_status": (["absl_status", "absl_statusor"], []),
@@ -47,6 +46,7 @@ _PLAIN_LIBS = {
 # linked into the repository.
 _SYSTEM_PROTOS = {
     "grpc/health/v1/health.proto": "/usr/share/grpc-proto/grpc/health/v1/health.proto",
+    "grpc/reflection/v1alpha/reflection.proto": "/usr/share/grpc-proto/grpc/reflection/v1alpha/reflection.proto",
     "google/protobuf/duration.proto": "/usr/include/google/protobuf/duration.proto",
     "google/protobuf/timestamp.proto": "/usr/include/google/protobuf/timestamp.proto",
 }
@@ -86,6 +86,10 @@ def _system_libs_impl(ctx):
     build.append('load("@//third_party:grpc_proto.bzl", "grpc_proto_library")\n')
     build.append("grpc_proto_library(\n    name = \"health_proto\",\n    srcs = [%r],\n)\n" %
                  "grpc/health/v1/health.proto")
+    # The server's own reflection service (server/rpc/reflection_service.h);
+    # never linked with libgrpc++_reflection, which holds the same messages.
+    build.append("grpc_proto_library(\n    name = \"reflection_proto\",\n    srcs = [%r],\n)\n" %
+                 "grpc/reflection/v1alpha/reflection.proto")
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
     ctx.file("BUILD.bazel", "\n".join(build))
 

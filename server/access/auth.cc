@@ -30,7 +30,7 @@ constexpr RoleRow kRoles[] = {
 
 // Which roles may call each method: the one place the API's access rules
 // live (docs/security.md has the same table for people). Health checking
-// and reflection are not here: they need no credentials.
+// is not here: it needs no credentials (load balancers ask it).
 struct MethodRow {
   absl::string_view method;
   std::vector<Role> roles;
@@ -58,6 +58,9 @@ const std::vector<MethodRow>& MethodRoles() {
       {"Placement/ReleaseClaim", {R::kAdmin, R::kLauncher}},
       {"Placement/ListClaims", {R::kAdmin, R::kLauncher, R::kReader}},
       {"Admin/Backup", {R::kAdmin}},
+      // With --reflection: the API's descriptors, a read like any other.
+      {"ServerReflection/ServerReflectionInfo",
+       {R::kAdmin, R::kAgent, R::kLauncher, R::kReader}},
   };
   return *table;
 }
@@ -199,59 +202,83 @@ Authorizer::Authorizer(AuthOptions options)
       limits_(EffectiveLimits(options_)),
       table_(std::make_shared<const TokenTable>()) {}
 
-absl::Status Authorizer::Load() {
-  if (options_.tokens_file.empty()) return absl::OkStatus();
+absl::StatusOr<int> Authorizer::Load() {
+  if (options_.tokens_file.empty()) return 0;
   CTXSEL_ASSIGN_OR_RETURN(std::string text,
                           ReadFlagFile("tokens_file", options_.tokens_file));
   CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
                           ParseTokens(text, options_.tokens_file));
-  absl::MutexLock lock(&mu_);
-  table_ = std::make_shared<const TokenTable>(std::move(table));
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Principal> Authorizer::Identify(
-    const grpc::ServerContextBase& context) const {
-  std::shared_ptr<const TokenTable> table;
+  auto loaded = std::make_shared<const TokenTable>(std::move(table));
   {
     absl::MutexLock lock(&mu_);
-    table = table_;
+    table_ = loaded;
   }
+  return RevokeStreams(*loaded);
+}
+
+std::shared_ptr<const TokenTable> Authorizer::table() const {
+  absl::MutexLock lock(&mu_);
+  return table_;
+}
+
+Credential CredentialOf(const grpc::ServerContextBase& context) {
+  Credential credential;
   const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     absl::string_view value(it->second.data(), it->second.size());
     if (!absl::ConsumePrefix(&value, "Bearer ")) {
-      return absl::UnauthenticatedError(
-          "authorization: expected 'Bearer TOKEN'");
+      credential.kind = Credential::Kind::kMalformedToken;
+      return credential;
     }
-    auto found = table->by_hash.find(Sha256Hex(value));
-    if (found == table->by_hash.end()) {
-      return absl::UnauthenticatedError(
-          "authorization: unknown token (see docs/security.md)");
-    }
-    return found->second;
+    credential.kind = Credential::Kind::kToken;
+    credential.id = Sha256Hex(value);
+    return credential;
   }
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
     std::vector<grpc::string_ref> identity = auth->GetPeerIdentity();
     if (!identity.empty()) {
-      Principal principal;
-      principal.name.assign(identity.front().data(), identity.front().size());
-      auto role = table->cert_roles.find(principal.name);
-      principal.role =
-          role == table->cert_roles.end() ? Role::kAgent : role->second;
-      return principal;
+      credential.kind = Credential::Kind::kCertificate;
+      credential.id.assign(identity.front().data(), identity.front().size());
     }
+  }
+  return credential;
+}
+
+namespace {
+
+// The principal `credential` names in `table`.
+absl::StatusOr<Principal> Identify(const Credential& credential,
+                                   const TokenTable& table) {
+  switch (credential.kind) {
+    case Credential::Kind::kMalformedToken:
+      return absl::UnauthenticatedError(
+          "authorization: expected 'Bearer TOKEN'");
+    case Credential::Kind::kToken: {
+      auto found = table.by_hash.find(credential.id);
+      if (found == table.by_hash.end()) {
+        return absl::UnauthenticatedError(
+            "authorization: unknown token (see docs/security.md)");
+      }
+      return found->second;
+    }
+    case Credential::Kind::kCertificate: {
+      auto role = table.cert_roles.find(credential.id);
+      return Principal{credential.id, role == table.cert_roles.end()
+                                          ? Role::kAgent
+                                          : role->second};
+    }
+    case Credential::Kind::kNone:
+      break;
   }
   return absl::UnauthenticatedError(
       "no credentials: send 'authorization: Bearer TOKEN' metadata "
       "(--token_file) or a client certificate (--tls_cert)");
 }
 
-absl::StatusOr<Principal> Authorizer::Authorize(
-    const grpc::ServerContextBase& context, absl::string_view method) const {
-  if (!options_.required) return Principal{"anonymous", Role::kAdmin};
-  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(context));
+// `principal` if its role may call `method`.
+absl::StatusOr<Principal> Permit(Principal principal,
+                                 absl::string_view method) {
   const MethodRow* row = FindMethod(method);
   if (row == nullptr) {
     return absl::PermissionDeniedError(
@@ -263,6 +290,77 @@ absl::StatusOr<Principal> Authorizer::Authorize(
   return absl::PermissionDeniedError(absl::StrCat(
       "'", principal.name, "' (role ", RoleName(principal.role),
       ") may not call ", method, "; roles allowed: ", RoleList(row->roles)));
+}
+
+}  // namespace
+
+absl::StatusOr<Principal> Authorizer::Authorize(
+    const grpc::ServerContextBase& context, absl::string_view method) const {
+  absl::StatusOr<Principal> principal =
+      Authorize(CredentialOf(context), method);
+  if (!principal.ok())
+    refusals_.Note(context.peer(), method, principal.status());
+  return principal;
+}
+
+absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
+    const grpc::ServerContextBase& context, absl::string_view method,
+    std::function<void()> revoke) const {
+  absl::StatusOr<StreamGrant> grant =
+      AuthorizeStream(CredentialOf(context), method, std::move(revoke));
+  if (!grant.ok()) refusals_.Note(context.peer(), method, grant.status());
+  return grant;
+}
+
+absl::StatusOr<Principal> Authorizer::Authorize(
+    const Credential& credential, absl::string_view method) const {
+  if (!options_.required) return Principal{"anonymous", Role::kAdmin};
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(credential, *table()));
+  return Permit(std::move(principal), method);
+}
+
+absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
+    const Credential& credential, absl::string_view method,
+    std::function<void()> revoke) const {
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Authorize(credential, method));
+  CTXSEL_ASSIGN_OR_RETURN(PrincipalLimits::Stream stream,
+                          limits_.OpenStream(principal.name));
+  // Without authentication there is nothing a reload could revoke.
+  if (!options_.required) {
+    return StreamGrant(nullptr, 0, std::move(principal), std::move(stream));
+  }
+  absl::MutexLock lock(&streams_mu_);
+  const int64_t id = next_stream_id_++;
+  streams_.emplace(id, OpenStream{credential, std::string(method), principal,
+                                  std::move(revoke)});
+  return StreamGrant(this, id, std::move(principal), std::move(stream));
+}
+
+int Authorizer::RevokeStreams(const TokenTable& table) const {
+  absl::MutexLock lock(&streams_mu_);
+  int revoked = 0;
+  for (auto& [id, stream] : streams_) {
+    if (stream.revoked) continue;
+    absl::StatusOr<Principal> now = Identify(stream.credential, table);
+    if (now.ok()) now = Permit(*std::move(now), stream.method);
+    if (now.ok() && now->name == stream.principal.name &&
+        now->role == stream.principal.role) {
+      continue;
+    }
+    stream.revoked = true;
+    if (stream.revoke) stream.revoke();
+    ++revoked;
+  }
+  return revoked;
+}
+
+void Authorizer::CloseStream(int64_t id) const {
+  absl::MutexLock lock(&streams_mu_);
+  streams_.erase(id);
+}
+
+Authorizer::StreamGrant::~StreamGrant() {
+  if (authorizer_ != nullptr) authorizer_->CloseStream(id_);
 }
 
 absl::Status Authorizer::CheckNode(const Principal& principal,

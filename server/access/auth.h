@@ -7,7 +7,7 @@
 // the one table); every handler starts with Authorizer::Authorize().
 //
 //   Authorizer authorizer(AuthOptions{.tokens_file = "/etc/ctxsel/tokens"});
-//   CTXSEL_RETURN_IF_ERROR(authorizer.Load());
+//   CTXSEL_RETURN_IF_ERROR(authorizer.Load().status());
 //   ...
 //   absl::StatusOr<Principal> who =
 //       authorizer.Authorize(*context, "Variants/RegisterVariants");
@@ -17,10 +17,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,6 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "server/access/principal_limits.h"
+#include "server/access/refusal_log.h"
 
 namespace ctxsel::server {
 
@@ -70,6 +74,17 @@ struct TokenTable {
 absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
                                        absl::string_view file_name);
 
+// What a call presented to say who it is: a bearer token ("authorization:
+// Bearer TOKEN" metadata, which wins), or a verified client certificate.
+struct Credential {
+  enum class Kind { kNone, kToken, kMalformedToken, kCertificate };
+  Kind kind = Kind::kNone;
+  // kToken: the token's SHA-256 (hex; the token itself is not kept);
+  // kCertificate: the certificate's identity (its SAN, or its CN).
+  std::string id;
+};
+Credential CredentialOf(const grpc::ServerContextBase& context);
+
 struct AuthOptions {
   // Off: every call is allowed, as principal "anonymous" with role admin
   // (--insecure without --tokens_file, for local tests and demos only).
@@ -85,16 +100,60 @@ class Authorizer {
  public:
   explicit Authorizer(AuthOptions options);
 
-  // (Re)reads options.tokens_file; on an error the previous table stays.
-  // SIGHUP calls this.
-  absl::Status Load();
+  // (Re)reads options.tokens_file, then revokes every open stream the new
+  // file no longer grants (StreamGrant); returns how many. On an error the
+  // previous table stays and no stream is revoked. SIGHUP calls this.
+  absl::StatusOr<int> Load();
 
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
   // if it may call it. UnauthenticatedError without credentials or with an
   // unknown token; PermissionDeniedError naming the principal, its role
-  // and the roles allowed. Never puts a token in the message.
+  // and the roles allowed. Never puts a token in the message. A refusal is
+  // logged with the caller's address (RefusalLog: a line a second at most).
   absl::StatusOr<Principal> Authorize(const grpc::ServerContextBase& context,
                                       absl::string_view method) const;
+  absl::StatusOr<Principal> Authorize(const Credential& credential,
+                                      absl::string_view method) const;
+
+  // A stream an authorized caller holds open (a heartbeat, a watch, a
+  // reflection stream). It counts against the principal's stream limit,
+  // and a Load() after which the credential it was opened with no longer
+  // names the same principal and role, or that role may no longer call the
+  // stream's method, runs its `revoke` once (under the Authorizer's stream
+  // lock: `revoke` must not destroy a StreamGrant, nor wait for a thread
+  // that may). The stream's reactor holds it until the stream is done.
+  class StreamGrant {
+   public:
+    StreamGrant(StreamGrant&& other) noexcept
+        : authorizer_(std::exchange(other.authorizer_, nullptr)),
+          id_(other.id_),
+          principal_(std::move(other.principal_)),
+          stream_(std::move(other.stream_)) {}
+    StreamGrant& operator=(StreamGrant&&) = delete;
+    ~StreamGrant();
+    const Principal& principal() const { return principal_; }
+
+   private:
+    friend class Authorizer;
+    StreamGrant(const Authorizer* authorizer, int64_t id, Principal principal,
+                PrincipalLimits::Stream stream)
+        : authorizer_(authorizer),
+          id_(id),
+          principal_(std::move(principal)),
+          stream_(std::move(stream)) {}
+    const Authorizer* authorizer_;  // null: not registered
+    int64_t id_;
+    Principal principal_;
+    PrincipalLimits::Stream stream_;
+  };
+  // Authorize() for a stream, and its grant; also ResourceExhaustedError
+  // when the principal already holds its limit of streams.
+  absl::StatusOr<StreamGrant> AuthorizeStream(
+      const grpc::ServerContextBase& context, absl::string_view method,
+      std::function<void()> revoke) const;
+  absl::StatusOr<StreamGrant> AuthorizeStream(
+      const Credential& credential, absl::string_view method,
+      std::function<void()> revoke) const;
 
   // For agent principals: OK when `node` is the principal's own node;
   // PermissionDeniedError naming both otherwise. Other roles pass (the
@@ -109,13 +168,29 @@ class Authorizer {
   PrincipalLimits& limits() const { return limits_; }
 
  private:
-  absl::StatusOr<Principal> Identify(
-      const grpc::ServerContextBase& context) const;
+  // An open stream, as Load() rechecks it.
+  struct OpenStream {
+    Credential credential;
+    std::string method;
+    Principal principal;
+    std::function<void()> revoke;
+    bool revoked = false;
+  };
+  std::shared_ptr<const TokenTable> table() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs the `revoke` of each open stream `table` no longer grants.
+  int RevokeStreams(const TokenTable& table) const
+      ABSL_LOCKS_EXCLUDED(streams_mu_);
+  void CloseStream(int64_t id) const ABSL_LOCKS_EXCLUDED(streams_mu_);
 
   const AuthOptions options_;
   mutable PrincipalLimits limits_;
+  mutable RefusalLog refusals_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
+  // Taken before any lock a `revoke` takes (a reactor's).
+  mutable absl::Mutex streams_mu_;
+  mutable int64_t next_stream_id_ ABSL_GUARDED_BY(streams_mu_) = 1;
+  mutable std::map<int64_t, OpenStream> streams_ ABSL_GUARDED_BY(streams_mu_);
 };
 
 }  // namespace ctxsel::server

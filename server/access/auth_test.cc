@@ -1,5 +1,9 @@
 #include "server/access/auth.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -91,6 +95,116 @@ TEST(AuthorizerTest, OnlyOwnersAndAdminsActOnClaims) {
   EXPECT_TRUE(Authorizer::MayActFor({"slurm", Role::kLauncher}, "slurm"));
   EXPECT_FALSE(Authorizer::MayActFor({"k8s", Role::kLauncher}, "slurm"));
   EXPECT_TRUE(Authorizer::MayActFor({"ops", Role::kAdmin}, "slurm"));
+}
+
+// A tokens file in the test's temporary directory, rewritten by Write().
+class TokensFile {
+ public:
+  TokensFile()
+      : path_(std::string(std::getenv("TEST_TMPDIR")) + "/tokens-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
+  }
+  void Write(const std::string& text) { std::ofstream(path_) << text; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Credential Token(const std::string& token) {
+  return {Credential::Kind::kToken, Sha256Hex(token)};
+}
+
+TEST(StreamGrantTest, AReloadRevokesTheStreamsOfATokenItNoLongerHolds) {
+  TokensFile file;
+  file.Write(TokenLine(Role::kReader, "dashboard", "ctx_a") + "\n" +
+             TokenLine(Role::kReader, "grafana", "ctx_b") + "\n");
+  Authorizer authorizer(AuthOptions{.tokens_file = file.path()});
+  ASSERT_TRUE(authorizer.Load().ok());
+  int dashboard_revoked = 0;
+  int grafana_revoked = 0;
+  absl::StatusOr<Authorizer::StreamGrant> dashboard =
+      authorizer.AuthorizeStream(Token("ctx_a"), "Inventory/WatchInventory",
+                                 [&] { ++dashboard_revoked; });
+  ASSERT_TRUE(dashboard.ok()) << dashboard.status();
+  EXPECT_EQ(dashboard->principal().name, "dashboard");
+  absl::StatusOr<Authorizer::StreamGrant> grafana = authorizer.AuthorizeStream(
+      Token("ctx_b"), "Inventory/WatchInventory", [&] { ++grafana_revoked; });
+  ASSERT_TRUE(grafana.ok()) << grafana.status();
+
+  file.Write(TokenLine(Role::kReader, "grafana", "ctx_b") + "\n");
+  EXPECT_EQ(*authorizer.Load(), 1);
+  EXPECT_EQ(dashboard_revoked, 1);
+  EXPECT_EQ(grafana_revoked, 0);
+  // Once: a later reload does not revoke it again.
+  EXPECT_EQ(*authorizer.Load(), 0);
+  EXPECT_EQ(dashboard_revoked, 1);
+}
+
+TEST(StreamGrantTest, ARoleThatMayNoLongerCallTheMethodIsRevoked) {
+  TokensFile file;
+  file.Write(TokenLine(Role::kReader, "dashboard", "ctx_a") +
+             "\nadmin ops-laptop cert\n");
+  Authorizer authorizer(AuthOptions{.tokens_file = file.path()});
+  ASSERT_TRUE(authorizer.Load().ok());
+  int revoked = 0;
+  auto watch = authorizer.AuthorizeStream(
+      Token("ctx_a"), "Inventory/WatchInventory", [&] { ++revoked; });
+  ASSERT_TRUE(watch.ok());
+  auto laptop = authorizer.AuthorizeStream(
+      {Credential::Kind::kCertificate, "ops-laptop"},
+      "Inventory/WatchInventory", [&] { ++revoked; });
+  ASSERT_TRUE(laptop.ok());
+  EXPECT_EQ(laptop->principal().role, Role::kAdmin);
+
+  // The same token, now an agent's; the certificate falls back to agent.
+  file.Write(TokenLine(Role::kAgent, "dashboard", "ctx_a") + "\n");
+  EXPECT_EQ(*authorizer.Load(), 2);
+  EXPECT_EQ(revoked, 2);
+}
+
+TEST(StreamGrantTest, AClosedStreamIsForgottenAndCountsNoMore) {
+  TokensFile file;
+  file.Write(TokenLine(Role::kReader, "dashboard", "ctx_a") + "\n");
+  AuthOptions options{.tokens_file = file.path()};
+  options.limits.max_streams = 1;
+  Authorizer authorizer(options);
+  ASSERT_TRUE(authorizer.Load().ok());
+  int revoked = 0;
+  {
+    auto watch = authorizer.AuthorizeStream(
+        Token("ctx_a"), "Inventory/WatchInventory", [&] { ++revoked; });
+    ASSERT_TRUE(watch.ok());
+    EXPECT_EQ(
+        authorizer
+            .AuthorizeStream(Token("ctx_a"), "Inventory/WatchInventory", [] {})
+            .status()
+            .code(),
+        absl::StatusCode::kResourceExhausted);
+  }
+  file.Write("# nobody\n");
+  EXPECT_EQ(*authorizer.Load(), 0);
+  EXPECT_EQ(revoked, 0);
+  EXPECT_EQ(
+      authorizer
+          .AuthorizeStream(Token("ctx_a"), "Inventory/WatchInventory", [] {})
+          .status()
+          .code(),
+      absl::StatusCode::kUnauthenticated);
+}
+
+TEST(StreamGrantTest, AFileThatDoesNotParseRevokesNothing) {
+  TokensFile file;
+  file.Write(TokenLine(Role::kReader, "dashboard", "ctx_a") + "\n");
+  Authorizer authorizer(AuthOptions{.tokens_file = file.path()});
+  ASSERT_TRUE(authorizer.Load().ok());
+  int revoked = 0;
+  auto watch = authorizer.AuthorizeStream(
+      Token("ctx_a"), "Inventory/WatchInventory", [&] { ++revoked; });
+  ASSERT_TRUE(watch.ok());
+  file.Write("reader\n");
+  EXPECT_FALSE(authorizer.Load().ok());
+  EXPECT_EQ(revoked, 0);
 }
 
 }  // namespace

@@ -58,6 +58,9 @@ void CheckDataDir(const ServerOptions& options, ConfigCheck& check) {
     check.problems.push_back(
         absl::StrCat("data_dir: ", dir, " is not a writable directory"));
     return;
+  } else if (absl::Status mode = CheckDataDirMode(dir); !mode.ok()) {
+    check.problems.push_back(absl::StrCat("data_dir: ", mode.message()));
+    return;
   } else {
     absl::StatusOr<std::unique_ptr<DataDirLock>> lock =
         DataDirLock::Acquire(dir);
@@ -149,8 +152,7 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
        "max_concurrent_streams: must not be negative (0: no limit)"},
       {options.max_header_list_bytes <= 0,
        "max_header_list_bytes: must be positive"},
-      {options.max_threads < 2,
-       "max_threads: must be at least 2 (one polls, one serves)"},
+      {options.max_threads < 1, "max_threads: must be at least 1"},
       {options.max_grpc_memory_bytes < 0,
        "max_grpc_memory_bytes: must not be negative (0: no limit)"},
       {options.fd_headroom < 0, "fd_headroom: must not be negative"},

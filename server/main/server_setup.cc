@@ -1,11 +1,11 @@
 #include "server/main/server_setup.h"
 
 #include <grpc/compression.h>
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -13,7 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/flag_file.h"
@@ -56,12 +60,41 @@ int Milliseconds(absl::Duration d) {
   return static_cast<int>(absl::ToInt64Milliseconds(d));
 }
 
+// The lowest memory.max (cgroup v2) on this process's cgroup path; 0 when
+// none is set or cgroup v2 is not mounted.
+int64_t CgroupMemoryLimit() {
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line;
+  std::string path;
+  while (std::getline(cgroups, line)) {
+    if (absl::StartsWith(line, "0::")) path = line.substr(3);  // cgroup v2
+  }
+  if (path.empty()) return 0;
+  int64_t lowest = 0;
+  while (true) {
+    std::ifstream max("/sys/fs/cgroup" + path + "/memory.max");
+    int64_t bytes = 0;
+    if (std::string text; max >> text && absl::SimpleAtoi(text, &bytes) &&
+                          bytes > 0 && (lowest == 0 || bytes < lowest)) {
+      lowest = bytes;
+    }
+    if (path.empty() || path == "/") break;
+    path = path.substr(0, path.rfind('/'));
+  }
+  return lowest;
+}
+
 void SetConnectionLimits(const ServerOptions& options,
                          grpc::ServerBuilder& builder) {
   grpc::ResourceQuota quota("ctxsel-server");
-  quota.SetMaxThreads(options.max_threads);
   if (options.max_grpc_memory_bytes > 0) {
     quota.Resize(options.max_grpc_memory_bytes);
+    spdlog::info("gRPC buffers: at most {} MiB (--max_grpc_memory_bytes)",
+                 options.max_grpc_memory_bytes >> 20);
+  } else {
+    spdlog::warn(
+        "--max_grpc_memory_bytes=0: gRPC's buffers are unbounded; half-sent "
+        "requests from anyone can take all memory (docs/security.md)");
   }
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
@@ -280,16 +313,29 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.page_bytes = PageBytes(options.max_message_bytes);
   service_options.metrics = metrics_.get();
   const Authorizer* authorizer = authorizer_.get();
+  workers_ = std::make_unique<WorkerPool>(WorkerPoolOptions{
+      .threads = options.max_threads, .max_queued = 16 * options.max_threads});
   ctxsel_service_ = std::make_unique<CtxselService>(authorizer);
   variants_service_ = std::make_unique<VariantsService>(
-      authorizer, registry_.get(), PageBytes(options.max_message_bytes));
+      authorizer, registry_.get(), workers_.get(),
+      PageBytes(options.max_message_bytes));
   placement_service_ = std::make_unique<PlacementService>(
-      authorizer, &placer_, claims_.get(), metrics_.get(),
+      authorizer, &placer_, claims_.get(), workers_.get(), metrics_.get(),
       [this] { return store_stale(); });
   inventory_service_ = std::make_unique<InventoryService>(
       authorizer, inventory_.get(), &placer_, service_options);
-  admin_service_ =
-      std::make_unique<AdminService>(authorizer, store_.get(), data_dir_);
+  admin_service_ = std::make_unique<AdminService>(authorizer, store_.get(),
+                                                  workers_.get(), data_dir_);
+  if (options.reflection) {
+    std::vector<std::string> services = {
+        "grpc.health.v1.Health",
+        reflection::ServerReflection::service_full_name()};
+    for (const HealthService& service : kHealthServices) {
+      services.push_back(service.name);
+    }
+    reflection_service_ =
+        std::make_unique<ReflectionService>(authorizer, std::move(services));
+  }
 }
 
 absl::Status RunningServer::ListenTls(const ServerOptions& options,
@@ -306,7 +352,6 @@ absl::Status RunningServer::ListenTls(const ServerOptions& options,
 
 absl::Status RunningServer::Listen(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (options.insecure) {
     // The Listener accepts connections, not gRPC: gRPC 1.51's listener
@@ -330,6 +375,9 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(inventory_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
+  if (reflection_service_ != nullptr) {
+    builder.RegisterService(reflection_service_.get());
+  }
   {
     absl::MutexLock lock(&health_mu_);
     server_ = builder.BuildAndStart();
@@ -395,7 +443,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   auth.tokens_file = options.tokens_file;
   auth.limits = options.principal_limits;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
-  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load());
+  CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load().status());
   if (!auth.required) {
     spdlog::warn("--insecure without --tokens_file: every call is allowed");
   }
@@ -463,6 +511,20 @@ void RunningServer::Shutdown(absl::Duration grace) {
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();
+}
+
+int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes) {
+  int64_t usable = physical_bytes;
+  if (cgroup_limit_bytes > 0 && cgroup_limit_bytes < usable) {
+    usable = cgroup_limit_bytes;
+  }
+  return std::min<int64_t>(int64_t{1} << 30, usable / 4);
+}
+
+int64_t DefaultGrpcMemoryBytes() {
+  const int64_t physical =
+      static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return GrpcMemoryBudget(physical, CgroupMemoryLimit());
 }
 
 absl::StatusOr<int64_t> RaiseOpenFileLimit() {

@@ -1,9 +1,9 @@
 // server_setup.h: wires a ctxsel server together — the variant store and
 // registry, the device claims, the inventory, the Placer between them, the
-// five ctxsel.v1 services, health checking and reflection — and starts it
-// listening, and serves Prometheus metrics when asked. ctxsel-server's main()
-// is flags, BuildServer(), a signal, Shutdown(); tests can start the same
-// server in-process.
+// five ctxsel.v1 services, health checking and, when asked, reflection —
+// and starts it listening, and serves Prometheus metrics when asked.
+// ctxsel-server's main() is flags, BuildServer(), a signal, Shutdown();
+// tests can start the same server in-process.
 //
 //   ServerOptions options;
 //   options.listen = "127.0.0.1:0";
@@ -42,12 +42,24 @@
 #include "server/rpc/inventory_service.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/placement_service.h"
+#include "server/rpc/reflection_service.h"
 #include "server/rpc/variants_service.h"
+#include "server/rpc/worker_pool.h"
 #include "server/store/etcd/etcd_store.h"
 #include "server/store/store.h"
 #include "server/store/store_health.h"
 
 namespace ctxsel::server {
+
+// What gRPC's buffers may hold unless told otherwise: a quarter of the
+// memory the process may use — the machine's `physical_bytes`, or its
+// cgroup's limit when one is set (`cgroup_limit_bytes` > 0) and lower — and
+// at most 1 GiB. Those buffers fill before any handler runs, so before
+// authentication: a half-sent 4 MiB request is 4 MiB held for anyone.
+int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes);
+// GrpcMemoryBudget() of this machine and of this process's cgroup (v2: the
+// lowest memory.max on its path).
+int64_t DefaultGrpcMemoryBytes();
 
 // What ctxsel-server's flags set (see server_main.cc for their help).
 struct ServerOptions {
@@ -84,26 +96,39 @@ struct ServerOptions {
   // heartbeat stream open, so they are never idle.
   absl::Duration max_connection_idle = absl::Minutes(1);
   // A connection older than this is asked to go away (GOAWAY); its calls
-  // then get max_connection_age_grace to finish. Zero: no limit (the
-  // default: heartbeat streams last as long as the agent).
-  absl::Duration max_connection_age = absl::ZeroDuration();
+  // then get max_connection_age_grace to finish, and its streams end.
+  // This bounds what any credential, revoked or not, can hold: a client
+  // certificate cannot be revoked, and a stream outlives nothing longer.
+  // Agents and watchers reconnect (and re-report) on their own. Zero: no
+  // limit.
+  absl::Duration max_connection_age = absl::Hours(1);
   absl::Duration max_connection_age_grace = absl::Seconds(30);
   // Calls open at once on one connection (HTTP/2 SETTINGS); 0: no limit.
   int max_concurrent_streams = 100;
   // Largest header list (metadata) of one call, in bytes.
   int max_header_list_bytes = 8 << 10;
-  // Threads gRPC may run for the synchronous (unary) calls; without a cap
-  // a flood of calls — even ones reset at once — makes a thread each.
-  int max_threads = 64;
-  // Memory gRPC's buffers may take before it sheds load, in bytes; 0: no
-  // limit.
-  int64_t max_grpc_memory_bytes = 0;
+  // Threads that run the handlers which wait on the store (registrations,
+  // claims, backups; server/rpc/worker_pool.h); up to 16 x as many such
+  // calls may wait for one, more are refused (RESOURCE_EXHAUSTED). Every
+  // other call and stream runs on gRPC's callback threads and holds none.
+  // SQLite takes one write at a time; 16 keeps as many etcd round trips in
+  // flight.
+  int max_threads = 16;
+  // Memory gRPC's buffers may take, in bytes (gRPC's resource quota): past
+  // it gRPC shrinks its read buffers and flow-control windows, then closes
+  // connections. 0: no limit.
+  int64_t max_grpc_memory_bytes = DefaultGrpcMemoryBytes();
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/rpc/listener.h).
   int fd_headroom = 64;
   // host:port of the Prometheus /metrics endpoint (docs/operations.md,
   // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.
   std::string metrics_listen;
+
+  // Serve gRPC server reflection (server/rpc/reflection_service.h), which
+  // needs a credential like any other read. Off: generic clients (grpcurl)
+  // need the .proto.
+  bool reflection = false;
 
   // Security (docs/security.md). TLS needs both PEM files; without them
   // the server refuses to start unless `insecure` says plaintext is meant.
@@ -115,7 +140,7 @@ struct ServerOptions {
   std::string client_ca;
   bool insecure = false;
   // Bearer tokens and certificate roles (server/access/auth.h). With TLS every
-  // call but health and reflection needs a token or a client certificate;
+  // call but health needs a token or a client certificate;
   // with `insecure` and no tokens_file every call is allowed.
   std::string tokens_file;
   // Per-principal rates and streams (server/access/principal_limits.h); applied
@@ -147,9 +172,11 @@ class RunningServer {
   VariantRegistry& registry() { return *registry_; }
   Inventory& inventory() { return *inventory_; }
   const placement::Placer& placer() const { return placer_; }
-  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP); on
-  // an error the previous tokens stay in force.
-  absl::Status ReloadTokens() { return authorizer_->Load(); }
+  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP) and
+  // ends the open streams (heartbeats, watches, reflection) whose credential
+  // it revoked, with UNAUTHENTICATED; returns how many. On an error the
+  // previous tokens stay in force.
+  absl::StatusOr<int> ReloadTokens() { return authorizer_->Load(); }
 
   // Reports NOT_SERVING to health checks (the server's and every service's),
   // refuses new calls, lets in-flight
@@ -199,6 +226,9 @@ class RunningServer {
   std::unique_ptr<etcd::ReplicaSync> replica_sync_;
   absl::Duration node_ttl_;
   std::unique_ptr<Inventory> inventory_;
+  // Before the services and the server: destroyed after them, so a queued
+  // handler always finds its call's service.
+  std::unique_ptr<WorkerPool> workers_;
   // With etcd: the inventory's observer, which shares the nodes through
   // etcd. After the inventory: its threads, which call the inventory, stop
   // first.
@@ -208,6 +238,8 @@ class RunningServer {
   std::unique_ptr<InventoryService> inventory_service_;
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<AdminService> admin_service_;
+  // Null without ServerOptions::reflection.
+  std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;
   // After server_: destroyed first, so no connection reaches a stopped
   // server.
@@ -228,7 +260,8 @@ class RunningServer {
 // port, or with `insecure` through a Listener (SO_REUSEPORT off, so a port
 // already taken is an error, not a second listener; descriptor headroom;
 // docs/security.md says why TLS cannot use it) — with health checking,
-// reflection, the message size and connection limits of `options`, and
+// reflection when asked, the message size and connection limits of
+// `options`, and
 // only identity (uncompressed) requests, and with
 // ServerOptions::metrics_listen the metrics endpoint; the housekeeping
 // thread then runs until the server is destroyed. Errors: the store's own

@@ -163,5 +163,18 @@ TEST(ServerSetupTest, CorruptStoreIsReported) {
   EXPECT_THAT(server.status().message(), HasSubstr("the variant store"));
 }
 
+TEST(GrpcMemoryBudgetTest, AQuarterOfTheMemoryAtMostOneGibibyte) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(GrpcMemoryBudget(2 * kGiB, 0), kGiB / 2);
+  EXPECT_EQ(GrpcMemoryBudget(64 * kGiB, 0), kGiB);
+  // A cgroup limit below the machine's memory is what the process has.
+  EXPECT_EQ(GrpcMemoryBudget(64 * kGiB, kGiB), kGiB / 4);
+  EXPECT_EQ(GrpcMemoryBudget(kGiB, 64 * kGiB), kGiB / 4);
+  // This machine's default is such a budget, and is on.
+  EXPECT_GT(DefaultGrpcMemoryBytes(), 0);
+  EXPECT_LE(DefaultGrpcMemoryBytes(), kGiB);
+  EXPECT_EQ(ServerOptions().max_grpc_memory_bytes, DefaultGrpcMemoryBytes());
+}
+
 }  // namespace
 }  // namespace ctxsel::server

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "server/rpc/call_interrupt.h"
+#include "server/rpc/callback_call.h"
 #include "server/rpc/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -18,73 +19,121 @@ namespace {
 // Well under the default 4 MiB message limit.
 constexpr size_t kChunkBytes = 256 << 10;
 
-// Deletes the staged copy however the call ends.
-class ScratchFile {
+// One Backup stream: stages the copy on a worker thread, then writes it a
+// chunk at a time, reading the next chunk when the previous one is sent.
+// One step runs at a time (staging, then each write's completion), so the
+// state needs no lock. Deletes itself, and the staged copy, when done.
+class BackupReactor final : public grpc::ServerWriteReactor<v1::BackupChunk> {
  public:
-  explicit ScratchFile(std::string path) : path_(std::move(path)) {}
-  ~ScratchFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
+  BackupReactor(grpc::CallbackServerContext* context, Store* store,
+                WorkerPool& workers, const std::string& scratch_dir)
+      : context_(context), store_(store), scratch_(scratch_dir + "/backup-") {
+    absl::Status queued = workers.Submit([this] { Stage(); });
+    if (!queued.ok()) Finish(ToGrpcStatus(queued));
+  }
+  ~BackupReactor() override {
+    if (staged_) std::remove(scratch_.c_str());
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "backup stream closed by the client"));
+      return;
+    }
+    chunk_.clear_summary();
+    if (in_) {
+      // A client gone mid-stream is not a backup the server failed to read.
+      if (absl::Status s = CallInterrupted(*context_); !s.ok()) {
+        Finish(ToGrpcStatus(s));
+        return;
+      }
+      SendNext();
+      return;
+    }
+    if (in_.bad() || sent_ != size_) {
+      spdlog::error("admin: cannot read the staged backup {}", scratch_);
+      Finish(grpc::Status(grpc::StatusCode::INTERNAL,
+                          "cannot read the staged backup (details in the "
+                          "server log)"));
+      return;
+    }
+    spdlog::info("admin: backup of revision {} ({} variant(s), {} bytes) sent",
+                 revision_, variants_, sent_);
+    Finish(grpc::Status::OK);
+  }
+  void OnDone() override { delete this; }
 
  private:
-  std::string path_;
+  // On a worker thread: the store's copy, then the first chunk.
+  void Stage() {
+    scratch_ += "XXXXXX";
+    const int fd = mkstemp(scratch_.data());
+    if (fd < 0) {
+      const int error = errno;
+      spdlog::error("admin: cannot create {}: {}", scratch_,
+                    std::strerror(error));
+      Finish(grpc::Status(
+          error == ENOSPC ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                          : grpc::StatusCode::INTERNAL,
+          "cannot stage the backup on the server (details in the server "
+          "log)"));
+      return;
+    }
+    close(fd);
+    staged_ = true;
+    absl::StatusOr<StoreSummary> summary = store_->Backup(scratch_);
+    if (!summary.ok()) {
+      Finish(ToGrpcStatus(summary.status()));
+      return;
+    }
+    revision_ = summary->revision;
+    variants_ = summary->variant_count;
+    in_.open(scratch_, std::ios::binary | std::ios::ate);
+    size_ = static_cast<int64_t>(in_.tellg());
+    in_.seekg(0);
+    v1::BackupSummary* out = chunk_.mutable_summary();
+    out->set_revision(summary->revision);
+    out->set_variant_count(summary->variant_count);
+    out->set_kernel_count(summary->kernel_count);
+    out->set_size_bytes(size_);
+    buffer_.resize(kChunkBytes);
+    SendNext();
+  }
+
+  // Reads the next chunk (the last one when the file ends) and sends it.
+  void SendNext() {
+    in_.read(buffer_.data(), buffer_.size());
+    chunk_.set_data(buffer_.data(), static_cast<size_t>(in_.gcount()));
+    sent_ += in_.gcount();
+    StartWrite(&chunk_);
+  }
+
+  grpc::CallbackServerContext* const context_;
+  Store* const store_;
+  std::string scratch_;  // the staged copy's path
+  bool staged_ = false;
+  std::ifstream in_;
+  std::string buffer_;
+  v1::BackupChunk chunk_;
+  int64_t size_ = 0;
+  int64_t sent_ = 0;
+  int64_t revision_ = 0;
+  int64_t variants_ = 0;
 };
 
 }  // namespace
 
-grpc::Status AdminService::Backup(grpc::ServerContext* context,
-                                  const v1::BackupRequest* /*request*/,
-                                  grpc::ServerWriter<v1::BackupChunk>* writer) {
+grpc::ServerWriteReactor<v1::BackupChunk>* AdminService::Backup(
+    grpc::CallbackServerContext* context,
+    const v1::BackupRequest* /*request*/) {
   absl::StatusOr<Principal> caller =
       authorizer_->Authorize(*context, "Admin/Backup");
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  std::string pattern = scratch_dir_ + "/backup-XXXXXX";
-  const int fd = mkstemp(pattern.data());
-  if (fd < 0) {
-    spdlog::error("admin: cannot create {}: {}", pattern, std::strerror(errno));
-    return grpc::Status(
-        errno == ENOSPC ? grpc::StatusCode::RESOURCE_EXHAUSTED
-                        : grpc::StatusCode::INTERNAL,
-        "cannot stage the backup on the server (details in the server log)");
+  if (!caller.ok()) {
+    return new Refused<grpc::ServerWriteReactor<v1::BackupChunk>>(
+        ToGrpcStatus(caller.status()));
   }
-  close(fd);
-  ScratchFile scratch(pattern);
-  absl::StatusOr<StoreSummary> summary = store_->Backup(scratch.path());
-  if (!summary.ok()) return ToGrpcStatus(summary.status());
-
-  std::ifstream in(scratch.path(), std::ios::binary | std::ios::ate);
-  v1::BackupChunk chunk;
-  v1::BackupSummary* out = chunk.mutable_summary();
-  out->set_revision(summary->revision);
-  out->set_variant_count(summary->variant_count);
-  out->set_kernel_count(summary->kernel_count);
-  const int64_t size = static_cast<int64_t>(in.tellg());
-  out->set_size_bytes(size);
-  in.seekg(0);
-  std::string buffer(kChunkBytes, '\0');
-  int64_t sent = 0;
-  do {
-    in.read(buffer.data(), buffer.size());
-    chunk.set_data(buffer.data(), static_cast<size_t>(in.gcount()));
-    sent += in.gcount();
-    if (!writer->Write(chunk)) {
-      return grpc::Status(grpc::StatusCode::CANCELLED,
-                          "backup stream closed by the client");
-    }
-    chunk.clear_summary();
-    // A client gone mid-stream is not a backup the server failed to read.
-    if (absl::Status s = CallInterrupted(*context); !s.ok()) {
-      return ToGrpcStatus(s);
-    }
-  } while (in);
-  if (in.bad() || sent != size) {
-    spdlog::error("admin: cannot read the staged backup {}", scratch.path());
-    return grpc::Status(grpc::StatusCode::INTERNAL,
-                        "cannot read the staged backup (details in the server "
-                        "log)");
-  }
-  spdlog::info("admin: backup of revision {} ({} variant(s), {} bytes) sent",
-               summary->revision, summary->variant_count, sent);
-  return grpc::Status::OK;
+  return new BackupReactor(context, store_, *workers_, scratch_dir_);
 }
 
 }  // namespace ctxsel::server

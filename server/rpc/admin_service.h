@@ -1,6 +1,8 @@
 // admin_service.h: the gRPC edge of ctxsel.v1.Admin: online backup of the
 // variant store. The copy is written to a temporary file in the data
-// directory (Store::Backup), streamed in chunks and deleted.
+// directory (Store::Backup) on a WorkerPool thread, streamed in chunks from
+// gRPC's callback threads (a reactor, no thread held while the client
+// reads) and deleted when the stream is done.
 #ifndef CTXSEL_SERVER_RPC_ADMIN_SERVICE_H_
 #define CTXSEL_SERVER_RPC_ADMIN_SERVICE_H_
 
@@ -8,28 +10,31 @@
 
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/access/auth.h"
+#include "server/rpc/worker_pool.h"
 #include "server/store/store.h"
 
 namespace ctxsel::server {
 
-class AdminService final : public v1::Admin::Service {
+class AdminService final : public v1::Admin::CallbackService {
  public:
   // Backups are staged in `scratch_dir` (the data directory: same disk,
-  // same permissions as the store). Every call is checked by `authorizer`,
-  // which must outlive the service.
-  AdminService(const Authorizer* authorizer, Store* store,
+  // same permissions as the store) by one of `workers`. Every call is
+  // checked by `authorizer`, which must outlive the service.
+  AdminService(const Authorizer* authorizer, Store* store, WorkerPool* workers,
                std::string scratch_dir)
       : authorizer_(authorizer),
         store_(store),
+        workers_(workers),
         scratch_dir_(std::move(scratch_dir)) {}
 
-  grpc::Status Backup(grpc::ServerContext* context,
-                      const v1::BackupRequest* request,
-                      grpc::ServerWriter<v1::BackupChunk>* writer) override;
+  grpc::ServerWriteReactor<v1::BackupChunk>* Backup(
+      grpc::CallbackServerContext* context,
+      const v1::BackupRequest* request) override;
 
  private:
   const Authorizer* const authorizer_;
   Store* const store_;
+  WorkerPool* const workers_;
   const std::string scratch_dir_;
 };
 

@@ -26,41 +26,49 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
   return response;
 }
 
-HeartbeatReactor::HeartbeatReactor(Inventory* inventory,
-                                   absl::Duration interval, Principal caller,
-                                   PrincipalLimits* limits,
-                                   PrincipalLimits::Stream stream,
-                                   Metrics* metrics)
-    : inventory_(inventory),
+HeartbeatReactor::HeartbeatReactor(
+    std::shared_ptr<ReactorLink<HeartbeatReactor>> link, Inventory* inventory,
+    absl::Duration interval, Authorizer::StreamGrant grant,
+    PrincipalLimits* limits, Metrics* metrics)
+    : link_(std::move(link)),
+      inventory_(inventory),
       interval_(interval),
-      caller_(std::move(caller)),
+      grant_(std::move(grant)),
       limits_(limits),
-      stream_(std::move(stream)),
       metrics_(metrics),
       last_beat_(absl::Now()) {
+  absl::MutexLock lock(&link_->mu);
+  link_->reactor = this;
   StartRead(&beat_);
 }
 
 void HeartbeatReactor::OnReadDone(bool ok) {
+  absl::MutexLock lock(&link_->mu);
+  if (finished_) return;
   if (!ok) {  // the agent closed the stream or went away
-    Finish(grpc::Status::OK);
+    FinishOnce(grpc::Status::OK);
     return;
   }
+  HandleBeat();
+}
+
+void HeartbeatReactor::HandleBeat() {
   if (node_.empty()) node_ = beat_.node();
   if (beat_.node().empty() || beat_.node() != node_) {
-    Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("node: '", beat_.node(),
-                                     "' (a heartbeat stream carries one "
-                                     "non-empty node, first '",
-                                     node_, "')")));
+    FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            absl::StrCat("node: '", beat_.node(),
+                                         "' (a heartbeat stream carries one "
+                                         "non-empty node, first '",
+                                         node_, "')")));
     return;
   }
-  if (absl::Status s = Authorizer::CheckNode(caller_, node_); !s.ok()) {
-    Finish(ToGrpcStatus(s));
+  if (absl::Status s = Authorizer::CheckNode(grant_.principal(), node_);
+      !s.ok()) {
+    FinishOnce(ToGrpcStatus(s));
     return;
   }
   if (absl::Status s = limits_->Take(Budget::kHeartbeat, node_); !s.ok()) {
-    Finish(ToGrpcStatus(s));
+    FinishOnce(ToGrpcStatus(s));
     return;
   }
   // Assigned in place: once the stream has beaten, the ids' buffers are
@@ -74,7 +82,7 @@ void HeartbeatReactor::OnReadDone(bool ok) {
   absl::StatusOr<Inventory::BeatAnswer> answer =
       inventory_->Heartbeat(node_, utilisation_);
   if (!answer.ok()) {
-    Finish(ToGrpcStatus(answer.status()));
+    FinishOnce(ToGrpcStatus(answer.status()));
     return;
   }
   if (metrics_ != nullptr) {
@@ -85,15 +93,44 @@ void HeartbeatReactor::OnReadDone(bool ok) {
     last_beat_ = now;
   }
   answer_ = HeartbeatAnswer(node_, *answer, interval_);
+  write_in_flight_ = true;
   StartWrite(&answer_);
 }
 
 void HeartbeatReactor::OnWriteDone(bool ok) {
+  absl::MutexLock lock(&link_->mu);
+  write_in_flight_ = false;
+  if (finished_) return;
+  if (revoked_) {
+    FinishOnce(RevokedStatus());
+    return;
+  }
   if (!ok) {
-    Finish(grpc::Status::OK);
+    FinishOnce(grpc::Status::OK);
     return;
   }
   StartRead(&beat_);
+}
+
+void HeartbeatReactor::Revoke() {
+  if (finished_) return;
+  revoked_ = true;
+  // A read in flight ends with the stream; a write is let complete first.
+  if (!write_in_flight_) FinishOnce(RevokedStatus());
+}
+
+void HeartbeatReactor::FinishOnce(grpc::Status status) {
+  if (finished_) return;
+  finished_ = true;
+  Finish(std::move(status));
+}
+
+void HeartbeatReactor::OnDone() {
+  {
+    absl::MutexLock lock(&link_->mu);
+    link_->reactor = nullptr;
+  }
+  delete this;
 }
 
 }  // namespace ctxsel::server

@@ -8,18 +8,23 @@
 // its first beat, or carries a utilisation CheckBeat (node_report.h)
 // refuses; PERMISSION_DENIED for a node not the caller's
 // (Authorizer::CheckNode); RESOURCE_EXHAUSTED when the caller beats faster
-// than its limits allow.
+// than its limits allow; UNAUTHENTICATED when a reload of the tokens file
+// revokes its credential (at once, or once the answer being sent is).
 //
-//   // InventoryService::Heartbeat, once the caller is authorized and its
-//   // stream counted (PrincipalLimits::OpenStream):
-//   return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
-//                               *std::move(who), &authorizer_->limits(),
-//                               *std::move(stream), options_.metrics);
+//   // InventoryService::Heartbeat:
+//   auto link = std::make_shared<ReactorLink<HeartbeatReactor>>();
+//   absl::StatusOr<Authorizer::StreamGrant> grant =
+//       authorizer_->AuthorizeStream(*context, "Inventory/Heartbeat",
+//                                    RevokeThrough(link));
+//   if (!grant.ok()) ...  // refuse the stream
+//   return new HeartbeatReactor(link, inventory_, interval,
+//                               *std::move(grant), &authorizer_->limits());
 #ifndef CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 #define CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +33,7 @@
 #include "server/access/auth.h"
 #include "server/fleet/inventory.h"
 #include "server/metrics/metrics.h"
+#include "server/rpc/callback_call.h"
 
 namespace ctxsel::server {
 
@@ -40,34 +46,46 @@ class HeartbeatReactor final
     : public grpc::ServerBidiReactor<v1::HeartbeatRequest,
                                      v1::HeartbeatResponse> {
  public:
-  // Starts reading; the reactor deletes itself when the stream is done.
-  // `caller` may beat only for its own node (Authorizer::CheckNode), at
-  // most as often as `limits` allow; `stream` counts against its stream
-  // limit until the reactor is done. `metrics` (may be null) counts each
-  // beat by its answer, and late beats.
-  HeartbeatReactor(Inventory* inventory, absl::Duration interval,
-                   Principal caller, PrincipalLimits* limits,
-                   PrincipalLimits::Stream stream, Metrics* metrics = nullptr);
+  // Starts reading; the reactor deletes itself when the stream is done, and
+  // is reached from other threads through `link` until then. Its caller
+  // (the principal of `grant`, which the reactor holds until done) may beat
+  // only for its own node (Authorizer::CheckNode), at most as often as
+  // `limits` allow. `metrics` (may be null) counts each beat by its answer,
+  // and late beats.
+  HeartbeatReactor(std::shared_ptr<ReactorLink<HeartbeatReactor>> link,
+                   Inventory* inventory, absl::Duration interval,
+                   Authorizer::StreamGrant grant, PrincipalLimits* limits,
+                   Metrics* metrics = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
-  void OnDone() override { delete this; }
+  void OnDone() override;
+  // Ends the stream with RevokedStatus(); the caller holds the link's lock.
+  void Revoke();
 
  private:
+  // Both with the link's lock held.
+  void HandleBeat();
+  void FinishOnce(grpc::Status status);
+
+  const std::shared_ptr<ReactorLink<HeartbeatReactor>> link_;
   Inventory* const inventory_;
   const absl::Duration interval_;
-  const Principal caller_;
+  const Authorizer::StreamGrant grant_;
   PrincipalLimits* const limits_;
-  const PrincipalLimits::Stream stream_;
   Metrics* const metrics_;
+  // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   // The stream's start or its previous beat: a beat later than the
   // inventory's suspect_after after it is counted late.
   absl::Time last_beat_;
   std::string node_;  // the node of the first beat
-  // One read or one write is in flight at a time, so these need no lock.
+  // One read or one write is in flight at a time.
   v1::HeartbeatRequest beat_;
   v1::HeartbeatResponse answer_;
   std::vector<DeviceBeat> utilisation_;  // beat_'s, reused beat to beat
+  bool write_in_flight_ = false;
+  bool revoked_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace ctxsel::server

@@ -3,39 +3,35 @@
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
 #include "server/rpc/call_interrupt.h"
+#include "server/rpc/callback_call.h"
 #include "server/rpc/heartbeat_reactor.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/watch_reactor.h"
 
 namespace ctxsel::server {
-namespace {
 
-// A callback-API call refused before it starts: finishes with `status`.
-template <typename Reactor>
-class Refused final : public Reactor {
- public:
-  explicit Refused(grpc::Status status) { this->Finish(std::move(status)); }
-  void OnDone() override { delete this; }
-};
+grpc::ServerUnaryReactor* InventoryService::ReportNode(
+    grpc::CallbackServerContext* context, const v1::ReportNodeRequest* request,
+    v1::ReportNodeResponse* response) {
+  return Answer(context, DoReportNode(*context, *request, response));
+}
 
-}  // namespace
-
-grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
-                                          const v1::ReportNodeRequest* request,
-                                          v1::ReportNodeResponse* response) {
+grpc::Status InventoryService::DoReportNode(
+    const grpc::ServerContextBase& context,
+    const v1::ReportNodeRequest& request, v1::ReportNodeResponse* response) {
   absl::StatusOr<Principal> who =
-      authorizer_->Authorize(*context, "Inventory/ReportNode");
+      authorizer_->Authorize(context, "Inventory/ReportNode");
   if (!who.ok()) return ToGrpcStatus(who.status());
-  if (absl::Status s = Authorizer::CheckNode(*who, request->node().id());
+  if (absl::Status s = Authorizer::CheckNode(*who, request.node().id());
       !s.ok()) {
     return ToGrpcStatus(s);
   }
   if (absl::Status s =
-          authorizer_->limits().Take(Budget::kReport, request->node().id());
+          authorizer_->limits().Take(Budget::kReport, request.node().id());
       !s.ok()) {
     return ToGrpcStatus(s);
   }
-  absl::Status reported = inventory_->Report(NodeFromProto(request->node()));
+  absl::Status reported = inventory_->Report(NodeFromProto(request.node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
   *response->mutable_heartbeat_interval() =
       ToProtoDuration(options_.heartbeat_interval);
@@ -46,44 +42,50 @@ grpc::Status InventoryService::ReportNode(grpc::ServerContext* context,
 
 grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
 InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
-  absl::StatusOr<Principal> who =
-      authorizer_->Authorize(*context, "Inventory/Heartbeat");
-  if (!who.ok()) {
+  auto link = std::make_shared<ReactorLink<HeartbeatReactor>>();
+  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
+      *context, "Inventory/Heartbeat", RevokeThrough(link));
+  if (!grant.ok()) {
     return new Refused<
         grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
-        ToGrpcStatus(who.status()));
+        ToGrpcStatus(grant.status()));
   }
-  absl::StatusOr<PrincipalLimits::Stream> stream =
-      authorizer_->limits().OpenStream(who->name);
-  if (!stream.ok()) {
-    return new Refused<
-        grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
-        ToGrpcStatus(stream.status()));
-  }
-  return new HeartbeatReactor(inventory_, options_.heartbeat_interval,
-                              *std::move(who), &authorizer_->limits(),
-                              *std::move(stream), options_.metrics);
+  return new HeartbeatReactor(std::move(link), inventory_,
+                              options_.heartbeat_interval, *std::move(grant),
+                              &authorizer_->limits(), options_.metrics);
 }
 
-grpc::Status InventoryService::Deregister(
-    grpc::ServerContext* context, const v1::DeregisterRequest* request,
+grpc::ServerUnaryReactor* InventoryService::Deregister(
+    grpc::CallbackServerContext* context, const v1::DeregisterRequest* request,
     v1::DeregisterResponse* /*response*/) {
+  return Answer(context, DoDeregister(*context, *request));
+}
+
+grpc::Status InventoryService::DoDeregister(
+    const grpc::ServerContextBase& context,
+    const v1::DeregisterRequest& request) {
   absl::StatusOr<Principal> who =
-      authorizer_->Authorize(*context, "Inventory/Deregister");
+      authorizer_->Authorize(context, "Inventory/Deregister");
   if (!who.ok()) return ToGrpcStatus(who.status());
-  if (absl::Status s = Authorizer::CheckNode(*who, request->node()); !s.ok()) {
+  if (absl::Status s = Authorizer::CheckNode(*who, request.node()); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(inventory_->Deregister(request->node()));
+  return ToGrpcStatus(inventory_->Deregister(request.node()));
 }
 
-grpc::Status InventoryService::ListNodes(grpc::ServerContext* context,
-                                         const v1::ListNodesRequest* request,
-                                         v1::ListNodesResponse* response) {
+grpc::ServerUnaryReactor* InventoryService::ListNodes(
+    grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
+    v1::ListNodesResponse* response) {
+  return Answer(context, DoListNodes(*context, *request, response));
+}
+
+grpc::Status InventoryService::DoListNodes(
+    const grpc::ServerContextBase& context, const v1::ListNodesRequest& request,
+    v1::ListNodesResponse* response) {
   absl::StatusOr<Principal> caller =
-      authorizer_->Authorize(*context, "Inventory/ListNodes");
+      authorizer_->Authorize(context, "Inventory/ListNodes");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  const bool with_devices = request->include_devices();
+  const bool with_devices = request.include_devices();
   PageBudget<NodeState> budget(
       options_.page_bytes, [with_devices](const NodeState& node) {
         v1::NodeSummary summary;
@@ -92,11 +94,11 @@ grpc::Status InventoryService::ListNodes(grpc::ServerContext* context,
         return RepeatedFieldBytes(summary);
       });
   absl::StatusOr<Page<NodeState>> page = inventory_->ListNodes(
-      request->page_size(), request->page_token(), std::move(budget));
+      request.page_size(), request.page_token(), std::move(budget));
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const NodeState& node : page->items) {
     v1::NodeSummary* summary = response->add_nodes();
-    NodeToProto(node, request->include_devices(), summary->mutable_node());
+    NodeToProto(node, with_devices, summary->mutable_node());
     summary->set_device_count(static_cast<int32_t>(node.devices.size()));
   }
   response->set_next_page_token(page->next_page_token);
@@ -114,11 +116,17 @@ void InventoryService::ListedDeviceToProto(const Device& device,
   }
 }
 
-grpc::Status InventoryService::ListDevices(
-    grpc::ServerContext* context, const v1::ListDevicesRequest* request,
+grpc::ServerUnaryReactor* InventoryService::ListDevices(
+    grpc::CallbackServerContext* context, const v1::ListDevicesRequest* request,
     v1::ListDevicesResponse* response) {
+  return Answer(context, DoListDevices(*context, *request, response));
+}
+
+grpc::Status InventoryService::DoListDevices(
+    const grpc::ServerContextBase& context,
+    const v1::ListDevicesRequest& request, v1::ListDevicesResponse* response) {
   absl::StatusOr<Principal> caller =
-      authorizer_->Authorize(*context, "Inventory/ListDevices");
+      authorizer_->Authorize(context, "Inventory/ListDevices");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   PageBudget<Device> budget(options_.page_bytes, [this](const Device& device) {
     v1::Device out;
@@ -126,12 +134,11 @@ grpc::Status InventoryService::ListDevices(
     return RepeatedFieldBytes(out);
   });
   absl::StatusOr<DeviceFilter> device_filter =
-      placer_->device_filters().Get(request->device_filter(), "device_filter");
+      placer_->device_filters().Get(request.device_filter(), "device_filter");
   if (!device_filter.ok()) return ToGrpcStatus(device_filter.status());
   absl::StatusOr<Page<Device>> page = inventory_->ListDevices(
-      *device_filter, request->node(), request->page_size(),
-      request->page_token(), std::move(budget),
-      [context] { return CallInterrupted(*context); });
+      *device_filter, request.node(), request.page_size(), request.page_token(),
+      std::move(budget), [&context] { return CallInterrupted(context); });
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (const Device& device : page->items) {
     ListedDeviceToProto(device, response->add_devices());
@@ -143,17 +150,12 @@ grpc::Status InventoryService::ListDevices(
 grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     grpc::CallbackServerContext* context,
     const v1::WatchInventoryRequest* request) {
-  absl::StatusOr<Principal> caller =
-      authorizer_->Authorize(*context, "Inventory/WatchInventory");
-  if (!caller.ok()) {
+  auto link = std::make_shared<ReactorLink<WatchReactor>>();
+  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
+      *context, "Inventory/WatchInventory", RevokeThrough(link));
+  if (!grant.ok()) {
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
-        ToGrpcStatus(caller.status()));
-  }
-  absl::StatusOr<PrincipalLimits::Stream> stream =
-      authorizer_->limits().OpenStream(caller->name);
-  if (!stream.ok()) {
-    return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
-        ToGrpcStatus(stream.status()));
+        ToGrpcStatus(grant.status()));
   }
   absl::StatusOr<WatchStart> start =
       inventory_->StartWatch({.initial = request->initial(),
@@ -164,8 +166,8 @@ grpc::ServerWriteReactor<v1::InventoryEvent>* InventoryService::WatchInventory(
     return new Refused<grpc::ServerWriteReactor<v1::InventoryEvent>>(
         ToGrpcStatus(start.status()));
   }
-  return new WatchReactor(inventory_, *std::move(start), *std::move(stream),
-                          options_.metrics);
+  return new WatchReactor(std::move(link), inventory_, *std::move(start),
+                          *std::move(grant), options_.metrics);
 }
 
 }  // namespace ctxsel::server

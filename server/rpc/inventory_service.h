@@ -2,10 +2,11 @@
 // requests and delegates to the Inventory; device classes in listings come
 // from the Placer.
 //
-// The long-lived streams (Heartbeat, one per node agent, and WatchInventory)
-// use gRPC's callback API (heartbeat_reactor.h, watch_reactor.h) so that
-// thousands of them hold no server thread each; the unary calls stay on the
-// synchronous server's thread pool.
+// Every method is on gRPC's callback API: the long-lived streams
+// (Heartbeat, one per node agent, and WatchInventory; heartbeat_reactor.h,
+// watch_reactor.h) so that thousands of them hold no server thread each,
+// and the unary calls, which only touch memory, answer on gRPC's callback
+// thread (callback_call.h).
 #ifndef CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 #define CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 
@@ -32,11 +33,7 @@ struct InventoryServiceOptions {
   Metrics* metrics = nullptr;
 };
 
-// The streaming RPCs on the callback API, the rest synchronous.
-using InventoryServiceBase = v1::Inventory::WithCallbackMethod_Heartbeat<
-    v1::Inventory::WithCallbackMethod_WatchInventory<v1::Inventory::Service>>;
-
-class InventoryService final : public InventoryServiceBase {
+class InventoryService final : public v1::Inventory::CallbackService {
  public:
   // Every call is checked by `authorizer`, which must outlive the service;
   // agents report, heartbeat and deregister only their own node.
@@ -48,25 +45,39 @@ class InventoryService final : public InventoryServiceBase {
         placer_(placer),
         options_(std::move(options)) {}
 
-  grpc::Status ReportNode(grpc::ServerContext* context,
-                          const v1::ReportNodeRequest* request,
-                          v1::ReportNodeResponse* response) override;
+  grpc::ServerUnaryReactor* ReportNode(
+      grpc::CallbackServerContext* context,
+      const v1::ReportNodeRequest* request,
+      v1::ReportNodeResponse* response) override;
   grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
   Heartbeat(grpc::CallbackServerContext* context) override;
-  grpc::Status Deregister(grpc::ServerContext* context,
-                          const v1::DeregisterRequest* request,
-                          v1::DeregisterResponse* response) override;
-  grpc::Status ListNodes(grpc::ServerContext* context,
-                         const v1::ListNodesRequest* request,
-                         v1::ListNodesResponse* response) override;
-  grpc::Status ListDevices(grpc::ServerContext* context,
-                           const v1::ListDevicesRequest* request,
-                           v1::ListDevicesResponse* response) override;
+  grpc::ServerUnaryReactor* Deregister(
+      grpc::CallbackServerContext* context,
+      const v1::DeregisterRequest* request,
+      v1::DeregisterResponse* response) override;
+  grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* context,
+                                      const v1::ListNodesRequest* request,
+                                      v1::ListNodesResponse* response) override;
+  grpc::ServerUnaryReactor* ListDevices(
+      grpc::CallbackServerContext* context,
+      const v1::ListDevicesRequest* request,
+      v1::ListDevicesResponse* response) override;
   grpc::ServerWriteReactor<v1::InventoryEvent>* WatchInventory(
       grpc::CallbackServerContext* context,
       const v1::WatchInventoryRequest* request) override;
 
  private:
+  grpc::Status DoReportNode(const grpc::ServerContextBase& context,
+                            const v1::ReportNodeRequest& request,
+                            v1::ReportNodeResponse* response);
+  grpc::Status DoDeregister(const grpc::ServerContextBase& context,
+                            const v1::DeregisterRequest& request);
+  grpc::Status DoListNodes(const grpc::ServerContextBase& context,
+                           const v1::ListNodesRequest& request,
+                           v1::ListNodesResponse* response);
+  grpc::Status DoListDevices(const grpc::ServerContextBase& context,
+                             const v1::ListDevicesRequest& request,
+                             v1::ListDevicesResponse* response);
   // A listed device: its proto with its class from the Placer.
   void ListedDeviceToProto(const Device& device, v1::Device* out) const;
 

@@ -2,6 +2,8 @@
 // job, asks the Placer (or, for a Select with a claim and the claim RPCs,
 // the ClaimBook), translates its answer (both conversions live in
 // server/rpc/proto_convert.h), and counts each Select's outcome in Metrics.
+// On gRPC's callback API (callback_call.h): the calls that write claims run
+// on the WorkerPool, the rest on gRPC's callback thread.
 #ifndef CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 
@@ -10,47 +12,71 @@
 #include "server/claims/claims.h"
 #include "server/metrics/metrics.h"
 #include "server/placement/placer.h"
+#include "server/rpc/worker_pool.h"
 
 namespace ctxsel::server {
 
-class PlacementService final : public v1::Placement::Service {
+class PlacementService final : public v1::Placement::CallbackService {
  public:
   // Every call is checked by `authorizer`, which must outlive the service;
-  // launchers renew and release only the claims they made. `metrics` may
-  // be null (no metrics).
+  // launchers renew and release only the claims they made. Calls that write
+  // claims run on `workers` (callback_call.h); the others answer on gRPC's
+  // callback thread. `metrics` may be null (no metrics).
   PlacementService(const Authorizer* authorizer,
                    const placement::Placer* placer, ClaimBook* claims,
-                   Metrics* metrics = nullptr,
+                   WorkerPool* workers, Metrics* metrics = nullptr,
                    std::function<bool()> store_stale = nullptr)
       : authorizer_(authorizer),
         placer_(placer),
         claims_(claims),
+        workers_(workers),
         metrics_(metrics),
         store_stale_(std::move(store_stale)) {}
 
-  grpc::Status Select(grpc::ServerContext* context,
-                      const v1::SelectRequest* request,
-                      v1::SelectResponse* response) override;
-  grpc::Status Explain(grpc::ServerContext* context,
-                       const v1::ExplainRequest* request,
-                       v1::ExplainResponse* response) override;
-  grpc::Status Coverage(grpc::ServerContext* context,
-                        const v1::CoverageRequest* request,
-                        v1::CoverageResponse* response) override;
-  grpc::Status RenewClaim(grpc::ServerContext* context,
-                          const v1::RenewClaimRequest* request,
-                          v1::RenewClaimResponse* response) override;
-  grpc::Status ReleaseClaim(grpc::ServerContext* context,
-                            const v1::ReleaseClaimRequest* request,
-                            v1::ReleaseClaimResponse* response) override;
-  grpc::Status ListClaims(grpc::ServerContext* context,
-                          const v1::ListClaimsRequest* request,
-                          v1::ListClaimsResponse* response) override;
+  grpc::ServerUnaryReactor* Select(grpc::CallbackServerContext* context,
+                                   const v1::SelectRequest* request,
+                                   v1::SelectResponse* response) override;
+  grpc::ServerUnaryReactor* Explain(grpc::CallbackServerContext* context,
+                                    const v1::ExplainRequest* request,
+                                    v1::ExplainResponse* response) override;
+  grpc::ServerUnaryReactor* Coverage(grpc::CallbackServerContext* context,
+                                     const v1::CoverageRequest* request,
+                                     v1::CoverageResponse* response) override;
+  grpc::ServerUnaryReactor* RenewClaim(
+      grpc::CallbackServerContext* context,
+      const v1::RenewClaimRequest* request,
+      v1::RenewClaimResponse* response) override;
+  grpc::ServerUnaryReactor* ReleaseClaim(
+      grpc::CallbackServerContext* context,
+      const v1::ReleaseClaimRequest* request,
+      v1::ReleaseClaimResponse* response) override;
+  grpc::ServerUnaryReactor* ListClaims(
+      grpc::CallbackServerContext* context,
+      const v1::ListClaimsRequest* request,
+      v1::ListClaimsResponse* response) override;
 
  private:
+  // The handlers, once the caller `who` is authorized.
+  grpc::Status SelectAndClaim(const Principal& who, const Job& job,
+                              const v1::SelectRequest& request,
+                              v1::SelectResponse* response);
+  grpc::Status DoExplain(const grpc::ServerContextBase& context,
+                         const v1::ExplainRequest& request,
+                         v1::ExplainResponse* response);
+  grpc::Status DoCoverage(const grpc::ServerContextBase& context,
+                          const v1::CoverageRequest& request,
+                          v1::CoverageResponse* response);
+  grpc::Status DoRenewClaim(const Principal& who,
+                            const v1::RenewClaimRequest& request,
+                            v1::RenewClaimResponse* response);
+  grpc::Status DoReleaseClaim(const Principal& who,
+                              const v1::ReleaseClaimRequest& request,
+                              v1::ReleaseClaimResponse* response);
+
   const Authorizer* const authorizer_;
   const placement::Placer* const placer_;
   ClaimBook* const claims_;
+  WorkerPool* const workers_;
   Metrics* const metrics_;
   // True while a shared store cannot be reached (Explain says so); null:
   // never.

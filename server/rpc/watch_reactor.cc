@@ -8,12 +8,13 @@
 
 namespace ctxsel::server {
 
-WatchReactor::WatchReactor(const Inventory* inventory, WatchStart start,
-                           PrincipalLimits::Stream stream, Metrics* metrics)
-    : inventory_(inventory),
-      stream_(std::move(stream)),
-      metrics_(metrics),
-      link_(std::make_shared<Link>()) {
+WatchReactor::WatchReactor(std::shared_ptr<Link> link,
+                           const Inventory* inventory, WatchStart start,
+                           Authorizer::StreamGrant grant, Metrics* metrics)
+    : link_(std::move(link)),
+      inventory_(inventory),
+      grant_(std::move(grant)),
+      metrics_(metrics) {
   if (metrics_ != nullptr) metrics_->RecordWatcher(+1);
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
@@ -24,6 +25,10 @@ WatchReactor::WatchReactor(const Inventory* inventory, WatchStart start,
 
 void WatchReactor::Pump() {
   if (finished_ || write_in_flight_) return;
+  if (revoked_) {
+    FinishOnce(RevokedStatus());
+    return;
+  }
   if (cancelled_) {
     FinishOnce(grpc::Status::OK);
     return;
@@ -92,6 +97,12 @@ void WatchReactor::OnCancel() {
   absl::MutexLock lock(&link_->mu);
   cancelled_ = true;
   // With a write in flight, its failed completion finishes the stream.
+  Pump();
+}
+
+void WatchReactor::Revoke() {
+  revoked_ = true;
+  // With a write in flight, its completion finishes the stream.
   Pump();
 }
 

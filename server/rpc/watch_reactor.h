@@ -5,11 +5,16 @@
 // thread that records the next change starts the next write. Events are
 // sent in sequence order, after what Inventory::StartWatch said to send
 // first; a watcher that falls further behind than the inventory's event
-// history ends with OUT_OF_RANGE (resume it: it will be resynced).
+// history ends with OUT_OF_RANGE (resume it: it will be resynced); one
+// whose credential a reload of the tokens file revokes, with
+// UNAUTHENTICATED (at once, or once the event being sent is).
 //
+//   auto link = std::make_shared<ReactorLink<WatchReactor>>();
+//   ... grant = authorizer_->AuthorizeStream(..., RevokeThrough(link));
 //   absl::StatusOr<WatchStart> start = inventory_->StartWatch(from);
 //   if (!start.ok()) ...  // refuse the call
-//   return new WatchReactor(inventory_, *std::move(start), stream);
+//   return new WatchReactor(link, inventory_, *std::move(start),
+//                           *std::move(grant));
 #ifndef CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
 #define CTXSEL_SERVER_RPC_WATCH_REACTOR_H_
 
@@ -23,32 +28,33 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "ctxsel/v1/ctxsel.pb.h"
-#include "server/access/principal_limits.h"
+#include "server/access/auth.h"
 #include "server/fleet/inventory.h"
 #include "server/metrics/metrics.h"
+#include "server/rpc/callback_call.h"
 
 namespace ctxsel::server {
 
 class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
   // Starts the stream: `start`'s events first, then every event after its
-  // sequence. The reactor deletes itself when the stream is done. `stream`
-  // counts against its principal's stream limit until then; `metrics` (may
-  // be null) counts the watcher and each event's lag.
-  WatchReactor(const Inventory* inventory, WatchStart start,
-               PrincipalLimits::Stream stream, Metrics* metrics = nullptr);
+  // sequence. The reactor deletes itself when the stream is done, and is
+  // reached from other threads (the inventory's wakes, a revocation)
+  // through `link` until then; its lock guards the reactor's state and is
+  // taken before the Inventory's. `grant` is held until then; `metrics`
+  // (may be null) counts the watcher and each event's lag.
+  WatchReactor(std::shared_ptr<ReactorLink<WatchReactor>> link,
+               const Inventory* inventory, WatchStart start,
+               Authorizer::StreamGrant grant, Metrics* metrics = nullptr);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
+  // Ends the stream with RevokedStatus(); the caller holds the link's lock.
+  void Revoke();
 
  private:
-  // What the inventory's wake callback holds: it may run on another thread
-  // until OnDone has cut the link, so it never touches a deleted reactor.
-  struct Link {
-    absl::Mutex mu;  // guards the reactor's state too; before Inventory's
-    WatchReactor* reactor ABSL_GUARDED_BY(mu);
-  };
+  using Link = ReactorLink<WatchReactor>;
 
   // Starts the next write, or asks to be woken when there is nothing to
   // send, or finishes a cancelled stream. Caller holds link_->mu.
@@ -59,10 +65,10 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   void Queue(const InventoryEvent& event);
   void FinishOnce(grpc::Status status);
 
-  const Inventory* const inventory_;
-  const PrincipalLimits::Stream stream_;
-  Metrics* const metrics_;
   const std::shared_ptr<Link> link_;
+  const Inventory* const inventory_;
+  const Authorizer::StreamGrant grant_;
+  Metrics* const metrics_;
   // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   int64_t cursor_ = 0;
   std::deque<v1::InventoryEvent> queue_;
@@ -71,6 +77,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   v1::InventoryEvent writing_;
   bool write_in_flight_ = false;
   bool cancelled_ = false;
+  bool revoked_ = false;
   bool finished_ = false;
   std::optional<int64_t> wake_id_;
 };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,7 +43,8 @@ bool WriteAll(int fd, const std::string& text) {
 absl::StatusOr<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(
     const std::string& dir) {
   const std::string path = InDir(dir, kLockFileName);
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd =
+      open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -77,6 +79,38 @@ absl::StatusOr<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(
 // The file stays: unlinking a lock file lets a waiter lock a dead inode.
 DataDirLock::~DataDirLock() { close(fd_); }
 
+absl::Status PrepareDataDir(const std::string& dir) {
+  std::error_code error;
+  const std::filesystem::path path(dir);
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path(), error);
+  }
+  // mkdir's mode is cut by the umask, which never adds bits: 0700 stays.
+  if (!error && mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    error = std::error_code(errno, std::generic_category());
+  }
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create --data_dir ", dir, ": ", error.message()));
+  }
+  return CheckDataDirMode(dir);
+}
+
+absl::Status CheckDataDirMode(const std::string& dir) {
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--data_dir ", dir, " is not a directory"));
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--data_dir %s is writable by its group or by others (mode %04o): "
+        "they could plant links where the server writes; chmod go-w %s",
+        dir, info.st_mode & 07777, dir));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<StoreState>> ReadStoreState(
     const std::string& dir) {
   const std::string path = InDir(dir, kStateFileName);
@@ -105,8 +139,11 @@ absl::Status WriteStoreState(const std::string& dir, const StoreState& state) {
   const std::string text =
       absl::StrFormat("%s\nrevision %d\nvariants %d\n", kStateHeader,
                       state.revision, state.variant_count);
-  const int fd =
-      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A stale temporary file (or a link planted there) is removed, not
+  // written through.
+  unlink(tmp.c_str());
+  const int fd = open(
+      tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::InternalError(
         absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));

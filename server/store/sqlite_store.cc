@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -268,10 +270,14 @@ absl::Status RestoreInto(const std::string& file, const std::string& dir,
   }
   const std::string tmp = path + ".restore";
   std::error_code error;
-  std::filesystem::copy_file(
-      file, tmp, std::filesystem::copy_options::overwrite_existing, error);
-  const int fd = error ? -1 : open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  const bool synced = fd >= 0 && fsync(fd) == 0;
+  // A stale copy, or a link planted in its place, goes; nothing is written
+  // through it.
+  std::filesystem::remove(tmp, error);
+  std::filesystem::copy_file(file, tmp, error);
+  const int fd =
+      error ? -1 : open(tmp.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // The copy has the backup's mode; the store is the server's alone.
+  const bool synced = fd >= 0 && fchmod(fd, 0600) == 0 && fsync(fd) == 0;
   if (fd >= 0) close(fd);
   if (error || !synced || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::filesystem::remove(tmp, error);
@@ -307,12 +313,7 @@ absl::StatusOr<std::vector<std::string>> FromJson(const std::string& text) {
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     const std::string& data_dir, const SqliteStoreOptions& options) {
-  std::error_code error;
-  std::filesystem::create_directories(data_dir, error);
-  if (error) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create --data_dir ", data_dir, ": ", error.message()));
-  }
+  CTXSEL_RETURN_IF_ERROR(PrepareDataDir(data_dir));
   CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<DataDirLock> lock,
                           DataDirLock::Acquire(data_dir));
   const std::string path = InDir(data_dir, kFileName);
@@ -325,13 +326,25 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   if (state && state->revision > 0 && !std::filesystem::exists(path)) {
     return Lost(path, data_dir, "does not exist", *state);
   }
+  // Made (or tightened) 0600 before SQLite opens it: SQLite gives its WAL
+  // and shared-memory files the database's mode.
+  const int fd =
+      open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || fchmod(fd, 0600) != 0) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(error)));
+  }
+  close(fd);
   std::unique_ptr<SqliteStore> store(
       new SqliteStore(std::move(lock), data_dir, path));
   absl::MutexLock hold(&store->mu_);
   store->state_ = state;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &store->db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &store->db_,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+      nullptr);
   if (rc != SQLITE_OK) return SqliteError(store->db_, rc, path, "open");
   CTXSEL_RETURN_IF_ERROR(store->Init(options));
   store->checked_ = true;

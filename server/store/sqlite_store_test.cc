@@ -1,10 +1,12 @@
 #include "server/store/sqlite_store.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -469,6 +471,69 @@ TEST(SqliteStoreTest, ClaimsSurviveReopenAndApplyAsOneBatch) {
   auto contents = (*store)->Load();
   ASSERT_TRUE(contents.ok());
   EXPECT_TRUE(contents->variants.empty());
+}
+
+// The store is the server's user's alone, whatever the umask, and the
+// server writes through no link another user planted (issue 23).
+TEST(SqliteStoreTest, FilesAreTheServersAloneWhateverTheUmask) {
+  const std::string dir = FreshDir("modes") + "/data";
+  const mode_t old_umask = umask(022);
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    StoreBatch batch;
+    batch.puts = {Record("saxpy", "a", 0, 1)};
+    batch.revision = 1;
+    ASSERT_TRUE((*store)->Apply(batch).ok());
+    auto mode = [](const std::string& path) {
+      return std::filesystem::status(path).permissions() &
+             std::filesystem::perms::all;
+    };
+    using std::filesystem::perms;
+    EXPECT_EQ(mode(dir), perms::owner_all);
+    for (const char* name : {"ctxsel.db", "ctxsel.db-wal", "LOCK", "STATE"}) {
+      EXPECT_EQ(mode(dir + "/" + name), perms::owner_read | perms::owner_write)
+          << name;
+    }
+  }
+  umask(old_umask);
+}
+
+TEST(SqliteStoreTest, ALinkPlantedInTheDataDirIsNeverWrittenThrough) {
+  const std::string dir = FreshDir("planted");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  const std::string victim = FreshDir("victim.txt");
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_symlink(victim, dir + "/STATE.tmp");
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    StoreBatch batch;
+    batch.puts = {Record("saxpy", "a", 0, 1)};
+    batch.revision = 1;
+    ASSERT_TRUE((*store)->Apply(batch).ok());  // writes STATE via STATE.tmp
+  }
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "precious\n");
+
+  // A LOCK that is a link is refused, not followed.
+  const std::string other = FreshDir("linked-lock");
+  std::filesystem::create_directories(other);
+  std::filesystem::permissions(other, std::filesystem::perms::owner_all);
+  std::filesystem::create_symlink(victim, other + "/LOCK");
+  EXPECT_EQ(SqliteStore::Open(other).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(SqliteStoreTest, ADataDirOthersMayWriteIsRefused) {
+  const std::string dir = FreshDir("shared");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  absl::Status refused = SqliteStore::Open(dir).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("chmod go-w " + dir));
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(IndependentClientsTest, PythonStubsDriveTheServiceAndReadErrorDetails) {
 }
 
 TEST(IndependentClientsTest, ReflectionAloneListsServicesAndSelects) {
-  auto server = ServerProcess::Start();
+  auto server = ServerProcess::Start({"--reflection"});
   ASSERT_TRUE(server.ok()) << server.status();
   CommandResult run = RunCommand(
       {"/usr/bin/python3", RunfilePath("tests/clients/reflection_client.py"),

@@ -68,7 +68,7 @@ set +e
 code=$?
 set -e
 [[ $code -eq 2 ]] || fail "--check_config with --max_threads=0 exited $code, want 2"
-grep -q 'max_threads: must be at least 2' "$T/bad.err" || fail "$(cat "$T/bad.err")"
+grep -q 'max_threads: must be at least 1' "$T/bad.err" || fail "$(cat "$T/bad.err")"
 grep -q '^config invalid$' "$T/bad.out" || fail "$(cat "$T/bad.out")"
 
 # --- Install ----------------------------------------------------------------

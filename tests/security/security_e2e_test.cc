@@ -326,6 +326,41 @@ TEST_F(SecurityE2E, AgentReportsWithItsCertificate) {
   EXPECT_EQ((*real)->Wait(std::chrono::seconds(5)), 0);
 }
 
+// Refused calls are logged with the caller's address, a line a second at
+// most, so a flood shows in the log without flooding it.
+TEST_F(SecurityE2E, RefusedCallsAreLoggedAtMostOnceASecond) {
+  auto count = [] {
+    const std::string log = fleet->server->Log();
+    size_t lines = 0;
+    for (size_t at = log.find("auth: refused "); at != std::string::npos;
+         at = log.find("auth: refused ", at + 1)) {
+      ++lines;
+    }
+    return lines;
+  };
+  client::ClientSecurity none;  // TLS, but neither token nor certificate
+  client::CtxselClient anonymous(Channel(none));
+  const size_t before = count();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(anonymous.Ping().status().code(),
+              absl::StatusCode::kUnauthenticated);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_EQ(anonymous.Ping().status().code(),
+            absl::StatusCode::kUnauthenticated);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const size_t lines = count() - before;
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, static_cast<size_t>(seconds) + 2);
+  const std::string log = fleet->server->Log();
+  EXPECT_THAT(log, HasSubstr("auth: refused Ctxsel/Ping from ipv4:127.0.0.1:"));
+  EXPECT_THAT(log, HasSubstr("UNAUTHENTICATED: no credentials"));
+  EXPECT_THAT(log, HasSubstr(" more refused since the previous line"));
+}
+
 // Last in the file: every other test has logged what it will.
 TEST_F(SecurityE2E, NoLogHoldsAToken) {
   const std::string log = fleet->server->Log();

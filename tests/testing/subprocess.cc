@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -107,6 +108,20 @@ std::optional<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
     }
   }
   return exit_code_;
+}
+
+std::optional<int64_t> ResidentBytes(pid_t pid) {
+  const std::string status =
+      ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status"));
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    int64_t kib = 0;
+    if (absl::ConsumePrefix(&line, "VmRSS:") &&
+        absl::ConsumeSuffix(&line, "kB") &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kib)) {
+      return kib * 1024;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string ReadFileOrEmpty(const std::string& path) {

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,10 @@ CommandResult RunCommand(
 std::vector<CommandResult> RunCommandsInParallel(
     const std::vector<std::vector<std::string>>& argvs,
     std::chrono::milliseconds timeout);
+
+// The resident set size of process `pid` (VmRSS in /proc/PID/status), in
+// bytes; nullopt once it is gone.
+std::optional<int64_t> ResidentBytes(pid_t pid);
 
 // Reads a whole file; empty if it does not exist.
 std::string ReadFileOrEmpty(const std::string& path);

@@ -1,0 +1,83 @@
+// A bare HTTP/2 client over plaintext TCP, for attack tests: it speaks just
+// enough HTTP/2 (the preface, SETTINGS, HEADERS, DATA, WINDOW_UPDATE, PING)
+// to open gRPC calls and send part of a message, honouring the server's
+// flow control as a real client does, which no gRPC client library lets a
+// test do. Loopback only; the caller bounds every wait.
+//
+//   auto connection = RawHttp2Connection::Connect(port);
+//   // A 4 MiB request of which all but the last byte is ever sent.
+//   (*connection)->OpenCall("/ctxsel.v1.Placement/Select", 4 << 20,
+//                           (4 << 20) - 1);
+//   (*connection)->Pump(std::chrono::seconds(5));
+#ifndef CTXSEL_TESTS_TESTING_RAW_HTTP2_H_
+#define CTXSEL_TESTS_TESTING_RAW_HTTP2_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace ctxsel::testing {
+
+class RawHttp2Connection {
+ public:
+  // Connects to 127.0.0.1:`port` and sends the client preface and SETTINGS.
+  static absl::StatusOr<std::unique_ptr<RawHttp2Connection>> Connect(int port);
+  ~RawHttp2Connection();
+  RawHttp2Connection(const RawHttp2Connection&) = delete;
+  RawHttp2Connection& operator=(const RawHttp2Connection&) = delete;
+
+  // Opens a gRPC call of `path` whose request announces `message_bytes`,
+  // of which `send_bytes` are to be sent (by Pump); the stream is never
+  // half-closed.
+  void OpenCall(const std::string& path, uint32_t message_bytes,
+                int64_t send_bytes);
+  // Sends what OpenCall queued as the server's windows allow, and answers
+  // its SETTINGS and PINGs, until everything is sent, the server closes
+  // the connection or ends every call, or `timeout` passes.
+  void Pump(std::chrono::milliseconds timeout);
+
+  // Message bytes sent so far, over all calls.
+  int64_t sent() const { return sent_; }
+  // True once the server closed the connection or sent GOAWAY.
+  bool closed() const { return closed_; }
+
+ private:
+  struct Call {
+    std::string prefix;  // the gRPC message prefix, then `left` of body
+    int64_t left = 0;
+    int64_t window = 0;
+    bool ended = false;  // RST_STREAM or END_STREAM from the server
+  };
+
+  explicit RawHttp2Connection(int fd) : fd_(fd) {}
+  static std::string Frame(uint8_t type, uint8_t flags, uint32_t stream,
+                           const std::string& payload);
+  // Frames the server sent, as far as they arrived.
+  void Receive();
+  void Handle(uint8_t type, uint8_t flags, uint32_t stream,
+              const std::string& payload);
+  // Queues DATA frames the windows allow; true if any was queued.
+  bool QueueData();
+  // Writes as much of out_ as the socket takes.
+  void Flush();
+  bool Done() const;
+
+  int fd_;
+  std::string in_;
+  std::string out_;
+  std::map<uint32_t, Call> calls_;
+  uint32_t next_stream_ = 1;
+  int64_t connection_window_ = 65535;
+  int64_t initial_window_ = 65535;
+  int64_t max_frame_ = 16384;
+  int64_t sent_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace ctxsel::testing
+
+#endif  // CTXSEL_TESTS_TESTING_RAW_HTTP2_H_
