@@ -75,6 +75,8 @@ ABSL_FLAG(std::string, require, "",
 ABSL_FLAG(bool, require_variant, false,
           "select/explain/run: fail rather than place the kernel's base "
           "function.");
+ABSL_FLAG(bool, same_node, false,
+          "select/explain/run: with --count, every rank on one node.");
 ABSL_FLAG(bool, here, false,
           "select/explain/run: only this node's devices (the node id "
           "ctxsel-agent reports as: the host name).");
@@ -201,6 +203,11 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
   job.set_count(absl::GetFlag(FLAGS_count));
   job.set_required_kind(absl::GetFlag(FLAGS_require));
   job.set_require_variant(absl::GetFlag(FLAGS_require_variant));
+  if (absl::GetFlag(FLAGS_same_node) && job.count() <= 1) {
+    return absl::InvalidArgumentError(
+        "--same_node: only with --count=N, N > 1");
+  }
+  job.set_same_node(absl::GetFlag(FLAGS_same_node));
   for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
     job.add_allowed_devices(d);
   }

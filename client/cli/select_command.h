@@ -78,7 +78,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
   "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
-  "[--count=N] [--require=KIND] [--require_variant]"
+  "[--count=N [--same_node]] [--require=KIND] [--require_variant]"
 
 }  // namespace ctxsel::cli
 

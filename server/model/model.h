@@ -82,6 +82,8 @@ struct Job {
   std::string required_kind;
   // Never the base function.
   bool require_variant = false;
+  // With count > 1: every rank on one node.
+  bool same_node = false;
 };
 
 // The most devices one Select may place (Job::count) or name

@@ -134,6 +134,45 @@ absl::StatusOr<Decision> DecideRanks(internal::Request request,
   return first;
 }
 
+// Job::count ranks on one node (Job::same_node): DecideRanks confined to the
+// node of the best first rank; when that node cannot hold them all, its
+// devices are passed over and the next best node's tried, kSameNodeTries
+// nodes at most, so the cost stays bounded on a large fleet.
+absl::StatusOr<Decision> DecideRanksOnOneNode(internal::Request request,
+                                              const Fleet::Reader& reader) {
+  constexpr int kSameNodeTries = 8;
+  const Job& job = *request.job;
+  RankExclusion passed_over(request.claims);
+  internal::Request first = request;
+  first.claims = &passed_over;
+  absl::Status last;
+  int tried = 0;
+  for (; tried < kSameNodeTries; ++tried) {
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(first, reader));
+    if (!d.status.ok()) {
+      if (tried == 0) return d;  // nothing fits at all
+      break;
+    }
+    const std::string node = d.placement.choice.device.node;
+    Job on_node = job;
+    on_node.nodes = {node};
+    internal::Request ranks = request;
+    ranks.job = &on_node;
+    CTXSEL_ASSIGN_OR_RETURN(Decision all, DecideRanks(ranks, reader));
+    if (all.status.ok()) return all;
+    last = all.status;
+    if (const std::vector<DeviceSlot*>* slots = reader.node(node)) {
+      for (const DeviceSlot* slot : *slots) passed_over.Take(slot->id);
+    }
+  }
+  Decision failed;
+  failed.status = absl::Status(
+      last.code(), absl::StrCat("same_node: none of the ", tried,
+                                " best nodes can hold all ", job.count,
+                                " ranks; the last: ", last.message()));
+  return failed;
+}
+
 }  // namespace
 
 Placer::Placer(PlacerOptions options)
@@ -297,7 +336,10 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
   Fleet::Reader reader(*fleet_);
-  if (job.count > 1 && !explain) return DecideRanks(request, reader);
+  if (job.count > 1 && !explain) {
+    return job.same_node ? DecideRanksOnOneNode(request, reader)
+                         : DecideRanks(request, reader);
+  }
   return DecideOnce(request, reader);
 }
 

@@ -173,7 +173,8 @@ class Placer {
   // devices, each the best device the earlier ranks left, over one view of
   // the fleet; fewer than N is an error, never a partial answer
   // (FailedPrecondition when fewer fit, ResourceExhausted when fewer have
-  // claim room). Cost: N one-device Selects.
+  // claim room). Cost: N one-device Selects. With Job::same_node all on
+  // one node: the best first rank's, else the next best node's (8 tried).
   absl::StatusOr<Placement> Select(const Job& job,
                                    const ClaimCheck* claims = nullptr) const;
 

@@ -324,6 +324,31 @@ TEST_F(PlacerTest, AllowedDevicesConfineTheChoice) {
               HasSubstr("allowed_devices outside the job's nodes: b/0"));
 }
 
+// same_node: every rank on one node, the first node that can hold them all.
+TEST_F(PlacerTest, SameNodeKeepsEveryRankOnOneNode) {
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kMi250), MakeDevice("a", 1, Kind::kMi250)});
+  AddNode("b",
+          {MakeDevice("b", 0, Kind::kH100), MakeDevice("b", 1, Kind::kH100),
+           MakeDevice("b", 2, Kind::kH100)});
+  Job job = SaxpyJob();
+  job.count = 3;
+  absl::StatusOr<Placement> spread = placer_.Select(job);
+  ASSERT_TRUE(spread.ok()) << spread.status();
+  EXPECT_EQ(spread->ranks[0].device.node, "a");  // MI250X scores higher
+  EXPECT_EQ(spread->ranks[2].device.node, "b");
+  job.same_node = true;
+  absl::StatusOr<Placement> one = placer_.Select(job);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->ranks.size(), 3u);
+  for (const Choice& rank : one->ranks) EXPECT_EQ(rank.device.node, "b");
+  job.count = 4;
+  one = placer_.Select(job);
+  EXPECT_EQ(one.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(one.status().message(),
+              HasSubstr("same_node: none of the 2 best nodes can hold all 4"));
+}
+
 // A job that needs an accelerator never lands on the host CPU, and one that
 // needs a variant never gets the base function.
 TEST_F(PlacerTest, RequiredKindAndVariantRefuseFallbacks) {

@@ -258,6 +258,7 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   }
   out.required_kind = job.required_kind();
   out.require_variant = job.require_variant();
+  out.same_node = job.same_node();
   return out;
 }
 

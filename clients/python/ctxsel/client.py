@@ -152,12 +152,13 @@ class Client:
 
     @staticmethod
     def job(kernel, construct=(), variables=None, nodes=(), devices=(),
-            count=0, require=None, require_variant=False, device_filter="",
-            policy=None, top_k=0):
+            count=0, same_node=False, require=None, require_variant=False,
+            device_filter="", policy=None, top_k=0):
         """The ctxsel.v1.Job of these arguments (`devices`: the allocation,
         device ids or UUIDs; `require`: a device kind such as "gpu")."""
         job = pb.Job(kernel=kernel, nodes=list(nodes),
                      allowed_devices=list(devices), count=count,
+                     same_node=same_node,
                      required_kind=require or "",
                      require_variant=require_variant,
                      device_filter=device_filter, top_k=top_k)
