@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -62,7 +64,13 @@ Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
       epoch_(NewEpoch()),
       devices_(devices),
       observer_(observer),
-      notifier_([this] { RunNotifier(); }) {}
+      notifier_([this] { RunNotifier(); }) {
+  max_listings_ =
+      options_.max_concurrent_listings > 0
+          ? options_.max_concurrent_listings
+          : std::max(1,
+                     static_cast<int>(std::thread::hardware_concurrency()) / 2);
+}
 
 Inventory::~Inventory() {
   {
@@ -389,6 +397,19 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
     }
   }
   const size_t limit = ClampPageSize(page_size, options_);
+  // One of max_listings_ pages read at once (InventoryOptions).
+  {
+    absl::MutexLock lock(&listing_mu_);
+    auto turn = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listing_mu_) {
+      return listings_ < max_listings_;
+    };
+    listing_mu_.Await(absl::Condition(&turn));
+    ++listings_;
+  }
+  absl::Cleanup done = [this] {
+    absl::MutexLock lock(&listing_mu_);
+    --listings_;
+  };
   Page<Device> page;
   size_t examined = 0;
   // Node by node, the inventory's lock held only to find the next node:

@@ -139,6 +139,11 @@ struct InventoryOptions {
   ReportLimits report_limits;
   int default_page_size = 500;
   int max_page_size = 5000;
+  // ListDevices pages read at once; the rest wait their turn. A filtered
+  // page may read every device of the fleet: unbounded, concurrent listings
+  // take every core and delay heartbeats by scheduling alone. 0: half the
+  // cores, at least 1.
+  int max_concurrent_listings = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -328,6 +333,10 @@ class Inventory {
   // before `mu_`, never while holding it.
   absl::Mutex apply_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
+  // ListDevices pages being read now (max_concurrent_listings bounds it).
+  mutable absl::Mutex listing_mu_;
+  mutable int listings_ ABSL_GUARDED_BY(listing_mu_) = 0;
+  int max_listings_ = 1;
   std::optional<ReportInFlight> in_flight_ ABSL_GUARDED_BY(mu_);
   // Wake id -> (the sequence it waits to see exceeded, the callback).
   mutable std::map<int64_t, std::pair<int64_t, std::function<void()>>> wakes_
