@@ -20,7 +20,9 @@ namespace {
 
 constexpr auto kStartTimeout = std::chrono::seconds(30);
 
-std::string PeerUrl(int port) { return absl::StrCat("http://127.0.0.1:", port); }
+std::string PeerUrl(int port) {
+  return absl::StrCat("http://127.0.0.1:", port);
+}
 
 // A fresh channel to `endpoint` with subchannels of its own: a channel
 // that failed to connect waits out a growing backoff before trying again,
@@ -28,8 +30,8 @@ std::string PeerUrl(int port) { return absl::StrCat("http://127.0.0.1:", port); 
 std::shared_ptr<grpc::Channel> FreshChannel(const std::string& endpoint) {
   grpc::ChannelArguments arguments;
   arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(
-      endpoint, grpc::InsecureChannelCredentials(), arguments);
+  return grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(),
+                                   arguments);
 }
 
 // Maintenance.Status of the member at `endpoint` (answered by the member
@@ -182,9 +184,8 @@ absl::Status EtcdCluster::Spawn(int i, const std::string& state) {
        "--listen-peer-urls=" + peer_url,
        "--initial-advertise-peer-urls=" + peer_url,
        "--initial-cluster=" + InitialCluster(),
-       "--initial-cluster-state=" + state,
-       "--initial-cluster-token=" + token_, "--logger=zap",
-       "--log-outputs=stderr"},
+       "--initial-cluster-state=" + state, "--initial-cluster-token=" + token_,
+       "--logger=zap", "--log-outputs=stderr"},
       m.log_path, m.log_path);
   if (!process.ok()) return process.status();
   m.process = *std::move(process);
@@ -219,10 +220,10 @@ absl::Status EtcdCluster::Restart(int i) {
       WaitForMember(m.endpoint, PeerUrl(m.peer_port), /*need_leader=*/false,
                     *m.process, kStartTimeout);
   if (!id.ok()) {
-    return absl::Status(id.status().code(),
-                        absl::StrCat(m.name, " did not restart: ",
-                                     id.status().message(), "; log:\n",
-                                     Log(i)));
+    return absl::Status(
+        id.status().code(),
+        absl::StrCat(m.name, " did not restart: ", id.status().message(),
+                     "; log:\n", Log(i)));
   }
   return absl::OkStatus();
 }

@@ -34,20 +34,21 @@ bool Put(const EtcdCluster& etcd, const std::string& value) {
   request.set_key("/k");
   request.set_value(value);
   etcdserverpb::PutResponse response;
-  return OnAnyMember(etcd, [&](etcdserverpb::KV::Stub& kv,
-                               grpc::ClientContext& context) {
-    return kv.Put(&context, request, &response);
-  });
+  return OnAnyMember(
+      etcd, [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext& context) {
+        return kv.Put(&context, request, &response);
+      });
 }
 
 std::optional<std::string> Get(const EtcdCluster& etcd) {
   etcdserverpb::RangeRequest request;
   request.set_key("/k");
   etcdserverpb::RangeResponse response;
-  if (!OnAnyMember(etcd, [&](etcdserverpb::KV::Stub& kv,
-                             grpc::ClientContext& context) {
-        return kv.Range(&context, request, &response);
-      }) ||
+  if (!OnAnyMember(
+          etcd,
+          [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext& context) {
+            return kv.Range(&context, request, &response);
+          }) ||
       response.kvs_size() != 1) {
     return std::nullopt;
   }
