@@ -355,5 +355,25 @@ TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
   EXPECT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v2").ok(); }));
 }
 
+// Every time the watch breaks, not only the first: a replica whose watch
+// came back once and broke again (a member that lost quorum ends its
+// streams) went on saying it was in step.
+TEST_F(EtcdStoreTest, SyncSaysItIsStaleEachTimeEtcdGoesAway) {
+  auto store = OpenStore();
+  auto registry = VariantRegistry::Open(store.get(), nullptr);
+  auto claims = ClaimBook::Open(store.get());
+  ASSERT_TRUE(registry.ok() && claims.ok());
+  auto sync = ReplicaSync::Start(store.get(), registry->get(), claims->get());
+  ASSERT_TRUE(sync.ok());
+  for (int round = 1; round <= 2; ++round) {
+    etcd_->Kill();
+    EXPECT_TRUE(Eventually([&] { return (*sync)->stale(); }))
+        << "round " << round;
+    ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
+    EXPECT_TRUE(Eventually([&] { return !(*sync)->stale(); }))
+        << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace ctxsel::server::etcd

@@ -24,7 +24,6 @@
 #include "absl/time/time.h"
 #include "client/ctxsel_client.h"
 #include "gmock/gmock.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/store/etcd/etcd_client.h"
 #include "tests/testing/etcd_process.h"
@@ -54,20 +53,9 @@ constexpr char kDevicesJson[] = R"({"devices": [
   {"sycl_architecture": "nvidia_gpu_sm_90"}
 ]})";
 
-// Whether `service` is SERVING in `address`'s health service; nullopt
-// when the check fails.
 std::optional<bool> Serving(const std::string& address,
                             const std::string& service) {
-  auto health = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  grpc::health::v1::HealthCheckRequest request;
-  request.set_service(service);
-  grpc::health::v1::HealthCheckResponse response;
-  if (!health->Check(&context, request, &response).ok()) return std::nullopt;
-  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+  return HealthServing(address, service);
 }
 
 // Explain's `stale` and the health status of "ctxsel.store" on `address`;

@@ -1,10 +1,8 @@
 // Starts a real single-member etcd (Debian's etcd-server, tools/setup.sh) on
 // loopback for a test, in a fresh data directory (mode 0700), and waits
-// until it answers. etcd cannot listen on port 0, so free ports are found
-// by binding 127.0.0.1:0 and closing; a start that loses its port to
-// another process (seen by etcd exiting, or by another etcd answering on
-// the client port) is retried with new ones. Restart() reuses the ports and
-// fails if one was taken meanwhile.
+// until it answers: an EtcdCluster (etcd_cluster.h) of one member, which
+// says how ports are found. Restart() reuses the ports and fails if one
+// was taken meanwhile.
 //
 //   auto etcd = EtcdProcess::Start();
 //   ASSERT_TRUE(etcd.ok()) << etcd.status();
@@ -16,10 +14,11 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tests/testing/subprocess.h"
+#include "tests/testing/etcd_cluster.h"
 
 namespace ctxsel::testing {
 
@@ -28,23 +27,19 @@ class EtcdProcess {
   static absl::StatusOr<std::unique_ptr<EtcdProcess>> Start();
 
   // host:port of the client API, e.g. "127.0.0.1:41234".
-  const std::string& endpoint() const { return endpoint_; }
+  const std::string& endpoint() const { return cluster_->endpoint(0); }
   // SIGKILL, and wait for the process to be gone.
-  void Kill();
-  // Starts etcd again on the same ports and data directory (after Kill).
+  void Kill() { cluster_->Kill(0); }
+  // Starts etcd again on the same ports and data directory (after Kill),
+  // and waits until it leads itself.
   absl::Status Restart();
-  std::string Log() const { return ReadFileOrEmpty(log_path_); }
+  std::string Log() const { return cluster_->Log(0); }
 
  private:
-  EtcdProcess() = default;
-  absl::Status Launch();
+  explicit EtcdProcess(std::unique_ptr<EtcdCluster> cluster)
+      : cluster_(std::move(cluster)) {}
 
-  std::string dir_;
-  std::string log_path_;
-  int client_port_ = 0;
-  int peer_port_ = 0;
-  std::string endpoint_;
-  std::unique_ptr<Subprocess> process_;
+  std::unique_ptr<EtcdCluster> cluster_;
 };
 
 }  // namespace ctxsel::testing

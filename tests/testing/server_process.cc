@@ -42,6 +42,20 @@ absl::Status WaitForServing(const std::string& address,
       absl::StrCat(address, " not SERVING in time: ", last_error));
 }
 
+std::optional<bool> HealthServing(const std::string& address,
+                                  const std::string& service,
+                                  std::chrono::milliseconds timeout) {
+  auto health = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  if (!health->Check(&context, request, &response).ok()) return std::nullopt;
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     const std::vector<std::string>& extra_flags, int port,
     int open_file_limit) {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ std::string CliPath();
 // SERVING or `timeout` passes.
 absl::Status WaitForServing(const std::string& address,
                             std::chrono::milliseconds timeout);
+
+// Whether `service` ("" for the server as a whole, "ctxsel.store", ...) is
+// SERVING in `address`'s health service; nullopt when the check fails or
+// has no answer within `timeout`.
+std::optional<bool> HealthServing(
+    const std::string& address, const std::string& service,
+    std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 class ServerProcess {
  public:

@@ -241,22 +241,24 @@ EtcdWatch::~EtcdWatch() {
 void EtcdWatch::Run() {
   absl::Duration backoff = absl::Milliseconds(50);
   size_t endpoint = client_->current_.load();
-  bool connected = true;  // as the caller assumes at the start
+  // Whether the caller was last told "connected": at the start it assumes
+  // so; RunStream tells it again (and sets this) once a stream is created,
+  // so every break after that is told too.
+  bool connected = true;
   while (!stop_.HasBeenNotified()) {
     bool delivered_any = false;
-    if (!RunStream(endpoint, delivered_any)) return;
+    if (!RunStream(endpoint, delivered_any, connected)) return;
     if (connected && callbacks_.on_state) callbacks_.on_state(false);
     connected = false;
     if (delivered_any) backoff = absl::Milliseconds(50);
     if (stop_.WaitForNotificationWithTimeout(backoff)) return;
     backoff = std::min(2 * backoff, absl::Seconds(2));
     endpoint = (endpoint + 1) % client_->endpoints_.size();
-    // Reconnected: RunStream reports true through on_state once created.
-    connected = false;
   }
 }
 
-bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any) {
+bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
+                          bool& connected) {
   auto& endpoint = client_->endpoints_[endpoint_index];
   auto stub = etcdserverpb::Watch::NewStub(endpoint.channel);
   grpc::ClientContext context;
@@ -280,6 +282,7 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any) {
   while (ok && stream->Read(&response)) {
     if (response.created()) {
       client_->current_.store(endpoint_index);
+      connected = true;
       if (callbacks_.on_state) callbacks_.on_state(true);
     }
     if (response.compact_revision() > 0) {

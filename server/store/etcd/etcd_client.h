@@ -132,7 +132,8 @@ class EtcdWatch {
             int64_t start_revision, EtcdClient::WatchCallbacks callbacks);
   void Run();
   // One stream, until it breaks or the watch stops; false when stopping.
-  bool RunStream(size_t endpoint, bool& delivered_any);
+  // Sets `connected` (and tells on_state) once the stream is created.
+  bool RunStream(size_t endpoint, bool& delivered_any, bool& connected);
 
   EtcdClient* const client_;
   const std::string key_;
