@@ -51,6 +51,16 @@ void AddCompare(TxnRequest& txn, const std::string& key,
   }
 }
 
+// Deletes `key` only if its mod revision is still `revision`, as a nested
+// transaction: a place another replica took since it was read is left to
+// its new claim, and the rest of the batch still applies.
+void AddDeleteIfUnchanged(TxnRequest& txn, const std::string& key,
+                          int64_t revision) {
+  TxnRequest* nested = txn.add_success()->mutable_request_txn();
+  AddCompare(*nested, key, Compare::MOD, revision);
+  AddDelete(*nested, key);
+}
+
 // Store errors go to clients as they are; say what failed.
 absl::Status Failed(const absl::Status& status, const std::string& what) {
   return absl::Status(
@@ -398,8 +408,10 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
     AddPut(txn, keys_.Claim(record.id), ClaimValue(record), *lease);
     AddPut(txn, slot_key, record.id, *lease);
   }
+  // A slot read as this claim's may have been taken over since (an expired
+  // claim re-claimed by another replica): delete it only if unchanged.
   for (const auto& [slot_key, revision] : freed_slots) {
-    AddDelete(txn, slot_key);
+    AddDeleteIfUnchanged(txn, slot_key, revision);
   }
   if (txn.success_size() == 0) return absl::OkStatus();
   absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
@@ -414,12 +426,15 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
     revoke(old_leases);
     return absl::OkStatus();
   }
-  revoke(new_leases);
   if (!response.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the claim was not stored (etcd did not confirm it: ",
-                     response.status().message(), "); try again"));
+    // Unknown outcome (the read-back did not find the batch, or failed
+    // too): its new leases are left to their TTL, since revoking them would
+    // delete a batch that did hold.
+    return absl::UnavailableError(absl::StrCat(
+        "the claim may not have been stored (etcd did not confirm it: ",
+        response.status().message(), "); try again"));
   }
+  revoke(new_leases);
   return absl::AbortedError(
       "another server claimed the device first; the claim was not made");
 }
