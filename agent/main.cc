@@ -28,6 +28,7 @@
 #include "agent/grpc_transport.h"
 #include "agent/node_id.h"
 #include "agent/reporter.h"
+#include "base/flags_usage.h"
 #include "base/metrics_endpoint.h"
 #include "base/port_file.h"
 #include "base/server_target.h"
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
       "  ctxsel-agent --print [--json]\n"
       "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]\n"
       "      --ca=CA.pem --tls_cert=NODE.pem --tls_key=NODE.key | --insecure");
+  ctxsel::SetFlagsUsage("ctxsel-agent");
   absl::ParseCommandLine(argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
   absl::StatusOr<ctxsel::agent::Discovery> discovery =

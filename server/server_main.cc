@@ -32,6 +32,7 @@
 #include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/flags_usage.h"
 #include "base/port_file.h"
 #include "server/main/check_config.h"
 #include "server/main/server_setup.h"
@@ -238,6 +239,7 @@ ctxsel::server::ServerOptions OptionsFromFlags() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Serves the ctxsel.v1 API.");
+  ctxsel::SetFlagsUsage("ctxsel-server");
   absl::ParseCommandLine(argc, argv);
   // Debian's Abseil checks lock order on every Lock(), which shows in
   // profiles; the order is documented per class and covered by the tests,
