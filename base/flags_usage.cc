@@ -5,6 +5,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/version.h"
 
 namespace ctxsel {
@@ -12,8 +13,10 @@ namespace {
 
 // ctxsel's flags are defined in its own sources, named relative to the
 // workspace ("server/server_main.cc", "client/credentials.cc"); Abseil's
-// come from its installed headers and sources.
+// come from its installed headers and sources ("./absl/flags/parse.cc" in
+// Debian's build).
 bool OwnFlags(absl::string_view file) {
+  absl::ConsumePrefix(&file, "./");
   return !absl::StartsWith(file, "/") && !absl::StartsWith(file, "absl/");
 }
 

@@ -12,6 +12,7 @@ check() {  # check BINARY NAME FLAG...
   local help
   help="$("$binary" --help 2>&1 || true)"
   grep -q 'No flags matched' <<<"$help" && fail "$name --help: no flags"
+  grep -q 'absl/' <<<"$help" && fail "$name --help lists Abseil's own flags"
   for flag in "$@"; do
     grep -q -- "-$flag" <<<"$help" || fail "$name --help lacks --$flag"
   done
