@@ -48,16 +48,21 @@ std::unique_ptr<grpc::Server> Start(FakeInventory* service, int* port) {
   return builder.BuildAndStart();
 }
 
-TEST(GrpcTransportTest, BeatsAreAnswered) {
-  FakeInventory service(/*silent=*/false);
-  int port = 0;
-  std::unique_ptr<grpc::Server> server = Start(&service, &port);
-  GrpcInventoryTransport transport(
+// A transport to the fake server on `port` with `timeout`.
+GrpcInventoryTransport TransportTo(int port, absl::Duration timeout) {
+  return GrpcInventoryTransport(
       [port] {
         return grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
                                    grpc::InsecureChannelCredentials());
       },
-      "test", absl::Milliseconds(500));
+      "test", timeout);
+}
+
+TEST(GrpcTransportTest, BeatsAreAnswered) {
+  FakeInventory service(/*silent=*/false);
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = Start(&service, &port);
+  GrpcInventoryTransport transport = TransportTo(port, absl::Milliseconds(500));
   std::unique_ptr<HeartbeatStream> stream = transport.OpenHeartbeat();
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<BeatAnswer> answer = stream->Beat("n1", {});
@@ -74,12 +79,7 @@ TEST(GrpcTransportTest, ABeatWithoutAnswerFailsAfterTheTimeout) {
   FakeInventory service(/*silent=*/true);
   int port = 0;
   std::unique_ptr<grpc::Server> server = Start(&service, &port);
-  GrpcInventoryTransport transport(
-      [port] {
-        return grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials());
-      },
-      "test", absl::Milliseconds(300));
+  GrpcInventoryTransport transport = TransportTo(port, absl::Milliseconds(300));
   std::unique_ptr<HeartbeatStream> stream = transport.OpenHeartbeat();
   absl::StatusOr<BeatAnswer> answer = stream->Beat("n1", {});
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kUnavailable);
