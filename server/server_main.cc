@@ -285,7 +285,17 @@ int main(int argc, char** argv) {
   auto server = ctxsel::server::BuildServer(options);
   if (!server.ok()) {
     spdlog::error("{}", std::string(server.status().message()));
-    return 1;
+    // A file the flags name that is missing, unreadable or invalid will be
+    // so again: exit as a bad configuration (the unit's
+    // RestartPreventExitStatus), not as a failure to retry every 2 s.
+    switch (server.status().code()) {
+      case absl::StatusCode::kInvalidArgument:
+      case absl::StatusCode::kNotFound:
+      case absl::StatusCode::kPermissionDenied:
+        return kExitBadConfig;
+      default:
+        return 1;
+    }
   }
   // A port file, when asked, for each listening port.
   const std::pair<std::string, int> port_files[] = {

@@ -5,10 +5,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/flag_file.h"
 #include "base/metrics_endpoint.h"
+#include "server/access/auth.h"
 #include "server/rpc/listener.h"
 #include "server/store/data_dir.h"
 #include "server/store/etcd/etcd_client.h"
@@ -105,6 +108,48 @@ void CheckDataDir(const ServerOptions& options, ConfigCheck& check) {
   }
 }
 
+// The files a start reads before it serves: the TLS pair, the client CA
+// and the tokens file, read here as the start would (as the user it runs
+// as: the unit's ExecStartPre runs the check as the service's user), so a
+// missing or unreadable file fails the check, not the start.
+void CheckSecurity(const ServerOptions& options, ConfigCheck& check) {
+  if (options.insecure) {
+    check.plan.push_back("security: plaintext (--insecure)");
+  } else if (options.tls_cert.empty() || options.tls_key.empty()) {
+    check.problems.push_back(
+        "tls_cert, tls_key: both are needed, or --insecure for plaintext");
+  }
+  const std::pair<const char*, const std::string*> files[] = {
+      {"tls_cert", &options.tls_cert},
+      {"tls_key", &options.tls_key},
+      {"client_ca", &options.client_ca},
+  };
+  for (const auto& [flag, path] : files) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> pem = ReadFlagFile(flag, *path);
+    if (!pem.ok()) {
+      check.problems.push_back(std::string(pem.status().message()));
+    } else if (pem->find("-----BEGIN ") == std::string::npos) {
+      check.problems.push_back(
+          absl::StrCat(flag, ": ", *path, " holds no PEM block"));
+    } else {
+      check.plan.push_back(absl::StrCat(flag, ": ", *path, " (readable)"));
+    }
+  }
+  if (!options.tokens_file.empty()) {
+    AuthOptions auth;
+    auth.tokens_file = options.tokens_file;
+    Authorizer authorizer(auth);
+    absl::StatusOr<int> loaded = authorizer.Load();
+    if (loaded.ok()) {
+      check.plan.push_back(
+          absl::StrCat("tokens_file: ", options.tokens_file, " (loads)"));
+    } else {
+      check.problems.push_back(std::string(loaded.status().message()));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> LimitProblems(const ServerOptions& options) {
@@ -176,6 +221,7 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
 ConfigCheck CheckConfig(const ServerOptions& options) {
   ConfigCheck check;
   check.problems = LimitProblems(options);
+  CheckSecurity(options, check);
   absl::StatusOr<std::unique_ptr<Listener>> listener =
       Listener::Bind(options.listen, ListenerOptions{});
   if (listener.ok()) {

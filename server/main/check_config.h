@@ -27,7 +27,9 @@ struct ConfigCheck {
 // one line each naming the flag. ctxsel-server refuses to start with any.
 std::vector<std::string> LimitProblems(const ServerOptions& options);
 
-// A dry run of BuildServer: LimitProblems, then binds options.listen and
+// A dry run of BuildServer: LimitProblems; the TLS files, client CA and
+// tokens file read and loaded as the start would (or --insecure); then
+// binds options.listen and
 // options.metrics_listen and lets them go, and checks that options.data_dir
 // exists and is writable and not in use by another server (taking its lock
 // for a moment) or can be created, and that options.restore_from is

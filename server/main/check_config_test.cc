@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,7 @@ std::string FreshDir(const std::string& name) {
 ServerOptions Loopback() {
   ServerOptions options;
   options.listen = "127.0.0.1:0";
+  options.insecure = true;
   return options;
 }
 
@@ -63,6 +65,34 @@ TEST(CheckConfigTest, GoodConfigPlansWithoutChangingAnything) {
   EXPECT_THAT(check.plan, Contains(HasSubstr("data_dir: create")));
   struct stat info {};
   EXPECT_NE(stat(options.data_dir.c_str(), &info), 0) << "a dry run created it";
+}
+
+// The files a start reads: a missing or unreadable key, a file that is no
+// PEM, a tokens file that does not load, or TLS without its pair are
+// problems of the check, not failures of the start (which systemd would
+// restart every 2 s).
+TEST(CheckConfigTest, SecurityFilesAreReadAsTheStartWould) {
+  const std::string dir = FreshDir("security");
+  std::ofstream(dir + "/cert.pem") << "-----BEGIN CERTIFICATE-----\n";
+  std::ofstream(dir + "/not.pem") << "hello\n";
+  std::ofstream(dir + "/tokens") << "this is not a tokens line\n";
+  ServerOptions options = Loopback();
+  options.insecure = false;
+  EXPECT_THAT(CheckConfig(options).problems,
+              Contains(HasSubstr("tls_cert, tls_key: both are needed")));
+  options.tls_cert = dir + "/cert.pem";
+  options.tls_key = dir + "/missing.key";
+  EXPECT_THAT(CheckConfig(options).problems, Contains(HasSubstr("tls_key")));
+  options.tls_key = dir;  // a directory: unreadable as a file
+  EXPECT_THAT(CheckConfig(options).problems, Contains(HasSubstr("tls_key")));
+  options.tls_key = dir + "/not.pem";
+  EXPECT_THAT(CheckConfig(options).problems,
+              Contains(HasSubstr("holds no PEM block")));
+  options.tls_key = dir + "/cert.pem";
+  options.tokens_file = dir + "/tokens";
+  EXPECT_THAT(CheckConfig(options).problems, Contains(HasSubstr("tokens")));
+  options.tokens_file.clear();
+  EXPECT_THAT(CheckConfig(options).problems, IsEmpty());
 }
 
 TEST(CheckConfigTest, EtcdStoreIsPlannedWithoutContactingIt) {
@@ -102,6 +132,7 @@ TEST(CheckConfigTest, DataDirInUseIsAProblem) {
 
 TEST(CheckConfigTest, BadAddressesAndUnreadableBackupAreProblems) {
   ServerOptions options;
+  options.insecure = true;
   options.listen = "localhost";
   options.metrics_listen = ":9464";
   options.data_dir = FreshDir("bad");

@@ -44,9 +44,13 @@ done
 grep -q '^StateDirectory=ctxsel$' "$R/tools/systemd/ctxsel-server.service" ||
   fail "ctxsel-server.service: no StateDirectory"
 
-# The server unit's flags pass --check_config (its ports and directory
-# replaced by free ports and a temporary one).
-loopback() { sed -e "s|0.0.0.0:7070|127.0.0.1:0|; s|127.0.0.1:9464|127.0.0.1:0|; s|/var/lib/ctxsel|$T/data|"; }
+# The server unit's flags pass --check_config (its ports and directories
+# replaced by free ports and temporary ones; /etc/ctxsel holds real keys, a
+# CA and a tokens file, which the check reads as the start would).
+mkdir -p "$T/etc"
+bash "$R/tools/make_certs.sh" "$T/etc" >"$T/certs.log" 2>&1 || fail "make_certs: $(cat "$T/certs.log")"
+"$CLI" admin token --role=admin --name=ops 2>"$T/etc/tokens" >/dev/null || fail "admin token"
+loopback() { sed -e "s|0.0.0.0:7070|127.0.0.1:0|; s|127.0.0.1:9464|127.0.0.1:0|; s|/var/lib/ctxsel|$T/data|; s|/etc/ctxsel/|$T/etc/|g"; }
 unit_flags="$(sed -n 's/^Environment="CTXSEL_SERVER_FLAGS=\(.*\)"$/\1/p' \
   "$R/tools/systemd/ctxsel-server.service" | loopback)"
 [[ -n "$unit_flags" ]] || fail "no CTXSEL_SERVER_FLAGS in the unit"
@@ -68,6 +72,19 @@ set +e
 code=$?
 set -e
 [[ $code -eq 2 ]] || fail "--check_config with --max_threads=0 exited $code, want 2"
+# A key the start could not read fails the check, and the start, with the
+# same code (2: RestartPreventExitStatus, no restart loop).
+mv "$T/etc/server.key" "$T/etc/server.key.away"
+set +e
+"$SERVER" "${argv[@]:1}" >"$T/nokey.out" 2>"$T/nokey.err"
+check_code=$?
+"$SERVER" "${argv[@]:2}" --port_file="$T/nokey.port" >"$T/nokey_start.out" 2>"$T/nokey_start.err"
+start_code=$?
+set -e
+mv "$T/etc/server.key.away" "$T/etc/server.key"
+[[ $check_code -eq 2 ]] || fail "--check_config without the key exited $check_code, want 2"
+grep -q 'tls_key' "$T/nokey.err" || fail "the check does not name --tls_key: $(cat "$T/nokey.err")"
+[[ $start_code -eq 2 ]] || fail "a start without the key exited $start_code, want 2: $(cat "$T/nokey_start.err")"
 grep -q 'max_threads: must be at least 1' "$T/bad.err" || fail "$(cat "$T/bad.err")"
 grep -q '^config invalid$' "$T/bad.out" || fail "$(cat "$T/bad.out")"
 
