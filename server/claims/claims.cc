@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "server/model/names.h"
 
 namespace ctxsel::server {
 namespace {
@@ -168,9 +169,9 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
     const std::string& holder, const std::string& owner) {
   CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "claim.duration"));
-  if (holder.empty()) {
-    return FieldViolation("claim.holder", "empty");
-  }
+  // The names rule: a holder is printed in `claims ls`, and a control
+  // character there would reach an admin's terminal.
+  CTXSEL_RETURN_IF_ERROR(ValidateName(holder, "claim.holder"));
   // A store that other servers write refuses a place one of them took
   // since this book last heard from it (ABORTED): TrySelectAndClaim learns
   // who holds it, and the next attempt picks another place. Every attempt

@@ -217,6 +217,12 @@ TEST_F(ClaimBookTest, BadRequestsNameTheField) {
                 ->field_violations(0)
                 .field(),
             "claim.holder");
+  // A holder is printed in `claims ls`: no terminal escapes in it.
+  c = book_->SelectAndClaim(placer_, SaxpyJob(), kFiveMinutes,
+                            "eve\x1b]0;owned\x07");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("claim.holder: control character"));
   EXPECT_EQ(book_->Renew("c-nope", kFiveMinutes).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_THAT(book_->Release("c-nope").message(),

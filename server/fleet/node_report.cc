@@ -94,9 +94,11 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
                      " devices; a node may report at most ",
                      limits.max_devices_per_node, " (--max_devices_per_node)"));
   }
-  if (node.agent_version.size() > kMaxNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "node.agent_version: longer than ", kMaxNameBytes, " bytes"));
+  // The names rule (when given): the version is printed in `nodes ls`, and
+  // a control character there would reach an admin's terminal.
+  if (!node.agent_version.empty()) {
+    CTXSEL_RETURN_IF_ERROR(
+        ValidateName(node.agent_version, "node.agent_version"));
   }
   CTXSEL_RETURN_IF_ERROR(NormalizeDevices(node.id, node.devices));
   absl::flat_hash_set<std::string> ids;

@@ -60,6 +60,21 @@ TEST(NodeReportTest, ReportFaultsAreInvalidArguments) {
   EXPECT_TRUE(Check({Gpu(0), Gpu(1)}).ok());
 }
 
+// The agent's version is printed in `nodes ls`: no terminal escapes in it.
+TEST(NodeReportTest, AgentVersionFollowsTheNamesRule) {
+  NodeState node;
+  node.id = "n1";
+  node.devices = {Gpu(0)};
+  node.agent_version = "ctxsel-agent 0.1.0\x1b[2J";
+  absl::Status s = NormalizeReport(node);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node.agent_version: control character"));
+  node.agent_version = "ctxsel-agent 0.1.0";
+  EXPECT_TRUE(NormalizeReport(node).ok());
+  node.agent_version.clear();  // an agent that does not say
+  EXPECT_TRUE(NormalizeReport(node).ok());
+}
+
 // Placement clamped a beat's 7.0 to 1.0 that the inventory refused; a NaN
 // was refused by both with different messages. One rule now: [0, 1].
 TEST(NodeReportTest, BeatValuesOutsideZeroToOneAreRefusedNotClamped) {
