@@ -62,7 +62,7 @@ TEST(GrpcTransportTest, BeatsAreAnswered) {
   FakeInventory service(/*silent=*/false);
   int port = 0;
   std::unique_ptr<grpc::Server> server = Start(&service, &port);
-  GrpcInventoryTransport transport = TransportTo(port, absl::Milliseconds(500));
+  GrpcInventoryTransport transport = TransportTo(port, absl::Seconds(10));
   std::unique_ptr<HeartbeatStream> stream = transport.OpenHeartbeat();
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<BeatAnswer> answer = stream->Beat("n1", {});

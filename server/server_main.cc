@@ -11,7 +11,7 @@
 // Variants are durable in --data_dir (SQLite, see server/store/sqlite_store.h;
 // one server per directory, backup and restore in docs/operations.md), or
 // with --store=etcd://... in etcd, shared by several replicas
-// (server/etcd/, docs/deployment.md); the inventory is soft state rebuilt
+// (server/store/etcd/, docs/deployment.md); the inventory is soft state rebuilt
 // from agent reports. SIGTERM or SIGINT
 // stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
 // --tokens_file (docs/security.md). Exit status: 0

@@ -73,7 +73,7 @@ struct ServerOptions {
   int64_t max_store_bytes = 0;
   std::string restore_from;
   // Empty: the SQLite store in data_dir. "etcd://HOST:PORT[,HOST:PORT...]":
-  // the store shared by every replica on that etcd (server/etcd/,
+  // the store shared by every replica on that etcd (server/store/etcd/,
   // docs/deployment.md), its keys under store_prefix.
   std::string store;
   std::string store_prefix = "/ctxsel/";

@@ -73,11 +73,11 @@ def main(address):
         pass
 
     with client.claim(kernel="saxpy", construct=["target"], require="gpu",
-                      duration=1.5, holder="py-test") as held:
+                      duration=3, holder="py-test") as held:
         assert held.claim_id and held.environment["CTXSEL_CLAIM"] == (
             held.claim_id), held.environment
         with client.claim(kernel="saxpy", construct=["target"],
-                          require="gpu", duration=1.5,
+                          require="gpu", duration=3,
                           holder="py-test") as second:
             assert second.device != held.device
             try:
@@ -86,7 +86,7 @@ def main(address):
                 raise SystemExit("a third GPU claim was granted")
             except ctxsel.AllClaimed as e:
                 assert e.first_expiry, e.message
-            time.sleep(2.5)  # past the first expiry: renewed in the back
+            time.sleep(4)  # past the first expiry: renewed in the back
         claims = pb_grpc.PlacementStub(grpc.insecure_channel(address))
         listed = claims.ListClaims(pb.ListClaimsRequest()).claims
         assert [c.id for c in listed] == [held.claim_id], listed
