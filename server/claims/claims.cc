@@ -208,17 +208,17 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     return placement.status();
   }
   // One claim per rank (Job::count), written in one batch: all or none.
+  std::vector<const Device*> devices;  // Placement::ranks is empty for one
+  if (placement->ranks.empty()) devices.push_back(&placement->choice.device);
+  for (const placement::Choice& rank : placement->ranks) {
+    devices.push_back(&rank.device);
+  }
   std::vector<Claim> claims;
-  const std::vector<placement::Choice> one_rank;
-  const std::vector<placement::Choice>& ranks =
-      placement->ranks.empty() ? one_rank : placement->ranks;
-  for (size_t rank = 0; rank < std::max<size_t>(1, ranks.size()); ++rank) {
-    const Device& device =
-        ranks.empty() ? placement->choice.device : ranks[rank].device;
+  for (const Device* device : devices) {
     Claim claim;
     claim.id = options_.new_id();
-    claim.node = device.node;
-    claim.device = device.id;
+    claim.node = device->node;
+    claim.device = device->id;
     claim.holder = holder;
     claim.owner = owner;
     claim.expires = WholeMillis(now + duration);
@@ -228,10 +228,8 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
   }
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) {
     if (absl::IsAborted(s)) {
-      std::vector<ClaimRecord> records;
-      for (const Claim& claim : claims) records.push_back(ClaimToRecord(claim));
       absl::StatusOr<std::vector<ClaimRecord>> holders =
-          store_->ClaimsHolding(records);
+          store_->ClaimsHolding(batch.puts);
       if (holders.ok()) {
         for (const ClaimRecord& record : *holders) {
           Erase(record.id);

@@ -112,15 +112,15 @@ absl::StatusOr<Decision> DecideRanks(internal::Request request,
       const std::string what =
           absl::StrCat("count ", job.count, " for kernel '", job.kernel,
                        "' (all or nothing): ");
-      first.placement.ranks.clear();
-      first.status =
+      Decision refused;  // never a partial answer
+      refused.status =
           fitting < job.count
               ? absl::FailedPreconditionError(absl::StrCat(
                     what, "only ", fitting, " distinct devices fit the job"))
               : absl::ResourceExhaustedError(
                     absl::StrCat(what, "the devices fit, but only ", rank,
                                  " of them have claim room"));
-      return first;
+      return refused;
     }
     exclusion.Take(d.placement.choice.device.id);
     if (rank == 0) {
