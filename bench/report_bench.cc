@@ -14,7 +14,8 @@
 //                               threads page through a filtered ListDevices
 //                               that matches nothing (so reads every
 //                               device); beat_p99_us is the heartbeats' p99
-//                               (tools/perf.sh: beat_p99_under_listing_vs_idle).
+//                               (tools/perf.sh:
+//                               beat_p99_under_listing_vs_idle).
 //
 //   bazel run -c opt //bench:report_bench
 #include <unistd.h>
@@ -22,14 +23,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <thread>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "benchmark/benchmark.h"
 #include "absl/time/clock.h"
+#include "benchmark/benchmark.h"
 #include "server/fleet/device_filter.h"
 #include "server/fleet/inventory.h"
 #include "server/placement/placer.h"
@@ -61,6 +62,20 @@ NodeState DistinctNode(int devices) {
     d.traits.arch = {"arch" + std::to_string(i)};
     d.traits.isa = {"isa" + std::to_string(i)};
     d.traits.vendor = {"vendor"};
+    node.devices.push_back(std::move(d));
+  }
+  return node;
+}
+
+// A node `id` of `devices` identical GPUs (one device class).
+NodeState NvptxNode(const std::string& id, int devices) {
+  NodeState node;
+  node.id = id;
+  for (int i = 0; i < devices; ++i) {
+    Device d;
+    d.index = i;
+    d.traits.kind = {"gpu", "nohost"};
+    d.traits.arch = {"nvptx"};
     node.devices.push_back(std::move(d));
   }
   return node;
@@ -109,16 +124,7 @@ void BM_BeatOfBigNode(benchmark::State& state) {
   server::placement::Placer placer;
   server::PlacerBridge bridge(&placer);
   Inventory inventory(Options(n), &bridge);
-  NodeState node;
-  node.id = "big";
-  for (int i = 0; i < n; ++i) {
-    Device d;
-    d.index = i;
-    d.traits.kind = {"gpu", "nohost"};
-    d.traits.arch = {"nvptx"};
-    node.devices.push_back(std::move(d));
-  }
-  if (absl::Status s = inventory.Report(node); !s.ok()) {
+  if (absl::Status s = inventory.Report(NvptxNode("big", n)); !s.ok()) {
     state.SkipWithError(std::string(s.message()).c_str());
     return;
   }
@@ -144,16 +150,9 @@ void BM_BeatUnderListing(benchmark::State& state) {
   server::PlacerBridge bridge(&placer);
   Inventory inventory(Options(kDevices), &bridge);
   for (int n = 0; n < kNodes; ++n) {
-    NodeState node;
-    node.id = "n" + std::to_string(n);
-    for (int i = 0; i < kDevices; ++i) {
-      Device d;
-      d.index = i;
-      d.traits.kind = {"gpu", "nohost"};
-      d.traits.arch = {"nvptx"};
-      node.devices.push_back(std::move(d));
-    }
-    if (absl::Status s = inventory.Report(node); !s.ok()) {
+    if (absl::Status s =
+            inventory.Report(NvptxNode("n" + std::to_string(n), kDevices));
+        !s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
     }

@@ -33,10 +33,11 @@ FieldDescriptorProto = descriptor_pb2.FieldDescriptorProto
 
 def runfile(path):
     """A data file of this test, or the path itself outside Bazel."""
-    for root in (os.environ.get("TEST_SRCDIR", ""),):
+    root = os.environ.get("TEST_SRCDIR")
+    if root:
         candidate = os.path.join(root, os.environ.get("TEST_WORKSPACE", ""),
                                  path)
-        if root and os.path.exists(candidate):
+        if os.path.exists(candidate):
             return candidate
     return path
 
@@ -118,7 +119,6 @@ def breaking_changes(old, new):
             continue
         now = new_messages[name]
         by_number = {f.number: f for f in now.field}
-        by_name = {f.name: f for f in now.field}
         for field in message.field:
             where = "%s.%s (= %d)" % (name, field.name, field.number)
             current = by_number.get(field.number)
@@ -144,12 +144,9 @@ def breaking_changes(old, new):
                 problems.append("field %s.%s (= %d) reuses a reserved "
                                 "number or name" % (name, field.name,
                                                     field.number))
-        old_names = {f.name for f in message.field}
+        old_numbers = {f.name: f.number for f in message.field}
         for field in now.field:
-            if (field.name in old_names and
-                    by_name[field.name].number not in
-                    {f.number for f in message.field
-                     if f.name == field.name}):
+            if old_numbers.get(field.name, field.number) != field.number:
                 problems.append("field %s.%s changed number" %
                                 (name, field.name))
 
