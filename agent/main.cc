@@ -148,15 +148,12 @@ int Serve(ctxsel::agent::Discovery& discovery) {
   // With TLS, a list of replicas is one channel per replica, each verified
   // against its own name: the next one each time the transport drops its
   // channel (base/server_target.h). Plaintext: one failing-over channel.
-  const std::vector<std::string> servers = ctxsel::ServerList(server);
-  const bool one_channel_per_server = !security.insecure && servers.size() > 1;
-  size_t next_server = 0;  // the transport calls the factory under its lock
+  ctxsel::ServerRotation servers(server, /*tls=*/!security.insecure);
   ctxsel::agent::GrpcInventoryTransport transport(
       [&] {
-        const std::string& target =
-            one_channel_per_server ? servers[next_server++ % servers.size()]
-                                   : server;
-        return ctxsel::agent::MakeAgentChannel(target, *credentials, heartbeat);
+        // Under the transport's lock: ServerRotation needs no other.
+        return ctxsel::agent::MakeAgentChannel(servers.Next(), *credentials,
+                                               heartbeat);
       },
       AgentVersion());
   ctxsel::agent::RealClock clock;

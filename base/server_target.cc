@@ -102,4 +102,13 @@ std::shared_ptr<grpc::Channel> TlsServerChannel(
   return grpc::CreateChannel(entries.front(), credentials);
 }
 
+ServerRotation::ServerRotation(const std::string& servers, bool tls)
+    : targets_(tls ? ServerList(servers) : std::vector<std::string>{}) {
+  if (targets_.size() <= 1) targets_ = {servers};
+}
+
+const std::string& ServerRotation::Next() {
+  return targets_[next_++ % targets_.size()];
+}
+
 }  // namespace ctxsel

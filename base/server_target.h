@@ -38,11 +38,27 @@ std::vector<std::string> ServerList(const std::string& servers);
 // moves to the next entry when one cannot be reached:
 //   * the CLI: the first entry that connects within `connect_timeout`;
 //   * the agent: the next entry each time it drops its channel.
-// TlsServerChannel(list, credentials, timeout) is the CLI's rule.
+// TlsServerChannel(list, credentials, timeout) is the CLI's rule,
+// ServerRotation the agent's.
 std::shared_ptr<grpc::Channel> TlsServerChannel(
     const std::string& servers,
     const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     absl::Duration connect_timeout);
+
+// The target of each new channel a long-lived client (the agent) makes to
+// `servers`: with `tls` and a list, its entries in turn, one per channel;
+// otherwise `servers` whole, for ServerTarget's failing-over channel. Not
+// thread-safe: the caller serialises Next() (the agent's transport calls it
+// under its own lock).
+class ServerRotation {
+ public:
+  ServerRotation(const std::string& servers, bool tls);
+  const std::string& Next();
+
+ private:
+  std::vector<std::string> targets_;
+  size_t next_ = 0;
+};
 
 }  // namespace ctxsel
 

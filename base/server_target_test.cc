@@ -24,5 +24,19 @@ TEST(ServerTargetTest, UnresolvableHostsAreLeftOut) {
             "no-such-host.invalid:1");
 }
 
+// The agent's rule: with TLS a list is its entries in turn, one per new
+// channel; plaintext, or one address, is the target as given.
+TEST(ServerRotationTest, TlsListsTurnPlaintextStaysWhole) {
+  ServerRotation tls("a:1, b:2", /*tls=*/true);
+  EXPECT_EQ(tls.Next(), "a:1");
+  EXPECT_EQ(tls.Next(), "b:2");
+  EXPECT_EQ(tls.Next(), "a:1");
+  ServerRotation plain("a:1,b:2", /*tls=*/false);
+  EXPECT_EQ(plain.Next(), "a:1,b:2");
+  EXPECT_EQ(plain.Next(), "a:1,b:2");
+  ServerRotation one("a:1", /*tls=*/true);
+  EXPECT_EQ(one.Next(), "a:1");
+}
+
 }  // namespace
 }  // namespace ctxsel
