@@ -1,6 +1,8 @@
 // launch_env.h: the environment that makes a process run where a placement
-// says, for `ctxsel-cli select --format=env` and any launcher that calls the
-// client library (docs/launchers.md lists every variable).
+// says (docs/launchers.md lists every variable). The one rule: the server
+// fills each rank's SelectResponse.ranks[].environment with it, and
+// ctxsel-cli falls back to it only for a server that sends no ranks;
+// launch/env_format.h prints it in a launcher's format.
 //
 //   LaunchEnvironment env = LaunchEnv(response.placement(), "saxpy");
 //   // {CTXSEL_VARIANT, saxpy_nv}, {CTXSEL_NODE, gpu-nv}, ...,
