@@ -273,14 +273,28 @@ def start_slurm():
         skip("munged did not start: " + tail("munged.out", 3).strip())
     for d in ("state", "spool"):
         os.makedirs(W + "/" + d)
-    write(W + "/slurm.conf", SLURM_CONF % {
-        "w": W, "host": HOST, "ctld": free_port(), "slurmd": free_port()})
     write(W + "/plugstack.conf", "")
-    daemon("slurmctld", ["slurmctld", "-D", "-f", W + "/slurm.conf"])
-    # -N: the node is the agent's host name even where slurmd would shorten it.
-    daemon("slurmd", ["slurmd", "-D", "-N", HOST, "-f", W + "/slurm.conf"])
-    idle = wait_for(lambda: "idle" in run(["sinfo", "-h", "-o", "%t"],
-                                          timeout=10).stdout, 30, 0.2)
+    # Slurm's daemons take fixed ports, found free by binding port 0 and
+    # letting go: another process may take one before they bind it. Then
+    # they are started again on new ports (three tries), not skipped.
+    for attempt in range(3):
+        write(W + "/slurm.conf", SLURM_CONF % {
+            "w": W, "host": HOST, "ctld": free_port(), "slurmd": free_port()})
+        ctld = daemon("slurmctld", ["slurmctld", "-D", "-f", W + "/slurm.conf"])
+        # -N: the node is the agent's host name even where slurmd would
+        # shorten it.
+        slurmd = daemon("slurmd",
+                        ["slurmd", "-D", "-N", HOST, "-f", W + "/slurm.conf"])
+        idle = wait_for(lambda: "idle" in run(["sinfo", "-h", "-o", "%t"],
+                                              timeout=10).stdout, 30, 0.2)
+        logs = tail("slurmd.log", 200) + tail("slurmctld.log", 200)
+        if idle or "Address already in use" not in logs or attempt == 2:
+            break
+        log("a Slurm port was taken meanwhile; starting again on new ports")
+        for process in (ctld, slurmd):
+            process.terminate()
+            process.wait(timeout=10)
+        DAEMONS[:] = [d for d in DAEMONS if d[1] not in (ctld, slurmd)]
     if not idle:
         skip("Slurm's daemons did not bring node %s up within 30 s: %s" % (
             HOST, " | ".join(
