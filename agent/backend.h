@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
 namespace ctxsel::agent {
 

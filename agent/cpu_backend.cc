@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "agent/arch_traits.h"
+#include "devices/arch_traits.h"
 
 namespace ctxsel::agent {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
 namespace ctxsel::agent {
 

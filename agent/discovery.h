@@ -21,8 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/backend.h"
-#include "agent/device_info.h"
 #include "agent/nvml_backend.h"
+#include "devices/device_info.h"
 
 namespace ctxsel::agent {
 

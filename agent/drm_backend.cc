@@ -8,8 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "agent/arch_traits.h"
 #include "base/status_macros.h"
+#include "devices/arch_traits.h"
 
 namespace ctxsel::agent {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "agent/arch_traits.h"
 #include "agent/testdata/testdata_path.h"
+#include "devices/arch_traits.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::agent {

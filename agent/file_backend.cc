@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/device_json.h"
+#include "devices/device_json.h"
 
 namespace ctxsel::agent {
 namespace {

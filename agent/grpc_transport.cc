@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
+#include "devices/device_proto.h"
 
 namespace ctxsel::agent {
 namespace {
@@ -140,27 +141,6 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(
   return grpc::CreateCustomChannel(ServerTarget(address), credentials, args);
 }
 
-v1::Device ToProto(const DeviceInfo& d) {
-  v1::Device device;
-  device.set_id(d.id);
-  device.set_node(d.node);
-  device.set_index(d.index);
-  v1::DeviceTraits* traits = device.mutable_traits();
-#define DEVICE_TRAIT(member, Id, Name, Weight) \
-  for (const std::string& v : d.member) traits->add_##member(v);
-#include "selector/device_traits.def"
-
-  device.set_sycl_architecture(d.sycl_architecture);
-  device.set_memory_bytes(static_cast<uint64_t>(d.memory_bytes));
-  device.set_compute_units(d.compute_units);
-  device.set_utilisation(d.utilisation);
-  device.set_claim_capacity(d.claim_capacity);
-  device.set_uuid(d.uuid);
-  device.set_pci_bus_id(d.pci_bus_id);
-  if (d.vendor_index >= 0) device.set_vendor_index(d.vendor_index);
-  return device;
-}
-
 GrpcInventoryTransport::GrpcInventoryTransport(ChannelFactory make_channel,
                                                std::string agent_version,
                                                absl::Duration rpc_timeout)
@@ -185,7 +165,7 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
   request.mutable_node()->set_id(node);
   request.mutable_node()->set_agent_version(agent_version_);
   for (const DeviceInfo& d : devices) {
-    *request.mutable_node()->add_devices() = ToProto(d);
+    *request.mutable_node()->add_devices() = DeviceToProto(d);
   }
   v1::ReportNodeResponse response;
   grpc::ClientContext context;

@@ -25,7 +25,7 @@
 
 namespace ctxsel::agent {
 
-// A channel to `address` with `credentials` (client/credentials.h) whose
+// A channel to `address` with `credentials` (base/channel_credentials.h) whose
 // own reconnection backoff is capped at `max_reconnect` (gRPC's default
 // grows to two minutes, which would keep a restarted server's nodes away
 // far longer than a heartbeat or two).
@@ -35,9 +35,6 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(
     absl::Duration max_reconnect);
 
 using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
-
-// The API message for `device`.
-v1::Device ToProto(const DeviceInfo& device);
 
 // After a failed report or heartbeat the transport drops its channel and
 // makes a fresh one for the next call (a failed Deregister, the last call,

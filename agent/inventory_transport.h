@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
 namespace ctxsel::agent {
 

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/arch_traits.h"
 #include "base/status_macros.h"
+#include "devices/arch_traits.h"
 
 namespace ctxsel::agent {
 namespace {

@@ -22,18 +22,18 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/agent_metrics.h"
-#include "agent/device_json.h"
 #include "agent/device_text.h"
 #include "agent/discovery.h"
 #include "agent/grpc_transport.h"
-#include "agent/node_id.h"
 #include "agent/reporter.h"
+#include "base/channel_credentials.h"
 #include "base/flags_usage.h"
 #include "base/metrics_endpoint.h"
 #include "base/port_file.h"
 #include "base/server_target.h"
 #include "base/version.h"
-#include "client/credentials.h"
+#include "devices/device_json.h"
+#include "devices/node_id.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -50,15 +50,30 @@ ABSL_FLAG(std::string, backends, "cpu,nvml,kfd,drm",
           "Discovery backends to run, comma-separated (empty: none).");
 ABSL_FLAG(std::string, sysfs_root, "/",
           "Directory standing for / when reading /sys (tests use fixtures).");
-ABSL_FLAG(std::string, devices_file, "",
-          "JSON file of extra or simulated devices (see agent/device_json.h); "
-          "read again every heartbeat.");
+ABSL_FLAG(
+    std::string, devices_file, "",
+    "JSON file of extra or simulated devices (see devices/device_json.h); "
+    "read again every heartbeat.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "Address of the Prometheus /metrics endpoint, host:port (port 0 "
           "picks a free port), e.g. 127.0.0.1:9465. Unauthenticated: keep it "
           "on loopback or a management network. Empty: no metrics.");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "If set, the bound metrics port is written to this file.");
+// How the agent proves its identity: a client certificate naming its node,
+// or a token of role agent. $CTXSEL_CA fills --ca; $CTXSEL_TOKEN_FILE is a
+// person's, so the agent never reads it (base/channel_credentials.h).
+ABSL_FLAG(bool, insecure, false,
+          "Talk plaintext to a server started with --insecure (no TLS).");
+ABSL_FLAG(std::string, ca, "",
+          "PEM CA that signed the server's certificate (default: "
+          "$CTXSEL_CA, else the system's roots).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate naming this node (mTLS), with --tls_key.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, token_file, "",
+          "File holding a bearer token of role agent (not read from the "
+          "environment).");
 ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
           "NVML library to dlopen for NVIDIA GPUs.");
 
@@ -87,7 +102,7 @@ int Print(ctxsel::agent::Discovery& discovery) {
     std::cerr << "error: " << error.message() << "\n";
   }
   if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ctxsel::agent::DevicesToJsonText(found.devices) << "\n";
+    std::cout << ctxsel::DevicesToJsonText(found.devices) << "\n";
   } else {
     std::cout << ctxsel::agent::DevicesToText(discovery.node(), found.devices);
   }
@@ -137,10 +152,15 @@ int Serve(ctxsel::agent::Discovery& discovery) {
 
   absl::Duration heartbeat = absl::GetFlag(FLAGS_heartbeat);
   const std::string server = absl::GetFlag(FLAGS_server);
-  const ctxsel::client::ClientSecurity security =
-      ctxsel::client::ClientSecurityFromFlags();
+  ctxsel::ClientSecurity security;
+  security.insecure = absl::GetFlag(FLAGS_insecure);
+  security.ca_file = absl::GetFlag(FLAGS_ca);
+  security.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  security.key_file = absl::GetFlag(FLAGS_tls_key);
+  security.token_file = absl::GetFlag(FLAGS_token_file);
+  ctxsel::FillFromEnvironment(security, ctxsel::EnvironmentToken::kIgnore);
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ctxsel::client::MakeChannelCredentials(security);
+      ctxsel::MakeChannelCredentials(security);
   if (!credentials.ok()) {
     std::cerr << "ctxsel-agent: " << credentials.status().message() << "\n";
     return 2;
@@ -198,7 +218,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
   absl::StatusOr<ctxsel::agent::Discovery> discovery =
-      MakeDiscovery(ctxsel::agent::NodeId(absl::GetFlag(FLAGS_node_id)));
+      MakeDiscovery(ctxsel::NodeId(absl::GetFlag(FLAGS_node_id)));
   if (!discovery.ok()) {
     std::cerr << "ctxsel-agent: " << discovery.status().message() << "\n";
     return 2;

@@ -9,8 +9,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "agent/arch_traits.h"
 #include "base/status_macros.h"
+#include "devices/arch_traits.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::agent {

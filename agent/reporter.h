@@ -31,8 +31,8 @@
 #include "agent/agent_metrics.h"
 #include "agent/backoff.h"
 #include "agent/clock.h"
-#include "agent/device_info.h"
 #include "agent/inventory_transport.h"
+#include "devices/device_info.h"
 
 namespace ctxsel::agent {
 

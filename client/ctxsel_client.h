@@ -74,7 +74,7 @@ class CtxselClient {
   // A plaintext channel to `address` (host:port), for servers started with
   // --insecure; every unary call gets `timeout`. For TLS and tokens, pass
   // the constructor a channel made with MakeChannelCredentials()
-  // (client/credentials.h).
+  // (base/channel_credentials.h).
   static std::unique_ptr<CtxselClient> Connect(
       const std::string& address,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));

@@ -7,7 +7,7 @@
 //   }
 //
 // Code with a struct of its own whose members are named as the traits
-// (agent::DeviceInfo, ctxsel.v1.DeviceTraits) reads device_traits.def
+// (ctxsel::DeviceInfo, ctxsel.v1.DeviceTraits) reads device_traits.def
 // directly with DEVICE_TRAIT(member, Id, Name, Weight).
 #ifndef CTXSEL_SELECTOR_DEVICE_TRAITS_H_
 #define CTXSEL_SELECTOR_DEVICE_TRAITS_H_

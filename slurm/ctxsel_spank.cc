@@ -49,11 +49,11 @@ extern "C" {
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "agent/node_id.h"
+#include "base/channel_credentials.h"
 #include "base/server_target.h"
 #include "client/cli/launcher_env.h"
-#include "client/credentials.h"
 #include "client/ctxsel_client.h"
+#include "devices/node_id.h"
 #include "slurm/claim_renewer.h"
 #include "slurm/plugin_config.h"
 #include "slurm/step_placement.h"
@@ -188,7 +188,7 @@ StepRequest RequestFor(spank_t sp, const Plugin& plugin) {
     request.ranks.push_back(static_cast<int>(global));
   }
   std::sort(request.ranks.begin(), request.ranks.end());
-  request.node = agent::NodeId();
+  request.node = NodeId();
   if (plugin.config.ok()) {
     request.server = plugin.config->server;
     request.fallback = plugin.config->fallback;
@@ -253,7 +253,7 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
     // Still root here: token_file= may be readable by root alone.
     ctxsel::slurm::SignalsBlocked blocked;
     plugin.credentials =
-        ctxsel::client::MakeChannelCredentials(plugin.config->security);
+        ctxsel::MakeChannelCredentials(plugin.config->security);
   }
   return 0;
 }

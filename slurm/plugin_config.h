@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "client/credentials.h"
+#include "base/channel_credentials.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 
 namespace ctxsel::slurm {
@@ -45,7 +45,7 @@ struct PluginConfig {
   // ca=FILE, token_file=FILE, insecure (plaintext: tests and loopback).
   // token_file is read by slurmstepd as root, before privileges drop, so it
   // can be readable by root only.
-  client::ClientSecurity security;
+  ClientSecurity security;
   // timeout=DURATION: the deadline of each call to the server.
   absl::Duration timeout = absl::Seconds(5);
   // fallback=fail|base.

@@ -3,7 +3,7 @@
 //
 //   StepRequest request;
 //   request.job = *JobFor(options);           // kernel, construct, variables
-//   request.node = agent::NodeId();           // the agent's id of this node
+//   request.node = NodeId();           // the agent's id of this node
 //   request.holder = "slurm-42.0";
 //   request.ranks = {0, 1};                   // this node's tasks
 //   std::vector<TaskPlacement> tasks =

@@ -10,6 +10,17 @@ ABSL_FLAG(std::string, server, "",
           "Address of the ctxsel server, host:port, or a list of replicas "
           "a:7070,b:7070 to fail over between (default: $CTXSEL_SERVER, "
           "else the address `ctxsel-cli help` shows).");
+ABSL_FLAG(bool, insecure, false,
+          "Talk plaintext to a server started with --insecure (no TLS, no "
+          "token).");
+ABSL_FLAG(std::string, ca, "",
+          "PEM CA that signed the server's certificate (default: "
+          "$CTXSEL_CA, else the system's roots).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate (mTLS), with --tls_key.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, token_file, "",
+          "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
 ABSL_FLAG(bool, json, false, "Print machine-readable JSON (-o json).");
 ABSL_FLAG(std::string, output, "table",
           "Output format: table, wide (more columns), json, yaml or name.");
@@ -30,6 +41,17 @@ ABSL_FLAG(std::string, device_filter, "",
           "'device={kind(gpu)}' (docs/placement.md).");
 
 namespace ctxsel::cli {
+
+ClientSecurity ClientSecurityFromFlags() {
+  ClientSecurity security;
+  security.insecure = absl::GetFlag(FLAGS_insecure);
+  security.ca_file = absl::GetFlag(FLAGS_ca);
+  security.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  security.key_file = absl::GetFlag(FLAGS_tls_key);
+  security.token_file = absl::GetFlag(FLAGS_token_file);
+  FillFromEnvironment(security, EnvironmentToken::kRead);
+  return security;
+}
 
 absl::StatusOr<OutputFormat> OutputFormatFromFlags() {
   if (absl::GetFlag(FLAGS_json)) return OutputFormat::kJson;

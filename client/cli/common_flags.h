@@ -12,6 +12,11 @@
 //
 //   absl::StatusOr<OutputFormat> format = OutputFormatFromFlags();
 //
+// The TLS and token flags (--insecure, --ca, --tls_cert, --tls_key,
+// --token_file), with $CTXSEL_CA and $CTXSEL_TOKEN_FILE for the unset ones:
+//
+//   ClientSecurity security = ClientSecurityFromFlags();
+//
 // --timeout is the deadline of every call a service command makes through
 // the client library (each page of a listing has its own):
 //
@@ -28,8 +33,14 @@
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/channel_credentials.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
+ABSL_DECLARE_FLAG(bool, insecure);
+ABSL_DECLARE_FLAG(std::string, ca);
+ABSL_DECLARE_FLAG(std::string, tls_cert);
+ABSL_DECLARE_FLAG(std::string, tls_key);
+ABSL_DECLARE_FLAG(std::string, token_file);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(std::string, output);
 ABSL_DECLARE_FLAG(bool, no_headers);
@@ -43,6 +54,10 @@ namespace ctxsel::cli {
 
 // The server address when neither --server nor $CTXSEL_SERVER is set.
 inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
+
+// The TLS and token flags; unless --insecure, --ca defaults to $CTXSEL_CA
+// and --token_file to $CTXSEL_TOKEN_FILE.
+ClientSecurity ClientSecurityFromFlags();
 
 // How a command prints its result (-o): an aligned table, the table with
 // its wide columns too, the result message as JSON or YAML, or one name per

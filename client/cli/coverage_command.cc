@@ -27,9 +27,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "agent/device_info.h"
-#include "agent/device_json.h"
-#include "agent/grpc_transport.h"
 #include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
@@ -37,6 +34,9 @@
 #include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
 #include "client/cli/source_import.h"
+#include "devices/device_info.h"
+#include "devices/device_json.h"
+#include "devices/device_proto.h"
 
 // Shared with `variants register --from_source` (variants_command.cc).
 ABSL_DECLARE_FLAG(bool, from_source);
@@ -51,7 +51,7 @@ ABSL_FLAG(std::vector<std::string>, without, {},
           "coverage: what-if without these registered variants.");
 ABSL_FLAG(std::vector<std::string>, with_devices, {},
           "coverage: what-if hypothetical nodes, FILE[:COUNT] each, FILE "
-          "in the agent's devices file format (agent/device_json.h).");
+          "in the agent's devices file format (devices/device_json.h).");
 
 namespace ctxsel::cli {
 namespace {
@@ -122,20 +122,19 @@ absl::Status AddHypotheticalNodes(v1::CoverageRequest& request) {
       }
     }
     CTXSEL_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
-    absl::StatusOr<std::vector<agent::DeviceInfo>> devices =
-        agent::ParseDevices(text);
+    absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(text);
     if (!devices.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": ", devices.status().message()));
     }
     for (int i = 0; i < count; ++i) {
       const std::string node = absl::StrCat("what-if/", path, "#", i);
-      std::vector<agent::DeviceInfo> copy = *devices;
-      agent::AssignIds(node, copy);
+      std::vector<DeviceInfo> copy = *devices;
+      AssignIds(node, copy);
       v1::Node* out = request.add_hypothetical_nodes();
       out->set_id(node);
-      for (const agent::DeviceInfo& d : copy) {
-        *out->add_devices() = agent::ToProto(d);
+      for (const DeviceInfo& d : copy) {
+        *out->add_devices() = DeviceToProto(d);
       }
     }
   }

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <string>
 
+#include "base/channel_credentials.h"
 #include "base/version.h"
 #include "client/cli/arguments.h"
 #include "client/cli/commands.h"
 #include "client/cli/common_flags.h"
-#include "client/credentials.h"
 
 int main(int argc, char** argv) {
   namespace cli = ::ctxsel::cli;
@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
   }
   // Bad security flags (an unreadable --ca, a token with --insecure) are
   // reported once, before any command runs.
-  if (absl::Status credentials = ctxsel::client::MakeChannelCredentials(
-                                     ctxsel::client::ClientSecurityFromFlags())
-                                     .status();
+  if (absl::Status credentials =
+          ctxsel::MakeChannelCredentials(ctxsel::cli::ClientSecurityFromFlags())
+              .status();
       !credentials.ok()) {
     std::fprintf(stderr, "ctxsel-cli: %s\n",
                  std::string(credentials.message()).c_str());

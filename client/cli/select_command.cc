@@ -27,7 +27,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
-#include "agent/node_id.h"
 #include "base/proto_time.h"
 #include "base/status_macros.h"
 #include "client/cli/command.h"
@@ -35,6 +34,7 @@
 #include "client/cli/launcher_env.h"
 #include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
+#include "devices/node_id.h"
 #include "launch/env_format.h"
 #include "slurm/gres_conf.h"
 
@@ -143,8 +143,7 @@ absl::Status AddAllocation(client::CtxselClient& client, v1::Job& job) {
         "or --here, not ",
         job.nodes_size(), " nodes"));
   }
-  const std::string node =
-      job.nodes_size() == 1 ? job.nodes(0) : agent::NodeId();
+  const std::string node = job.nodes_size() == 1 ? job.nodes(0) : NodeId();
   absl::StatusOr<std::vector<v1::Device>> devices =
       client.ListDevices("", node);
   if (!devices.ok()) {
@@ -187,7 +186,7 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
     if (job.nodes_size() > 0) {
       return absl::InvalidArgumentError("--here: conflicts with --nodes");
     }
-    job.add_nodes(agent::NodeId());
+    job.add_nodes(NodeId());
   }
   job.set_device_filter(absl::GetFlag(FLAGS_device_filter));
   job.set_top_k(absl::GetFlag(FLAGS_top_k));
@@ -231,7 +230,7 @@ std::string DefaultHolder() {
   }
   const char* user = std::getenv("USER");
   return absl::StrCat(user != nullptr && *user != '\0' ? user : "unknown", "@",
-                      agent::NodeId(), ":", getpid());
+                      NodeId(), ":", getpid());
 }
 
 absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(

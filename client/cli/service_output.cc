@@ -10,13 +10,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/channel_credentials.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/json_output.h"
-#include "client/credentials.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
@@ -87,9 +87,9 @@ std::string ServerAddress() {
 std::unique_ptr<client::CtxselClient> ConnectToServer() {
   // main() has rejected a bad --timeout and bad security flags before any
   // command runs.
-  const client::ClientSecurity security = client::ClientSecurityFromFlags();
+  const ClientSecurity security = ClientSecurityFromFlags();
   std::shared_ptr<grpc::ChannelCredentials> credentials =
-      client::MakeChannelCredentials(security).value_or(nullptr);
+      MakeChannelCredentials(security).value_or(nullptr);
   const std::chrono::milliseconds timeout =
       CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000));
   // A plaintext list is one failing-over channel; with TLS each replica is

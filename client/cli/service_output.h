@@ -25,7 +25,7 @@ std::string ServerAddress();
 
 // A client for ServerAddress() whose calls have the --timeout deadline,
 // with the credentials of --insecure, --ca, --tls_cert, --tls_key and
-// --token_file (client/credentials.h).
+// --token_file (common_flags.h).
 std::unique_ptr<client::CtxselClient> ConnectToServer();
 
 // "CODE: message", then one indented line per detail the server sent

@@ -15,10 +15,10 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
-#include "agent/node_id.h"
 #include "base/flag_file.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
+#include "devices/node_id.h"
 #include "slurm/gres_conf.h"
 
 // Defined with `devices ls` (inventory_commands.cc): one --node for both.
@@ -36,7 +36,7 @@ namespace {
 
 std::string Node() {
   const std::string node = absl::GetFlag(FLAGS_node);
-  return node.empty() ? agent::NodeId() : node;
+  return node.empty() ? NodeId() : node;
 }
 
 absl::StatusOr<std::string> ReadInput(const std::string& path) {

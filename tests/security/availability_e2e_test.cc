@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/credentials.h"
+#include "base/channel_credentials.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -101,8 +101,7 @@ class AvailabilityE2E
     job_.set_kernel("scale");
   }
 
-  std::shared_ptr<grpc::Channel> Channel(
-      const client::ClientSecurity& security) {
+  std::shared_ptr<grpc::Channel> Channel(const ClientSecurity& security) {
     return fleet_.Channel(server_->address(), security);
   }
   int64_t Rss() { return ResidentBytes(server_->process().pid()).value_or(0); }
@@ -121,7 +120,7 @@ TEST_P(AvailabilityE2E, StreamsWithoutCredentialsLeaveSelectAt100Percent) {
   const SelectRun before = SelectFor(launcher, job_, seconds(3));
   const int64_t rss_before = Rss();
 
-  auto anonymous = client::MakeChannelCredentials(fleet_.Anonymous());
+  auto anonymous = MakeChannelCredentials(fleet_.Anonymous());
   ASSERT_TRUE(anonymous.ok()) << anonymous.status();
   HeldStreams held(
       server_->address(), *anonymous, kConnections, kStreamsPerConnection,

@@ -83,8 +83,7 @@ class RevocationE2E : public ::testing::Test {
     }
   }
 
-  std::shared_ptr<grpc::Channel> Channel(
-      const client::ClientSecurity& security) {
+  std::shared_ptr<grpc::Channel> Channel(const ClientSecurity& security) {
     return fleet_.Channel(server_->address(), security);
   }
 

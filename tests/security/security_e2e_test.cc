@@ -13,8 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/channel_credentials.h"
 #include "base/status_details.h"
-#include "client/credentials.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -96,24 +96,23 @@ class SecurityE2E : public ::testing::Test {
 
   // A client of the test server with `security` (ca_file defaults to the
   // fleet's CA).
-  static std::shared_ptr<grpc::Channel> Channel(
-      client::ClientSecurity security) {
+  static std::shared_ptr<grpc::Channel> Channel(ClientSecurity security) {
     if (!security.insecure && security.ca_file.empty()) {
       security.ca_file = fleet->dir + "/ca.pem";
     }
-    auto credentials = client::MakeChannelCredentials(security);
+    auto credentials = MakeChannelCredentials(security);
     EXPECT_TRUE(credentials.ok()) << credentials.status();
     return grpc::CreateChannel(fleet->server->address(), *credentials);
   }
   static std::unique_ptr<client::CtxselClient> WithToken(
       const std::string& name) {
-    client::ClientSecurity security;
+    ClientSecurity security;
     security.token_file = absl::StrCat(fleet->dir, "/", name, ".token");
     return std::make_unique<client::CtxselClient>(Channel(security));
   }
   static std::unique_ptr<client::CtxselClient> WithCert(
       const std::string& dir, const std::string& node) {
-    client::ClientSecurity security;
+    ClientSecurity security;
     security.cert_file = absl::StrCat(dir, "/", node, ".pem");
     security.key_file = absl::StrCat(dir, "/", node, ".key");
     return std::make_unique<client::CtxselClient>(Channel(security));
@@ -131,7 +130,7 @@ class SecurityE2E : public ::testing::Test {
 };
 
 TEST_F(SecurityE2E, PlaintextClientIsRefused) {
-  client::ClientSecurity security;
+  ClientSecurity security;
   security.insecure = true;
   client::CtxselClient plain(Channel(security));
   EXPECT_EQ(plain.Ping().status().code(), absl::StatusCode::kUnavailable);
@@ -189,7 +188,7 @@ TEST_F(SecurityE2E, RolesDecideWhoMayRegister) {
   EXPECT_EQ(Reason(reader), "PERMISSION_DENIED");
   EXPECT_THAT(reader.message(), HasSubstr("role reader"));
 
-  client::ClientSecurity none;  // TLS, but neither token nor certificate
+  ClientSecurity none;  // TLS, but neither token nor certificate
   absl::Status anonymous =
       client::CtxselClient(Channel(none)).RegisterVariants(request).status();
   EXPECT_EQ(anonymous.code(), absl::StatusCode::kUnauthenticated);
@@ -200,7 +199,7 @@ TEST_F(SecurityE2E, RolesDecideWhoMayRegister) {
 }
 
 TEST_F(SecurityE2E, HealthNeedsNoCredentials) {
-  client::ClientSecurity none;
+  ClientSecurity none;
   auto health = grpc::health::v1::Health::NewStub(Channel(none));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
@@ -338,7 +337,7 @@ TEST_F(SecurityE2E, RefusedCallsAreLoggedAtMostOnceASecond) {
     }
     return lines;
   };
-  client::ClientSecurity none;  // TLS, but neither token nor certificate
+  ClientSecurity none;  // TLS, but neither token nor certificate
   client::CtxselClient anonymous(Channel(none));
   const size_t before = count();
   const auto start = std::chrono::steady_clock::now();

@@ -64,28 +64,28 @@ std::vector<std::string> TlsFleet::ServerFlags() const {
       "--client_ca=" + dir_ + "/ca.pem", "--tokens_file=" + dir_ + "/tokens"};
 }
 
-client::ClientSecurity TlsFleet::Anonymous() const {
-  client::ClientSecurity security;
+ClientSecurity TlsFleet::Anonymous() const {
+  ClientSecurity security;
   security.ca_file = dir_ + "/ca.pem";
   return security;
 }
 
-client::ClientSecurity TlsFleet::Token(const std::string& name) const {
-  client::ClientSecurity security = Anonymous();
+ClientSecurity TlsFleet::Token(const std::string& name) const {
+  ClientSecurity security = Anonymous();
   security.token_file = absl::StrCat(dir_, "/", name, ".token");
   return security;
 }
 
-client::ClientSecurity TlsFleet::Cert(const std::string& node) const {
-  client::ClientSecurity security = Anonymous();
+ClientSecurity TlsFleet::Cert(const std::string& node) const {
+  ClientSecurity security = Anonymous();
   security.cert_file = absl::StrCat(dir_, "/", node, ".pem");
   security.key_file = absl::StrCat(dir_, "/", node, ".key");
   return security;
 }
 
 std::shared_ptr<grpc::Channel> TlsFleet::Channel(
-    const std::string& address, const client::ClientSecurity& security) const {
-  auto credentials = client::MakeChannelCredentials(security);
+    const std::string& address, const ClientSecurity& security) const {
+  auto credentials = MakeChannelCredentials(security);
   if (!credentials.ok()) return nullptr;
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);

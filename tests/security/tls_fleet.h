@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "client/credentials.h"
+#include "base/channel_credentials.h"
 
 namespace ctxsel::testing {
 
@@ -43,12 +43,12 @@ class TlsFleet {
   std::vector<std::string> ServerFlags() const;
   // Client security: the fleet's CA and `name`'s token, or the certificate
   // of `node`, or neither (TLS without credentials).
-  client::ClientSecurity Token(const std::string& name) const;
-  client::ClientSecurity Cert(const std::string& node) const;
-  client::ClientSecurity Anonymous() const;
+  ClientSecurity Token(const std::string& name) const;
+  ClientSecurity Cert(const std::string& node) const;
+  ClientSecurity Anonymous() const;
   // A channel to `address` with `security`, on a connection of its own.
-  std::shared_ptr<grpc::Channel> Channel(
-      const std::string& address, const client::ClientSecurity& security) const;
+  std::shared_ptr<grpc::Channel> Channel(const std::string& address,
+                                         const ClientSecurity& security) const;
 
   const std::string& dir() const { return dir_; }
   const std::map<std::string, std::string>& tokens() const { return tokens_; }

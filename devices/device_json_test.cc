@@ -1,13 +1,13 @@
-#include "agent/device_json.h"
+#include "devices/device_json.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "agent/arch_traits.h"
+#include "devices/arch_traits.h"
 #include "gtest/gtest.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 TEST(ParseDevicesTest, DerivesTraitsFromSyclArchitecture) {
@@ -126,4 +126,4 @@ TEST(ParseDevicesTest, TheDemoFleetFilesParse) {
 }
 
 }  // namespace
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

@@ -1,49 +1,58 @@
-#include "client/credentials.h"
+#include "base/channel_credentials.h"
 
 #include <cstdlib>
 
-#include "absl/flags/flag.h"
 #include "gtest/gtest.h"
 
-namespace ctxsel::client {
+namespace ctxsel {
 namespace {
 
-// Each test starts from unset flags and environment.
-class ClientSecurityFromFlagsTest : public ::testing::Test {
+// Each test starts from an unset environment.
+class FillFromEnvironmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::SetFlag(&FLAGS_insecure, false);
-    absl::SetFlag(&FLAGS_ca, "");
-    absl::SetFlag(&FLAGS_token_file, "");
     unsetenv("CTXSEL_CA");
     unsetenv("CTXSEL_TOKEN_FILE");
   }
 };
 
-TEST_F(ClientSecurityFromFlagsTest, EnvironmentFillsCaAndToken) {
+TEST_F(FillFromEnvironmentTest, FillsCaAndToken) {
   setenv("CTXSEL_CA", "/env/ca.pem", 1);
   setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
-  ClientSecurity security = ClientSecurityFromFlags();
+  ClientSecurity security;
+  FillFromEnvironment(security, EnvironmentToken::kRead);
   EXPECT_EQ(security.ca_file, "/env/ca.pem");
   EXPECT_EQ(security.token_file, "/env/token");
 }
 
-TEST_F(ClientSecurityFromFlagsTest, FlagsWinOverEnvironment) {
+TEST_F(FillFromEnvironmentTest, SetValuesWin) {
   setenv("CTXSEL_CA", "/env/ca.pem", 1);
   setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
-  absl::SetFlag(&FLAGS_ca, "/flag/ca.pem");
-  absl::SetFlag(&FLAGS_token_file, "/flag/token");
-  ClientSecurity security = ClientSecurityFromFlags();
+  ClientSecurity security;
+  security.ca_file = "/flag/ca.pem";
+  security.token_file = "/flag/token";
+  FillFromEnvironment(security, EnvironmentToken::kRead);
   EXPECT_EQ(security.ca_file, "/flag/ca.pem");
   EXPECT_EQ(security.token_file, "/flag/token");
 }
 
-// A shell that exports both can still reach a plaintext server.
-TEST_F(ClientSecurityFromFlagsTest, InsecureReadsNeitherVariable) {
+// A daemon started from a person's shell keeps its own identity.
+TEST_F(FillFromEnvironmentTest, IgnoreTakesTheCaButNotTheToken) {
   setenv("CTXSEL_CA", "/env/ca.pem", 1);
   setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
-  absl::SetFlag(&FLAGS_insecure, true);
-  ClientSecurity security = ClientSecurityFromFlags();
+  ClientSecurity security;
+  FillFromEnvironment(security, EnvironmentToken::kIgnore);
+  EXPECT_EQ(security.ca_file, "/env/ca.pem");
+  EXPECT_EQ(security.token_file, "");
+}
+
+// A shell that exports both can still reach a plaintext server.
+TEST_F(FillFromEnvironmentTest, InsecureReadsNeitherVariable) {
+  setenv("CTXSEL_CA", "/env/ca.pem", 1);
+  setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  ClientSecurity security;
+  security.insecure = true;
+  FillFromEnvironment(security, EnvironmentToken::kRead);
   EXPECT_EQ(security.ca_file, "");
   EXPECT_EQ(security.token_file, "");
   EXPECT_TRUE(MakeChannelCredentials(security).ok());
@@ -64,4 +73,4 @@ TEST(MakeChannelCredentialsTest, InsecureRefusesEveryTlsFile) {
 }
 
 }  // namespace
-}  // namespace ctxsel::client
+}  // namespace ctxsel

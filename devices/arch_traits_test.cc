@@ -1,11 +1,11 @@
-#include "agent/arch_traits.h"
+#include "devices/arch_traits.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -91,4 +91,4 @@ TEST(ApplyArchTraitsTest, RejectsUnknownNamesWithoutChangingTheDevice) {
 }
 
 }  // namespace
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

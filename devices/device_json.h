@@ -23,17 +23,17 @@
 // errors, so a typo does not silently drop a property. `id`, `node` and
 // `index` may be given but the agent assigns node and index itself; the
 // output-only `device_class` is accepted and ignored.
-#ifndef CTXSEL_AGENT_DEVICE_JSON_H_
-#define CTXSEL_AGENT_DEVICE_JSON_H_
+#ifndef CTXSEL_DEVICES_DEVICE_JSON_H_
+#define CTXSEL_DEVICES_DEVICE_JSON_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 #include "nlohmann/json.hpp"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 
 // One device as a JSON object (the inverse of DeviceFromJson).
 nlohmann::json DeviceToJson(const DeviceInfo& device);
@@ -49,6 +49,6 @@ absl::StatusOr<std::vector<DeviceInfo>> ParseDevices(const std::string& text);
 // `devices` as {"devices": [...]}, pretty-printed.
 std::string DevicesToJsonText(const std::vector<DeviceInfo>& devices);
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel
 
-#endif  // CTXSEL_AGENT_DEVICE_JSON_H_
+#endif  // CTXSEL_DEVICES_DEVICE_JSON_H_

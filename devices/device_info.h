@@ -10,15 +10,15 @@
 //   gpu.sycl_architecture = "nvidia_gpu_sm_90";
 //   ApplyArchTraits(gpu);       // kind {gpu, nohost}, arch {nvptx, ...}
 //   gpu.memory_bytes = 80ull << 30;
-#ifndef CTXSEL_AGENT_DEVICE_INFO_H_
-#define CTXSEL_AGENT_DEVICE_INFO_H_
+#ifndef CTXSEL_DEVICES_DEVICE_INFO_H_
+#define CTXSEL_DEVICES_DEVICE_INFO_H_
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-namespace ctxsel::agent {
+namespace ctxsel {
 
 struct DeviceInfo {
   // Unique within the fleet, e.g. "n1/gpu0". Assigned by AssignIds() unless
@@ -77,6 +77,6 @@ bool SameDeviceSet(const std::vector<DeviceInfo>& a,
 // would (sycl::VendorIndices).
 void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices);
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel
 
-#endif  // CTXSEL_AGENT_DEVICE_INFO_H_
+#endif  // CTXSEL_DEVICES_DEVICE_INFO_H_

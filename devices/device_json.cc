@@ -1,14 +1,14 @@
-#include "agent/device_json.h"
+#include "devices/device_json.h"
 
 #include <functional>
 #include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "agent/arch_traits.h"
 #include "base/status_macros.h"
+#include "devices/arch_traits.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 using nlohmann::json;
@@ -264,4 +264,4 @@ std::string DevicesToJsonText(const std::vector<DeviceInfo>& devices) {
   return json{{"devices", list}}.dump(2);
 }
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

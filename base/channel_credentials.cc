@@ -1,48 +1,25 @@
-#include "client/credentials.h"
+#include "base/channel_credentials.h"
 
 #include <cstdlib>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/flag_file.h"
 #include "base/status_macros.h"
 
-ABSL_FLAG(bool, insecure, false,
-          "Talk plaintext to a server started with --insecure (no TLS, no "
-          "token).");
-ABSL_FLAG(std::string, ca, "",
-          "PEM CA that signed the server's certificate (default: the "
-          "system's roots; default: $CTXSEL_CA).");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM client certificate (mTLS; an agent's names its node); with "
-          "--tls_key.");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
-ABSL_FLAG(std::string, token_file, "",
-          "File holding a bearer token (default: $CTXSEL_TOKEN_FILE).");
+namespace ctxsel {
 
-namespace ctxsel::client {
-
-ClientSecurity ClientSecurityFromFlags() {
-  ClientSecurity security;
-  security.insecure = absl::GetFlag(FLAGS_insecure);
-  security.ca_file = absl::GetFlag(FLAGS_ca);
-  security.cert_file = absl::GetFlag(FLAGS_tls_cert);
-  security.key_file = absl::GetFlag(FLAGS_tls_key);
-  security.token_file = absl::GetFlag(FLAGS_token_file);
-  // The environment fills only TLS settings left unset; --insecure takes
-  // neither, so a shell that exports them can still reach a plaintext server.
-  if (!security.insecure) {
-    if (const char* env = std::getenv("CTXSEL_CA");
-        env != nullptr && security.ca_file.empty()) {
-      security.ca_file = env;
-    }
-    if (const char* env = std::getenv("CTXSEL_TOKEN_FILE");
-        env != nullptr && security.token_file.empty()) {
-      security.token_file = env;
-    }
+void FillFromEnvironment(ClientSecurity& security, EnvironmentToken token) {
+  if (security.insecure) return;
+  if (const char* env = std::getenv("CTXSEL_CA");
+      env != nullptr && security.ca_file.empty()) {
+    security.ca_file = env;
   }
-  return security;
+  if (const char* env = std::getenv("CTXSEL_TOKEN_FILE");
+      env != nullptr && token == EnvironmentToken::kRead &&
+      security.token_file.empty()) {
+    security.token_file = env;
+  }
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
@@ -91,4 +68,4 @@ MakeChannelCredentials(const ClientSecurity& security) {
                                            grpc::AccessTokenCredentials(token));
 }
 
-}  // namespace ctxsel::client
+}  // namespace ctxsel

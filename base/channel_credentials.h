@@ -1,35 +1,29 @@
-// credentials.h: how a client (ctxsel-cli, ctxsel-agent, the C++ library)
-// proves the server's identity and its own (docs/security.md).
+// channel_credentials.h: how a client of the server (ctxsel-cli,
+// ctxsel-agent, the Slurm plugin, the C++ library) proves the server's
+// identity and its own (docs/security.md).
 //
 //   ClientSecurity security;
 //   security.ca_file = "ca.pem";             // verifies the server
 //   security.token_file = "launcher.token";  // "authorization: Bearer ..."
+//   FillFromEnvironment(security, EnvironmentToken::kRead);  // $CTXSEL_CA ...
 //   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
 //       MakeChannelCredentials(security);
 //   grpc::CreateChannel("ctxsel.example:7070", *credentials);
 //
-// The same flags in every client: --insecure, --ca, --tls_cert, --tls_key,
-// --token_file (default $CTXSEL_TOKEN_FILE; --ca: $CTXSEL_CA);
-// ClientSecurityFromFlags()
-// reads them.
-#ifndef CTXSEL_CLIENT_CREDENTIALS_H_
-#define CTXSEL_CLIENT_CREDENTIALS_H_
+// Each binary defines its own flags (--insecure, --ca, --tls_cert, --tls_key,
+// --token_file) and fills a ClientSecurity from them; the messages below name
+// those flags.
+#ifndef CTXSEL_BASE_CHANNEL_CREDENTIALS_H_
+#define CTXSEL_BASE_CHANNEL_CREDENTIALS_H_
 
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
 #include <string>
 
-#include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
 
-ABSL_DECLARE_FLAG(bool, insecure);
-ABSL_DECLARE_FLAG(std::string, ca);
-ABSL_DECLARE_FLAG(std::string, tls_cert);
-ABSL_DECLARE_FLAG(std::string, tls_key);
-ABSL_DECLARE_FLAG(std::string, token_file);
-
-namespace ctxsel::client {
+namespace ctxsel {
 
 struct ClientSecurity {
   // Plaintext: no TLS, and no token (a token would travel in the clear).
@@ -44,9 +38,16 @@ struct ClientSecurity {
   std::string token_file;
 };
 
-// The flags above; unless --insecure, --ca defaults to $CTXSEL_CA and
-// --token_file to $CTXSEL_TOKEN_FILE.
-ClientSecurity ClientSecurityFromFlags();
+// Whether $CTXSEL_TOKEN_FILE may name the caller's token. A person's shell
+// exports it for ctxsel-cli; a daemon started from that shell (the agent)
+// must not speak with that person's token, so it passes kIgnore.
+enum class EnvironmentToken { kRead, kIgnore };
+
+// Fills what `security` leaves unset from the environment: ca_file from
+// $CTXSEL_CA and, with kRead, token_file from $CTXSEL_TOKEN_FILE. Nothing
+// with `insecure`, so a shell that exports them can still reach a plaintext
+// server.
+void FillFromEnvironment(ClientSecurity& security, EnvironmentToken token);
 
 // TLS credentials (with the token as call credentials), or insecure ones.
 // InvalidArgumentError naming the flag for an unreadable file, a
@@ -56,6 +57,6 @@ ClientSecurity ClientSecurityFromFlags();
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
 MakeChannelCredentials(const ClientSecurity& security);
 
-}  // namespace ctxsel::client
+}  // namespace ctxsel
 
-#endif  // CTXSEL_CLIENT_CREDENTIALS_H_
+#endif  // CTXSEL_BASE_CHANNEL_CREDENTIALS_H_

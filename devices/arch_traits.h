@@ -12,15 +12,15 @@
 //   absl::Status s = ApplyArchTraits(d);
 //   // d.kind == {"gpu", "nohost"}, d.arch == {"amdgcn"},
 //   // d.isa == {"gfx90a"}, d.vendor == {"amd"}
-#ifndef CTXSEL_AGENT_ARCH_TRAITS_H_
-#define CTXSEL_AGENT_ARCH_TRAITS_H_
+#ifndef CTXSEL_DEVICES_ARCH_TRAITS_H_
+#define CTXSEL_DEVICES_ARCH_TRAITS_H_
 
 #include <string>
 
 #include "absl/status/status.h"
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 
 // Adds the traits the catalog gives for `device.sycl_architecture` (canonical
 // name or alias) to `device`; lists keep their entries and gain no duplicates,
@@ -41,6 +41,6 @@ absl::Status NormalizeDeviceInfo(DeviceInfo& device);
 void ApplyUnknownGpuTraits(DeviceInfo& device, const std::string& vendor,
                            const std::string& isa);
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel
 
-#endif  // CTXSEL_AGENT_ARCH_TRAITS_H_
+#endif  // CTXSEL_DEVICES_ARCH_TRAITS_H_

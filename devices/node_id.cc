@@ -1,8 +1,8 @@
-#include "agent/node_id.h"
+#include "devices/node_id.h"
 
 #include <unistd.h>
 
-namespace ctxsel::agent {
+namespace ctxsel {
 
 std::string NodeId(const std::string& configured) {
   if (!configured.empty()) return configured;
@@ -11,4 +11,4 @@ std::string NodeId(const std::string& configured) {
   return host;
 }
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

@@ -1,4 +1,4 @@
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "selector/sycl/device_normalize.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 // Everything but utilisation.
@@ -61,4 +61,4 @@ bool DeviceInfo::IsHost() const {
   return std::find(kind.begin(), kind.end(), "host") != kind.end();
 }
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

@@ -1,4 +1,4 @@
-#include "agent/arch_traits.h"
+#include "devices/arch_traits.h"
 
 #include <algorithm>
 #include <string>
@@ -10,7 +10,7 @@
 #include "selector/sycl/arch_catalog.h"
 #include "selector/sycl/device_normalize.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 void AddUnique(std::vector<std::string>& list, const std::string& value) {
@@ -72,4 +72,4 @@ void ApplyUnknownGpuTraits(DeviceInfo& device, const std::string& vendor,
   if (!isa.empty()) AddUnique(device.isa, isa);
 }
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel

@@ -1,8 +1,8 @@
-#include "agent/device_info.h"
+#include "devices/device_info.h"
 
 #include "gtest/gtest.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 namespace {
 
 DeviceInfo Make(std::vector<std::string> kind, std::string id = "") {
@@ -74,4 +74,4 @@ TEST(DeviceInfoTest, PrimaryKindSkipsHostAndNohost) {
 }
 
 }  // namespace
-}  // namespace ctxsel::agent
+}  // namespace ctxsel
