@@ -155,8 +155,9 @@ int main(int argc, char** argv) {
     absl::StatusOr<int> code = ctxsel::server::RunAsUser(
         as_user, [&options] { return PrintConfigCheck(options); });
     if (!code.ok()) {
-      std::fprintf(stderr, "ctxsel-server: %s\nconfig invalid\n",
+      std::fprintf(stderr, "ctxsel-server: %s\n",
                    std::string(code.status().message()).c_str());
+      std::printf("config invalid\n");
       return kExitBadConfig;
     }
     return *code;

@@ -290,8 +290,10 @@ absl::StatusOr<int> RunAsUser(const std::string& user,
         setuid(uid) != 0) {
       std::fprintf(stderr,
                    "ctxsel-server: as_user: cannot become %s: %s (run as "
-                   "root)\nconfig invalid\n",
+                   "root)\n",
                    user.c_str(), std::strerror(errno));
+      std::printf("config invalid\n");
+      std::fflush(nullptr);
       _exit(2);
     }
     const int code = body();
