@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -215,7 +214,7 @@ int main(int argc, char** argv) {
       "  ctxsel-agent --server=HOST:PORT [--node_id=ID] [--heartbeat=5s]\n"
       "      --ca=CA.pem --tls_cert=NODE.pem --tls_key=NODE.key | --insecure");
   ctxsel::SetFlagsUsage("ctxsel-agent");
-  absl::ParseCommandLine(argc, argv);
+  ctxsel::ParseFlagsOrExit(argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-agent"));
   absl::StatusOr<ctxsel::agent::Discovery> discovery =
       MakeDiscovery(ctxsel::NodeId(absl::GetFlag(FLAGS_node_id)));

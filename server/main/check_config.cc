@@ -1,9 +1,13 @@
 #include "server/main/check_config.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -110,8 +114,9 @@ void CheckDataDir(const ServerOptions& options, ConfigCheck& check) {
 
 // The files a start reads before it serves: the TLS pair, the client CA
 // and the tokens file, read here as the start would (as the user it runs
-// as: the unit's ExecStartPre runs the check as the service's user), so a
-// missing or unreadable file fails the check, not the start.
+// as: the unit's ExecStartPre runs as the service's user, and --as_user
+// runs the check as another), so a missing or unreadable file fails the
+// check, not the start.
 void CheckSecurity(const ServerOptions& options, ConfigCheck& check) {
   if (options.insecure) {
     check.plan.push_back("security: plaintext (--insecure)");
@@ -158,13 +163,8 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
     bool broken;
     const char* message;
   };
-  const absl::Duration suspect_after =
-      options.suspect_after > absl::ZeroDuration()
-          ? options.suspect_after
-          : 2 * options.heartbeat_interval;
-  const absl::Duration node_ttl = options.node_ttl > absl::ZeroDuration()
-                                      ? options.node_ttl
-                                      : 3 * options.heartbeat_interval;
+  const absl::Duration suspect_after = EffectiveSuspectAfter(options);
+  const absl::Duration node_ttl = EffectiveNodeTtl(options);
   const Rule rules[] = {
       {options.heartbeat_interval <= absl::ZeroDuration(),
        "heartbeat_interval: must be positive"},
@@ -262,6 +262,52 @@ ConfigCheck CheckConfig(const ServerOptions& options) {
       absl::StrCat("heartbeat_interval: ",
                    absl::FormatDuration(options.heartbeat_interval)));
   return check;
+}
+
+absl::StatusOr<int> RunAsUser(const std::string& user,
+                              absl::FunctionRef<int()> body) {
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  const int error =
+      getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (found == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "as_user: no user '", user, "'",
+        error != 0 ? absl::StrCat(" (", std::strerror(error), ")") : ""));
+  }
+  const uid_t uid = entry.pw_uid;
+  const gid_t gid = entry.pw_gid;
+  std::fflush(nullptr);  // nothing buffered is printed twice
+  const pid_t child = fork();
+  if (child < 0) {
+    return absl::InternalError(
+        absl::StrCat("as_user: fork: ", std::strerror(errno)));
+  }
+  if (child == 0) {
+    // Groups first: setgid and initgroups need root, which setuid drops.
+    if (initgroups(user.c_str(), gid) != 0 || setgid(gid) != 0 ||
+        setuid(uid) != 0) {
+      std::fprintf(stderr,
+                   "ctxsel-server: as_user: cannot become %s: %s (run as "
+                   "root)\n",
+                   user.c_str(), std::strerror(errno));
+      std::printf("config invalid\n");
+      std::fflush(nullptr);
+      _exit(2);
+    }
+    const int code = body();
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      return absl::InternalError(
+          absl::StrCat("as_user: waitpid: ", std::strerror(errno)));
+    }
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace ctxsel::server

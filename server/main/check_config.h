@@ -1,5 +1,5 @@
-// check_config.h: what `ctxsel-server --check_config` checks, and the limit
-// rules every start applies.
+// check_config.h: what `ctxsel-server --check_config` checks, as which user,
+// and the limit rules every start applies.
 //
 //   ConfigCheck check = CheckConfig(options);
 //   for (const std::string& line : check.plan) std::cout << line << "\n";
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
 #include "server/main/server_setup.h"
 
 namespace ctxsel::server {
@@ -38,6 +40,17 @@ std::vector<std::string> LimitProblems(const ServerOptions& options);
 // nothing and changes no store; with no problems the server would start, unless
 // something changes before it does (a port taken meanwhile).
 ConfigCheck CheckConfig(const ServerOptions& options);
+
+// Runs `body` in a child process that has become `user` for good (the
+// user's groups, then its group and user id), and returns the child's exit
+// status: `--check_config --as_user=USER` opens each file as the service
+// will. The child exits 2 naming `user` when it cannot become it (the
+// caller is not root); a child killed by a signal is 1. InvalidArgumentError
+// for a user the system does not know. Forks: call before any thread starts.
+//
+//   absl::StatusOr<int> code = RunAsUser("ctxsel", [&] { return Check(); });
+absl::StatusOr<int> RunAsUser(const std::string& user,
+                              absl::FunctionRef<int()> body);
 
 }  // namespace ctxsel::server
 

@@ -1,6 +1,8 @@
 #include "server/main/check_config.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -35,6 +37,38 @@ ServerOptions Loopback() {
 
 TEST(LimitProblemsTest, DefaultsAreSane) {
   EXPECT_THAT(LimitProblems(ServerOptions{}), IsEmpty());
+}
+
+TEST(EffectiveDefaultsTest, ZeroMeansAMultipleOfTheHeartbeat) {
+  ServerOptions options;
+  options.heartbeat_interval = absl::Seconds(2);
+  EXPECT_EQ(EffectiveNodeTtl(options), absl::Seconds(6));
+  EXPECT_EQ(EffectiveSuspectAfter(options), absl::Seconds(4));
+  options.node_ttl = absl::Seconds(9);
+  options.suspect_after = absl::Seconds(5);
+  EXPECT_EQ(EffectiveNodeTtl(options), absl::Seconds(9));
+  EXPECT_EQ(EffectiveSuspectAfter(options), absl::Seconds(5));
+}
+
+TEST(RunAsUserTest, UnknownUserIsInvalidAndRunsNothing) {
+  bool ran = false;
+  absl::StatusOr<int> code = RunAsUser("no-such-user-ctxsel", [&ran] {
+    ran = true;
+    return 0;
+  });
+  EXPECT_EQ(code.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(code.status().message(), HasSubstr("no-such-user-ctxsel"));
+  EXPECT_FALSE(ran);
+}
+
+TEST(RunAsUserTest, ReturnsTheChildsExitStatus) {
+  const passwd* self = getpwuid(geteuid());
+  ASSERT_NE(self, nullptr);
+  absl::StatusOr<int> code = RunAsUser(self->pw_name, [] { return 7; });
+  ASSERT_TRUE(code.ok()) << code.status();
+  // 2: this process may not set its groups (a sandbox's user namespace).
+  if (*code == 2) GTEST_SKIP() << "cannot become " << self->pw_name << " here";
+  EXPECT_EQ(*code, 7);
 }
 
 TEST(LimitProblemsTest, EachBrokenLimitNamesItsFlag) {

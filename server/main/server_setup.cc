@@ -290,9 +290,7 @@ absl::Status RunningServer::OpenClaims() {
 void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryOptions inventory_options;
   inventory_options.ttl = node_ttl_;
-  inventory_options.suspect_after = options.suspect_after > absl::ZeroDuration()
-                                        ? options.suspect_after
-                                        : 2 * options.heartbeat_interval;
+  inventory_options.suspect_after = EffectiveSuspectAfter(options);
   inventory_options.report_limits = options.report_limits;
   InventoryObserver* observer = nullptr;
   if (etcd_store_ != nullptr) {
@@ -452,9 +450,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     CTXSEL_RETURN_IF_ERROR(ValidateMetricsAddress(options.metrics_listen));
     server->metrics_ = std::make_unique<Metrics>();
   }
-  server->node_ttl_ = options.node_ttl > absl::ZeroDuration()
-                          ? options.node_ttl
-                          : 3 * options.heartbeat_interval;
+  server->node_ttl_ = EffectiveNodeTtl(options);
   CTXSEL_RETURN_IF_ERROR(server->OpenVariants(options));
   CTXSEL_RETURN_IF_ERROR(server->OpenClaims());
   CTXSEL_RETURN_IF_ERROR(server->StartReplicaSync());
@@ -511,6 +507,18 @@ void RunningServer::Shutdown(absl::Duration grace) {
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();
+}
+
+absl::Duration EffectiveNodeTtl(const ServerOptions& options) {
+  return options.node_ttl > absl::ZeroDuration()
+             ? options.node_ttl
+             : 3 * options.heartbeat_interval;
+}
+
+absl::Duration EffectiveSuspectAfter(const ServerOptions& options) {
+  return options.suspect_after > absl::ZeroDuration()
+             ? options.suspect_after
+             : 2 * options.heartbeat_interval;
 }
 
 int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes) {

@@ -61,7 +61,8 @@ int64_t GrpcMemoryBudget(int64_t physical_bytes, int64_t cgroup_limit_bytes);
 // lowest memory.max on its path).
 int64_t DefaultGrpcMemoryBytes();
 
-// What ctxsel-server's flags set (see server_main.cc for their help).
+// What ctxsel-server's flags set: server/server_flags.def binds each flag to
+// its field here and takes its default from here.
 struct ServerOptions {
   // host:port; port 0 picks a free port (RunningServer::port() tells which).
   std::string listen = "127.0.0.1:7070";
@@ -147,6 +148,12 @@ struct ServerOptions {
   // when calls are authenticated.
   PrincipalLimitOptions principal_limits;
 };
+
+// The derived defaults, written once: options.node_ttl, or 3 x
+// heartbeat_interval when zero; options.suspect_after, or 2 x
+// heartbeat_interval (one interval plus one of grace) when zero.
+absl::Duration EffectiveNodeTtl(const ServerOptions& options);
+absl::Duration EffectiveSuspectAfter(const ServerOptions& options);
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops
 // the server (no grace period) and the housekeeping thread.

@@ -2,8 +2,9 @@
 # Runs the commands of docs/operations.md ("Install", "Checking a
 # configuration", "Upgrade", "Metrics") on loopback with port 0 and temporary
 # paths, after checking that the page shows each one as written here, and
-# checks the systemd units: `systemd-analyze verify` where it exists, and
-# every flag they pass against the binaries' --helpfull.
+# checks the systemd units: `systemd-analyze verify` where it exists, every
+# flag they pass against the binaries' --helpfull, and that keys and tokens
+# come as credentials (LoadCredential).
 set -euo pipefail
 
 R="$TEST_SRCDIR/$TEST_WORKSPACE"
@@ -36,6 +37,17 @@ for name in ctxsel-server ctxsel-agent; do
   for key in DynamicUser ProtectSystem Restart; do
     grep -q "^$key=" "$unit" || fail "$name: no $key="
   done
+  # Keys and tokens come as credentials (LoadCredential), named %d/NAME in
+  # the flags; no flag reads /etc/ctxsel, which stays root's.
+  flags_line="$(grep '^Environment="CTXSEL_' "$unit")"
+  ! grep -q '/etc/ctxsel' <<<"$flags_line" || fail "$name: a flag reads /etc/ctxsel directly: $flags_line"
+  credentials="$(grep -oE '%d/[a-z.]+' <<<"$flags_line" | sed 's|%d/||' | sort -u)"
+  [[ -n "$credentials" ]] || fail "$name: no flag names a credential (%d/...)"
+  for credential in $credentials; do
+    grep -q "^LoadCredential=$credential:/etc/ctxsel/$credential\$" "$unit" ||
+      fail "$name: --...=%d/$credential has no LoadCredential=$credential:/etc/ctxsel/$credential"
+  done
+  grep -q '^RestartPreventExitStatus=2$' "$unit" || fail "$name: restarts after exit 2 (a usage error)"
   help="$("$T/bin/$name" --helpfull 2>&1 || true)"
   for flag in $(grep -v '^#' "$unit" | grep -oE -- '--[a-z_]+' | sort -u); do
     grep -qF -- "$flag (" <<<"$help" || fail "$name has no flag $flag"
@@ -45,12 +57,14 @@ grep -q '^StateDirectory=ctxsel$' "$R/tools/systemd/ctxsel-server.service" ||
   fail "ctxsel-server.service: no StateDirectory"
 
 # The server unit's flags pass --check_config (its ports and directories
-# replaced by free ports and temporary ones; /etc/ctxsel holds real keys, a
-# CA and a tokens file, which the check reads as the start would).
+# replaced by free ports and temporary ones; its credentials directory holds
+# real keys, a CA and a tokens file, which the check reads as the start
+# would).
 mkdir -p "$T/etc"
 bash "$R/tools/make_certs.sh" "$T/etc" >"$T/certs.log" 2>&1 || fail "make_certs: $(cat "$T/certs.log")"
 "$CLI" admin token --role=admin --name=ops 2>"$T/etc/tokens" >/dev/null || fail "admin token"
-loopback() { sed -e "s|0.0.0.0:7070|127.0.0.1:0|; s|127.0.0.1:9464|127.0.0.1:0|; s|/var/lib/ctxsel|$T/data|; s|/etc/ctxsel/|$T/etc/|g"; }
+# The unit's credentials directory (%d) holds copies of /etc/ctxsel's files.
+loopback() { sed -e "s|0.0.0.0:7070|127.0.0.1:0|; s|127.0.0.1:9464|127.0.0.1:0|; s|/var/lib/ctxsel|$T/data|; s|/etc/ctxsel/|$T/etc/|g; s|%d/|$T/etc/|g"; }
 unit_flags="$(sed -n 's/^Environment="CTXSEL_SERVER_FLAGS=\(.*\)"$/\1/p' \
   "$R/tools/systemd/ctxsel-server.service" | loopback)"
 [[ -n "$unit_flags" ]] || fail "no CTXSEL_SERVER_FLAGS in the unit"
