@@ -20,8 +20,8 @@
 #include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
-#include "server/access/auth.h"
-#include "server/store/sqlite_store.h"
+#include "formats/store_file.h"
+#include "formats/tokens_file.h"
 
 ABSL_FLAG(std::string, role, "",
           "admin token: the token's role (admin, agent, launcher, reader).");
@@ -45,8 +45,7 @@ absl::StatusOr<v1::BackupSummary> FetchAndCheck(const std::string& tmp) {
     }
   }
   if (!summary.ok()) return summary;
-  CTXSEL_ASSIGN_OR_RETURN(server::StoreSummary inspected,
-                          server::SqliteStore::Inspect(tmp));
+  CTXSEL_ASSIGN_OR_RETURN(StoreSummary inspected, InspectStoreFile(tmp));
   if (inspected.revision != summary->revision() ||
       inspected.variant_count != summary->variant_count()) {
     return absl::DataLossError(absl::StrCat(
@@ -83,16 +82,15 @@ int RunBackup(const std::string& file) {
 }
 
 int RunToken() {
-  absl::StatusOr<server::Role> role =
-      server::RoleFromName(absl::GetFlag(FLAGS_role));
+  absl::StatusOr<Role> role = RoleFromName(absl::GetFlag(FLAGS_role));
   if (!role.ok()) return BadUsage("admin token", role.status().message());
   const std::string name = absl::GetFlag(FLAGS_name);
   if (name.empty() || name.find_first_of(" \t\n#") != std::string::npos) {
     return BadUsage("admin token", "--name: required, without spaces or '#'");
   }
-  const std::string token = server::NewToken();
+  const std::string token = NewToken();
   std::printf("%s\n", token.c_str());
-  std::fprintf(stderr, "%s\n", server::TokenLine(*role, name, token).c_str());
+  std::fprintf(stderr, "%s\n", TokenLine(*role, name, token).c_str());
   return kExitOk;
 }
 

@@ -1,8 +1,5 @@
 #include "server/access/auth.h"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -16,17 +13,6 @@
 
 namespace ctxsel::server {
 namespace {
-
-struct RoleRow {
-  Role role;
-  absl::string_view name;
-};
-constexpr RoleRow kRoles[] = {
-    {Role::kAdmin, "admin"},
-    {Role::kAgent, "agent"},
-    {Role::kLauncher, "launcher"},
-    {Role::kReader, "reader"},
-};
 
 // Which roles may call each method: the one place the API's access rules
 // live (docs/security.md has the same table for people). Health checking
@@ -78,109 +64,10 @@ std::string RoleList(const std::vector<Role>& roles) {
   });
 }
 
-bool IsSha256Hex(absl::string_view text) {
-  if (text.size() != 64) return false;
-  for (char c : text) {
-    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 bool HasMethodRule(absl::string_view method) {
   return FindMethod(method) != nullptr;
-}
-
-absl::string_view RoleName(Role role) {
-  for (const RoleRow& row : kRoles) {
-    if (row.role == role) return row.name;
-  }
-  return "unknown";
-}
-
-absl::StatusOr<Role> RoleFromName(absl::string_view name) {
-  for (const RoleRow& row : kRoles) {
-    if (row.name == name) return row.role;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "role: '", name, "' is not one of admin, agent, launcher, reader"));
-}
-
-std::string Sha256Hex(absl::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 15]);
-  }
-  return hex;
-}
-
-std::string NewToken() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token = "ctx_";
-  for (unsigned char b : bytes) {
-    token.push_back(kHex[b >> 4]);
-    token.push_back(kHex[b & 15]);
-  }
-  return token;
-}
-
-std::string TokenLine(Role role, absl::string_view name,
-                      absl::string_view token) {
-  return absl::StrCat(RoleName(role), " ", name, " ", Sha256Hex(token));
-}
-
-absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
-                                       absl::string_view file_name) {
-  TokenTable table;
-  int line_number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++line_number;
-    if (size_t hash = line.find('#'); hash != absl::string_view::npos) {
-      line = line.substr(0, hash);
-    }
-    std::vector<absl::string_view> fields =
-        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
-    if (fields.empty()) continue;
-    const std::string where = absl::StrCat(file_name, ":", line_number, ": ");
-    if (fields.size() != 3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where,
-                       "expected 'ROLE NAME SHA256' or 'ROLE NAME "
-                       "cert', found ",
-                       fields.size(), " field(s)"));
-    }
-    absl::StatusOr<Role> role = RoleFromName(fields[0]);
-    if (!role.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, role.status().message()));
-    }
-    const std::string name(fields[1]);
-    if (fields[2] == "cert") {
-      table.cert_roles[name] = *role;
-      continue;
-    }
-    if (!IsSha256Hex(fields[2])) {
-      // Not echoed: a token pasted here by mistake must not reach a log.
-      return absl::InvalidArgumentError(
-          absl::StrCat(where,
-                       "the third field is neither 'cert' nor 64 lowercase hex "
-                       "digits (the token's SHA-256, not the token)"));
-    }
-    if (!table.by_hash.emplace(std::string(fields[2]), Principal{name, *role})
-             .second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "the same token hash appears twice"));
-    }
-  }
-  return table;
 }
 
 namespace {

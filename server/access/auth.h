@@ -30,49 +30,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "formats/tokens_file.h"
 #include "server/access/principal_limits.h"
 #include "server/access/refusal_log.h"
 
 namespace ctxsel::server {
 
-enum class Role { kAdmin, kAgent, kLauncher, kReader };
-
-// "admin", "agent", "launcher", "reader".
-absl::string_view RoleName(Role role);
-// The role named `name`; InvalidArgumentError naming the four otherwise.
-absl::StatusOr<Role> RoleFromName(absl::string_view name);
-
-// An authenticated caller. For role agent, `name` is the node it speaks
-// for: it may report, heartbeat and deregister only that node.
-struct Principal {
-  std::string name;
-  Role role = Role::kReader;
-};
-
-// Lowercase hex SHA-256 of `text` (what the tokens file holds per token).
-std::string Sha256Hex(absl::string_view text);
-
-// A fresh random token: "ctx_" and 64 hex digits (256 bits).
-std::string NewToken();
-
 // Whether the method table has a rule for `method` ("Service/Method"); a
 // method without one is refused to everyone.
 bool HasMethodRule(absl::string_view method);
-
-// The tokens-file line for `token` ("ROLE NAME SHA256").
-std::string TokenLine(Role role, absl::string_view name,
-                      absl::string_view token);
-
-// One parsed tokens file. Lines: "ROLE NAME SHA256HEX" (a bearer token) or
-// "ROLE NAME cert" (a client certificate whose identity is NAME has ROLE;
-// without such a line a verified certificate is an agent for node NAME);
-// '#' starts a comment. Errors name the line: InvalidArgumentError.
-struct TokenTable {
-  std::map<std::string, Principal> by_hash;  // SHA-256 hex -> principal
-  std::map<std::string, Role> cert_roles;    // certificate identity -> role
-};
-absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
-                                       absl::string_view file_name);
 
 // What a call presented to say who it is: a bearer token ("authorization:
 // Bearer TOKEN" metadata, which wins), or a verified client certificate.

@@ -15,32 +15,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "formats/store_file.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server {
 namespace {
-
-constexpr int64_t kSchemaVersion = 1;
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS meta (
-  key TEXT PRIMARY KEY,
-  value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS variants (
-  kernel TEXT NOT NULL,
-  name TEXT NOT NULL,
-  selector TEXT NOT NULL,
-  ord INTEGER NOT NULL,
-  revision INTEGER NOT NULL,
-  adjust_args TEXT NOT NULL,
-  append_args TEXT NOT NULL,
-  source_file TEXT NOT NULL,
-  source_line INTEGER NOT NULL,
-  PRIMARY KEY (kernel, name));
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', 0);
-)sql";
 
 // Claims (server/claims/claims.h); see the claims block at the end of this
 // file.
@@ -53,72 +33,6 @@ CREATE TABLE IF NOT EXISTS claims (
   expires_unix_ms INTEGER NOT NULL,
   owner TEXT NOT NULL DEFAULT '');
 )sql";
-
-// A prepared statement that finalizes itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Statement& Bind(int i, const std::string& text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()),
-                      SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& Bind(int i, int64_t value) {
-    sqlite3_bind_int64(stmt_, i, value);
-    return *this;
-  }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return rc_ = sqlite3_step(stmt_); }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(stmt_, column);
-    return text == nullptr ? std::string()
-                           : std::string(reinterpret_cast<const char*>(text));
-  }
-  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
-  int rc() const { return rc_; }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
-
-// The canonical code of a failed SQLite call: a full disk (or the
-// max_bytes limit) is RESOURCE_EXHAUSTED, corruption DATA_LOSS, the rest
-// INTERNAL.
-absl::StatusCode CodeFor(sqlite3* db, int rc) {
-  switch (rc & 0xff) {
-    case SQLITE_FULL:
-      return absl::StatusCode::kResourceExhausted;
-    case SQLITE_IOERR: {
-      const int error = sqlite3_system_errno(db);
-      return error == ENOSPC || error == EDQUOT
-                 ? absl::StatusCode::kResourceExhausted
-                 : absl::StatusCode::kInternal;
-    }
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::StatusCode::kDataLoss;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
-// The detailed error, naming the file: for the server log and for errors
-// at start, which only the operator sees.
-absl::Status SqliteError(sqlite3* db, int rc, const std::string& path,
-                         absl::string_view what) {
-  return absl::Status(CodeFor(db, rc),
-                      absl::StrCat("store ", path, ": ", what, ": ",
-                                   sqlite3_errmsg(db), " (sqlite ", rc, ")"));
-}
 
 // What a client is told for each code of `SqliteError`: no file names,
 // which are the server's business.
@@ -152,87 +66,6 @@ absl::Status Exec(sqlite3* db, const std::string& path, const char* sql) {
   return absl::OkStatus();
 }
 
-// Runs a one-row, one-column query and returns the value as text.
-absl::StatusOr<std::string> QueryText(sqlite3* db, const std::string& path,
-                                      const char* sql) {
-  Statement statement(db, sql);
-  if (!statement.ok()) return SqliteError(db, statement.rc(), path, sql);
-  if (statement.Step() != SQLITE_ROW) {
-    return SqliteError(db, statement.rc(), path, sql);
-  }
-  return statement.Text(0);
-}
-
-absl::StatusOr<int64_t> QueryInt(sqlite3* db, const std::string& path,
-                                 const char* sql) {
-  CTXSEL_ASSIGN_OR_RETURN(std::string text, QueryText(db, path, sql));
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) {
-    return absl::DataLossError(
-        absl::StrCat("store ", path, ": ", sql, ": not a number: ", text));
-  }
-  return value;
-}
-
-absl::Status CheckIntegrity(sqlite3* db, const std::string& path) {
-  CTXSEL_ASSIGN_OR_RETURN(std::string check,
-                          QueryText(db, path, "PRAGMA integrity_check"));
-  if (check != "ok") {
-    return absl::DataLossError(
-        absl::StrCat("store ", path, " is corrupt (integrity_check: ", check,
-                     "); restore it from a backup or move it away"));
-  }
-  return absl::OkStatus();
-}
-
-constexpr const char* kTables[] = {"meta", "variants"};
-
-// The tables of kSchema that the database lacks.
-absl::StatusOr<std::vector<std::string>> MissingTables(
-    sqlite3* db, const std::string& path) {
-  std::vector<std::string> missing;
-  for (const char* table : kTables) {
-    constexpr char kSql[] =
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?";
-    Statement statement(db, kSql);
-    statement.Bind(1, std::string(table));
-    if (!statement.ok() || statement.Step() != SQLITE_ROW) {
-      return SqliteError(db, statement.rc(), path, kSql);
-    }
-    if (statement.Int(0) == 0) missing.push_back(table);
-  }
-  return missing;
-}
-
-absl::Status CheckSchemaVersion(sqlite3* db, const std::string& path) {
-  CTXSEL_ASSIGN_OR_RETURN(
-      std::string version,
-      QueryText(db, path,
-                "SELECT value FROM meta WHERE key = 'schema_version'"));
-  if (version != std::to_string(kSchemaVersion)) {
-    return absl::DataLossError(
-        absl::StrCat("store ", path, " has schema version ", version,
-                     "; this server reads version ", kSchemaVersion));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<StoreSummary> ReadSummary(sqlite3* db, const std::string& path) {
-  StoreSummary summary;
-  CTXSEL_ASSIGN_OR_RETURN(
-      int64_t revision,
-      QueryInt(db, path, "SELECT value FROM meta WHERE key = 'revision'"));
-  summary.revision = revision;
-  CTXSEL_ASSIGN_OR_RETURN(int64_t variants,
-                          QueryInt(db, path, "SELECT count(*) FROM variants"));
-  summary.variant_count = variants;
-  CTXSEL_ASSIGN_OR_RETURN(
-      int64_t kernels,
-      QueryInt(db, path, "SELECT count(DISTINCT kernel) FROM variants"));
-  summary.kernel_count = kernels;
-  return summary;
-}
-
 std::string InDir(const std::string& dir, absl::string_view name) {
   return (std::filesystem::path(dir) / std::string(name)).string();
 }
@@ -262,7 +95,7 @@ absl::Status RestoreInto(const std::string& file, const std::string& dir,
           taken, "); restore into a new --data_dir"));
     }
   }
-  absl::StatusOr<StoreSummary> summary = SqliteStore::Inspect(file);
+  absl::StatusOr<StoreSummary> summary = InspectStoreFile(file);
   if (!summary.ok()) {
     return absl::Status(
         summary.status().code(),
@@ -351,32 +184,6 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   return store;
 }
 
-absl::StatusOr<StoreSummary> SqliteStore::Inspect(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) {
-    return absl::NotFoundError(absl::StrCat("no store file ", path));
-  }
-  sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  absl::Status checked = rc != SQLITE_OK ? SqliteError(db, rc, path, "open")
-                                         : CheckIntegrity(db, path);
-  if (checked.ok()) {
-    absl::StatusOr<std::vector<std::string>> missing = MissingTables(db, path);
-    if (!missing.ok()) {
-      checked = missing.status();
-    } else if (!missing->empty()) {
-      checked = absl::DataLossError(
-          absl::StrCat("store ", path, " is not a ctxsel store (no table ",
-                       missing->front(), ")"));
-    }
-  }
-  if (checked.ok()) checked = CheckSchemaVersion(db, path);
-  absl::StatusOr<StoreSummary> summary =
-      checked.ok() ? ReadSummary(db, path) : checked;
-  sqlite3_close(db);
-  return summary;
-}
-
 SqliteStore::~SqliteStore() {
   absl::MutexLock lock(&mu_);
   if (checked_) {
@@ -410,7 +217,7 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
                           MissingTables(db_, path_));
   if (state_ && state_->revision > 0 && !missing.empty()) {
     return Lost(path_, dir_,
-                missing.size() == std::size(kTables)
+                missing.size() == std::size(kStoreTables)
                     ? "is empty"
                     : absl::StrCat("has no table ", missing.front()),
                 *state_);
@@ -418,7 +225,7 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   // Only a store that never held data gets its tables (re)created.
   if (!missing.empty()) {
     CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
-    absl::Status created = Exec(db_, path_, kSchema);
+    absl::Status created = Exec(db_, path_, kStoreSchema);
     if (created.ok()) created = Exec(db_, path_, "COMMIT");
     if (!created.ok()) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -431,7 +238,7 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, kClaimsSchema));
   // Claims from before owners existed belong to no one (only admins may
   // release them).
-  if (!Statement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
+  if (!SqliteStatement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
     CTXSEL_RETURN_IF_ERROR(Exec(db_, path_,
                                 "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
                                 "NULL DEFAULT ''"));
@@ -485,7 +292,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       "SELECT kernel, name, selector, ord, revision, adjust_args, "
       "append_args, source_file, source_line FROM variants "
       "ORDER BY kernel, ord";
-  Statement statement(db_, kSelect);
+  SqliteStatement statement(db_, kSelect);
   if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
   while (statement.Step() == SQLITE_ROW) {
     VariantRecord record;
@@ -567,7 +374,7 @@ absl::StatusOr<StoreSummary> SqliteStore::Backup(const std::string& path) {
   }
   sqlite3_close(copy);
   if (!copied.ok()) return ClientError(copied, "no backup was made");
-  absl::StatusOr<StoreSummary> summary = Inspect(path);
+  absl::StatusOr<StoreSummary> summary = InspectStoreFile(path);
   if (!summary.ok()) {
     return ClientError(summary.status(), "no backup was made");
   }
@@ -575,7 +382,7 @@ absl::StatusOr<StoreSummary> SqliteStore::Backup(const std::string& path) {
 }
 
 absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
-  auto run = [&](Statement& statement, const char* sql) -> absl::Status {
+  auto run = [&](SqliteStatement& statement, const char* sql) -> absl::Status {
     if (!statement.ok() || statement.Step() != SQLITE_DONE) {
       return SqliteError(db_, statement.rc(), path_, sql);
     }
@@ -583,14 +390,14 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
   };
   for (const std::string& kernel : batch.clear_kernels) {
     constexpr char kSql[] = "DELETE FROM variants WHERE kernel = ?";
-    Statement statement(db_, kSql);
+    SqliteStatement statement(db_, kSql);
     statement.Bind(1, kernel);
     CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   for (const auto& [kernel, name] : batch.deletes) {
     constexpr char kSql[] =
         "DELETE FROM variants WHERE kernel = ? AND name = ?";
-    Statement statement(db_, kSql);
+    SqliteStatement statement(db_, kSql);
     statement.Bind(1, kernel).Bind(2, name);
     CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
@@ -599,7 +406,7 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
         "INSERT OR REPLACE INTO variants (kernel, name, selector, ord, "
         "revision, adjust_args, append_args, source_file, source_line) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    Statement statement(db_, kSql);
+    SqliteStatement statement(db_, kSql);
     statement.Bind(1, record.kernel)
         .Bind(2, record.name)
         .Bind(3, record.selector_text)
@@ -612,7 +419,7 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
     CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   constexpr char kSql[] = "UPDATE meta SET value = ? WHERE key = 'revision'";
-  Statement statement(db_, kSql);
+  SqliteStatement statement(db_, kSql);
   statement.Bind(1, batch.revision);
   return run(statement, kSql);
 }
@@ -624,7 +431,7 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
   constexpr char kSelect[] =
       "SELECT id, node, device, holder, expires_unix_ms, owner FROM claims "
       "ORDER BY id";
-  Statement statement(db_, kSelect);
+  SqliteStatement statement(db_, kSelect);
   if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
   std::vector<ClaimRecord> claims;
   while (statement.Step() == SQLITE_ROW) {
@@ -646,7 +453,7 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
 absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
   absl::MutexLock lock(&mu_);
   CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
-  auto run = [&](Statement& statement, const char* sql) -> absl::Status {
+  auto run = [&](SqliteStatement& statement, const char* sql) -> absl::Status {
     if (!statement.ok() || statement.Step() != SQLITE_DONE) {
       return SqliteError(db_, statement.rc(), path_, sql);
     }
@@ -659,7 +466,7 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
   for (const std::string& id : ended) {
     if (!applied.ok()) break;
     constexpr char kSql[] = "DELETE FROM claims WHERE id = ?";
-    Statement statement(db_, kSql);
+    SqliteStatement statement(db_, kSql);
     statement.Bind(1, id);
     applied = run(statement, kSql);
   }
@@ -668,7 +475,7 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
     constexpr char kSql[] =
         "INSERT OR REPLACE INTO claims (id, node, device, holder, "
         "expires_unix_ms, owner) VALUES (?, ?, ?, ?, ?, ?)";
-    Statement statement(db_, kSql);
+    SqliteStatement statement(db_, kSql);
     statement.Bind(1, claim.id)
         .Bind(2, claim.node)
         .Bind(3, claim.device)

@@ -63,11 +63,6 @@ class SqliteStore final : public Store {
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(
       const std::string& data_dir, const SqliteStoreOptions& options = {});
 
-  // Reads the store file `path` (a backup, or a ctxsel.db that no server has
-  // open) without changing it: DataLossError naming it when it is not an
-  // intact store of a known schema version.
-  static absl::StatusOr<StoreSummary> Inspect(const std::string& path);
-
   ~SqliteStore() override;
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;

@@ -389,7 +389,7 @@ TEST(SqliteStoreTest, BackupOfAnOpenStoreRestoresIntoANewDirectory) {
   EXPECT_EQ(summary->revision, 30);
   EXPECT_EQ(summary->variant_count, 30);
   EXPECT_EQ(summary->kernel_count, 7);
-  auto inspected = SqliteStore::Inspect(file);
+  auto inspected = InspectStoreFile(file);
   ASSERT_TRUE(inspected.ok()) << inspected.status();
   EXPECT_EQ(inspected->variant_count, 30);
 
@@ -419,17 +419,17 @@ TEST(SqliteStoreTest, InspectRefusesWhatIsNotAStore) {
   const std::string dir = FreshDir("inspect");
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/garbage.db") << std::string(8192, 'x');
-  EXPECT_EQ(SqliteStore::Inspect(dir + "/garbage.db").status().code(),
+  EXPECT_EQ(InspectStoreFile(dir + "/garbage.db").status().code(),
             absl::StatusCode::kDataLoss);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir + "/other.db").c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  auto other = SqliteStore::Inspect(dir + "/other.db");
+  auto other = InspectStoreFile(dir + "/other.db");
   EXPECT_EQ(other.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(other.status().message(), HasSubstr("not a ctxsel store"));
-  EXPECT_EQ(SqliteStore::Inspect(dir + "/missing.db").status().code(),
+  EXPECT_EQ(InspectStoreFile(dir + "/missing.db").status().code(),
             absl::StatusCode::kNotFound);
 }
 

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "formats/store_file.h"  // StoreSummary
 #include "server/model/variant_metadata.h"
 
 namespace ctxsel::server {
@@ -39,13 +40,6 @@ struct VariantRecord {
   int64_t order = 0;
   int64_t revision = 0;  // the registry revision that stored it
   VariantMetadata metadata;
-};
-
-// What a store (or a backup of one) holds, in numbers.
-struct StoreSummary {
-  int64_t revision = 0;
-  int64_t variant_count = 0;
-  int64_t kernel_count = 0;
 };
 
 // Everything a store holds.
