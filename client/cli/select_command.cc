@@ -35,8 +35,8 @@
 #include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
 #include "devices/node_id.h"
+#include "formats/gres_conf.h"
 #include "launch/env_format.h"
-#include "slurm/gres_conf.h"
 
 ABSL_FLAG(std::string, policy, "least_loaded",
           "select/explain: least_loaded, spread or pack.");

@@ -1,5 +1,5 @@
 // ctxsel-cli slurm: keeps Slurm's GPU numbering and ctxsel's the same
-// (slurm/gres_conf.h says why they can differ).
+// (formats/gres_conf.h says why they can differ).
 //
 //   ctxsel-cli slurm gres-conf [--node=NODE] [--file_prefix=PATH]
 //       gres.conf lines for NODE's GPUs (default: this machine), in ctxsel's
@@ -19,7 +19,7 @@
 #include "client/cli/command.h"
 #include "client/cli/service_output.h"
 #include "devices/node_id.h"
-#include "slurm/gres_conf.h"
+#include "formats/gres_conf.h"
 
 // Defined with `devices ls` (inventory_commands.cc): one --node for both.
 ABSL_DECLARE_FLAG(std::string, node);

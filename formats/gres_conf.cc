@@ -1,4 +1,4 @@
-#include "slurm/gres_conf.h"
+#include "formats/gres_conf.h"
 
 #include <algorithm>
 #include <map>

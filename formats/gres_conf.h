@@ -15,8 +15,8 @@
 //   absl::StatusOr<std::vector<GresDevice>> slurm = ParseGres(text, "n1");
 //   std::vector<std::string> differences =
 //       CompareGres(*slurm, "n1", devices, "");  // empty: they agree
-#ifndef CTXSEL_SLURM_GRES_CONF_H_
-#define CTXSEL_SLURM_GRES_CONF_H_
+#ifndef CTXSEL_FORMATS_GRES_CONF_H_
+#define CTXSEL_FORMATS_GRES_CONF_H_
 
 #include <string>
 #include <vector>
@@ -79,4 +79,4 @@ std::vector<std::string> CompareGres(const std::vector<GresDevice>& slurm,
 
 }  // namespace ctxsel::slurm
 
-#endif  // CTXSEL_SLURM_GRES_CONF_H_
+#endif  // CTXSEL_FORMATS_GRES_CONF_H_

@@ -1,4 +1,4 @@
-#include "slurm/gres_conf.h"
+#include "formats/gres_conf.h"
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"

@@ -1,6 +1,7 @@
-"""The sources of a server/ package, for //server:layers_test."""
+"""The sources of a package, for the tests that read its includes and labels
+(//server:layers_test, //:binaries_apart_test)."""
 
-def layer_sources():
+def layer_sources(visibility = ["//server:__pkg__"]):
     """Declares :sources, this package's headers, sources and BUILD file."""
     native.filegroup(
         name = "sources",
@@ -9,5 +10,5 @@ def layer_sources():
             "*.cc",
             "BUILD.bazel",
         ]),
-        visibility = ["//server:__pkg__"],
+        visibility = visibility,
     )
