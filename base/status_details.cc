@@ -41,6 +41,23 @@ absl::Status WithFieldViolation(absl::Status status, absl::string_view field,
   violation->set_field(std::string(field));
   violation->set_description(std::string(description));
   SetDetail(status, bad);
+  if (!GetDetail<google::rpc::ErrorInfo>(status).has_value()) {
+    return WithErrorInfo(std::move(status), kReasonFieldInvalid);
+  }
+  return status;
+}
+
+absl::Status RebaseFieldViolations(absl::Status status, absl::string_view from,
+                                   absl::string_view to) {
+  std::optional<google::rpc::BadRequest> bad =
+      GetDetail<google::rpc::BadRequest>(status);
+  if (!bad.has_value()) return status;
+  for (auto& violation : *bad->mutable_field_violations()) {
+    if (!absl::StartsWith(violation.field(), from)) continue;
+    violation.set_field(
+        absl::StrCat(to, violation.field().substr(from.size())));
+  }
+  SetDetail(status, *bad);
   return status;
 }
 
