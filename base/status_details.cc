@@ -61,6 +61,16 @@ absl::Status RebaseFieldViolations(absl::Status status, absl::string_view from,
   return status;
 }
 
+absl::Status WithMessage(const absl::Status& status,
+                         absl::string_view message) {
+  absl::Status out(status.code(), message);
+  status.ForEachPayload(
+      [&out](absl::string_view type_url, const absl::Cord& payload) {
+        out.SetPayload(type_url, payload);
+      });
+  return out;
+}
+
 absl::Status WithErrorInfo(
     absl::Status status, absl::string_view reason,
     const std::vector<std::pair<std::string, std::string>>& metadata) {

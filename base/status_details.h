@@ -51,6 +51,9 @@ absl::Status WithFieldViolation(absl::Status status, absl::string_view field,
 absl::Status RebaseFieldViolations(absl::Status status, absl::string_view from,
                                    absl::string_view to);
 
+// `status` with `message` for its message; code and details kept.
+absl::Status WithMessage(const absl::Status& status, absl::string_view message);
+
 // `status` with ErrorInfo{reason, kErrorDomain, metadata}; metadata adds to
 // what an earlier call set (a later value for a key wins). `reason` is a
 // kReason* of base/error_reasons.def, which names the code it goes with.
