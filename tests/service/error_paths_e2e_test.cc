@@ -64,13 +64,23 @@ class ErrorPathsE2E : public ::testing::Test {
          std::vector<std::pair<std::string, std::string>>{
              {"admin", "ops"},
              {"reader", "dash"},
-             {"agent", "n1"},
              {"launcher", "alice"},
              {"launcher", "bob"}}) {
       CommandResult made = RunCommand(
           {CliPath(), "admin", "token", "--role=" + role, "--name=" + name});
       ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
       tokens_[name] =
+          std::string(absl::StripTrailingAsciiWhitespace(made.stdout_text));
+      tokens << made.stderr_text;
+    }
+    // Only agents report, each for its own node.
+    for (const char* node : {"n1", "n3", "r1", "r2", "r3", "r4", "r5", "r6",
+                             "r7", "t/u", "t", "rl", "big", "tr"}) {
+      CommandResult made =
+          RunCommand({CliPath(), "admin", "token", "--role=agent",
+                      "--name=" + std::string(node)});
+      ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
+      tokens_[node] =
           std::string(absl::StripTrailingAsciiWhitespace(made.stdout_text));
       tokens << made.stderr_text;
     }
@@ -101,11 +111,13 @@ class ErrorPathsE2E : public ::testing::Test {
     return context;
   }
 
-  grpc::Status Report(const v1::Node& node, const std::string& who = "ops") {
+  // As the node's agent unless `who` is given.
+  grpc::Status Report(const v1::Node& node, const std::string& who = "") {
     v1::ReportNodeRequest request;
     *request.mutable_node() = node;
     v1::ReportNodeResponse response;
-    return inventory_->ReportNode(As(who).get(), request, &response);
+    return inventory_->ReportNode(As(who.empty() ? node.id() : who).get(),
+                                  request, &response);
   }
 
   grpc::Status Register(
@@ -137,7 +149,7 @@ class ErrorPathsE2E : public ::testing::Test {
   // One beat on a fresh stream; the status the stream ends with.
   grpc::Status Beat(const v1::HeartbeatRequest& first,
                     const v1::HeartbeatRequest* second = nullptr) {
-    auto context = As("ops");
+    auto context = As("n1");
     auto stream = inventory_->Heartbeat(context.get());
     stream->Write(first);
     if (second != nullptr) {
@@ -171,7 +183,8 @@ v1::Node OneCpu(const std::string& id,
 
 TEST_F(ErrorPathsE2E, EveryErrorNamesItsReasonAndField) {
   // The fleet and registry the rows run against: one CPU node, kernel k.
-  ASSERT_TRUE(Report(OneCpu("n1")).ok());
+  grpc::Status reported = Report(OneCpu("n1"));
+  ASSERT_TRUE(reported.ok()) << reported.error_message();
   ASSERT_TRUE(Register("k", {{"k_cpu", "device={kind(cpu)}"}}).ok());
   ASSERT_TRUE(Register("k2", {{"a", "device={kind(cpu)}"},
                               {"b", "device={kind(host)}"}})
@@ -580,7 +593,8 @@ TEST_F(ErrorPathsE2E, EveryErrorNamesItsReasonAndField) {
 // The CLAIMS_EXHAUSTED metadata a client waits by: first_expiry in RFC 3339,
 // the same instant the message names for people.
 TEST_F(ErrorPathsE2E, ClaimsExhaustedCarriesFirstExpiry) {
-  ASSERT_TRUE(Report(OneCpu("n1")).ok());
+  grpc::Status reported = Report(OneCpu("n1"));
+  ASSERT_TRUE(reported.ok()) << reported.error_message();
   ASSERT_TRUE(Register("k", {{"k_cpu", "device={kind(cpu)}"}}).ok());
   v1::SelectRequest r;
   r.mutable_claim()->mutable_duration()->set_seconds(600);
