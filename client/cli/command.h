@@ -27,8 +27,7 @@ namespace ctxsel::cli {
 // 0 placed (done); run it.
 inline constexpr int kExitOk = 0;
 // 1 no placement possible: nothing fits (FAILED_PRECONDITION, NOT_FOUND of
-// a node the job names), or the server's store is full; wait, or run
-// elsewhere.
+// a node the job names); wait, or run elsewhere.
 inline constexpr int kExitFailure = 1;
 // 2 usage or bad input (INVALID_ARGUMENT, an unknown kernel, a bad flag or
 // allocation variable, a request past a server limit: LIMIT_EXCEEDED); fix

@@ -56,8 +56,8 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 // "user@host:pid".
 std::string DefaultHolder();
 
-// Select; while the answer is CLAIMS_EXHAUSTED (every fitting device
-// claimed: ExitCodeOf's kExitExhausted, not a rate or size limit) and
+// Select; while ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED:
+// every fitting device claimed; or STORE_FULL; never a rate or size limit) and
 // `wait` has not passed, tries again with backoff (100ms
 // doubling to 2s), sleeping through `sleep`, which returns false when the
 // wait should stop (e.g. a signal). The last answer otherwise. An OK answer

@@ -145,7 +145,6 @@ constexpr ReasonExit kExitByReason[] = {
     {kReasonRateLimited, kExitUnreachable},
     {kReasonServerBusy, kExitUnreachable},
     {kReasonLimitExceeded, kExitBadInput},
-    {kReasonStoreFull, kExitFailure},
     {kReasonNodeNotFound, kExitFailure},
 };
 

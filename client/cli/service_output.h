@@ -38,12 +38,13 @@ std::string ErrorText(const absl::Status& status);
 // CLAIMS_EXHAUSTED (every fitting device claimed); kExitUnreachable for
 // RATE_LIMITED and SERVER_BUSY (retry later); kExitBadInput for
 // LIMIT_EXCEEDED (the request passes a server limit); kExitFailure for
-// STORE_FULL and NODE_NOT_FOUND (its agent is not reporting). Otherwise by
+// NODE_NOT_FOUND (its agent is not reporting). Otherwise by
 // code: kExitOk for OK; kExitCredentials for UNAUTHENTICATED,
 // PERMISSION_DENIED and an UNAVAILABLE whose message reports a failed TLS
 // handshake (gRPC has no code of its own for it); kExitUnreachable for
-// UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED, CANCELLED; kExitExhausted for a
-// RESOURCE_EXHAUSTED without a reason (an older server's claimed devices);
+// UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED, CANCELLED; kExitExhausted for
+// any other RESOURCE_EXHAUSTED (STORE_FULL: wait for room, as
+// docs/service.md says; none: an older server's claimed devices);
 // kExitFailure for FAILED_PRECONDITION (no placement) and any other code;
 // kExitBadInput for INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE and
 // NOT_FOUND (an unknown kernel, variant or claim).

@@ -105,7 +105,7 @@ TEST(ExitCodeOfTest, ByWhatTheCallerShouldDo) {
        kExitUnreachable},
       {WithErrorInfo(absl::ResourceExhaustedError("the disk is full"),
                      kReasonStoreFull),
-       kExitFailure},
+       kExitExhausted},
       {absl::UnauthenticatedError("no token"), kExitCredentials},
       {absl::PermissionDeniedError("role reader"), kExitCredentials},
       {absl::UnavailableError(

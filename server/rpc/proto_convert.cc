@@ -390,8 +390,8 @@ absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
       // The report rule names ReportNodeRequest's fields ("node.devices[0]").
       const std::string field = absl::StrCat("hypothetical_nodes[", i, "]");
       return RebaseFieldViolations(
-          WithMessage(s, absl::StrCat(field, ": ", s.message())), "node",
-          field);
+          WithMessage(s, absl::StrCat(field, ": ", s.message())), "node.",
+          field + ".");
     }
     for (Device& d : node.devices) {
       q.hypothetical_devices.push_back(std::move(d));
