@@ -38,7 +38,7 @@ const std::map<std::string, std::string> kNotDrivenHere = {
     {kReasonStoreDamaged, "a store damaged while the server runs"},
     {kReasonBackupUnsupported, "Backup of an etcd store"},
     {kReasonServerBusy, "16 x --max_threads calls queued at once"},
-    {kReasonCredentialRevoked, "tests/security:revocation_e2e_test"},
+    {kReasonCredentialRevoked, "SIGHUP: tests/security:revocation_e2e_test"},
     {kReasonCallDeadlinePassed, "a deadline passing inside a handler"},
     {kReasonCallCancelled, "a client that cancels (it sees no answer)"},
     {kReasonWatchFellBehind, "a watch slower than the event buffer"},
