@@ -41,7 +41,34 @@ absl::Status WithFieldViolation(absl::Status status, absl::string_view field,
   violation->set_field(std::string(field));
   violation->set_description(std::string(description));
   SetDetail(status, bad);
+  if (!GetDetail<google::rpc::ErrorInfo>(status).has_value()) {
+    return WithErrorInfo(std::move(status), kReasonFieldInvalid);
+  }
   return status;
+}
+
+absl::Status RebaseFieldViolations(absl::Status status, absl::string_view from,
+                                   absl::string_view to) {
+  std::optional<google::rpc::BadRequest> bad =
+      GetDetail<google::rpc::BadRequest>(status);
+  if (!bad.has_value()) return status;
+  for (auto& violation : *bad->mutable_field_violations()) {
+    if (!absl::StartsWith(violation.field(), from)) continue;
+    violation.set_field(
+        absl::StrCat(to, violation.field().substr(from.size())));
+  }
+  SetDetail(status, *bad);
+  return status;
+}
+
+absl::Status WithMessage(const absl::Status& status,
+                         absl::string_view message) {
+  absl::Status out(status.code(), message);
+  status.ForEachPayload(
+      [&out](absl::string_view type_url, const absl::Cord& payload) {
+        out.SetPayload(type_url, payload);
+      });
+  return out;
 }
 
 absl::Status WithErrorInfo(

@@ -10,8 +10,10 @@
 // nothing parses messages to find them.
 //
 //   return FieldViolation("kernel", "required");   // INVALID_ARGUMENT
-//   return WithResourceInfo(absl::NotFoundError("node: 'n1' is not known"),
-//                           "ctxsel.v1.Node", "n1");
+//   return WithResourceInfo(
+//       WithErrorInfo(absl::NotFoundError("node: 'n1' is not known"),
+//                     kReasonNodeNotFound, {{"node", "n1"}}),
+//       "ctxsel.v1.Node", "n1");
 #ifndef CTXSEL_BASE_STATUS_DETAILS_H_
 #define CTXSEL_BASE_STATUS_DETAILS_H_
 
@@ -23,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/string_view.h"
+#include "base/error_reasons.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -31,23 +34,29 @@ namespace ctxsel {
 // ErrorInfo.domain of every ctxsel error.
 inline constexpr char kErrorDomain[] = "ctxsel.dev";
 
-// ErrorInfo.reason of a RESOURCE_EXHAUSTED that a per-caller rate or stream
-// limit refused (server/access/principal_limits.h): the caller retries
-// later. Every other RESOURCE_EXHAUSTED of Select means every fitting device
-// is claimed (ctxsel-cli exits 3 for the one, 4 for the other).
-inline constexpr char kReasonRateLimited[] = "RATE_LIMITED";
-
 // INVALID_ARGUMENT "<field>: <description>", with a BadRequest naming
-// `field` (a request path: "job.construct[1].name", "page_token").
+// `field` (a request path: "job.construct[1].name", "page_token") and
+// ErrorInfo reason kReasonFieldInvalid (WithErrorInfo may name another).
 absl::Status FieldViolation(absl::string_view field,
                             absl::string_view description);
 
 // `status` with one more BadRequest field violation; code and message kept.
+// A status without an ErrorInfo gets reason kReasonFieldInvalid.
 absl::Status WithFieldViolation(absl::Status status, absl::string_view field,
                                 absl::string_view description);
 
+// `status` with each BadRequest field that starts with `from` re-rooted at
+// `to` ("node.devices[0].id" -> "hypothetical_nodes[2].devices[0].id"), for
+// a rule shared by two requests; code, message and other details kept.
+absl::Status RebaseFieldViolations(absl::Status status, absl::string_view from,
+                                   absl::string_view to);
+
+// `status` with `message` for its message; code and details kept.
+absl::Status WithMessage(const absl::Status& status, absl::string_view message);
+
 // `status` with ErrorInfo{reason, kErrorDomain, metadata}; metadata adds to
-// what an earlier call set (a later value for a key wins).
+// what an earlier call set (a later value for a key wins). `reason` is a
+// kReason* of base/error_reasons.def, which names the code it goes with.
 absl::Status WithErrorInfo(
     absl::Status status, absl::string_view reason,
     const std::vector<std::pair<std::string, std::string>>& metadata = {});
@@ -62,8 +71,10 @@ template <typename T>
 std::optional<T> GetDetail(const absl::Status& status);
 
 // google.rpc.Status for a non-OK `status`: its code, message and every
-// detail it carries. Every error gets an ErrorInfo: when none was set, the
-// reason is the code's name ("NOT_FOUND") in kErrorDomain.
+// detail it carries. Every error gets an ErrorInfo. Every error the server
+// makes names a reason of error_reasons.def (//tests/service:
+// error_paths_e2e_test); the code's name ("NOT_FOUND") is only the
+// defensive default for a status that names none.
 google::rpc::Status ToRpcStatus(const absl::Status& status);
 
 // The absl::Status for a call's code, message and grpc-status-details-bin

@@ -63,5 +63,42 @@ TEST(StatusDetailsTest, UndecodableDetailsLeaveCodeAndMessage) {
   EXPECT_EQ(s, absl::InternalError("boom"));
 }
 
+TEST(StatusDetailsTest, FieldViolationsSayFieldInvalidUnlessNamedOtherwise) {
+  auto reason = [](const absl::Status& s) {
+    return GetDetail<google::rpc::ErrorInfo>(s)->reason();
+  };
+  EXPECT_EQ(reason(FieldViolation("page_size", "negative")),
+            kReasonFieldInvalid);
+  EXPECT_EQ(
+      reason(WithFieldViolation(absl::InvalidArgumentError("x"), "x", "bad")),
+      kReasonFieldInvalid);
+  // A specific reason set before or after wins.
+  EXPECT_EQ(reason(WithErrorInfo(FieldViolation("page_token", "foreign"),
+                                 kReasonPageTokenInvalid)),
+            kReasonPageTokenInvalid);
+  EXPECT_EQ(
+      reason(WithFieldViolation(WithErrorInfo(absl::InvalidArgumentError("s"),
+                                              kReasonSelectorInvalid),
+                                "variants[0].selector", "bad")),
+      kReasonSelectorInvalid);
+}
+
+TEST(StatusDetailsTest, RebaseMovesOnlyFieldsUnderThePrefix) {
+  absl::Status s = WithFieldViolation(
+      FieldViolation("node.devices[0].index", "-2"), "nodes", "other");
+  s = RebaseFieldViolations(WithMessage(s, "hypothetical_nodes[2]: bad"),
+                            "node.", "hypothetical_nodes[2].");
+  EXPECT_EQ(s.message(), "hypothetical_nodes[2]: bad");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  auto bad = GetDetail<google::rpc::BadRequest>(s);
+  ASSERT_TRUE(bad.has_value());
+  ASSERT_EQ(bad->field_violations_size(), 2);
+  EXPECT_EQ(bad->field_violations(0).field(),
+            "hypothetical_nodes[2].devices[0].index");
+  EXPECT_EQ(bad->field_violations(1).field(), "nodes");
+  EXPECT_EQ(GetDetail<google::rpc::ErrorInfo>(s)->reason(),
+            kReasonFieldInvalid);
+}
+
 }  // namespace
 }  // namespace ctxsel

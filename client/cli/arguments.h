@@ -11,8 +11,8 @@
 // lines name (FlagsOf): the usage text is the declaration, so help, the
 // parser and bash completion cannot disagree. Flags are written --name=value,
 // --name value, --name for a bool (--noname: false); '-' and '_' are the same
-// in names (--no-headers). -h is --help and -o (or --o) is --output. "--" ends the
-// flags: what follows is positional.
+// in names (--no-headers). -h is --help and -o (or --o) is --output. "--" ends
+// the flags: what follows is positional.
 #ifndef CTXSEL_CLIENT_CLI_ARGUMENTS_H_
 #define CTXSEL_CLIENT_CLI_ARGUMENTS_H_
 

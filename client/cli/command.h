@@ -30,13 +30,14 @@ inline constexpr int kExitOk = 0;
 // a node the job names); wait, or run elsewhere.
 inline constexpr int kExitFailure = 1;
 // 2 usage or bad input (INVALID_ARGUMENT, an unknown kernel, a bad flag or
-// allocation variable); fix the command, retrying will not help.
+// allocation variable, a request past a server limit: LIMIT_EXCEEDED); fix
+// the command, retrying will not help.
 inline constexpr int kExitBadInput = 2;
 // 3 transient: the server did not answer (UNAVAILABLE, DEADLINE_EXCEEDED),
-// a rate limit (RESOURCE_EXHAUSTED with reason RATE_LIMITED), ABORTED;
-// retry with backoff.
+// a rate limit or busy server (RESOURCE_EXHAUSTED with reason RATE_LIMITED
+// or SERVER_BUSY), ABORTED; retry with backoff.
 inline constexpr int kExitUnreachable = 3;
-// 4 every fitting device is claimed (RESOURCE_EXHAUSTED), after any --wait;
+// 4 every fitting device is claimed (CLAIMS_EXHAUSTED), after any --wait;
 // wait for a claim to end, or run elsewhere.
 inline constexpr int kExitExhausted = 4;
 // 5 credentials or TLS rejected (UNAUTHENTICATED, PERMISSION_DENIED, a

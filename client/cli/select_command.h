@@ -56,8 +56,9 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 // "user@host:pid".
 std::string DefaultHolder();
 
-// Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
-// claimed) and `wait` has not passed, tries again with backoff (100ms
+// Select; while ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED:
+// every fitting device claimed; or STORE_FULL; never a rate or size limit) and
+// `wait` has not passed, tries again with backoff (100ms
 // doubling to 2s), sleeping through `sleep`, which returns false when the
 // wait should stop (e.g. a signal). The last answer otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,

@@ -135,10 +135,27 @@ std::string Reason(const absl::Status& status) {
   return info->reason();
 }
 
+// The reasons whose answer differs from their code's (ExitCodeOf).
+struct ReasonExit {
+  const char* reason;
+  int exit_code;
+};
+constexpr ReasonExit kExitByReason[] = {
+    {kReasonClaimsExhausted, kExitExhausted},
+    {kReasonRateLimited, kExitUnreachable},
+    {kReasonServerBusy, kExitUnreachable},
+    {kReasonLimitExceeded, kExitBadInput},
+    {kReasonNodeNotFound, kExitFailure},
+};
+
 }  // namespace
 
 int ExitCodeOf(const absl::Status& status) {
   if (IsTlsFailure(status)) return kExitCredentials;
+  const std::string reason = Reason(status);
+  for (const ReasonExit& row : kExitByReason) {
+    if (reason == row.reason) return row.exit_code;
+  }
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;
@@ -151,12 +168,10 @@ int ExitCodeOf(const absl::Status& status) {
     case absl::StatusCode::kCancelled:
       return kExitUnreachable;
     case absl::StatusCode::kResourceExhausted:
-      // A server before rate limits had their reason sends both with the
-      // code's name: those read as claimed devices.
-      return Reason(status) == kReasonRateLimited ? kExitUnreachable
-                                                  : kExitExhausted;
+      // Without a reason (a server before error_reasons.def sent the code's
+      // name) it reads as claimed devices, as it did then.
+      return kExitExhausted;
     case absl::StatusCode::kNotFound:
-      return Reason(status) == "NODE_NOT_FOUND" ? kExitFailure : kExitBadInput;
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kOutOfRange:

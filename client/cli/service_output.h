@@ -33,17 +33,21 @@ std::unique_ptr<client::CtxselClient> ConnectToServer();
 // DescribeDetails in base/status_details.h). No trailing newline.
 std::string ErrorText(const absl::Status& status);
 
-// The exit code (command.h) that tells a caller what to do about `status`:
-// kExitOk for OK; kExitCredentials for UNAUTHENTICATED, PERMISSION_DENIED
-// and an UNAVAILABLE whose message reports a failed TLS handshake (gRPC has
-// no code of its own for it); kExitUnreachable for UNAVAILABLE,
-// DEADLINE_EXCEEDED, ABORTED, CANCELLED and a RESOURCE_EXHAUSTED whose
-// ErrorInfo.reason is kReasonRateLimited; kExitExhausted for any other
-// RESOURCE_EXHAUSTED (every fitting device claimed); kExitFailure for
-// FAILED_PRECONDITION (no placement), a NOT_FOUND of a node
-// (NODE_NOT_FOUND: its agent is not reporting) and any other code;
-// kExitBadInput for INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE and the
-// other NOT_FOUNDs (an unknown kernel, variant or claim).
+// The exit code (command.h) that tells a caller what to do about `status`,
+// by its ErrorInfo.reason (base/error_reasons.def) first: kExitExhausted for
+// CLAIMS_EXHAUSTED (every fitting device claimed); kExitUnreachable for
+// RATE_LIMITED and SERVER_BUSY (retry later); kExitBadInput for
+// LIMIT_EXCEEDED (the request passes a server limit); kExitFailure for
+// NODE_NOT_FOUND (its agent is not reporting). Otherwise by
+// code: kExitOk for OK; kExitCredentials for UNAUTHENTICATED,
+// PERMISSION_DENIED and an UNAVAILABLE whose message reports a failed TLS
+// handshake (gRPC has no code of its own for it); kExitUnreachable for
+// UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED, CANCELLED; kExitExhausted for
+// any other RESOURCE_EXHAUSTED (STORE_FULL: wait for room, as
+// docs/service.md says; none: an older server's claimed devices);
+// kExitFailure for FAILED_PRECONDITION (no placement) and any other code;
+// kExitBadInput for INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE and
+// NOT_FOUND (an unknown kernel, variant or claim).
 int ExitCodeOf(const absl::Status& status);
 
 // For the statuses that exit kExitCredentials, what to fix, naming the flag

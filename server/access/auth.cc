@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/flag_file.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 
 namespace ctxsel::server {
@@ -139,13 +140,16 @@ absl::StatusOr<Principal> Identify(const Credential& credential,
                                    const TokenTable& table) {
   switch (credential.kind) {
     case Credential::Kind::kMalformedToken:
-      return absl::UnauthenticatedError(
-          "authorization: expected 'Bearer TOKEN'");
+      return WithErrorInfo(
+          absl::UnauthenticatedError("authorization: expected 'Bearer TOKEN'"),
+          kReasonTokenInvalid);
     case Credential::Kind::kToken: {
       auto found = table.by_hash.find(credential.id);
       if (found == table.by_hash.end()) {
-        return absl::UnauthenticatedError(
-            "authorization: unknown token (see docs/security.md)");
+        return WithErrorInfo(
+            absl::UnauthenticatedError(
+                "authorization: unknown token (see docs/security.md)"),
+            kReasonTokenInvalid);
       }
       return found->second;
     }
@@ -158,9 +162,11 @@ absl::StatusOr<Principal> Identify(const Credential& credential,
     case Credential::Kind::kNone:
       break;
   }
-  return absl::UnauthenticatedError(
-      "no credentials: send 'authorization: Bearer TOKEN' metadata "
-      "(--token_file) or a client certificate (--tls_cert)");
+  return WithErrorInfo(
+      absl::UnauthenticatedError(
+          "no credentials: send 'authorization: Bearer TOKEN' metadata "
+          "(--token_file) or a client certificate (--tls_cert)"),
+      kReasonCredentialsMissing);
 }
 
 // `principal` if its role may call `method`.
@@ -168,15 +174,24 @@ absl::StatusOr<Principal> Permit(Principal principal,
                                  absl::string_view method) {
   const MethodRow* row = FindMethod(method);
   if (row == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(method, ": no role may call it"));
+    return WithErrorInfo(absl::PermissionDeniedError(
+                             absl::StrCat(method, ": no role may call it")),
+                         kReasonRoleForbidden,
+                         {{"principal", principal.name},
+                          {"role", std::string(RoleName(principal.role))},
+                          {"method", std::string(method)}});
   }
   for (Role role : row->roles) {
     if (role == principal.role) return principal;
   }
-  return absl::PermissionDeniedError(absl::StrCat(
-      "'", principal.name, "' (role ", RoleName(principal.role),
-      ") may not call ", method, "; roles allowed: ", RoleList(row->roles)));
+  return WithErrorInfo(absl::PermissionDeniedError(absl::StrCat(
+                           "'", principal.name, "' (role ",
+                           RoleName(principal.role), ") may not call ", method,
+                           "; roles allowed: ", RoleList(row->roles))),
+                       kReasonRoleForbidden,
+                       {{"principal", principal.name},
+                        {"role", std::string(RoleName(principal.role))},
+                        {"method", std::string(method)}});
 }
 
 }  // namespace
@@ -255,9 +270,12 @@ absl::Status Authorizer::CheckNode(const Principal& principal,
   if (principal.role != Role::kAgent || principal.name == node) {
     return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(
-      absl::StrCat("node: agent '", principal.name,
-                   "' may act only for its own node, not '", node, "'"));
+  return WithErrorInfo(
+      absl::PermissionDeniedError(
+          absl::StrCat("node: agent '", principal.name,
+                       "' may act only for its own node, not '", node, "'")),
+      kReasonNodeIdentityMismatch,
+      {{"principal", principal.name}, {"node", std::string(node)}});
 }
 
 bool Authorizer::MayActFor(const Principal& principal,

@@ -28,7 +28,7 @@ absl::Status NotFound(const std::string& id) {
       absl::NotFoundError(absl::StrCat("claim_id: '", id,
                                        "' is not a live claim (unknown, "
                                        "released or expired)")),
-      "CLAIM_NOT_FOUND", {{"claim_id", id}});
+      kReasonClaimNotFound, {{"claim_id", id}});
 }
 
 }  // namespace
@@ -152,17 +152,23 @@ void ClaimBook::DropExpired(absl::Time now, ClaimBatch* batch) {
   }
 }
 
-std::string ClaimBook::FirstExpiry(const std::set<std::string>& devices,
-                                   absl::Time now) const {
+absl::Status ClaimBook::WithFirstExpiry(absl::Status refused,
+                                        const std::set<std::string>& devices,
+                                        absl::Time now) const {
   for (const auto& [expires, id] : by_expiry_) {
     if (!devices.count(by_id_.at(id).device)) continue;
-    return absl::StrCat(
-        "; the first claim expires at ",
-        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone()),
-        " (in ",
-        absl::FormatDuration(absl::Ceil(expires - now, absl::Seconds(1))), ")");
+    const std::string at =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expires, absl::UTCTimeZone());
+    return WithErrorInfo(
+        WithMessage(refused,
+                    absl::StrCat(refused.message(),
+                                 "; the first claim expires at ", at, " (in ",
+                                 absl::FormatDuration(absl::Ceil(
+                                     expires - now, absl::Seconds(1))),
+                                 ")")),
+        kReasonClaimsExhausted, {{"first_expiry", at}});
   }
-  return "";
+  return refused;
 }
 
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
@@ -202,8 +208,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
   if (!placement.ok()) {
     if (!batch.expired.empty()) store_->ApplyClaims(batch).IgnoreError();
     if (absl::IsResourceExhausted(placement.status())) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          placement.status().message(), FirstExpiry(room.refused(), now)));
+      return WithFirstExpiry(placement.status(), room.refused(), now);
     }
     return placement.status();
   }
@@ -255,9 +260,11 @@ absl::StatusOr<int> ClaimBook::ReleaseHolder(
   for (const auto& [id, claim] : by_id_) {
     if (claim.holder != holder || claim.expires <= now) continue;
     if (!may_release(claim)) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "holder: claim '", id, "' of '", holder, "' belongs to '",
-          claim.owner, "'; nothing was released"));
+      return WithErrorInfo(
+          absl::PermissionDeniedError(absl::StrCat(
+              "holder: claim '", id, "' of '", holder, "' belongs to '",
+              claim.owner, "'; nothing was released")),
+          kReasonClaimNotOwned, {{"claim_id", id}, {"owner", claim.owner}});
     }
     batch.deletes.push_back(id);
   }

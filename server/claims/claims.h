@@ -151,10 +151,12 @@ class ClaimBook {
   // store.
   void DropExpired(absl::Time now, ClaimBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // "; the first claim expires at T (in Xs)" for the earliest claim on
-  // one of `devices`, or "".
-  std::string FirstExpiry(const std::set<std::string>& devices,
-                          absl::Time now) const
+  // `refused` (CLAIMS_EXHAUSTED) with when the earliest claim on one of
+  // `devices` expires: in its message ("; the first claim expires at T (in
+  // Xs)") and as ErrorInfo metadata first_expiry (RFC 3339).
+  absl::Status WithFirstExpiry(absl::Status refused,
+                               const std::set<std::string>& devices,
+                               absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Store* const store_;

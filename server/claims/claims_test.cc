@@ -60,12 +60,16 @@ class ClaimBookTest : public ::testing::Test {
   // The claimed device's id, or the status.
   std::string ClaimOne(absl::Duration d = kFiveMinutes) {
     auto c = book_->SelectAndClaim(placer_, SaxpyJob(), d, "alice@n:1");
-    if (!c.ok()) return c.status().ToString();
+    if (!c.ok()) {
+      last_status_ = c.status();
+      return c.status().ToString(absl::StatusToStringMode::kWithNoExtraData);
+    }
     EXPECT_EQ(c->claim.device, c->placement.choice.device.id);
     last_ = c->claim;
     return c->claim.device;
   }
 
+  absl::Status last_status_;  // ClaimOne's last refusal
   std::string dir_;
   absl::Time now_ = absl::FromUnixSeconds(1700000000);
   placement::Placer placer_;
@@ -83,6 +87,12 @@ TEST_F(ClaimBookTest, EachDeviceOnceUntilReleasedOrExpired) {
   EXPECT_EQ(ClaimOne(),
             "RESOURCE_EXHAUSTED: all 2 fitting devices are claimed; the first "
             "claim expires at 2023-11-14T22:18:20Z (in 4m50s)");
+  // For programs: the reason and the same instant, RFC 3339.
+  auto info = GetDetail<google::rpc::ErrorInfo>(last_status_);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), kReasonClaimsExhausted);
+  EXPECT_EQ(info->metadata().at("first_expiry"), "2023-11-14T22:18:20Z");
+  EXPECT_EQ(info->metadata().at("fitting"), "2");
   ASSERT_TRUE(book_->Release(first).ok());
   EXPECT_EQ(ClaimOne(), "n/0");
   EXPECT_EQ(book_->Release(first).code(), absl::StatusCode::kNotFound);

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
+#include "selector/sycl/arch_catalog.h"
 #include "selector/sycl/device_normalize.h"
 
 namespace ctxsel::server {
@@ -17,8 +19,16 @@ absl::Status NormalizeDevices(const std::string& node,
     if (absl::Status s = sycl::NormalizeDeviceTraits(device.sycl_architecture,
                                                      device.traits);
         !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node.devices[", i, "].", s.message()));
+      // The catalog refuses an unknown architecture; the rest is the kind.
+      const bool unknown_architecture =
+          !device.sycl_architecture.empty() &&
+          !sycl::DeviceTraitsFor(device.sycl_architecture).ok();
+      const std::string field = absl::StrCat("node.devices[", i, "]");
+      return WithFieldViolation(
+          absl::InvalidArgumentError(absl::StrCat(field, ".", s.message())),
+          absl::StrCat(field, unknown_architecture ? ".sycl_architecture"
+                                                   : ".traits.kind"),
+          s.message());
     }
   }
   std::vector<size_t> order(devices.size());

@@ -23,7 +23,7 @@ constexpr size_t kDevicesPerCancelCheck = 64;
 absl::Status NodeNotFound(const std::string& node) {
   return WithResourceInfo(WithErrorInfo(absl::NotFoundError(absl::StrCat(
                                             "node: '", node, "' is not known")),
-                                        "NODE_NOT_FOUND", {{"node", node}}),
+                                        kReasonNodeNotFound, {{"node", node}}),
                           "ctxsel.v1.Node", node);
 }
 
@@ -392,8 +392,10 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
         DecodePageToken(page_token, "ListDevices", filters, 2));
     after.first = decoded[0];
     if (!absl::SimpleAtoi(decoded[1], &after.second)) {
-      return FieldViolation("page_token",
-                            "not a token from a previous ListDevices answer");
+      return WithErrorInfo(
+          FieldViolation("page_token",
+                         "not a token from a previous ListDevices answer"),
+          kReasonPageTokenInvalid, {{"listing", "ListDevices"}});
     }
   }
   const size_t limit = ClampPageSize(page_size, options_);
@@ -523,9 +525,11 @@ absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
   std::vector<InventoryEvent> events;
   if (sequence_ <= after) return events;
   if (!HoldsEventsAfterLocked(after)) {
-    return absl::OutOfRangeError(
-        absl::StrCat("watch fell behind: events after ", after,
-                     " are no longer kept; resume the watch to resync"));
+    return WithErrorInfo(
+        absl::OutOfRangeError(
+            absl::StrCat("watch fell behind: events after ", after,
+                         " are no longer kept; resume the watch to resync")),
+        kReasonWatchFellBehind, {{"after", absl::StrCat(after)}});
   }
   // Sequences are consecutive: skip straight to the first one wanted.
   const size_t first =

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "selector/device_traits.h"
 #include "server/fleet/device_normalize.h"
@@ -13,6 +14,16 @@
 
 namespace ctxsel::server {
 namespace {
+
+// RESOURCE_EXHAUSTED "<field>: <what> (--<flag>)", reason LIMIT_EXCEEDED.
+absl::Status LimitExceeded(const std::string& field, const std::string& what,
+                           int limit, const std::string& flag) {
+  return WithErrorInfo(
+      absl::ResourceExhaustedError(
+          absl::StrCat(field, ": ", what, " (--", flag, ")")),
+      kReasonLimitExceeded,
+      {{"field", field}, {"limit", absl::StrCat(limit)}, {"flag", flag}});
+}
 
 bool UtilisationInRange(double u) {
   return std::isfinite(u) && u >= 0 && u <= 1;
@@ -22,35 +33,37 @@ absl::Status NormalizeDevice(const std::string& node_id,
                              const std::string& field, Device& device) {
   if (device.node.empty()) device.node = node_id;
   if (device.node != node_id) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".node: '", device.node,
-                     "' but the report is for '", node_id, "'"));
+    return FieldViolation(
+        field + ".node",
+        absl::StrCat("'", device.node, "' but the report is for '", node_id,
+                     "'"));
   }
   if (device.index < -1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".index: ", device.index, " (must be >= -1)"));
+    return FieldViolation(field + ".index",
+                          absl::StrCat(device.index, " (must be >= -1)"));
   }
   CTXSEL_RETURN_IF_ERROR(ValidateName(device.id, field + ".id"));
   // Scoped to the node: otherwise a node could report another's ids first
   // and keep that node out of the inventory.
   if (!absl::StartsWith(device.id, absl::StrCat(node_id, "/"))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".id: '", device.id, "' must start with '", node_id,
+    return FieldViolation(
+        field + ".id",
+        absl::StrCat("'", device.id, "' must start with '", node_id,
                      "/' (device ids are scoped to their node)"));
   }
   if (!UtilisationInRange(device.properties.utilisation)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".utilisation: ", device.properties.utilisation,
-                     " is not in [0, 1]"));
+    return FieldViolation(
+        field + ".utilisation",
+        absl::StrCat(device.properties.utilisation, " is not in [0, 1]"));
   }
   if (device.properties.compute_units < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".compute_units: ", device.properties.compute_units));
+    return FieldViolation(field + ".compute_units",
+                          absl::StrCat(device.properties.compute_units));
   }
   if (device.properties.claim_capacity < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".claim_capacity: ", device.properties.claim_capacity,
-        " (must be >= 0)"));
+    return FieldViolation(
+        field + ".claim_capacity",
+        absl::StrCat(device.properties.claim_capacity, " (must be >= 0)"));
   }
   return absl::OkStatus();
 }
@@ -64,9 +77,11 @@ absl::Status CheckTraits(const std::string& field,
     const selector::NameSet& names = traits.*set.member;
     count += names.size();
     if (count > static_cast<size_t>(limits.max_traits_per_device)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          field, ".traits: more than ", limits.max_traits_per_device,
-          " trait names (--max_traits_per_device)"));
+      return LimitExceeded(
+          field + ".traits",
+          absl::StrCat("more than ", limits.max_traits_per_device,
+                       " trait names"),
+          limits.max_traits_per_device, "max_traits_per_device");
     }
     for (const std::string& name : names) {
       CTXSEL_RETURN_IF_ERROR(
@@ -89,10 +104,11 @@ bool SameTraits(const selector::DeviceTraits& a,
 absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
   CTXSEL_RETURN_IF_ERROR(ValidateName(node.id, "node.id"));
   if (node.devices.size() > static_cast<size_t>(limits.max_devices_per_node)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("node.devices: ", node.devices.size(),
-                     " devices; a node may report at most ",
-                     limits.max_devices_per_node, " (--max_devices_per_node)"));
+    return LimitExceeded("node.devices",
+                         absl::StrCat(node.devices.size(),
+                                      " devices; a node may report at most ",
+                                      limits.max_devices_per_node),
+                         limits.max_devices_per_node, "max_devices_per_node");
   }
   // The names rule (when given): the version is printed in `nodes ls`, and
   // a control character there would reach an admin's terminal.
@@ -109,12 +125,12 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
     CTXSEL_RETURN_IF_ERROR(CheckTraits(field, device.traits, limits));
     CTXSEL_RETURN_IF_ERROR(NormalizeDevice(node.id, field, device));
     if (!ids.insert(device.id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".id: '", device.id, "' is used twice"));
+      return FieldViolation(field + ".id",
+                            absl::StrCat("'", device.id, "' is used twice"));
     }
     if (!indices.insert(device.index).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".index: ", device.index, " is used twice"));
+      return FieldViolation(field + ".index",
+                            absl::StrCat(device.index, " is used twice"));
     }
   }
   std::sort(node.devices.begin(), node.devices.end(),
@@ -125,9 +141,12 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
 absl::Status CheckBeat(absl::Span<const DeviceBeat> beat) {
   for (size_t i = 0; i < beat.size(); ++i) {
     if (!UtilisationInRange(beat[i].second)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("utilisation[", i, "] (", beat[i].first,
-                       "): ", beat[i].second, " is not in [0, 1]"));
+      return WithFieldViolation(
+          absl::InvalidArgumentError(
+              absl::StrCat("utilisation[", i, "] (", beat[i].first,
+                           "): ", beat[i].second, " is not in [0, 1]")),
+          absl::StrCat("utilisation[", i, "].utilisation"),
+          absl::StrCat(beat[i].second, " is not in [0, 1]"));
     }
   }
   return absl::OkStatus();

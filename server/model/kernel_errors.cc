@@ -9,7 +9,7 @@ absl::Status KernelNotFound(const std::string& kernel) {
   return WithResourceInfo(
       WithErrorInfo(absl::NotFoundError(absl::StrCat(
                         "kernel '", kernel, "' has no registered variants")),
-                    "KERNEL_NOT_FOUND", {{"kernel", kernel}}),
+                    kReasonKernelNotFound, {{"kernel", kernel}}),
       "ctxsel.v1.Kernel", kernel);
 }
 

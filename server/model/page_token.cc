@@ -61,16 +61,16 @@ absl::StatusOr<std::vector<std::string>> DecodePageToken(
       absl::StrCat("not a token from a previous ", listing, " answer");
   std::string raw;
   if (!absl::WebSafeBase64Unescape(token, &raw)) {
-    return BadToken(listing, "PAGE_TOKEN_INVALID", foreign);
+    return BadToken(listing, kReasonPageTokenInvalid, foreign);
   }
   std::vector<std::string> parts =
       absl::StrSplit(raw, absl::ByChar(kSeparator));
   if (parts.size() != 3 + position_parts || parts[0] != kVersion ||
       parts[1] != listing) {
-    return BadToken(listing, "PAGE_TOKEN_INVALID", foreign);
+    return BadToken(listing, kReasonPageTokenInvalid, foreign);
   }
   if (parts[2] != Fingerprint(filters)) {
-    return BadToken(listing, "PAGE_TOKEN_FILTERS_CHANGED",
+    return BadToken(listing, kReasonPageTokenFiltersChanged,
                     absl::StrCat("issued for other filters; send the first "
                                  "page's filters with it, or no token"));
   }

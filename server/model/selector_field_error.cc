@@ -22,7 +22,7 @@ absl::Status SelectorFieldError(
     metadata.emplace_back("line", absl::StrCat(e->position.line));
     metadata.emplace_back("column", absl::StrCat(e->position.column));
   }
-  return WithErrorInfo(std::move(status), "SELECTOR_INVALID", metadata);
+  return WithErrorInfo(std::move(status), kReasonSelectorInvalid, metadata);
 }
 
 }  // namespace ctxsel::server

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "selector/job_check.h"
 #include "server/model/kernel_errors.h"
@@ -162,20 +163,24 @@ absl::StatusOr<std::vector<Point>> MakePoints(const CoverageQuery& q) {
   for (size_t i = 0; i < q.variable_ranges.size(); ++i) {
     const auto& [name, values] = q.variable_ranges[i];
     if (name.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variable_ranges[", i, "].name: empty"));
+      return FieldViolation(absl::StrCat("variable_ranges[", i, "].name"),
+                            "empty");
     }
     if (values.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variable_ranges[", i, "] (", name, "): no values"));
+      return WithFieldViolation(
+          absl::InvalidArgumentError(
+              absl::StrCat("variable_ranges[", i, "] (", name, "): no values")),
+          absl::StrCat("variable_ranges[", i, "].values"), "no values");
     }
     count *= values.size();
     if (count > static_cast<size_t>(kMaxCoveragePoints)) break;
   }
   if (count > static_cast<size_t>(kMaxCoveragePoints)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("construct_lists x variable_ranges: more than ",
-                     kMaxCoveragePoints, " job points"));
+    const std::string more =
+        absl::StrCat("more than ", kMaxCoveragePoints, " job points");
+    return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
+                                  "construct_lists x variable_ranges: ", more)),
+                              "variable_ranges", more);
   }
   std::vector<Point> points;
   const size_t combinations = count / constructs.size();
@@ -209,8 +214,9 @@ absl::StatusOr<ClassCoverage> Judge(const KernelEntry& kernel, const Unit& u,
   absl::StatusOr<selector::Resolution> res =
       kernel.Resolution(p.signature, *u.device_class);
   if (!res.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job: ", res.status().message()));
+    return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
+                                  "job: ", res.status().message())),
+                              "job", res.status().message());
   }
   ClassCoverage c;
   c.device_class = u.device_class->name;
@@ -358,9 +364,9 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> WhatIfEntry(
     auto it = std::find_if(variants.begin(), variants.end(),
                            [&](const Variant& v) { return v.name == name; });
     if (it == variants.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("without_variants[", i, "]: kernel '", q.job.kernel,
-                       "' has no variant '", name, "'"));
+      return FieldViolation(absl::StrCat("without_variants[", i, "]"),
+                            absl::StrCat("kernel '", q.job.kernel,
+                                         "' has no variant '", name, "'"));
     }
     variants.erase(it);
   }
@@ -400,7 +406,10 @@ absl::Status CheckVariables(const KernelEntry* kernel,
 absl::StatusOr<CoverageReport> Cover(const KernelEntry* live,
                                      const CoverageQuery& q, const Fleet& fleet,
                                      int max_signatures) {
-  if (q.job.kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
+  if (q.job.kernel.empty()) {
+    return WithFieldViolation(absl::InvalidArgumentError("kernel: empty"),
+                              "job.kernel", "empty");
+  }
   if (live == nullptr && q.with_variants.empty()) {
     return KernelNotFound(q.job.kernel);
   }

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "server/model/policy.h"
 #include "server/placement/pick.h"
@@ -171,8 +172,9 @@ absl::Status Evaluate(const Request& r, Unit& u) {
   absl::StatusOr<selector::Resolution> res =
       r.kernel->Resolution(*r.signature, *u.device_class, r.counters);
   if (!res.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job: ", res.status().message()));
+    return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
+                                  "job: ", res.status().message())),
+                              "job", res.status().message());
   }
   u.resolution = *std::move(res);
   u.selection = selector::Select(*u.resolution, r.job->variables,
@@ -202,9 +204,14 @@ absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
     why.push_back(absl::StrCat(UnitName(u), ": ", u.reason));
   if (units.empty()) why.push_back("the fleet has no live devices");
   for (std::string& reason : scope.Reasons()) why.push_back(std::move(reason));
-  return absl::FailedPreconditionError(
-      absl::StrCat("no live device fits the job for kernel '",
-                   r.kernel->kernel(), "': ", absl::StrJoin(why, "; ")));
+  return WithErrorInfo(
+      absl::FailedPreconditionError(
+          absl::StrCat("no live device fits the job for kernel '",
+                       r.kernel->kernel(), "': ", absl::StrJoin(why, "; "))),
+      kReasonNoFittingDevice,
+      {{"kernel", r.kernel->kernel()},
+       {"fitting", "0"},
+       {"count", absl::StrCat(r.job->count)}});
 }
 
 Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
@@ -388,8 +395,13 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   if (chosen == nullptr && ranked.empty()) {
     d.status = NoPlacement(r, units, scope);
   } else if (chosen == nullptr) {
-    d.status = absl::ResourceExhaustedError(
-        absl::StrCat("all ", fitting, " fitting devices are claimed"));
+    d.status =
+        WithErrorInfo(absl::ResourceExhaustedError(absl::StrCat(
+                          "all ", fitting, " fitting devices are claimed")),
+                      kReasonClaimsExhausted,
+                      {{"kernel", r.kernel->kernel()},
+                       {"fitting", absl::StrCat(fitting)},
+                       {"count", absl::StrCat(r.job->count)}});
   }
   if (r.explain) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));

@@ -11,6 +11,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 
 namespace ctxsel::server::placement::internal {
@@ -18,8 +19,11 @@ namespace ctxsel::server::placement::internal {
 namespace {
 
 absl::Status IdTaken(size_t i, absl::string_view id, absl::string_view owner) {
-  return absl::AlreadyExistsError(absl::StrCat(
-      "node.devices[", i, "].id: '", id, "' belongs to node '", owner, "'"));
+  return WithErrorInfo(
+      absl::AlreadyExistsError(absl::StrCat("node.devices[", i, "].id: '", id,
+                                            "' belongs to node '", owner, "'")),
+      kReasonDeviceIdTaken,
+      {{"device", std::string(id)}, {"node", std::string(owner)}});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "selector/job_check.h"
 #include "server/model/kernel_errors.h"
@@ -113,13 +114,20 @@ absl::StatusOr<Decision> DecideRanks(internal::Request request,
           absl::StrCat("count ", job.count, " for kernel '", job.kernel,
                        "' (all or nothing): ");
       Decision refused;  // never a partial answer
+      const std::vector<std::pair<std::string, std::string>> metadata = {
+          {"kernel", job.kernel},
+          {"fitting", absl::StrCat(fitting)},
+          {"count", absl::StrCat(job.count)}};
       refused.status =
           fitting < job.count
-              ? absl::FailedPreconditionError(absl::StrCat(
-                    what, "only ", fitting, " distinct devices fit the job"))
-              : absl::ResourceExhaustedError(
-                    absl::StrCat(what, "the devices fit, but only ", rank,
-                                 " of them have claim room"));
+              ? WithErrorInfo(absl::FailedPreconditionError(absl::StrCat(
+                                  what, "only ", fitting,
+                                  " distinct devices fit the job")),
+                              kReasonNoFittingDevice, metadata)
+              : WithErrorInfo(absl::ResourceExhaustedError(absl::StrCat(
+                                  what, "the devices fit, but only ", rank,
+                                  " of them have claim room")),
+                              kReasonClaimsExhausted, metadata);
       return refused;
     }
     exclusion.Take(d.placement.choice.device.id);
@@ -302,7 +310,10 @@ absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
 
 absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                                         const ClaimCheck* claims) const {
-  if (job.kernel.empty()) return absl::InvalidArgumentError("kernel: empty");
+  if (job.kernel.empty()) {
+    return WithFieldViolation(absl::InvalidArgumentError("kernel: empty"),
+                              "job.kernel", "empty");
+  }
   std::shared_ptr<const Snapshot> snap = snapshot();
   auto it = snap->kernels.find(job.kernel);
   if (it == snap->kernels.end()) {

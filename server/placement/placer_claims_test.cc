@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status_details.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/placer.h"
@@ -114,8 +115,14 @@ TEST_F(PlacerClaimsTest, NextBestClassWhenTheBestIsFullyClaimed) {
 
   claims.held["n/host"] = 1;
   claims.held["n/1"] = 1;
-  EXPECT_EQ(placer_.Select(SaxpyJob(), &claims).status(),
-            absl::ResourceExhaustedError("all 3 fitting devices are claimed"));
+  absl::Status refused = placer_.Select(SaxpyJob(), &claims).status();
+  EXPECT_EQ(refused.ToString(absl::StatusToStringMode::kWithNoExtraData),
+            "RESOURCE_EXHAUSTED: all 3 fitting devices are claimed");
+  // A reason of its own: a program tells it from a size or rate limit.
+  auto info = GetDetail<google::rpc::ErrorInfo>(refused);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), kReasonClaimsExhausted);
+  EXPECT_EQ(info->metadata().at("fitting"), "3");
   // Without a ClaimCheck nothing changes: the best class, claimed or not.
   p = placer_.Select(SaxpyJob());
   ASSERT_TRUE(p.ok()) << p.status();

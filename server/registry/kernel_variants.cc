@@ -18,7 +18,7 @@ absl::Status CheckKernelVariants(const std::string& kernel,
         " variants; at most ", kMaxVariantsPerKernel);
     return WithErrorInfo(WithFieldViolation(absl::InvalidArgumentError(message),
                                             "variants", message),
-                         "TOO_MANY_VARIANTS", {{"kernel", kernel}});
+                         kReasonTooManyVariants, {{"kernel", kernel}});
   }
   absl::flat_hash_set<absl::string_view> taken;
   for (const Variant& v : kept) taken.insert(v.name);
@@ -43,7 +43,7 @@ absl::Status CheckKernelVariants(const std::string& kernel,
           WithErrorInfo(absl::AlreadyExistsError(absl::StrCat(
                             where, ".name: kernel ", kernel,
                             " already has a variant of that name")),
-                        "VARIANT_EXISTS",
+                        kReasonVariantExists,
                         {{"kernel", kernel}, {"name", v.name}}),
           "ctxsel.v1.Variant", absl::StrCat(kernel, "/", v.name));
     }

@@ -35,7 +35,8 @@ absl::Status VariantNotFound(const std::string& kernel,
   return WithResourceInfo(
       WithErrorInfo(absl::NotFoundError(absl::StrCat(
                         "kernel ", kernel, " has no variant '", name, "'")),
-                    "VARIANT_NOT_FOUND", {{"kernel", kernel}, {"name", name}}),
+                    kReasonVariantNotFound,
+                    {{"kernel", kernel}, {"name", name}}),
       "ctxsel.v1.Variant", absl::StrCat(kernel, "/", name));
 }
 
@@ -88,9 +89,9 @@ absl::StatusOr<std::vector<Variant>> VariantRegistry::Validate(
     return FieldViolation("variants", "empty batch");
   }
   if (specs.size() > static_cast<size_t>(limits_.max_batch_size)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("variants: ", specs.size(), " in one batch; the limit is ",
-                     limits_.max_batch_size));
+    return FieldViolation(
+        "variants", absl::StrCat(specs.size(), " in one batch; the limit is ",
+                                 limits_.max_batch_size));
   }
   const auto existing = kernels_.find(kernel);
   absl::Span<const Variant> kept;
@@ -181,7 +182,7 @@ absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
                                         " is at revision ", kernel_revision,
                                         ", not ", expected_revision,
                                         "; nothing was stored")),
-        "REVISION_MISMATCH",
+        kReasonRevisionMismatch,
         {{"kernel", kernel},
          {"revision", absl::StrCat(kernel_revision)},
          {"expected_revision", absl::StrCat(expected_revision)}});
@@ -206,7 +207,7 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
     const std::string& kernel, int page_size, const std::string& page_token,
     PageBudget<Variant> budget) const {
   if (page_size < 0) {
-    return absl::InvalidArgumentError("page_size: negative");
+    return FieldViolation("page_size", "negative");
   }
   if (page_size == 0) page_size = limits_.default_page_size;
   page_size = std::min(page_size, limits_.max_page_size);
@@ -219,8 +220,10 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
         DecodePageToken(page_token, "ListVariants", filters, 2));
     after.first = decoded[0];
     if (!absl::SimpleAtoi(decoded[1], &after.second)) {
-      return FieldViolation("page_token",
-                            "not a token from a previous ListVariants answer");
+      return WithErrorInfo(
+          FieldViolation("page_token",
+                         "not a token from a previous ListVariants answer"),
+          kReasonPageTokenInvalid, {{"listing", "ListVariants"}});
     }
   }
   absl::ReaderMutexLock lock(&mu_);

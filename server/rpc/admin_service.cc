@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/status_details.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/callback_call.h"
 #include "server/rpc/proto_convert.h"
@@ -37,8 +38,9 @@ class BackupReactor final : public grpc::ServerWriteReactor<v1::BackupChunk> {
 
   void OnWriteDone(bool ok) override {
     if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                          "backup stream closed by the client"));
+      Finish(ToGrpcStatus(WithErrorInfo(
+          absl::CancelledError("backup stream closed by the client"),
+          kReasonCallCancelled)));
       return;
     }
     chunk_.clear_summary();
@@ -53,9 +55,10 @@ class BackupReactor final : public grpc::ServerWriteReactor<v1::BackupChunk> {
     }
     if (in_.bad() || sent_ != size_) {
       spdlog::error("admin: cannot read the staged backup {}", scratch_);
-      Finish(grpc::Status(grpc::StatusCode::INTERNAL,
-                          "cannot read the staged backup (details in the "
-                          "server log)"));
+      Finish(ToGrpcStatus(
+          WithErrorInfo(absl::InternalError("cannot read the staged backup "
+                                            "(details in the server log)"),
+                        kReasonStoreFailed)));
       return;
     }
     spdlog::info("admin: backup of revision {} ({} variant(s), {} bytes) sent",
@@ -73,11 +76,13 @@ class BackupReactor final : public grpc::ServerWriteReactor<v1::BackupChunk> {
       const int error = errno;
       spdlog::error("admin: cannot create {}: {}", scratch_,
                     std::strerror(error));
-      Finish(grpc::Status(
-          error == ENOSPC ? grpc::StatusCode::RESOURCE_EXHAUSTED
-                          : grpc::StatusCode::INTERNAL,
-          "cannot stage the backup on the server (details in the server "
-          "log)"));
+      constexpr char kText[] =
+          "cannot stage the backup on the server (details in the server log)";
+      Finish(ToGrpcStatus(
+          error == ENOSPC
+              ? WithErrorInfo(absl::ResourceExhaustedError(kText),
+                              kReasonStoreFull)
+              : WithErrorInfo(absl::InternalError(kText), kReasonStoreFailed)));
       return;
     }
     close(fd);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/status_details.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/proto_convert.h"
 
@@ -31,9 +32,11 @@ grpc::ServerUnaryReactor* AnswerOnWorker(
 }
 
 grpc::Status RevokedStatus() {
-  return ToGrpcStatus(absl::UnauthenticatedError(
-      "the credential this stream was opened with was revoked (the server "
-      "reread its tokens file)"));
+  return ToGrpcStatus(WithErrorInfo(
+      absl::UnauthenticatedError(
+          "the credential this stream was opened with was revoked (the server "
+          "reread its tokens file)"),
+      kReasonCredentialRevoked));
 }
 
 }  // namespace ctxsel::server

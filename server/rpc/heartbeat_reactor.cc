@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/proto_time.h"
+#include "base/status_details.h"
 #include "server/rpc/proto_convert.h"
 
 namespace ctxsel::server {
@@ -55,11 +56,11 @@ void HeartbeatReactor::OnReadDone(bool ok) {
 void HeartbeatReactor::HandleBeat() {
   if (node_.empty()) node_ = beat_.node();
   if (beat_.node().empty() || beat_.node() != node_) {
-    FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            absl::StrCat("node: '", beat_.node(),
-                                         "' (a heartbeat stream carries one "
-                                         "non-empty node, first '",
-                                         node_, "')")));
+    FinishOnce(ToGrpcStatus(FieldViolation(
+        "node", absl::StrCat("'", beat_.node(),
+                             "' (a heartbeat stream carries one non-empty "
+                             "node, first '",
+                             node_, "')"))));
     return;
   }
   if (absl::Status s = Authorizer::CheckNode(grant_.principal(), node_);

@@ -37,9 +37,11 @@ absl::Status CheckClaimOwner(const ClaimBook& claims, const Principal& who,
                              const std::string& id) {
   CTXSEL_ASSIGN_OR_RETURN(Claim claim, claims.Find(id));
   if (Authorizer::MayActFor(who, claim.owner)) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      absl::StrCat("claim_id: '", id, "' belongs to '", claim.owner,
-                   "', not to '", who.name, "'"));
+  return WithErrorInfo(absl::PermissionDeniedError(absl::StrCat(
+                           "claim_id: '", id, "' belongs to '", claim.owner,
+                           "', not to '", who.name, "'")),
+                       kReasonClaimNotOwned,
+                       {{"claim_id", id}, {"owner", claim.owner}});
 }
 
 }  // namespace

@@ -108,14 +108,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   // boundary and keep the details.
   size_t cut = kMaxErrorMessageBytes;
   while (cut > 0 && (status.message()[cut] & 0xC0) == 0x80) --cut;
-  absl::Status bounded(
-      status.code(),
-      absl::StrCat(status.message().substr(0, cut), "... (",
-                   status.message().size() - cut, " more bytes)"));
-  status.ForEachPayload(
-      [&](absl::string_view type_url, const absl::Cord& payload) {
-        bounded.SetPayload(type_url, payload);
-      });
+  absl::Status bounded = WithMessage(
+      status, absl::StrCat(status.message().substr(0, cut), "... (",
+                           status.message().size() - cut, " more bytes)"));
   return grpc::Status(static_cast<grpc::StatusCode>(bounded.code()),
                       std::string(bounded.message()),
                       ToRpcStatus(bounded).SerializeAsString());
@@ -392,8 +387,11 @@ absl::StatusOr<placement::CoverageQuery> CoverageQueryFromProto(
   for (int i = 0; i < request.hypothetical_nodes_size(); ++i) {
     NodeState node = NodeFromProto(request.hypothetical_nodes(i));
     if (absl::Status s = NormalizeReport(node); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("hypothetical_nodes[", i, "]: ", s.message()));
+      // The report rule names ReportNodeRequest's fields ("node.devices[0]").
+      const std::string field = absl::StrCat("hypothetical_nodes[", i, "]");
+      return RebaseFieldViolations(
+          WithMessage(s, absl::StrCat(field, ": ", s.message())), "node.",
+          field + ".");
     }
     for (Device& d : node.devices) {
       q.hypothetical_devices.push_back(std::move(d));

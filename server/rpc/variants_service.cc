@@ -1,5 +1,6 @@
 #include "server/rpc/variants_service.h"
 
+#include "base/status_details.h"
 #include "server/model/log_text.h"
 #include "server/model/page_budget.h"
 #include "server/rpc/call_interrupt.h"
@@ -103,9 +104,8 @@ grpc::ServerUnaryReactor* VariantsService::DeleteVariant(
       authorizer_->Authorize(*context, "Variants/DeleteVariant");
   if (!caller.ok()) return Answer(context, ToGrpcStatus(caller.status()));
   if (request->all_variants() && !request->name().empty()) {
-    return Answer(context,
-                  grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                               "name: must be empty with all_variants"));
+    return Answer(context, ToGrpcStatus(FieldViolation(
+                               "name", "must be empty with all_variants")));
   }
   return AnswerOnWorker(*workers_, context, [this, request, response] {
     return DoDelete(*request, response);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 
 namespace ctxsel::server {
 
@@ -24,10 +25,12 @@ WorkerPool::~WorkerPool() {
 absl::Status WorkerPool::Submit(absl::AnyInvocable<void()> work) {
   absl::MutexLock lock(&mu_);
   if (static_cast<int>(queue_.size()) >= options_.max_queued) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the server is busy: ", queue_.size(),
-                     " calls already wait for one of its ", options_.threads,
-                     " worker threads (--max_threads); retry later"));
+    return WithErrorInfo(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "the server is busy: ", queue_.size(),
+            " calls already wait for one of its ", options_.threads,
+            " worker threads (--max_threads); retry later")),
+        kReasonServerBusy, {{"threads", absl::StrCat(options_.threads)}});
   }
   queue_.push_back(std::move(work));
   return absl::OkStatus();

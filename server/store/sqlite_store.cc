@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "formats/store_file.h"
 #include "nlohmann/json.hpp"
@@ -39,25 +40,33 @@ CREATE TABLE IF NOT EXISTS claims (
 struct ClientMessage {
   absl::StatusCode code;
   const char* text;
+  const char* reason;
 };
 constexpr ClientMessage kClientMessages[] = {
-    {absl::StatusCode::kResourceExhausted, "the server's disk is full"},
-    {absl::StatusCode::kDataLoss, "the server's variant store is damaged"},
+    {absl::StatusCode::kResourceExhausted, "the server's disk is full",
+     kReasonStoreFull},
+    {absl::StatusCode::kDataLoss, "the server's variant store is damaged",
+     kReasonStoreDamaged},
 };
-constexpr char kOtherClientMessage[] = "the server's variant store failed";
+constexpr ClientMessage kOtherClientMessage = {
+    absl::StatusCode::kInternal, "the server's variant store failed",
+    kReasonStoreFailed};
 
 // Logs `detailed` and returns the same code with a message for the client:
 // "the server's disk is full; the write was not applied (...)".
 absl::Status ClientError(const absl::Status& detailed,
                          absl::string_view consequence) {
   spdlog::error("{}", std::string(detailed.message()));
-  const char* text = kOtherClientMessage;
+  const ClientMessage* client = &kOtherClientMessage;
   for (const ClientMessage& message : kClientMessages) {
-    if (message.code == detailed.code()) text = message.text;
+    if (message.code == detailed.code()) client = &message;
   }
-  return absl::Status(
-      detailed.code(),
-      absl::StrCat(text, "; ", consequence, " (details in the server log)"));
+  return WithErrorInfo(
+      absl::Status(detailed.code(),
+                   absl::StrCat(client->text, "; ", consequence,
+                                " (details in the server "
+                                "log)")),
+      client->reason);
 }
 
 absl::Status Exec(sqlite3* db, const std::string& path, const char* sql) {

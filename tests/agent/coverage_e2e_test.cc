@@ -162,7 +162,7 @@ TEST_F(CoverageE2E, MatrixShowsWhereTheConditionTakesOver) {
       Cli({"coverage", "--kernel=saxpy", "--construct=target", "--var=M=1"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.stderr_text, HasSubstr("\n  field job.variables: "));
-  EXPECT_THAT(missing.stderr_text, HasSubstr("\n  reason INVALID_ARGUMENT\n"));
+  EXPECT_THAT(missing.stderr_text, HasSubstr("\n  reason FIELD_INVALID\n"));
 }
 
 TEST_F(CoverageE2E, WhatIfShadowingVariantShowsTheClassesThatSwitch) {

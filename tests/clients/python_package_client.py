@@ -6,6 +6,7 @@ and release), release by holder, and failover past a dead address.
 usage: python_package_client.py SERVER_ADDRESS
 (run with the venv's python; the package's own stubs set the fleet up)
 """
+import re
 import sys
 import time
 
@@ -46,13 +47,14 @@ def main(address):
         client.select(kernel="nope", construct=["target"])
         raise SystemExit("an unknown kernel was placed")
     except ctxsel.NotFound as e:
-        assert e.reason, e
+        assert e.reason == "KERNEL_NOT_FOUND", e
     try:
         client.select(kernel="saxpy", construct=["target"], count=-1)
         raise SystemExit("count=-1 was accepted")
     except ctxsel.InvalidArgument as e:
         assert ("job.count" in [f for f, _ in e.field_violations]), (
             e.field_violations)
+        assert e.reason == "FIELD_INVALID", e.reason
 
     placement = client.select(kernel="saxpy", construct=["target"],
                               require="gpu", count=2)
@@ -69,8 +71,9 @@ def main(address):
         client.select(kernel="saxpy", construct=["target"], require="gpu",
                       count=3)
         raise SystemExit("three GPUs of two were placed")
-    except ctxsel.NoPlacement:
-        pass
+    except ctxsel.NoPlacement as e:
+        assert e.reason == "NO_FITTING_DEVICE", e.reason
+        assert e.metadata["count"] == "3", e.metadata
 
     with client.claim(kernel="saxpy", construct=["target"], require="gpu",
                       duration=3, holder="py-test") as held:
@@ -85,7 +88,12 @@ def main(address):
                               require="gpu", claim=5, holder="py-other")
                 raise SystemExit("a third GPU claim was granted")
             except ctxsel.AllClaimed as e:
-                assert e.first_expiry, e.message
+                assert e.reason == "CLAIMS_EXHAUSTED", e.reason
+                # RFC 3339 from ErrorInfo metadata, the same instant the
+                # message names for people.
+                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                                    e.first_expiry or ""), e.metadata
+                assert e.first_expiry in e.message, e.message
             time.sleep(4)  # past the first expiry: renewed in the back
         claims = pb_grpc.PlacementStub(grpc.insecure_channel(address))
         listed = claims.ListClaims(pb.ListClaimsRequest()).claims

@@ -17,6 +17,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
+#include "base/status_details.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -163,6 +164,14 @@ TEST_F(RevocationE2E, RevokedTokensLoseTheirOpenStreamsWithinASecond) {
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_THAT(dashboard_end.status().error_message(),
               ::testing::HasSubstr("revoked"));
+  // A program tells a revoked credential from a wrong one by its reason.
+  for (const grpc::Status& end : {beat_end.status(), dashboard_end.status()}) {
+    auto info = GetDetail<google::rpc::ErrorInfo>(
+        FromRpcStatus(static_cast<absl::StatusCode>(end.error_code()),
+                      end.error_message(), end.error_details()));
+    ASSERT_TRUE(info.has_value()) << end.error_message();
+    EXPECT_EQ(info->reason(), kReasonCredentialRevoked);
+  }
 
   // grafana's token stays: its watch is still open.
   std::this_thread::sleep_for(milliseconds(500));

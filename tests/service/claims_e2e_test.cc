@@ -184,7 +184,8 @@ TEST_F(ClaimsE2E, ClaimsSurviveKillNineOfTheServer) {
   CommandResult blocked = Cli(ClaimArgs());
   EXPECT_EQ(blocked.exit_code, 4) << blocked.stdout_text;
   EXPECT_THAT(blocked.stderr_text,
-              ::testing::HasSubstr("\n  reason RESOURCE_EXHAUSTED\n"));
+              ::testing::HasSubstr("\n  reason CLAIMS_EXHAUSTED count=1 "
+                                   "first_expiry="));
 
   // Released, the device is free again, and only that one.
   CommandResult release = Cli({"claims", "release", last_claim});

@@ -104,7 +104,9 @@ TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
                             "--device_filter=device={arch(spir64)}"});
   EXPECT_EQ(none.exit_code, 1) << none.stdout_text;
   EXPECT_THAT(none.stderr_text, HasSubstr("FAILED_PRECONDITION"));
-  EXPECT_THAT(none.stderr_text, HasSubstr("\n  reason FAILED_PRECONDITION\n"));
+  EXPECT_THAT(none.stderr_text,
+              HasSubstr("\n  reason NO_FITTING_DEVICE count=1 fitting=0 "
+                        "kernel=saxpy\n"));
   // (With N given: without it the job fails on job.variables first, which
   // the exit code alone did not tell apart.)
   CommandResult bad_filter = Cli({"select", "--kernel=saxpy", "--var=N=1",

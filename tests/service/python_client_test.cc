@@ -28,8 +28,8 @@ TEST(PythonClientTest, ClaimCycle) {
   const std::string proto = RunfilePath("proto/ctxsel/v1/ctxsel.proto");
   const std::string proto_root = proto.substr(
       0, proto.size() - std::string("ctxsel/v1/ctxsel.proto").size());
-  const std::string status = RunfilePath(
-      "third_party/googleapis/google/rpc/status.proto");
+  const std::string status =
+      RunfilePath("third_party/googleapis/google/rpc/status.proto");
   const std::string googleapis_root = status.substr(
       0, status.size() - std::string("google/rpc/status.proto").size());
   CommandResult run = RunCommand(

@@ -169,7 +169,7 @@ TEST_F(StoreE2E, FullDiskIsResourceExhaustedAndTheServerKeepsAnswering) {
               HasSubstr("RESOURCE_EXHAUSTED: the server's disk is full; the "
                         "write was not applied"));
   EXPECT_THAT(full.stderr_text, Not(HasSubstr(data_dir_)));
-  EXPECT_THAT(full.stderr_text, HasSubstr("reason RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(full.stderr_text, HasSubstr("\n  reason STORE_FULL\n"));
   EXPECT_THAT(server->Log(), HasSubstr(data_dir_ + "/ctxsel.db"));
   // The services that write the store say so to health checks; reads and
   // the inventory serve on.

@@ -87,7 +87,7 @@ TEST_F(VariantsE2E, BadInputGetsClearStatus) {
   EXPECT_THAT(empty.stderr_text, HasSubstr("variants: empty batch"));
   EXPECT_THAT(empty.stderr_text,
               HasSubstr("\n  field variants: empty batch\n"));
-  EXPECT_THAT(empty.stderr_text, HasSubstr("\n  reason INVALID_ARGUMENT\n"));
+  EXPECT_THAT(empty.stderr_text, HasSubstr("\n  reason FIELD_INVALID\n"));
 
   CommandResult missing = Cli({"variants", "get", "saxpy", "nope"});
   EXPECT_EQ(missing.exit_code, 2);

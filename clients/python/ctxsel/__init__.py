@@ -2,11 +2,13 @@
 which node, a job should use, and claims on those devices (docs/api.md)."""
 from ctxsel.client import Client, Placement, Rank
 from ctxsel.errors import (AllClaimed, CtxselError, InvalidArgument,
-                           NoPlacement, NotFound, PermissionDenied,
-                           RateLimited, Unauthenticated, Unavailable)
+                           LimitExceeded, NoPlacement, NotFound,
+                           PermissionDenied, RateLimited, Unauthenticated,
+                           Unavailable)
 
 __all__ = [
-    "AllClaimed", "Client", "CtxselError", "InvalidArgument", "NoPlacement",
+    "AllClaimed", "Client", "CtxselError", "InvalidArgument", "LimitExceeded",
+    "NoPlacement",
     "NotFound", "PermissionDenied", "Placement", "Rank", "RateLimited",
     "Unauthenticated", "Unavailable"
 ]

@@ -11,9 +11,11 @@ callers catch by type:
         ...
     except ctxsel.AllClaimed as e:      # fits, but claimed: wait or retry
         print(e.first_expiry)
-"""
-import re
 
+The class follows the reason where the reason asks something else of the
+caller than the code does (a rate limit and claimed devices are both
+RESOURCE_EXHAUSTED), and the code otherwise.
+"""
 import grpc
 
 from ctxsel._rpc import error_details_pb2
@@ -49,17 +51,23 @@ class NoPlacement(CtxselError):
 
 
 class AllClaimed(CtxselError):
-    """Devices fit, but every fitting one is claimed: wait and retry.
-    `first_expiry` is the text of the first claim's expiry, when given."""
+    """Devices fit, but every fitting one is claimed (CLAIMS_EXHAUSTED): wait
+    and retry. `first_expiry` is when the first of those claims expires
+    (RFC 3339, "2026-05-01T12:00:00Z", ErrorInfo metadata), when known."""
 
     @property
     def first_expiry(self):
-        match = re.search(r"the first claim expires at (\S+)", self.message)
-        return match.group(1) if match else None
+        return self.metadata.get("first_expiry")
 
 
 class RateLimited(CtxselError):
-    """Too many calls for this caller: retry after a pause."""
+    """Too many calls for this caller (RATE_LIMITED), or every server thread
+    busy (SERVER_BUSY): retry after a pause."""
+
+
+class LimitExceeded(CtxselError):
+    """The request passes a server limit (LIMIT_EXCEEDED; `metadata` names
+    the `field`, `limit` and server `flag`): make it smaller."""
 
 
 class Unavailable(CtxselError):
@@ -84,7 +92,15 @@ _BY_CODE = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
 }
-_RATE_LIMIT_REASONS = ("RATE_LIMITED", "PRINCIPAL_RATE_LIMITED")
+# ErrorInfo.reason (docs/api.md) where it decides the class.
+_BY_REASON = {
+    "CLAIMS_EXHAUSTED": AllClaimed,
+    "RATE_LIMITED": RateLimited,
+    "SERVER_BUSY": RateLimited,
+    "LIMIT_EXCEEDED": LimitExceeded,
+    "STORE_FULL": CtxselError,
+    "NO_FITTING_DEVICE": NoPlacement,
+}
 
 
 def from_rpc_error(error):
@@ -104,8 +120,5 @@ def from_rpc_error(error):
             elif detail.Unpack(bad):
                 violations = [(v.field, v.description)
                               for v in bad.field_violations]
-    cls = _BY_CODE.get(code, CtxselError)
-    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and (
-            reason in _RATE_LIMIT_REASONS or "rate" in reason.lower()):
-        cls = RateLimited
+    cls = _BY_REASON.get(reason) or _BY_CODE.get(code, CtxselError)
     return cls(code, message, reason, metadata, violations)

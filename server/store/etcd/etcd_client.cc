@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_details.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server::etcd {
@@ -114,8 +115,10 @@ absl::Status EtcdClient::CallWithFailover(
       return FromGrpc(last);
     }
   }
-  return absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
-                                             "): ", last.error_message()));
+  return WithErrorInfo(
+      absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
+                                          "): ", last.error_message())),
+      kReasonStoreUnavailable);
 }
 
 absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
@@ -175,7 +178,9 @@ absl::StatusOr<int64_t> EtcdClient::LeaseGrant(absl::Duration ttl) {
       });
   if (!status.ok()) return status;
   if (!response.error().empty()) {
-    return absl::UnavailableError("etcd lease grant: " + response.error());
+    return WithErrorInfo(
+        absl::UnavailableError("etcd lease grant: " + response.error()),
+        kReasonStoreUnavailable);
   }
   return response.id();
 }

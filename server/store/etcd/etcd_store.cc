@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -133,8 +134,9 @@ absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
     record.metadata.source_line = json.value("source_line", 0);
     return record;
   } catch (const Json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("not a stored variant: ", e.what()));
+    return WithErrorInfo(
+        absl::DataLossError(absl::StrCat("not a stored variant: ", e.what())),
+        kReasonStoreDamaged);
   }
 }
 
@@ -162,7 +164,9 @@ absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value) {
     record.slot = json.value("slot", 0);
     return record;
   } catch (const Json::exception& e) {
-    return absl::DataLossError(absl::StrCat("not a stored claim: ", e.what()));
+    return WithErrorInfo(
+        absl::DataLossError(absl::StrCat("not a stored claim: ", e.what())),
+        kReasonStoreDamaged);
   }
 }
 
@@ -222,8 +226,10 @@ absl::StatusOr<StoreContents> EtcdStore::Load() {
   for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
-                                              ": ", record.status().message()));
+      return WithErrorInfo(
+          absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(), ": ",
+                                           record.status().message())),
+          kReasonStoreDamaged);
     }
     record->revision = kv.mod_revision();
     contents.variants.push_back(*std::move(record));
@@ -297,17 +303,21 @@ absl::StatusOr<int64_t> EtcdStore::Apply(const StoreBatch& batch) {
                                        ", expected ", expected, ")"));
       }
     }
-    return absl::AbortedError(absl::StrCat(
-        "another server changed kernel ", absl::StrJoin(changed, ", "),
-        " first; the write was not applied"));
+    return WithErrorInfo(
+        absl::AbortedError(absl::StrCat("another server changed kernel ",
+                                        absl::StrJoin(changed, ", "),
+                                        " first; the write was not applied")),
+        kReasonStoreConflict);
   }
   return response->header().revision();
 }
 
 absl::StatusOr<StoreSummary> EtcdStore::Backup(const std::string&) {
-  return absl::UnimplementedError(
-      "the etcd store is backed up with `etcdctl snapshot save` "
-      "(docs/deployment.md)");
+  return WithErrorInfo(
+      absl::UnimplementedError(
+          "the etcd store is backed up with `etcdctl snapshot save` "
+          "(docs/deployment.md)"),
+      kReasonBackupUnsupported);
 }
 
 absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
@@ -318,8 +328,10 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
   for (const mvccpb::KeyValue& kv : claims.kvs()) {
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
-                                              ": ", record.status().message()));
+      return WithErrorInfo(
+          absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(), ": ",
+                                           record.status().message())),
+          kReasonStoreDamaged);
     }
     records.push_back(*std::move(record));
   }
@@ -430,13 +442,17 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
     // Unknown outcome (the read-back did not find the batch, or failed
     // too): its new leases are left to their TTL, since revoking them would
     // delete a batch that did hold.
-    return absl::UnavailableError(absl::StrCat(
-        "the claim may not have been stored (etcd did not confirm it: ",
-        response.status().message(), "); try again"));
+    return WithErrorInfo(
+        absl::UnavailableError(absl::StrCat(
+            "the claim may not have been stored (etcd did not confirm it: ",
+            response.status().message(), "); try again")),
+        kReasonStoreUnavailable);
   }
   revoke(new_leases);
-  return absl::AbortedError(
-      "another server claimed the device first; the claim was not made");
+  return WithErrorInfo(
+      absl::AbortedError(
+          "another server claimed the device first; the claim was not made"),
+      kReasonStoreConflict);
 }
 
 bool EtcdStore::StoredAsPut(const std::vector<ClaimRecord>& puts) {
