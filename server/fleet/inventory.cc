@@ -27,11 +27,6 @@ absl::Status NodeNotFound(const std::string& node) {
                           "ctxsel.v1.Node", node);
 }
 
-int ClampPageSize(int requested, const InventoryOptions& options) {
-  if (requested <= 0) return options.default_page_size;
-  return std::min(requested, options.max_page_size);
-}
-
 // An estimate of the memory a node snapshot holds, for the event history's
 // byte bound.
 size_t ApproxBytes(const NodeState& node) {
@@ -354,7 +349,9 @@ absl::StatusOr<Page<NodeState>> Inventory::ListNodes(
                             DecodePageToken(page_token, "ListNodes", "", 1));
     after = decoded[0];
   }
-  const size_t limit = ClampPageSize(page_size, options_);
+  CTXSEL_ASSIGN_OR_RETURN(const size_t limit,
+                          PageSizeOf(page_size, options_.default_page_size,
+                                     options_.max_page_size));
   absl::ReaderMutexLock lock(&mu_);
   Page<NodeState> page;
   auto it = page_token.empty() ? nodes_.begin() : nodes_.upper_bound(after);
@@ -398,7 +395,9 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
           kReasonPageTokenInvalid, {{"listing", "ListDevices"}});
     }
   }
-  const size_t limit = ClampPageSize(page_size, options_);
+  CTXSEL_ASSIGN_OR_RETURN(const size_t limit,
+                          PageSizeOf(page_size, options_.default_page_size,
+                                     options_.max_page_size));
   // One of max_listings_ pages read at once (InventoryOptions).
   {
     absl::MutexLock lock(&listing_mu_);

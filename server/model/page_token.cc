@@ -1,5 +1,6 @@
 #include "server/model/page_token.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/escaping.h"
@@ -75,6 +76,13 @@ absl::StatusOr<std::vector<std::string>> DecodePageToken(
                                  "page's filters with it, or no token"));
   }
   return std::vector<std::string>(parts.begin() + 3, parts.end());
+}
+
+absl::StatusOr<size_t> PageSizeOf(int requested, int default_size,
+                                  int max_size) {
+  if (requested < 0) return FieldViolation("page_size", "negative");
+  return static_cast<size_t>(requested == 0 ? default_size
+                                            : std::min(requested, max_size));
 }
 
 }  // namespace ctxsel::server

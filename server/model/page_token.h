@@ -10,6 +10,10 @@
 //   std::string token = EncodePageToken("ListDevices", filters, {node, "3"});
 //   absl::StatusOr<std::vector<std::string>> position =
 //       DecodePageToken(token, "ListDevices", filters, 2);
+//
+// and the one rule for a request's page_size:
+//
+//   CTXSEL_ASSIGN_OR_RETURN(size_t limit, PageSizeOf(request_size, 100, 1000));
 #ifndef CTXSEL_SERVER_MODEL_PAGE_TOKEN_H_
 #define CTXSEL_SERVER_MODEL_PAGE_TOKEN_H_
 
@@ -35,6 +39,11 @@ std::string EncodePageToken(absl::string_view listing,
 absl::StatusOr<std::vector<std::string>> DecodePageToken(
     absl::string_view token, absl::string_view listing,
     absl::string_view filters, size_t position_parts);
+
+// How many items a page may hold: `default_size` for 0, at most
+// `max_size`; a negative `requested` is INVALID_ARGUMENT naming `page_size`.
+absl::StatusOr<size_t> PageSizeOf(int requested, int default_size,
+                                  int max_size);
 
 }  // namespace ctxsel::server
 

@@ -206,11 +206,9 @@ absl::StatusOr<RegisterResult> VariantRegistry::TryRegister(
 absl::StatusOr<VariantPage> VariantRegistry::List(
     const std::string& kernel, int page_size, const std::string& page_token,
     PageBudget<Variant> budget) const {
-  if (page_size < 0) {
-    return FieldViolation("page_size", "negative");
-  }
-  if (page_size == 0) page_size = limits_.default_page_size;
-  page_size = std::min(page_size, limits_.max_page_size);
+  CTXSEL_ASSIGN_OR_RETURN(
+      const size_t limit,
+      PageSizeOf(page_size, limits_.default_page_size, limits_.max_page_size));
   const std::string filters = PageFilters({{"kernel", kernel}});
   std::pair<std::string, int64_t> after = {"", -1};
   const bool resume = !page_token.empty();
@@ -235,9 +233,8 @@ absl::StatusOr<VariantPage> VariantRegistry::List(
     if (!kernel.empty() && it->first != kernel) break;
     for (const Variant& v : it->second) {
       if (resume && std::make_pair(v.kernel, v.order) <= after) continue;
-      const PageFit fit = page.variants.size() == static_cast<size_t>(page_size)
-                              ? PageFit::kFull
-                              : budget.Take(v);
+      const PageFit fit =
+          page.variants.size() == limit ? PageFit::kFull : budget.Take(v);
       if (fit == PageFit::kTooLarge) {
         return TooLargeForAPage(absl::StrCat("variant ", v.kernel, "/", v.name),
                                 budget);

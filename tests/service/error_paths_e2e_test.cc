@@ -211,6 +211,23 @@ TEST_F(ErrorPathsE2E, EveryErrorNamesItsReasonAndField) {
          return variants_->ListVariants(As("ops").get(), r, &out);
        },
        {grpc::StatusCode::INVALID_ARGUMENT, kReasonFieldInvalid, "page_size"}},
+      // Node and device listings apply the same page_size rule as variants.
+      {"list nodes page_size -1",
+       [&] {
+         v1::ListNodesRequest r;
+         r.set_page_size(-1);
+         v1::ListNodesResponse out;
+         return inventory_->ListNodes(As("ops").get(), r, &out);
+       },
+       {grpc::StatusCode::INVALID_ARGUMENT, kReasonFieldInvalid, "page_size"}},
+      {"list devices page_size -1",
+       [&] {
+         v1::ListDevicesRequest r;
+         r.set_page_size(-1);
+         v1::ListDevicesResponse out;
+         return inventory_->ListDevices(As("ops").get(), r, &out);
+       },
+       {grpc::StatusCode::INVALID_ARGUMENT, kReasonFieldInvalid, "page_size"}},
       {"report index -2",
        [&] {
          return Report(OneCpu("r1", [](v1::Device& d) { d.set_index(-2); }));
