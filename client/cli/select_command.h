@@ -56,10 +56,14 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 // "user@host:pid".
 std::string DefaultHolder();
 
-// Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
-// claimed) and `wait` has not passed, tries again with backoff (100ms
-// doubling to 2s), sleeping through `sleep`, which returns false when the
-// wait should stop (e.g. a signal). The last answer otherwise. An OK answer
+// Select; with a claim and a `wait`, the claim waits in the server's queue
+// (ClaimRequest.wait, CtxselClient::SelectQueued: `sleep` is asked between
+// 20 ms slices whether to go on). A server older than the queue answers
+// RESOURCE_EXHAUSTED (every fitting device claimed) at once: then, and
+// without a claim, while the answer is RESOURCE_EXHAUSTED and `wait` has
+// not passed, tries again with backoff (100ms doubling to 2s), sleeping
+// through `sleep`, which returns false when the wait should stop (e.g. a
+// signal). The last answer otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,
 // required_kind, require_variant: a server that predates them ignores
 // them) has its claims released and is FAILED_PRECONDITION saying which.
