@@ -50,7 +50,8 @@ class NoPlacement(CtxselError):
 
 class AllClaimed(CtxselError):
     """Devices fit, but every fitting one is claimed: wait and retry.
-    `first_expiry` is the text of the first claim's expiry, when given."""
+    `first_expiry` is the text of the first claim's expiry, when given.
+    After a wait in the server's queue `reason` is one of QUEUE_REASONS."""
 
     @property
     def first_expiry(self):
@@ -84,6 +85,8 @@ _BY_CODE = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
 }
+# A claim's wait in the server's queue ran out, or the queue was full.
+QUEUE_REASONS = ("CLAIM_WAIT_EXPIRED", "CLAIM_QUEUE_FULL")
 _RATE_LIMIT_REASONS = ("RATE_LIMITED", "PRINCIPAL_RATE_LIMITED")
 
 
