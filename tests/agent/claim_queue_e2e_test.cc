@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -45,7 +46,11 @@ std::string DevicesFile(const std::string& dir) {
 class ClaimQueueE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = ServerProcess::Start({"--data_dir=" + MakeTempDir("data")});
+    const std::string dir = MakeTempDir("data");
+    metrics_port_file_ = dir + "/metrics_port";
+    auto server = ServerProcess::Start(
+        {"--data_dir=" + dir + "/store", "--metrics_listen=127.0.0.1:0",
+         "--metrics_port_file=" + metrics_port_file_});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     auto agent = Subprocess::Start(
@@ -142,6 +147,20 @@ class ClaimQueueE2E : public ::testing::Test {
     return answer["claim"].value("id", "");
   }
 
+  // The server's /metrics text.
+  std::string Metrics() {
+    const std::string port = ReadFileOrEmpty(metrics_port_file_);
+    CommandResult get = RunCommand(
+        {"/usr/bin/python3", "-c",
+         "import sys, urllib.request; sys.stdout.write(urllib.request."
+         "urlopen(sys.argv[1]).read().decode())",
+         absl::StrCat("http://127.0.0.1:", absl::StripAsciiWhitespace(port),
+                      "/metrics")});
+    EXPECT_EQ(get.exit_code, 0) << get.stderr_text;
+    return get.stdout_text;
+  }
+
+  std::string metrics_port_file_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<Subprocess> agent_;
   std::vector<std::unique_ptr<Subprocess>> waiters_;
@@ -183,6 +202,7 @@ TEST_F(ClaimQueueE2E, PriorityCancelAndExpiry) {
   EXPECT_EQ(listed[0].value("holder", ""), "high");
   EXPECT_EQ(listed[0].value("priority", 0), 5);
   EXPECT_EQ(listed[1].value("holder", ""), "low0");
+  EXPECT_THAT(Metrics(), HasSubstr("ctxsel_claim_waiters 3"));
 
   // A launcher that goes away leaves the queue.
   waiters_[0]->Signal(SIGKILL);
@@ -206,6 +226,14 @@ TEST_F(ClaimQueueE2E, PriorityCancelAndExpiry) {
   EXPECT_EQ(late.exit_code, 4) << late.stderr_text;
   EXPECT_THAT(late.stderr_text, HasSubstr("in the claim queue"));
   EXPECT_EQ(Waiting().size(), 0u);
+  const std::string metrics = Metrics();
+  EXPECT_THAT(metrics, HasSubstr("ctxsel_claim_waiters 0"));
+  for (const auto& [outcome, count] :
+       {std::pair{"granted", 2}, {"cancelled", 1}, {"expired", 1}}) {
+    EXPECT_THAT(metrics,
+                HasSubstr(absl::StrCat("ctxsel_claim_wait_seconds_count{",
+                                       "outcome=\"", outcome, "\"} ", count)));
+  }
 }
 
 }  // namespace
