@@ -236,5 +236,37 @@ TEST_F(ClaimQueueE2E, PriorityCancelAndExpiry) {
   }
 }
 
+// Priority above 0 is the admin's: a launcher token asking for it is
+// refused with its own reason (TLS with tokens, as roles need).
+TEST(ClaimQueuePriorityE2E, LaunchersMayNotRaiseTheirPriority) {
+  const std::string dir = MakeTempDir("pki");
+  CommandResult made =
+      RunCommand({"/bin/bash", RunfilePath("tools/make_certs.sh"), dir});
+  ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
+  CommandResult token = RunCommand(
+      {CliPath(), "admin", "token", "--role=launcher", "--name=slurm"});
+  ASSERT_EQ(token.exit_code, 0) << token.stderr_text;
+  std::ofstream(dir + "/tokens") << token.stderr_text;
+  std::ofstream(dir + "/slurm.token") << token.stdout_text;
+  auto server = ServerProcess::Start(
+      {"--data_dir=" + MakeTempDir("data"), "--tls_cert=" + dir + "/server.pem",
+       "--tls_key=" + dir + "/server.key", "--tokens_file=" + dir + "/tokens"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto select = [&](const std::string& priority) {
+    return RunCommand({CliPath(), "--server=" + (*server)->address(),
+                       "--ca=" + dir + "/ca.pem",
+                       "--token_file=" + dir + "/slurm.token", "select",
+                       "--kernel=saxpy", "--construct=target", "--claim=1m",
+                       "--wait=1s", "--priority=" + priority});
+  };
+  CommandResult raised = select("5");
+  EXPECT_NE(raised.exit_code, 0);
+  EXPECT_THAT(raised.stderr_text, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(raised.stderr_text, HasSubstr("PRIORITY_NOT_ALLOWED"));
+  // The default priority passes the check (and finds no kernel).
+  CommandResult plain = select("0");
+  EXPECT_THAT(plain.stderr_text, HasSubstr("NOT_FOUND"));
+}
+
 }  // namespace
 }  // namespace ctxsel::testing
