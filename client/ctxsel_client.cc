@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
@@ -97,9 +98,10 @@ std::unique_ptr<CtxselClient> CtxselClient::Connect(
       timeout);
 }
 
-std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext() const {
+std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext(
+    std::chrono::milliseconds extra) const {
   auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() + timeout_);
+  context->set_deadline(std::chrono::system_clock::now() + timeout_ + extra);
   return context;
 }
 
@@ -303,6 +305,39 @@ absl::StatusOr<v1::SelectResponse> CtxselClient::Select(
       });
 }
 
+absl::StatusOr<v1::SelectResponse> CtxselClient::SelectQueued(
+    const v1::SelectRequest& request,
+    const std::function<bool()>& still_wanted) {
+  const auto wait = std::chrono::milliseconds(
+      absl::ToInt64Milliseconds(FromProtoDuration(request.claim().wait())));
+  std::unique_ptr<grpc::ClientContext> context = NewContext(wait);
+  v1::SelectResponse response;
+  grpc::Status status;
+  absl::Notification done;
+  placement_->async()->Select(context.get(), &request, &response,
+                              [&](grpc::Status s) {
+                                status = std::move(s);
+                                done.Notify();
+                              });
+  bool cancelled = false;
+  while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
+    if (!cancelled && !still_wanted()) {
+      context->TryCancel();
+      cancelled = true;
+    }
+  }
+  if (cancelled && !status.ok()) {
+    return absl::CancelledError("stopped while waiting for a claim");
+  }
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("no answer within ", (timeout_ + wait).count(), "ms (",
+                     status.error_message(), ")"));
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
 absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
   v1::ExplainRequest request;
   *request.mutable_job() = job;
@@ -383,6 +418,17 @@ absl::StatusOr<int> CtxselClient::ReleaseClaimsOf(const std::string& holder) {
       });
   if (!response.ok()) return response.status();
   return response->released_count();
+}
+
+absl::StatusOr<v1::ListClaimsResponse> CtxselClient::ListClaimsAndWaiters(
+    const std::string& node) {
+  v1::ListClaimsRequest request;
+  request.set_node(node);
+  request.set_waiting(true);
+  return Unary<v1::ListClaimsResponse>(
+      [&](grpc::ClientContext* context, v1::ListClaimsResponse* out) {
+        return placement_->ListClaims(context, request, out);
+      });
 }
 
 absl::StatusOr<std::vector<v1::Claim>> CtxselClient::ListClaims(

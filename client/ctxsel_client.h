@@ -149,6 +149,13 @@ class CtxselClient {
   // The whole request, e.g. with a claim (response.claim() then holds it;
   // RESOURCE_EXHAUSTED when every fitting device is claimed).
   absl::StatusOr<v1::SelectResponse> Select(const v1::SelectRequest& request);
+  // Select with ClaimRequest.wait: the call may wait in the server's queue,
+  // so its deadline is timeout() plus the wait. `still_wanted` is asked
+  // about every 20 ms while it waits; when it returns false the call is
+  // cancelled (the server drops it from its queue) and CANCELLED returned.
+  absl::StatusOr<v1::SelectResponse> SelectQueued(
+      const v1::SelectRequest& request,
+      const std::function<bool()>& still_wanted);
   absl::StatusOr<v1::ExplainResponse> Explain(const v1::Job& job);
   // Where the kernel's variants run (docs/coverage.md); stores nothing.
   absl::StatusOr<v1::CoverageResponse> Coverage(
@@ -170,14 +177,19 @@ class CtxselClient {
   absl::StatusOr<int> ReleaseClaimsOf(const std::string& holder);
   // The live claims on `node`'s devices (empty: all nodes).
   absl::StatusOr<std::vector<v1::Claim>> ListClaims(const std::string& node);
+  // Those, and the claiming Selects waiting in the server's queue
+  // (ListClaimsResponse.waiters; a server older than the queue lists none).
+  absl::StatusOr<v1::ListClaimsResponse> ListClaimsAndWaiters(
+      const std::string& node);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   // The deadline of each unary call, counted from its start.
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
-  // A context whose deadline is now + timeout_.
-  std::unique_ptr<grpc::ClientContext> NewContext() const;
+  // A context whose deadline is now + timeout_ + `extra`.
+  std::unique_ptr<grpc::ClientContext> NewContext(
+      std::chrono::milliseconds extra = std::chrono::milliseconds(0)) const;
   // Calls a unary RPC with a NewContext() and converts its status.
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call) const;

@@ -1,6 +1,7 @@
 // ctxsel-cli claims: the claims launchers hold on devices.
 //
 //   ctxsel-cli claims ls [NODE] [--json]
+//   ctxsel-cli claims ls --waiting    # the claims waiting in the queue
 //   ctxsel-cli claims renew CLAIM_ID [--claim=5m]
 //   ctxsel-cli claims release CLAIM_ID
 //   ctxsel-cli claims release --holder=slurm-42.0   # every claim of a job
@@ -16,10 +17,15 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/proto_time.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
+
+ABSL_FLAG(bool, waiting, false,
+          "claims ls: list the claiming selects waiting in the server's "
+          "queue (select --wait), in the order they will be served.");
 
 namespace ctxsel::cli {
 namespace {
@@ -27,7 +33,37 @@ namespace {
 // A renewal with no --claim extends by this much.
 constexpr absl::Duration kDefaultRenewal = absl::Minutes(5);
 
+// "1m5s" for a Duration, whole seconds.
+std::string WaitedText(const google::protobuf::Duration& d) {
+  return absl::FormatDuration(
+      absl::Trunc(FromProtoDuration(d), absl::Seconds(1)));
+}
+
+int ListWaiters(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kClaimsCommand);
+  auto answer = ConnectToServer()->ListClaimsAndWaiters("");
+  if (!answer.ok()) return ReportError("claims ls", answer.status());
+  v1::ListClaimsResponse response;
+  Listing listing;
+  listing.columns = {{"POSITION"}, {"KERNEL"}, {"HOLDER"},
+                     {"PRIORITY"}, {"WAITED"}, {"UNTIL", true}};
+  for (const v1::ClaimWaiter& w : answer->waiters()) {
+    *response.add_waiters() = w;
+    listing.rows.push_back(
+        {absl::StrCat(w.position()), w.kernel(), w.holder(),
+         absl::StrCat(w.priority(), w.promoted() ? " (promoted)" : ""),
+         WaitedText(w.waited()),
+         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                          FromProtoTimestamp(w.expire_time()),
+                          absl::UTCTimeZone())});
+    listing.names.push_back(w.holder());
+  }
+  PrintListing(response, listing);
+  return kExitOk;
+}
+
 int ListClaims(const std::vector<std::string>& args) {
+  if (absl::GetFlag(FLAGS_waiting)) return ListWaiters(args);
   if (args.size() > 1) return UsageError(kClaimsCommand);
   auto claims = ConnectToServer()->ListClaims(args.empty() ? "" : args[0]);
   if (!claims.ok()) return ReportError("claims ls", claims.status());
@@ -83,6 +119,9 @@ int RunClaims(const std::vector<std::string>& args) {
   if (!absl::GetFlag(FLAGS_holder).empty() && args[0] != "release") {
     return UsageError(kClaimsCommand);  // --holder would be ignored
   }
+  if (absl::GetFlag(FLAGS_waiting) && args[0] != "ls") {
+    return UsageError(kClaimsCommand);  // --waiting would be ignored
+  }
   if (args[0] == "ls") return ListClaims(rest);
   if (args[0] == "renew") return RenewClaim(rest);
   if (args[0] == "release") return ReleaseClaim(rest);
@@ -93,7 +132,7 @@ int RunClaims(const std::vector<std::string>& args) {
 
 const Command kClaimsCommand = {
     "claims",
-    "claims ls [NODE] [--json]\n"
+    "claims ls [NODE] [--json] | ls --waiting\n"
     "claims renew CLAIM_ID [--claim=DURATION]\n"
     "claims release CLAIM_ID | --holder=WHO",
     "List, renew (default 5m) or release claims (one, or all of a holder's).",

@@ -235,7 +235,7 @@ const Command kRunCommand = {
     "run",
     "run " CTXSEL_CLI_JOB_FLAGS
     " [--claim=DURATION] "
-    "[--holder=WHO] [--wait=DURATION] -- COMMAND [ARGS...]",
+    "[--holder=WHO] [--wait=DURATION [--priority=N]] -- COMMAND [ARGS...]",
     "Claim a device and run COMMAND on it; exit with COMMAND's status.",
     RunRun};
 

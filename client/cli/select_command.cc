@@ -27,7 +27,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "base/error_reasons.h"
 #include "base/proto_time.h"
+#include "base/status_details.h"
 #include "base/status_macros.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
@@ -88,8 +90,12 @@ ABSL_FLAG(std::string, holder, "",
           "$SLURM_STEP_ID in a Slurm step, else user@host:pid); claims "
           "release: whose claims to end.");
 ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
-          "select/run: when every fitting device is claimed, retry for this "
-          "long before giving up.");
+          "select/run: when every fitting device is claimed, wait this long "
+          "for one in the server's queue (FIFO within a priority; an older "
+          "server: retry) before giving up.");
+ABSL_FLAG(int, priority, 0,
+          "select/run: with --wait, the priority in the server's queue, 0 "
+          "to 9, higher first; above 0 for the admin role.");
 
 namespace ctxsel::cli {
 namespace {
@@ -252,6 +258,7 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
     *request.mutable_claim()->mutable_duration() = ToProtoDuration(claim);
     request.mutable_claim()->set_holder(holder.empty() ? DefaultHolder()
                                                        : holder);
+    request.mutable_claim()->set_priority(absl::GetFlag(FLAGS_priority));
   }
   return request;
 }
@@ -261,8 +268,29 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
   const absl::Time deadline = absl::Now() + wait;
   absl::Duration backoff = absl::Milliseconds(100);
+  // The server's queue first; a server older than ClaimRequest.wait answers
+  // at once with neither of the queue's reasons, and we retry on our own.
+  bool queued = wait > absl::ZeroDuration() && request.has_claim();
   while (true) {
-    absl::StatusOr<v1::SelectResponse> answer = client.Select(request);
+    absl::StatusOr<v1::SelectResponse> answer;
+    if (queued) {
+      v1::SelectRequest waiting = request;
+      *waiting.mutable_claim()->mutable_wait() = ToProtoDuration(wait);
+      answer = client.SelectQueued(
+          waiting, [&sleep] { return sleep(absl::Milliseconds(1)); });
+      queued = false;
+      if (!answer.ok() && ExitCodeOf(answer.status()) == kExitExhausted) {
+        const std::optional<google::rpc::ErrorInfo> info =
+            GetDetail<google::rpc::ErrorInfo>(answer.status());
+        const std::string reason = info.has_value() ? info->reason() : "";
+        if (reason == kReasonClaimWaitExpired ||
+            reason == kReasonClaimQueueFull) {
+          return answer;
+        }
+      }
+    } else {
+      answer = client.Select(request);
+    }
     if (answer.ok()) {
       absl::Status terms = CheckTerms(request, *answer);
       if (terms.ok()) return answer;
@@ -421,7 +449,7 @@ int RunExplain(const std::vector<std::string>& args) {
 const Command kSelectCommand = {
     "select",
     "select " CTXSEL_CLI_JOB_FLAGS
-    " [--claim=DURATION [--holder=WHO] [--wait=DURATION]]"
+    " [--claim=DURATION [--holder=WHO] [--wait=DURATION [--priority=N]]]"
     " [--format=table|json|env|slurm|dotenv|sbatch [--rank=N]] [--json]",
     "Pick variant, node and device for a job (--claim: and claim it).",
     RunSelect};

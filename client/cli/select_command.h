@@ -56,11 +56,15 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 // "user@host:pid".
 std::string DefaultHolder();
 
-// Select; while ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED:
-// every fitting device claimed; or STORE_FULL; never a rate or size limit) and
-// `wait` has not passed, tries again with backoff (100ms
-// doubling to 2s), sleeping through `sleep`, which returns false when the
-// wait should stop (e.g. a signal). The last answer otherwise. An OK answer
+// Select; with a claim and a `wait`, the claim waits in the server's queue
+// (ClaimRequest.wait, CtxselClient::SelectQueued: `sleep` is asked between
+// 20 ms slices whether to go on). A server older than the queue answers
+// every fitting device claimed at once: then, and without a claim, while
+// ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED, or STORE_FULL;
+// never a rate or size limit) and `wait` has not passed, tries again with
+// backoff (100ms doubling to 2s), sleeping through `sleep`, which returns
+// false when the wait should stop (e.g. a signal). The last answer
+// otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,
 // required_kind, require_variant: a server that predates them ignores
 // them) has its claims released and is FAILED_PRECONDITION saying which.

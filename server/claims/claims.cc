@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/error_reasons.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "server/model/names.h"
@@ -79,7 +80,7 @@ class ClaimBook::Room : public placement::ClaimCheck {
 };
 
 ClaimBook::ClaimBook(Store* store, ClaimOptions options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store), options_(std::move(options)), queue_(options_.queue) {}
 
 absl::StatusOr<std::unique_ptr<ClaimBook>> ClaimBook::Open(
     Store* store, ClaimOptions options) {
@@ -171,13 +172,22 @@ absl::Status ClaimBook::WithFirstExpiry(absl::Status refused,
   return refused;
 }
 
-absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
-    const placement::Placer& placer, const Job& job, absl::Duration duration,
-    const std::string& holder, const std::string& owner) {
+absl::Status ClaimBook::CheckClaim(absl::Duration duration,
+                                   const std::string& holder) const {
   CTXSEL_RETURN_IF_ERROR(CheckDuration(duration, "claim.duration"));
   // The names rule: a holder is printed in `claims ls`, and a control
   // character there would reach an admin's terminal.
-  CTXSEL_RETURN_IF_ERROR(ValidateName(holder, "claim.holder"));
+  return ValidateName(holder, "claim.holder");
+}
+
+void ClaimBook::Answer(Ready ready) {
+  for (auto& [done, answer] : ready) done(std::move(answer));
+}
+
+absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
+    const placement::Placer& placer, const Job& job, absl::Duration duration,
+    const std::string& holder, const std::string& owner) {
+  CTXSEL_RETURN_IF_ERROR(CheckClaim(duration, holder));
   // A store that other servers write refuses a place one of them took
   // since this book last heard from it (ABORTED): TrySelectAndClaim learns
   // who holds it, and the next attempt picks another place. Every attempt
@@ -194,15 +204,173 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectAndClaim(
   }
 }
 
+uint64_t ClaimBook::SelectAndClaimOrWait(const placement::Placer& placer,
+                                         const Job& job,
+                                         absl::Duration duration,
+                                         const std::string& holder,
+                                         const std::string& owner, WaitFor wait,
+                                         ClaimDone done) {
+  absl::Status valid = CheckClaim(duration, holder);
+  if (valid.ok()) valid = CheckDuration(wait.wait, "claim.wait");
+  if (valid.ok() && (wait.priority < 0 || wait.priority > kMaxPriority)) {
+    valid = FieldViolation(
+        "claim.priority",
+        absl::StrCat(wait.priority, " (must be 0 to ", kMaxPriority, ")"));
+  }
+  if (!valid.ok()) {
+    done(valid);
+    return 0;
+  }
+  constexpr int kAttempts = 8;  // as SelectAndClaim's
+  for (int attempt = 1;; ++attempt) {
+    bool learned = false;
+    uint64_t waiter = 0;
+    Ready ready;
+    absl::StatusOr<Claimed> claimed =
+        TrySelectAndClaim(placer, job, duration, holder, owner, &learned, &wait,
+                          &done, &waiter, &ready);
+    Answer(std::move(ready));
+    if (waiter != 0) return waiter;
+    if (!absl::IsAborted(claimed.status()) || attempt == kAttempts) {
+      done(std::move(claimed));
+      return 0;
+    }
+    if (!learned) store_->CatchUp();
+  }
+}
+
 absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
-    const std::string& holder, const std::string& owner, bool* learned) {
-  // Held across the pick and the write: no other claim can take the room
-  // this Select saw, and no claim is visible before it is durable.
-  absl::MutexLock lock(&mu_);
-  const absl::Time now = options_.now();
+    const std::string& holder, const std::string& owner, bool* learned,
+    const WaitFor* wait, ClaimDone* done, uint64_t* waiter, Ready* ready) {
+  Ready expired_ready;
+  if (ready == nullptr) ready = &expired_ready;
+  absl::StatusOr<Claimed> claimed = absl::UnknownError("");
+  {
+    // Held across the pick and the write: no other claim can take the room
+    // this Select saw, and no claim is visible before it is durable.
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = options_.now();
+    // What expired goes to the waiters first.
+    ExpireLocked(now, ready);
+    claimed =
+        SelectLocked(placer, job, duration, holder, owner, now, {}, learned);
+    if (wait != nullptr && absl::IsResourceExhausted(claimed.status())) {
+      Waiter w;
+      w.priority = wait->priority;
+      w.kernel = job.kernel;
+      w.holder = holder;
+      w.since = now;
+      w.deadline = now + wait->wait;
+      absl::StatusOr<uint64_t> id = queue_.Push(std::move(w));
+      if (!id.ok()) {
+        claimed = id.status();
+      } else {
+        pending_.emplace(*id, Pending{&placer, job, duration, holder, owner,
+                                      std::move(*done), claimed.status()});
+        *waiter = *id;
+      }
+    }
+  }
+  Answer(std::move(expired_ready));
+  return claimed;
+}
+
+void ClaimBook::ExpireLocked(absl::Time now, Ready* ready) {
   ClaimBatch batch;
   DropExpired(now, &batch);
+  if (batch.expired.empty()) return;
+  store_->ApplyClaims(batch).IgnoreError();
+  ServeLocked(now, ready);
+}
+
+void ClaimBook::ServeLocked(absl::Time now, Ready* ready) {
+  freed_ = false;
+  for (uint64_t id : queue_.Order()) {
+    Pending& p = pending_.at(id);
+    absl::StatusOr<Claimed> claimed = absl::UnknownError("");
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      bool learned = false;
+      claimed = SelectLocked(*p.placer, p.job, p.duration, p.holder, p.owner,
+                             now, {}, &learned);
+      if (!absl::IsAborted(claimed.status()) || !learned) break;
+    }
+    // No fitting device has room (or another server took it): it keeps
+    // its place, and the next waiter is tried.
+    if (absl::IsResourceExhausted(claimed.status()) ||
+        absl::IsAborted(claimed.status())) {
+      if (absl::IsResourceExhausted(claimed.status())) {
+        p.last = claimed.status();
+      }
+      continue;
+    }
+    if (claimed.ok()) {
+      claimed->waited = now - queue_.Find(id)->since;
+      queue_.Served(id);
+    } else {
+      queue_.Remove(id);
+    }
+    ready->emplace_back(std::move(p.done), std::move(claimed));
+    pending_.erase(id);
+  }
+}
+
+void ClaimBook::CancelWaiter(uint64_t id, absl::Status status) {
+  Ready ready;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    queue_.Remove(id);
+    ready.emplace_back(std::move(it->second.done), std::move(status));
+    pending_.erase(it);
+  }
+  Answer(std::move(ready));
+}
+
+void ClaimBook::Tick(bool fleet_changed) {
+  Ready ready;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = options_.now();
+    for (uint64_t id : queue_.ExpiredAt(now)) {
+      Pending& p = pending_.at(id);
+      const Waiter& w = *queue_.Find(id);
+      absl::Status expired = WithErrorInfo(
+          absl::ResourceExhaustedError(absl::StrCat(
+              "claim.wait: waited ", absl::FormatDuration(now - w.since),
+              " in the claim queue; ", p.last.message())),
+          kReasonClaimWaitExpired,
+          {{"waited_seconds",
+            absl::StrCat(absl::ToInt64Seconds(now - w.since))}});
+      queue_.Remove(id);
+      ready.emplace_back(std::move(p.done), std::move(expired));
+      pending_.erase(id);
+    }
+    const int64_t expired_before = expired_.load();
+    ExpireLocked(now, &ready);
+    if (expired_.load() == expired_before && (fleet_changed || freed_) &&
+        !queue_.empty()) {
+      ServeLocked(now, &ready);
+    }
+  }
+  Answer(std::move(ready));
+}
+
+std::vector<Waiter> ClaimBook::Waiters() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.List();
+}
+
+int ClaimBook::waiter_count() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
+    const placement::Placer& placer, const Job& job, absl::Duration duration,
+    const std::string& holder, const std::string& owner, absl::Time now,
+    ClaimBatch batch, bool* learned) {
   Room room(*this);
   absl::StatusOr<placement::Placement> placement = placer.Select(job, &room);
   if (!placement.ok()) {
@@ -246,7 +414,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     return s;
   }
   for (const Claim& claim : claims) Insert(claim);
-  Claimed claimed{*std::move(placement), claims.front()};
+  Claimed claimed{*std::move(placement), claims.front(), {}, {}};
   if (claims.size() > 1) claimed.rank_claims = std::move(claims);
   return claimed;
 }
@@ -254,6 +422,15 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
 absl::StatusOr<int> ClaimBook::ReleaseHolder(
     const std::string& holder,
     const std::function<bool(const Claim&)>& may_release) {
+  Ready ready;
+  absl::StatusOr<int> released = ReleaseHolderImpl(holder, may_release, &ready);
+  Answer(std::move(ready));
+  return released;
+}
+
+absl::StatusOr<int> ClaimBook::ReleaseHolderImpl(
+    const std::string& holder,
+    const std::function<bool(const Claim&)>& may_release, Ready* ready) {
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   ClaimBatch batch;
@@ -271,6 +448,7 @@ absl::StatusOr<int> ClaimBook::ReleaseHolder(
   if (batch.deletes.empty()) return 0;
   CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
   for (const std::string& id : batch.deletes) Erase(id);
+  ServeLocked(now, ready);
   return static_cast<int>(batch.deletes.size());
 }
 
@@ -300,13 +478,18 @@ absl::StatusOr<Claim> ClaimBook::Find(const std::string& id) const {
 }
 
 absl::Status ClaimBook::Release(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  const absl::Time now = options_.now();
-  CTXSEL_RETURN_IF_ERROR(FindLive(id, now).status());
-  ClaimBatch batch;
-  batch.deletes.push_back(id);
-  CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
-  Erase(id);
+  Ready ready;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = options_.now();
+    CTXSEL_RETURN_IF_ERROR(FindLive(id, now).status());
+    ClaimBatch batch;
+    batch.deletes.push_back(id);
+    CTXSEL_RETURN_IF_ERROR(store_->ApplyClaims(batch));
+    Erase(id);
+    ServeLocked(now, &ready);
+  }
+  Answer(std::move(ready));
   return absl::OkStatus();
 }
 
@@ -318,6 +501,9 @@ void ClaimBook::ApplyStored(const ClaimRecord& record) {
 
 void ClaimBook::ApplyStoredDelete(const std::string& id) {
   absl::MutexLock lock(&mu_);
+  // Not served here: this runs on the replica's watch of the store, which
+  // must not wait on the store's writes.
+  if (by_id_.count(id) > 0) freed_ = true;
   Erase(id);
 }
 

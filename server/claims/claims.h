@@ -16,6 +16,18 @@
 //   (*book)->Renew(c->claim.id, absl::Minutes(5));
 //   (*book)->Release(c->claim.id);
 //
+// A claiming Select may also wait for room (SelectAndClaimOrWait): it then
+// joins the book's WaitQueue (wait_queue.h: FIFO within a priority, a
+// starvation bound) and is answered, on another thread, when a release, an
+// expiry or a new device gives it a place. A release or an expiry retries
+// the waiters in the queue's order before any new arrival sees the room
+// (devices added, and releases by other replicas, at the next Tick): a waiter
+// whose retry finds no room (no fitting device is free) stays where it is, and
+// the next one is tried, so a waiter is passed over only for a device it cannot
+// use. Waits are per book: with replicas on one store (server/replicas/), each
+// replica queues and orders its own callers, and serves them when another
+// replica's release reaches it.
+//
 // Thread safety: every method may be called from any thread.
 #ifndef CTXSEL_SERVER_CLAIMS_CLAIMS_H_
 #define CTXSEL_SERVER_CLAIMS_CLAIMS_H_
@@ -32,11 +44,13 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/claims/wait_queue.h"
 #include "server/model/model.h"
 #include "server/placement/placement.h"
 #include "server/placement/placer.h"
@@ -65,6 +79,8 @@ struct ClaimOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // New claim ids; the default draws "c-" and 16 random hex digits.
   std::function<std::string()> new_id;
+  // The queue of SelectAndClaimOrWait.
+  WaitQueueOptions queue;
 };
 
 class ClaimBook {
@@ -80,6 +96,8 @@ class ClaimBook {
     // With Job::count > 1: one claim per rank (placement.ranks), in rank
     // order, made together; rank_claims[0] == claim. Empty otherwise.
     std::vector<Claim> rank_claims;
+    // How long it waited in the queue (SelectAndClaimOrWait); 0 otherwise.
+    absl::Duration waited;
   };
 
   // placer.Select(job) among the devices with claim room, and a claim on
@@ -97,6 +115,46 @@ class ClaimBook {
                                          absl::Duration duration,
                                          const std::string& holder,
                                          const std::string& owner = "");
+
+  // How a claiming Select waits when every fitting device is claimed.
+  struct WaitFor {
+    absl::Duration wait;  // > 0, at most ClaimOptions::max_duration
+    int priority = 0;     // 0..kMaxPriority; higher is served first
+  };
+  static constexpr int kMaxPriority = 9;
+  using ClaimDone = absl::AnyInvocable<void(absl::StatusOr<Claimed>)>;
+
+  // SelectAndClaim, except that when every fitting device is claimed the
+  // call joins the queue for up to wait.wait instead of failing. `done`
+  // gets the answer exactly once, never under the book's lock: before this
+  // returns when the answer is immediate (then 0 is returned), otherwise
+  // later on the thread that ends the wait (a release, Tick, CancelWaiter),
+  // and the waiter's id (> 0) is returned. Errors as SelectAndClaim's, and:
+  // InvalidArgumentError for wait.wait or wait.priority out of range;
+  // ResourceExhaustedError with reason CLAIM_QUEUE_FULL when the queue is
+  // full, with reason CLAIM_WAIT_EXPIRED when the wait ran out; an error of
+  // Select's that a retry meets (the kernel was deleted) ends the wait.
+  // `placer` must outlive the wait.
+  uint64_t SelectAndClaimOrWait(const placement::Placer& placer, const Job& job,
+                                absl::Duration duration,
+                                const std::string& holder,
+                                const std::string& owner, WaitFor wait,
+                                ClaimDone done);
+
+  // Ends waiter `id`'s wait with `status` (its call was cancelled); nothing
+  // when it no longer waits.
+  void CancelWaiter(uint64_t id, absl::Status status);
+
+  // Drops the expired claims, ends the waits that ran out, and retries the
+  // waiters when room was freed since (an expiry, a release by another
+  // replica) or `fleet_changed` (devices were added). The server's
+  // housekeeping calls it every tick (at most a second), which bounds how
+  // late a wait ends and how late an expiry serves a waiter.
+  void Tick(bool fleet_changed = false);
+
+  // The waiters in the order they are served.
+  std::vector<Waiter> Waiters() const;
+  int waiter_count() const;
 
   // The live claim `id`; NotFoundError as for Renew.
   absl::StatusOr<Claim> Find(const std::string& id) const;
@@ -132,11 +190,47 @@ class ClaimBook {
 
  private:
   class Room;  // the ClaimCheck a claiming Select asks
+  // A waiting call: what to retry and whom to answer.
+  struct Pending {
+    const placement::Placer* placer;
+    Job job;
+    absl::Duration duration;
+    std::string holder;
+    std::string owner;
+    ClaimDone done;
+    absl::Status last;  // its latest RESOURCE_EXHAUSTED
+  };
+  // Answers to give once the lock is released.
+  using Ready = std::vector<std::pair<ClaimDone, absl::StatusOr<Claimed>>>;
+  static void Answer(Ready ready);
 
   ClaimBook(Store* store, ClaimOptions options);
+  absl::Status CheckClaim(absl::Duration duration,
+                          const std::string& holder) const;
+  // One attempt of SelectAndClaim under the lock; when `wait` is set and
+  // every fitting device is claimed, the caller joins the queue instead:
+  // `*waiter` is its id and the status is unspecified.
   absl::StatusOr<Claimed> TrySelectAndClaim(
       const placement::Placer& placer, const Job& job, absl::Duration duration,
-      const std::string& holder, const std::string& owner, bool* learned);
+      const std::string& holder, const std::string& owner, bool* learned,
+      const WaitFor* wait = nullptr, ClaimDone* done = nullptr,
+      uint64_t* waiter = nullptr, Ready* ready = nullptr);
+  absl::StatusOr<int> ReleaseHolderImpl(
+      const std::string& holder,
+      const std::function<bool(const Claim&)>& may_release, Ready* ready);
+  absl::StatusOr<Claimed> SelectLocked(const placement::Placer& placer,
+                                       const Job& job, absl::Duration duration,
+                                       const std::string& holder,
+                                       const std::string& owner, absl::Time now,
+                                       ClaimBatch batch, bool* learned)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Retries the waiters in the queue's order (see the file comment).
+  void ServeLocked(absl::Time now, Ready* ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the expired claims (written to the store) and, when it dropped
+  // some, serves the waiters.
+  void ExpireLocked(absl::Time now, Ready* ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The lowest place on `device` no known claim holds.
   int FreeSlot(const std::string& device) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -169,6 +263,11 @@ class ClaimBook {
       ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, std::string>> by_expiry_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> expired_{0};
+  WaitQueue queue_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  // Room was freed where no waiter was retried (ApplyStoredDelete): the
+  // next Tick retries them.
+  bool freed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // The stored form of a claim and back.

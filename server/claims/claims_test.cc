@@ -2,11 +2,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_details.h"
 #include "gmock/gmock.h"
@@ -271,6 +273,171 @@ TEST_F(ClaimBookTest, ConcurrentClaimsNeverShareADevice) {
   EXPECT_EQ(std::set<std::string>(claimed.begin(), claimed.end()).size(),
             static_cast<size_t>(kDevices));
   EXPECT_EQ(exhausted, kLaunchers - kDevices);
+}
+
+// --- Waiting in the queue (SelectAndClaimOrWait) ---
+
+// One waiting call's answer, as the RPC edge would get it.
+struct Answer {
+  bool answered = false;
+  absl::StatusOr<ClaimBook::Claimed> result = absl::UnknownError("none");
+};
+
+class ClaimWaitTest : public ClaimBookTest {
+ protected:
+  // Starts a wait; the answer lands in answers_[index].
+  uint64_t Wait(Job job, int priority = 0,
+                absl::Duration wait = absl::Minutes(1),
+                const std::string& holder = "w") {
+    const size_t index = answers_.size();
+    answers_.push_back(std::make_unique<Answer>());
+    Answer* answer = answers_[index].get();
+    return book_->SelectAndClaimOrWait(
+        placer_, job, kFiveMinutes, holder, "", {wait, priority},
+        [answer](absl::StatusOr<ClaimBook::Claimed> result) {
+          EXPECT_FALSE(answer->answered) << "answered twice";
+          answer->answered = true;
+          answer->result = std::move(result);
+        });
+  }
+  // The indexes of the answered waits that got a claim, in answer order
+  // is not kept: by index.
+  std::vector<int> Granted() const {
+    std::vector<int> out;
+    for (size_t i = 0; i < answers_.size(); ++i) {
+      if (answers_[i]->answered && answers_[i]->result.ok()) out.push_back(i);
+    }
+    return out;
+  }
+  std::string DeviceOf(int index) const {
+    const Answer& a = *answers_[index];
+    return a.result.ok() ? a.result->claim.device
+                         : a.result.status().ToString();
+  }
+  std::vector<std::unique_ptr<Answer>> answers_;
+};
+
+TEST_F(ClaimWaitTest, ImmediateAnswerWhenThereIsRoom) {
+  AddGpus(1);
+  EXPECT_EQ(Wait(SaxpyJob()), 0u);
+  ASSERT_TRUE(answers_[0]->answered);
+  EXPECT_EQ(DeviceOf(0), "n/0");
+  EXPECT_EQ(book_->waiter_count(), 0);
+}
+
+TEST_F(ClaimWaitTest, ReleasesServeWaitersInArrivalOrder) {
+  AddGpus(1);
+  ASSERT_EQ(ClaimOne(), "n/0");
+  std::string holding = last_.id;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GT(Wait(SaxpyJob(), 0, absl::Minutes(1), absl::StrCat("w", i)), 0u);
+  }
+  EXPECT_THAT(Granted(), ::testing::IsEmpty());
+  std::vector<Waiter> listed = book_->Waiters();
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[0].holder, "w0");
+  EXPECT_EQ(listed[3].holder, "w3");
+  for (int i = 0; i < 4; ++i) {
+    now_ += absl::Seconds(3);
+    ASSERT_TRUE(book_->Release(holding).ok());
+    ASSERT_EQ(Granted(), std::vector<int>(1, i)) << "release " << i;
+    EXPECT_EQ(answers_[i]->result->waited, absl::Seconds(3) * (i + 1));
+    holding = answers_[i]->result->claim.id;
+    answers_[i]->result = absl::CancelledError("counted");  // off Granted()
+  }
+  EXPECT_EQ(book_->waiter_count(), 0);
+}
+
+TEST_F(ClaimWaitTest, HigherPriorityFirstAndANonFittingWaiterDoesNotBlock) {
+  AddGpus(2);
+  ASSERT_TRUE(
+      placer_.SetNodeDevices("m", {MakeDevice("m", 0, Kind::kH100)}).ok());
+  std::map<std::string, std::string> claim_of;  // device -> claim id
+  for (int i = 0; i < 3; ++i) {
+    const std::string device = ClaimOne();
+    claim_of[device] = last_.id;
+  }
+  ASSERT_EQ(claim_of.size(), 3u);
+  const std::string n0 = claim_of["n/0"], m0 = claim_of["m/0"];
+  Job only_m = SaxpyJob();
+  only_m.nodes = {"m"};
+  Wait(only_m, 9);      // 0: first in the queue, but fits only m/0
+  Wait(SaxpyJob(), 0);  // 1
+  Wait(SaxpyJob(), 5);  // 2: ahead of 1
+  EXPECT_THAT(book_->Waiters()[0].priority, 9);
+  ASSERT_TRUE(book_->Release(n0).ok());
+  EXPECT_EQ(Granted(), std::vector<int>({2}));  // 0 cannot use n/0
+  ASSERT_TRUE(book_->Release(m0).ok());
+  EXPECT_EQ(Granted(), std::vector<int>({0, 2}));  // 0 before 1 for m/0
+  EXPECT_EQ(DeviceOf(0), "m/0");
+}
+
+TEST_F(ClaimWaitTest, ExpiryServesAtTickAndWaitsRunOut) {
+  AddGpus(1);
+  ASSERT_EQ(ClaimOne(absl::Seconds(30)), "n/0");
+  Wait(SaxpyJob(), 0, absl::Seconds(60));  // 0: served when the claim expires
+  Wait(SaxpyJob(), 0, absl::Seconds(40));  // 1: runs out
+  now_ += absl::Seconds(31);
+  book_->Tick();
+  EXPECT_EQ(Granted(), std::vector<int>({0}));
+  EXPECT_FALSE(answers_[1]->answered);
+  now_ += absl::Seconds(10);
+  book_->Tick();
+  ASSERT_TRUE(answers_[1]->answered);
+  const absl::Status& s = answers_[1]->result.status();
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("waited 41s in the claim queue; all 1 "
+                                     "fitting devices are claimed"));
+  auto info = GetDetail<google::rpc::ErrorInfo>(s);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), "CLAIM_WAIT_EXPIRED");
+  EXPECT_EQ(book_->waiter_count(), 0);
+}
+
+TEST_F(ClaimWaitTest, CancelledWaiterLeavesTheQueue) {
+  AddGpus(1);
+  ASSERT_EQ(ClaimOne(), "n/0");
+  const uint64_t first = Wait(SaxpyJob());
+  Wait(SaxpyJob());
+  book_->CancelWaiter(first, absl::CancelledError("gone"));
+  EXPECT_TRUE(absl::IsCancelled(answers_[0]->result.status()));
+  book_->CancelWaiter(first, absl::CancelledError("again"));  // nothing
+  ASSERT_TRUE(book_->Release(last_.id).ok());
+  EXPECT_EQ(Granted(), std::vector<int>({1}));
+}
+
+TEST_F(ClaimWaitTest, AddedDevicesServeWaitersAtTick) {
+  AddGpus(1);
+  ASSERT_EQ(ClaimOne(), "n/0");
+  Wait(SaxpyJob());
+  AddGpus(2);
+  book_->Tick();  // no room freed and no change announced: not retried
+  EXPECT_THAT(Granted(), ::testing::IsEmpty());
+  book_->Tick(/*fleet_changed=*/true);
+  EXPECT_EQ(DeviceOf(0), "n/1");
+}
+
+TEST_F(ClaimWaitTest, BoundsAndBadRequests) {
+  ClaimOptions options;
+  options.now = [this] { return now_; };
+  options.queue.max_waiters = 2;
+  auto book = ClaimBook::Open(store_.get(), options);
+  ASSERT_TRUE(book.ok());
+  book_ = *std::move(book);
+  AddGpus(1);
+  ASSERT_EQ(ClaimOne(), "n/0");
+  EXPECT_GT(Wait(SaxpyJob()), 0u);
+  EXPECT_GT(Wait(SaxpyJob()), 0u);
+  EXPECT_EQ(Wait(SaxpyJob()), 0u);
+  auto info = GetDetail<google::rpc::ErrorInfo>(answers_[2]->result.status());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), "CLAIM_QUEUE_FULL");
+  EXPECT_EQ(Wait(SaxpyJob(), 10), 0u);
+  EXPECT_THAT(answers_[3]->result.status().message(),
+              HasSubstr("claim.priority: 10"));
+  EXPECT_EQ(Wait(SaxpyJob(), 0, absl::Hours(25)), 0u);
+  EXPECT_THAT(answers_[4]->result.status().message(), HasSubstr("claim.wait"));
+  EXPECT_EQ(book_->waiter_count(), 2);
 }
 
 }  // namespace

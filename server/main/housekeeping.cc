@@ -8,8 +8,12 @@
 
 namespace ctxsel::server {
 
-Housekeeping::Housekeeping(Inventory* inventory, Metrics* metrics)
-    : inventory_(inventory), metrics_(metrics), thread_([this] { Run(); }) {}
+Housekeeping::Housekeeping(Inventory* inventory, ClaimBook* claims,
+                           Metrics* metrics)
+    : inventory_(inventory),
+      claims_(claims),
+      metrics_(metrics),
+      thread_([this] { Run(); }) {}
 
 Housekeeping::~Housekeeping() {
   stop_.Notify();
@@ -35,12 +39,14 @@ void Housekeeping::Run() {
       // More changes than the history keeps happened within one tick.
       spdlog::warn("inventory log: {}", LogSafe(events.status().ToString()));
       inventory_->Nodes(&cursor);
+      if (claims_ != nullptr) claims_->Tick(/*fleet_changed=*/true);
       continue;
     }
     for (const InventoryEvent& event : *events) {
       spdlog::info("{}", DescribeEvent(event));
       cursor = event.sequence;
     }
+    if (claims_ != nullptr) claims_->Tick(/*fleet_changed=*/!events->empty());
   }
 }
 

@@ -1,15 +1,17 @@
 // housekeeping.h: the server's background thread. It marks nodes whose
 // heartbeats are overdue as suspect, expires those whose heartbeats
-// stopped, and logs one line per inventory change (requests are
-// not logged).
+// stopped, logs one line per inventory change (requests are not logged),
+// and ticks the ClaimBook: expired claims and waits that ran out end, and
+// waiting claims are retried after an expiry or a fleet change.
 //
-//   Housekeeping housekeeping(&inventory);  // runs until destroyed
+//   Housekeeping housekeeping(&inventory, &claims);  // runs until destroyed
 #ifndef CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
 #define CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
 
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "server/claims/claims.h"
 #include "server/fleet/inventory.h"
 #include "server/metrics/metrics.h"
 
@@ -18,9 +20,11 @@ namespace ctxsel::server {
 class Housekeeping {
  public:
   // Starts the thread; it checks for suspect and expired nodes every TTL / 4
-  // (at least every 50 ms, at most every second). `metrics` (may be null)
+  // (at least every 50 ms, at most every second), and calls
+  // claims->Tick() as often (`claims` may be null). `metrics` (may be null)
   // counts the expired nodes.
-  explicit Housekeeping(Inventory* inventory, Metrics* metrics = nullptr);
+  explicit Housekeeping(Inventory* inventory, ClaimBook* claims = nullptr,
+                        Metrics* metrics = nullptr);
   // Stops and joins the thread.
   ~Housekeeping();
   Housekeeping(const Housekeeping&) = delete;
@@ -30,6 +34,7 @@ class Housekeeping {
   void Run();
 
   Inventory* const inventory_;
+  ClaimBook* const claims_;
   Metrics* const metrics_;
   absl::Notification stop_;
   std::thread thread_;

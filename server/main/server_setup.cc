@@ -415,6 +415,7 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
     }
     counts.active_claims = static_cast<int64_t>(claims_->List("").size());
     counts.expired_claims = claims_->expired_count();
+    counts.claim_waiters = claims_->waiter_count();
     const placement::Placer::CacheStats cache = placer_.cache_stats();
     counts.resolution_hits = cache.hits;
     counts.resolution_misses = cache.misses;
@@ -482,7 +483,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     });
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(
-      server->inventory_.get(), server->metrics_.get());
+      server->inventory_.get(), server->claims_.get(), server->metrics_.get());
   return server;
 }
 

@@ -149,6 +149,9 @@ class Metrics::FleetCollector final : public prometheus::Collectable {
                 {"suspect", counts.suspect_devices}}),
         Gauges("ctxsel_claims_active", "Claims not yet released or expired.",
                {{"", counts.active_claims}}),
+        Gauges("ctxsel_claim_waiters",
+               "Claiming Selects waiting in this server's queue.",
+               {{"", counts.claim_waiters}}),
         Counters("ctxsel_claims_expired_total",
                  "Claims that expired instead of being released.", "",
                  {{"", static_cast<double>(counts.expired_claims)}}),
@@ -223,6 +226,11 @@ Metrics::Metrics()
                                 .Help("Durable store writes that failed "
                                       "(nothing was stored).")
                                 .Register(*registry_)),
+      claim_wait_(BuildHistogram()
+                      .Name("ctxsel_claim_wait_seconds")
+                      .Help("Time claiming Selects waited in the queue, by "
+                            "outcome (granted, expired, cancelled, failed).")
+                      .Register(*registry_)),
       fleet_(std::make_shared<FleetCollector>()) {
   auto& heartbeats = BuildCounter()
                          .Name("ctxsel_heartbeats_total")
@@ -301,6 +309,16 @@ void Metrics::RecordStoreWrite(absl::string_view what, bool ok,
   store_write_duration_.Add({{"what", label}}, LatencyBuckets())
       .Observe(absl::ToDoubleSeconds(latency));
   if (!ok) store_write_failures_.Add({{"what", label}}).Increment();
+}
+
+void Metrics::RecordClaimWait(absl::string_view outcome,
+                              absl::Duration waited) {
+  // Waits last seconds to hours, not microseconds.
+  static const auto* const buckets =
+      new prometheus::Histogram::BucketBoundaries{
+          0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600};
+  claim_wait_.Add({{"outcome", std::string(outcome)}}, *buckets)
+      .Observe(absl::ToDoubleSeconds(waited));
 }
 
 void Metrics::SetFleetSource(std::function<FleetCounts()> source) {

@@ -58,6 +58,7 @@ struct FleetCounts {
   int64_t suspect_devices = 0;
   int64_t active_claims = 0;
   int64_t expired_claims = 0;  // since start: a counter
+  int64_t claim_waiters = 0;   // claiming Selects in the wait queue
   // The Placer's static-resolution caches (Placer::CacheStats).
   int64_t resolution_hits = 0;
   int64_t resolution_misses = 0;
@@ -102,8 +103,15 @@ class Metrics {
   void RecordStoreWrite(absl::string_view what, bool ok,
                         absl::Duration latency);
 
+  // ctxsel_claim_wait_seconds{outcome}: how long one claiming Select
+  // waited in the queue (ClaimRequest.wait), by how the wait ended:
+  // "granted", "expired" (the wait ran out), "cancelled" (the caller left)
+  // or "failed" (another error).
+  void RecordClaimWait(absl::string_view outcome, absl::Duration waited);
+
   // ctxsel_nodes{state} and ctxsel_devices{state} (healthy, suspect),
-  // ctxsel_claims_active, ctxsel_claims_expired_total and the resolution
+  // ctxsel_claims_active, ctxsel_claims_expired_total, ctxsel_claim_waiters
+  // and the resolution
   // cache's counters
   // (ctxsel_resolution_cache_lookups_total{result}, ctxsel_resolution_
   // rebuilds_total, ctxsel_resolution_rebuild_seconds_total), from `source`
@@ -130,6 +138,7 @@ class Metrics {
   prometheus::Histogram* watch_lag_;
   prometheus::Family<prometheus::Histogram>& store_write_duration_;
   prometheus::Family<prometheus::Counter>& store_write_failures_;
+  prometheus::Family<prometheus::Histogram>& claim_wait_;
   std::shared_ptr<FleetCollector> fleet_;
 
   absl::Mutex mu_;

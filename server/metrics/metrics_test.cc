@@ -82,6 +82,7 @@ TEST(MetricsTest, FleetGaugesReadAtScrapeTime) {
   counts.suspect_nodes = 1;
   counts.healthy_devices = 9;
   counts.active_claims = 4;
+  counts.claim_waiters = 3;
   counts.resolution_hits = 7;
   counts.resolution_rebuild_seconds = 0.25;
   const std::string text = Text(metrics);
@@ -93,6 +94,21 @@ TEST(MetricsTest, FleetGaugesReadAtScrapeTime) {
   EXPECT_THAT(text, HasSubstr("ctxsel_nodes{state=\"suspect\"} 1"));
   EXPECT_THAT(text, HasSubstr("ctxsel_devices{state=\"healthy\"} 9"));
   EXPECT_THAT(text, HasSubstr("ctxsel_claims_active 4"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_claim_waiters 3"));
+}
+
+TEST(MetricsTest, ClaimWaitsByOutcome) {
+  Metrics metrics;
+  metrics.RecordClaimWait("granted", absl::Seconds(2));
+  metrics.RecordClaimWait("granted", absl::Seconds(40));
+  metrics.RecordClaimWait("expired", absl::Minutes(10));
+  const std::string text = Text(metrics);
+  EXPECT_THAT(text, HasSubstr("ctxsel_claim_wait_seconds_count{outcome="
+                              "\"granted\"} 2"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_claim_wait_seconds_sum{outcome="
+                              "\"granted\"} 42"));
+  EXPECT_THAT(text, HasSubstr("ctxsel_claim_wait_seconds_bucket{outcome="
+                              "\"expired\",le=\"900\"} 1"));
 }
 
 TEST(MetricsTest, StoreWritesTimedAndFailuresCounted) {

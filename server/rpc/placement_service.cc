@@ -1,8 +1,12 @@
 #include "server/rpc/placement_service.h"
 
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "base/error_reasons.h"
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
@@ -46,6 +50,117 @@ absl::Status CheckClaimOwner(const ClaimBook& claims, const Principal& who,
 
 }  // namespace
 
+// The reactor of a claiming Select with ClaimRequest.wait. Its answer comes
+// from the ClaimBook (ClaimDone), on whichever thread serves or ends the
+// wait; OnCancel takes it out of the queue. What both the worker that
+// parks it and OnCancel touch lives in State, which outlives the reactor
+// (the answer, and so OnDone, may come before the worker has returned).
+class PlacementService::WaitingSelect final : public grpc::ServerUnaryReactor {
+ public:
+  WaitingSelect(PlacementService* service, grpc::CallbackServerContext* context,
+                v1::SelectResponse* response)
+      : service_(service),
+        context_(context),
+        response_(response),
+        state_(std::make_shared<State>()) {}
+
+  // On a worker: claims, or joins the queue.
+  void Start(const Principal& who, const Job& job, absl::Duration duration,
+             const v1::SelectRequest& request, ClaimBook::WaitFor wait) {
+    if (absl::Status s = CallInterrupted(*context_); !s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    std::shared_ptr<State> state = state_;
+    ClaimBook* claims = service_->claims_;
+    const uint64_t waiter = claims->SelectAndClaimOrWait(
+        *service_->placer_, job, duration, request.claim().holder(), who.name,
+        wait,
+        [this, job,
+         start = absl::Now()](absl::StatusOr<ClaimBook::Claimed> claimed) {
+          Done(job, start, std::move(claimed));
+        });
+    // `this` may be gone now: only `state` and `claims`.
+    if (waiter == 0) return;
+    bool cancelled = false;
+    {
+      absl::MutexLock lock(&state->mu);
+      state->waiter = waiter;
+      cancelled = state->cancelled;
+    }
+    if (cancelled) claims->CancelWaiter(waiter, CancelledWhileWaiting());
+  }
+
+  void OnCancel() override {
+    uint64_t waiter = 0;
+    {
+      absl::MutexLock lock(&state_->mu);
+      state_->cancelled = true;
+      waiter = state_->waiter;
+    }
+    if (waiter != 0) {
+      service_->claims_->CancelWaiter(waiter, CancelledWhileWaiting());
+    }
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  struct State {
+    absl::Mutex mu;
+    uint64_t waiter ABSL_GUARDED_BY(mu) = 0;
+    bool cancelled ABSL_GUARDED_BY(mu) = false;
+  };
+
+  static absl::Status CancelledWhileWaiting() {
+    return absl::CancelledError(
+        "the call was cancelled or passed its deadline while it waited for a "
+        "claim");
+  }
+
+  void Done(const Job& job, absl::Time start,
+            absl::StatusOr<ClaimBook::Claimed> claimed) {
+    Metrics* metrics = service_->metrics_;
+    CountSelection(metrics, job, claimed.status(),
+                   claimed.ok() ? &claimed->placement : nullptr);
+    if (metrics != nullptr) {
+      metrics->RecordClaimWait(WaitOutcome(claimed.status()),
+                               absl::Now() - start);
+    }
+    if (!claimed.ok()) {
+      Finish(ToGrpcStatus(claimed.status()));
+      return;
+    }
+    std::vector<Claim> claims = claimed->rank_claims;
+    if (claims.empty()) claims.push_back(claimed->claim);
+    if (context_->IsCancelled()) {
+      // Granted as the caller left: nobody would release it.
+      for (const Claim& claim : claims) {
+        service_->claims_->Release(claim.id).IgnoreError();
+      }
+      Finish(ToGrpcStatus(CancelledWhileWaiting()));
+      return;
+    }
+    PlacementToProto(claimed->placement, job.kernel, claims, response_);
+    Finish(grpc::Status::OK);
+  }
+
+  static absl::string_view WaitOutcome(const absl::Status& status) {
+    if (status.ok()) return "granted";
+    if (absl::IsCancelled(status)) return "cancelled";
+    std::optional<google::rpc::ErrorInfo> info =
+        GetDetail<google::rpc::ErrorInfo>(status);
+    if (info.has_value() && info->reason() == kReasonClaimWaitExpired) {
+      return "expired";
+    }
+    return "failed";
+  }
+
+  PlacementService* const service_;
+  grpc::CallbackServerContext* const context_;
+  v1::SelectResponse* const response_;
+  const std::shared_ptr<State> state_;
+};
+
 grpc::ServerUnaryReactor* PlacementService::Select(
     grpc::CallbackServerContext* context, const v1::SelectRequest* request,
     v1::SelectResponse* response) {
@@ -54,6 +169,42 @@ grpc::ServerUnaryReactor* PlacementService::Select(
   if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
   absl::StatusOr<Job> job = JobFromProto(request->job());
   if (!job.ok()) return Answer(context, ToGrpcStatus(job.status()));
+  const bool waits = request->has_claim() && (request->claim().has_wait() ||
+                                              request->claim().priority() != 0);
+  if (waits) {
+    absl::StatusOr<absl::Duration> duration =
+        DurationFromProto(request->claim().duration(), "claim.duration");
+    if (!duration.ok()) return Answer(context, ToGrpcStatus(duration.status()));
+    absl::StatusOr<absl::Duration> wait =
+        DurationFromProto(request->claim().wait(), "claim.wait");
+    if (!wait.ok()) return Answer(context, ToGrpcStatus(wait.status()));
+    if (request->claim().priority() > 0 && who->role != Role::kAdmin) {
+      return Answer(context,
+                    ToGrpcStatus(WithErrorInfo(
+                        absl::PermissionDeniedError(absl::StrCat(
+                            "claim.priority: ", request->claim().priority(),
+                            " is for the admin role; '", who->name, "' is ",
+                            RoleName(who->role), " (leave it 0)")),
+                        kReasonPriorityNotAllowed)));
+    }
+    if (*wait == absl::ZeroDuration()) {
+      // A priority without a wait: nothing to order.
+      return AnswerOnWorker(
+          *workers_, context,
+          [this, who = *std::move(who), job = *std::move(job), request,
+           response] { return SelectAndClaim(who, job, *request, response); });
+    }
+    auto* call = new WaitingSelect(this, context, response);
+    absl::Status queued =
+        workers_->Submit([call, who = *std::move(who), job = *std::move(job),
+                          duration = *duration, request,
+                          wait = ClaimBook::WaitFor{
+                              *wait, request->claim().priority()}]() mutable {
+          call->Start(who, job, duration, *request, wait);
+        });
+    if (!queued.ok()) call->Finish(ToGrpcStatus(queued));
+    return call;
+  }
   if (request->has_claim()) {
     return AnswerOnWorker(
         *workers_, context,
@@ -223,6 +374,13 @@ grpc::ServerUnaryReactor* PlacementService::ListClaims(
   if (!caller.ok()) return Answer(context, ToGrpcStatus(caller.status()));
   for (const Claim& claim : claims_->List(request->node())) {
     ClaimToProto(claim, response->add_claims());
+  }
+  if (request->waiting()) {
+    const absl::Time now = absl::Now();
+    int position = 0;
+    for (const Waiter& waiter : claims_->Waiters()) {
+      WaiterToProto(waiter, ++position, now, response->add_waiters());
+    }
   }
   return Answer(context, grpc::Status::OK);
 }

@@ -3,7 +3,11 @@
 // the ClaimBook), translates its answer (both conversions live in
 // server/rpc/proto_convert.h), and counts each Select's outcome in Metrics.
 // On gRPC's callback API (callback_call.h): the calls that write claims run
-// on the WorkerPool, the rest on gRPC's callback thread.
+// on the WorkerPool, the rest on gRPC's callback thread. A claiming Select
+// with ClaimRequest.wait that finds every fitting device claimed waits in
+// the ClaimBook's queue holding no thread: its reactor is answered by the
+// release, expiry or Tick that serves it, and a cancelled call (or one past
+// its deadline) leaves the queue. Priorities above 0 are for admins.
 #ifndef CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 #define CTXSEL_SERVER_RPC_PLACEMENT_SERVICE_H_
 
@@ -56,6 +60,8 @@ class PlacementService final : public v1::Placement::CallbackService {
       v1::ListClaimsResponse* response) override;
 
  private:
+  class WaitingSelect;  // a claiming Select that may wait
+
   // The handlers, once the caller `who` is authorized.
   grpc::Status SelectAndClaim(const Principal& who, const Job& job,
                               const v1::SelectRequest& request,

@@ -325,6 +325,18 @@ void ClaimToProto(const Claim& claim, v1::Claim* out) {
   *out->mutable_expire_time() = ToProtoTimestamp(claim.expires);
 }
 
+void WaiterToProto(const Waiter& waiter, int position, absl::Time now,
+                   v1::ClaimWaiter* out) {
+  out->set_position(position);
+  out->set_kernel(waiter.kernel);
+  out->set_holder(waiter.holder);
+  out->set_priority(waiter.priority);
+  *out->mutable_wait_start_time() = ToProtoTimestamp(waiter.since);
+  *out->mutable_waited() = ToProtoDuration(now - waiter.since);
+  *out->mutable_expire_time() = ToProtoTimestamp(waiter.deadline);
+  out->set_promoted(waiter.promoted);
+}
+
 namespace {
 
 void ConstructToProto(const selector::ConstructTrait& t,

@@ -63,6 +63,10 @@ void ReportToProto(const placement::PlacementReport& report,
                    v1::ExplainResponse* out);
 
 void ClaimToProto(const Claim& claim, v1::Claim* out);
+// One waiter of ClaimBook::Waiters(), 1-based `position` in the queue;
+// `waited` counts up to `now`.
+void WaiterToProto(const Waiter& waiter, int position, absl::Time now,
+                   v1::ClaimWaiter* out);
 
 // Placement.Coverage: the job as JobFromProto reads it, each construct list,
 // range, what-if variant (VariantFromSpec's checks) and hypothetical node

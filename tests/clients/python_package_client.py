@@ -1,13 +1,15 @@
 """Drives a real server through the ctxsel Python package, installed with
 pip into a venv by python_package_test: typed errors with details, select
 with the server's per-rank environment, the claim context manager (renewal
-and release), release by holder, and failover past a dead address.
+and release), release by holder, a claim that waits in the server's queue,
+and failover past a dead address.
 
 usage: python_package_client.py SERVER_ADDRESS
 (run with the venv's python; the package's own stubs set the fleet up)
 """
 import re
 import sys
+import threading
 import time
 
 import ctxsel
@@ -35,6 +37,41 @@ def set_up(address):
     host = node.devices.add(index=-1, sycl_architecture="x86_64")
     host.traits.kind.extend(["cpu", "host"])
     pb_grpc.InventoryStub(channel).ReportNode(pb.ReportNodeRequest(node=node))
+
+
+def wait_in_queue(client):
+    """Both GPUs claimed: a claim with `wait` waits in the server's queue,
+    is listed there, and gets the GPU released; one whose wait runs out
+    says so."""
+    gpu = dict(kernel="saxpy", construct=["target"], require="gpu")
+    full = client.select(count=2, claim=30, holder="py-full", **gpu)
+    try:
+        client.select(claim=5, holder="py-late", wait=1, **gpu)
+        raise SystemExit("a claim was granted with every GPU claimed")
+    except ctxsel.AllClaimed as e:
+        assert e.reason == "CLAIM_WAIT_EXPIRED", (e.reason, e.message)
+    got = {}
+
+    def waiter():
+        with client.claim(duration=5, holder="py-waiter", wait=30,
+                          **gpu) as placement:
+            got["device"] = placement.device
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    waiting = []
+    for _ in range(400):
+        waiting = client.waiters()
+        if waiting:
+            break
+        time.sleep(0.05)
+    assert [(w.holder, w.position, w.kernel) for w in waiting] == [
+        ("py-waiter", 1, "saxpy")], waiting
+    client.release(full.ranks[1].claim_id)
+    thread.join(30)
+    assert got.get("device") == full.ranks[1].device, (got, full)
+    assert not client.waiters()
+    assert client.release_holder("py-full") == 1
 
 
 def main(address):
@@ -100,6 +137,8 @@ def main(address):
         assert [c.id for c in listed] == [held.claim_id], listed
     listed = claims.ListClaims(pb.ListClaimsRequest()).claims
     assert not listed, listed  # released on exit
+
+    wait_in_queue(client)
 
     client.select(kernel="saxpy", construct=["target"], require="gpu",
                   count=2, claim=30, holder="slurm-7.0")

@@ -470,5 +470,83 @@ TEST_F(ReplicasE2E, ReplicasRecoverByThemselvesWhenEtcdComesBack) {
   }
 }
 
+// The claim queue with replicas: each replica queues its own callers
+// (`claims ls --waiting` on one lists only its own), and a release made on
+// another replica reaches them, one waiter per freed device.
+TEST_F(ReplicasE2E, WaitersOnEachReplicaAreServedByReleasesOnAnother) {
+  StartAgents([](int i) { return i % kReplicas; });
+  ASSERT_EQ(
+      Cli(0, {"variants", "register", "saxpy", "saxpy_nv=device={arch(nvptx)}"})
+          .exit_code,
+      0);
+  auto select = [](const std::string& holder, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"select",
+                                     "--kernel=saxpy",
+                                     "--claim=5m",
+                                     "--holder=" + holder,
+                                     "--device_filter=device={kind(gpu)}",
+                                     "--format=env"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return args;
+  };
+  for (int i = 0; i < kNodes * kGpusPerNode; ++i) {
+    CommandResult c = Cli(0, select(absl::StrCat("full", i), {}));
+    ASSERT_EQ(c.exit_code, 0) << c.stderr_text;
+  }
+  // One waiter on B and one on C, once both know every claim.
+  std::vector<std::unique_ptr<Subprocess>> waiters;
+  std::vector<std::string> outputs;
+  for (int r = 1; r < kReplicas; ++r) {
+    const std::string holder = absl::StrCat("w", r);
+    ASSERT_TRUE(
+        Eventually([&] { return Cli(r, select("probe", {})).exit_code == 4; },
+                   std::chrono::seconds(10)));
+    outputs.push_back(absl::StrCat(dir_, "/", holder, ".env"));
+    auto waiter = Subprocess::Start(
+        CliArgs(replicas_[r]->address(), select(holder, {"--wait=1m"})),
+        outputs.back(), absl::StrCat(dir_, "/", holder, ".err"));
+    ASSERT_TRUE(waiter.ok()) << waiter.status();
+    waiters.push_back(*std::move(waiter));
+    ASSERT_TRUE(Eventually(
+        [&] {
+          return absl::StrContains(
+              Cli(r, {"claims", "ls", "--waiting", "-o", "name"}).stdout_text,
+              holder);
+        },
+        std::chrono::seconds(10)))
+        << holder << " never queued on replica " << r;
+  }
+  EXPECT_EQ(Cli(1, {"claims", "ls", "--waiting", "-o", "name"}).stdout_text,
+            "w1\n");
+  EXPECT_EQ(Cli(2, {"claims", "ls", "--waiting", "-o", "name"}).stdout_text,
+            "w2\n");
+
+  // Each release on A serves exactly one of them.
+  std::set<std::string> devices;
+  for (int freed = 1; freed <= 2; ++freed) {
+    ASSERT_EQ(
+        Cli(0, {"claims", "release", absl::StrCat("--holder=full", freed - 1)})
+            .exit_code,
+        0);
+    ASSERT_TRUE(Eventually(
+        [&] {
+          int done = 0;
+          for (auto& w : waiters) done += w->Running() ? 0 : 1;
+          return done == freed;
+        },
+        std::chrono::seconds(10)))
+        << "release " << freed << " served no waiter";
+    absl::SleepFor(absl::Milliseconds(300));  // no second waiter follows
+    int done = 0;
+    for (auto& w : waiters) done += w->Running() ? 0 : 1;
+    EXPECT_EQ(done, freed);
+  }
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    EXPECT_EQ(waiters[i]->Wait(std::chrono::seconds(5)), 0);
+    devices.insert(EnvValue(ReadFileOrEmpty(outputs[i]), "CTXSEL_DEVICE"));
+  }
+  EXPECT_EQ(devices.size(), 2u) << "both waiters got one device";
+}
+
 }  // namespace
 }  // namespace ctxsel::testing

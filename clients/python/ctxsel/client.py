@@ -132,13 +132,14 @@ class Client:
     def __exit__(self, *unused):
         self.close()
 
-    def _call(self, method, request, stub_index=0):
+    def _call(self, method, request, stub_index=0, extra_timeout=0.0):
         last = None
         for i in range(len(self._servers)):
             index = (self._current + i) % len(self._servers)
             stub = self._stubs[index][stub_index]
             try:
-                answer = getattr(stub, method)(request, timeout=self._timeout)
+                answer = getattr(stub, method)(
+                    request, timeout=self._timeout + extra_timeout)
                 self._current = index
                 return answer
             except grpc.RpcError as error:
@@ -170,14 +171,31 @@ class Client:
             job.policy = pb.Policy.Value("POLICY_" + policy.upper())
         return job
 
-    def select(self, kernel, claim=None, holder=None, **job):
+    def select(self, kernel, claim=None, holder=None, wait=0.0, priority=0,
+               **job):
         """Where the job runs (Placement). `claim` (seconds) also claims the
-        devices for `holder`."""
+        devices for `holder`; with `wait` (seconds) a claim waits up to that
+        long in the server's queue while every fitting device is claimed
+        (FIFO within `priority`, 0 to 9, above 0 for admins), and
+        AllClaimed's reason is then CLAIM_WAIT_EXPIRED or CLAIM_QUEUE_FULL.
+        A server older than the queue answers at once with another reason:
+        claim() then retries on its own."""
         request = pb.SelectRequest(job=self.job(kernel, **job))
         if claim:
             request.claim.duration.CopyFrom(_duration(claim))
             request.claim.holder = holder or _default_holder()
-        return Placement(self._call("Select", request))
+            request.claim.priority = priority
+            if wait:
+                request.claim.wait.CopyFrom(_duration(wait))
+        return Placement(self._call("Select", request,
+                                    extra_timeout=wait if claim else 0.0))
+
+    def waiters(self):
+        """The claims waiting in the server's queue, in the order they will
+        be served (ctxsel.v1.ClaimWaiter: position, kernel, holder,
+        priority, waited, ...)."""
+        return list(self._call("ListClaims", pb.ListClaimsRequest(
+            waiting=True)).waiters)
 
     def renew(self, claim_id, duration):
         return self._call("RenewClaim", pb.RenewClaimRequest(
@@ -191,12 +209,15 @@ class Client:
         return self._call("ReleaseClaim", pb.ReleaseClaimRequest(
             holder=holder)).released_count
 
-    def claim(self, kernel, duration, holder=None, wait=0.0, **job):
+    def claim(self, kernel, duration, holder=None, wait=0.0, priority=0,
+              **job):
         """A context manager: claims the job's devices for `duration`
-        seconds (waiting up to `wait` seconds while they are all claimed),
-        yields the Placement, renews the claims in the background every
-        third of `duration`, and releases them on exit."""
-        return _Claim(self, kernel, duration, holder, wait, job)
+        seconds (waiting up to `wait` seconds in the server's queue while
+        they are all claimed; retrying against a server older than the
+        queue), yields the Placement, renews the claims in the background
+        every third of `duration`, and releases them on exit."""
+        return _Claim(self, kernel, duration, holder, wait,
+                      dict(job, priority=priority))
 
 
 def _duration(seconds):
@@ -225,12 +246,17 @@ class _Claim:
         kernel, duration, holder, job = self._args
         deadline = time.monotonic() + self._wait
         pause = 0.1
+        queued = self._wait > 0
         while True:
             try:
                 self.placement = self._client.select(
-                    kernel, claim=duration, holder=holder, **job)
+                    kernel, claim=duration, holder=holder,
+                    wait=self._wait if queued else 0.0, **job)
                 break
-            except errors.AllClaimed:
+            except errors.AllClaimed as e:
+                if queued and e.reason in errors.QUEUE_REASONS:
+                    raise  # the server's queue answered: it waited
+                queued = False
                 if time.monotonic() + pause > deadline:
                     raise
                 time.sleep(pause)

@@ -53,7 +53,8 @@ class NoPlacement(CtxselError):
 class AllClaimed(CtxselError):
     """Devices fit, but every fitting one is claimed (CLAIMS_EXHAUSTED): wait
     and retry. `first_expiry` is when the first of those claims expires
-    (RFC 3339, "2026-05-01T12:00:00Z", ErrorInfo metadata), when known."""
+    (RFC 3339, "2026-05-01T12:00:00Z", ErrorInfo metadata), when known.
+    After a wait in the server's queue `reason` is one of QUEUE_REASONS."""
 
     @property
     def first_expiry(self):
@@ -101,6 +102,8 @@ _BY_REASON = {
     "STORE_FULL": CtxselError,
     "NO_FITTING_DEVICE": NoPlacement,
 }
+# A claim's wait in the server's queue ran out, or the queue was full.
+QUEUE_REASONS = ("CLAIM_WAIT_EXPIRED", "CLAIM_QUEUE_FULL")
 
 
 def from_rpc_error(error):
