@@ -6,14 +6,24 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/text_fit.h"
 
 namespace ctxsel::cli {
 
 std::string UsageText(const Command& command) {
-  return absl::StrCat(
-      "usage: ctxsel-cli ",
-      absl::StrReplaceAll(command.usage, {{"\n", "\n       ctxsel-cli "}}),
-      "\n");
+  // "usage: ctxsel-cli FORM" per form, each wrapped at kHelpWidth with its
+  // continuation lines under the form's first word.
+  constexpr absl::string_view kProgram = "ctxsel-cli ";
+  constexpr absl::string_view kFirst = "usage: ";
+  const size_t words_at = kFirst.size() + kProgram.size();
+  std::string out;
+  for (absl::string_view form : absl::StrSplit(command.usage, '\n')) {
+    const std::string line = absl::StrCat(
+        out.empty() ? kFirst : std::string(kFirst.size(), ' '), kProgram, form);
+    absl::StrAppend(&out, WrapText(line, kHelpWidth, words_at), "\n");
+  }
+  return out;
 }
 
 std::vector<std::string> FlagsIn(absl::string_view text) {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@
 #include "client/cli/launcher_env.h"
 #include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
+#include "client/cli/text_fit.h"
+#include "client/cli/wait_notice.h"
 #include "launch/env_format.h"
 #include "slurm/gres_conf.h"
 
@@ -261,6 +264,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
   const absl::Time deadline = absl::Now() + wait;
+  WaitNotice notice(request, deadline);
   absl::Duration backoff = absl::Milliseconds(100);
   while (true) {
     absl::StatusOr<v1::SelectResponse> answer = client.Select(request);
@@ -276,9 +280,9 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     // Only claimed devices are worth waiting for (not a rate limit).
     if (ExitCodeOf(answer.status()) != kExitExhausted) return answer;
     const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration() || !sleep(std::min(backoff, left))) {
-      return answer;
-    }
+    if (left <= absl::ZeroDuration()) return answer;
+    notice.Waiting(answer.status());
+    if (!sleep(std::min(backoff, left))) return answer;
     backoff = std::min(2 * backoff, absl::Seconds(2));
   }
 }
@@ -287,11 +291,10 @@ namespace {
 
 // The short class name; -o wide: the full trait form.
 std::string ChoiceRow(const v1::PlacementChoice& p) {
-  const bool wide = OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
-                    OutputFormat::kWide;
-  const std::string& device_class = wide || p.device_class_short_name().empty()
-                                        ? p.device_class()
-                                        : p.device_class_short_name();
+  const std::string& device_class =
+      WideOutput() || p.device_class_short_name().empty()
+          ? p.device_class()
+          : p.device_class_short_name();
   std::string row = absl::StrCat(
       p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
       device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
@@ -330,8 +333,9 @@ absl::StatusOr<int> RankToPrint(const v1::Job& job) {
 void PrintAnswer(const v1::SelectResponse& answer) {
   const bool several = RankCount(answer) > 1;
   for (int r = 0; r < RankCount(answer); ++r) {
-    std::printf("%s%s\n", several ? absl::StrCat("rank ", r, ": ").c_str() : "",
-                ChoiceRow(RankPlacement(answer, r)).c_str());
+    PrintFitted(stdout,
+                absl::StrCat(several ? absl::StrCat("rank ", r, ": ") : "",
+                             ChoiceRow(RankPlacement(answer, r))));
     const v1::Claim& claim = RankClaim(answer, r);
     if (!claim.id().empty()) {
       std::printf("%sclaim %s until %s\n", several ? "  " : "",
@@ -339,9 +343,10 @@ void PrintAnswer(const v1::SelectResponse& answer) {
     }
   }
   for (const v1::PlacementChoice& alt : answer.alternatives()) {
-    std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
+    PrintFitted(stdout, absl::StrCat("  alternative: ", ChoiceRow(alt)));
   }
-  std::printf("\n%s\n", answer.explanation().c_str());
+  std::printf("\n");
+  PrintFitted(stdout, answer.explanation());
 }
 
 int RunSelect(const std::vector<std::string>& args) {
@@ -404,6 +409,20 @@ int RunSelect(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// -o wide: each short name the text uses with the full trait form it
+// stands for (short names need not be unique).
+void PrintClassNames(const v1::ExplainResponse& report) {
+  std::vector<std::vector<std::string>> rows = {{"SHORT NAME", "CLASS"}};
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const v1::DeviceClassReport& c : report.classes()) {
+    if (seen.emplace(c.device_class_short_name(), c.device_class()).second) {
+      rows.push_back({c.device_class_short_name(), c.device_class()});
+    }
+  }
+  std::printf("\n");
+  PrintTable(rows);
+}
+
 int RunExplain(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kExplainCommand);
   auto client = ConnectToServer();
@@ -412,7 +431,8 @@ int RunExplain(const std::vector<std::string>& args) {
   auto report = client->Explain(*job);
   if (!report.ok()) return ReportError("explain", report.status());
   if (!PrintMessage(*report)) {
-    std::printf("%s\n", report->text().c_str());
+    PrintFitted(stdout, report->text());
+    if (WideOutput()) PrintClassNames(*report);
   }
   return report->has_placement() ? kExitOk : kExitFailure;
 }

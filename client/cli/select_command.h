@@ -59,7 +59,8 @@ std::string DefaultHolder();
 // Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
 // claimed) and `wait` has not passed, tries again with backoff (100ms
 // doubling to 2s), sleeping through `sleep`, which returns false when the
-// wait should stop (e.g. a signal). The last answer otherwise. An OK answer
+// wait should stop (e.g. a signal); says on stderr what it waits for
+// (WaitNotice, wait_notice.h). The last answer otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,
 // required_kind, require_variant: a server that predates them ignores
 // them) has its claims released and is FAILED_PRECONDITION saying which.
