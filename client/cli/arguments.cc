@@ -134,7 +134,8 @@ absl::StatusOr<Arguments> ParseArguments(int argc, const char* const* argv) {
 
 std::string CommandHelp(const Command& command) {
   std::string out =
-      absl::StrCat(UsageText(command), "\n", command.summary, "\n\nflags:\n");
+      absl::StrCat(UsageText(command), "\n",
+                   WrapText(command.summary, kHelpWidth, 2), "\n\nflags:\n");
   for (const std::string& name : FlagsOf(command)) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;  // commands_test checks there is none

@@ -21,8 +21,8 @@ namespace ctxsel::cli {
 // Tables, messages and explanations (the common terminal's 80 would cut
 // most device ids and layouts; 120 keeps one row to a line).
 inline constexpr size_t kTableWidth = 120;
-// Help and usage text, read as prose.
-inline constexpr size_t kHelpWidth = 100;
+// Help and usage text, read as prose: an 80-column terminal's lines.
+inline constexpr size_t kHelpWidth = 79;
 // The two spaces between table columns.
 inline constexpr size_t kColumnGap = 2;
 

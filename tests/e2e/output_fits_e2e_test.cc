@@ -3,7 +3,7 @@
 // with every ISA trait the agent reports (tests/e2e/testdata/), beside H100,
 // MI250X and PVC nodes (tools/fixtures/fleet/). Every command, and the help
 // of every command, prints no line wider than 120 columns by default (help
-// text: 100), names classes by their short names and layouts in the one
+// text: 79), names classes by their short names and layouts in the one
 // layout form; -o wide still prints the full trait form.
 #include <signal.h>
 
@@ -236,10 +236,10 @@ TEST_F(OutputFitsE2E, ClaimsAndWaitingFit) {
   EXPECT_EQ(Fits({"claims", "release", "--holder=fits-test"}).exit_code, 0);
 }
 
-// `help` and every command's --help, wrapped at 100 columns; the
+// `help` and every command's --help, wrapped for an 80-column terminal; the
 // completion scripts at 120.
 TEST_F(OutputFitsE2E, HelpOfEveryCommandFits) {
-  CommandResult help = Fits({"help"}, 100);
+  CommandResult help = Fits({"help"}, 79);
   ASSERT_EQ(help.exit_code, 0);
   // Each command's first usage line: "  NAME ..." under "commands:".
   std::vector<std::string> commands;
@@ -254,7 +254,7 @@ TEST_F(OutputFitsE2E, HelpOfEveryCommandFits) {
   }
   EXPECT_GE(commands.size(), 15u) << help.stdout_text;
   for (const std::string& command : commands) {
-    CommandResult r = Fits({command, "--help"}, 100);
+    CommandResult r = Fits({command, "--help"}, 79);
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_THAT(r.stdout_text, HasSubstr("usage: ctxsel-cli " + command));
   }
