@@ -13,15 +13,17 @@ namespace ctxsel::cli {
 
 std::string UsageText(const Command& command) {
   // "usage: ctxsel-cli FORM" per form, each wrapped at kHelpWidth with its
-  // continuation lines under the form's first word.
+  // continuation lines indented past "usage: " (not under the form's first
+  // word: the longest flag, 65 columns, fits after 11).
   constexpr absl::string_view kProgram = "ctxsel-cli ";
   constexpr absl::string_view kFirst = "usage: ";
-  const size_t words_at = kFirst.size() + kProgram.size();
   std::string out;
   for (absl::string_view form : absl::StrSplit(command.usage, '\n')) {
     const std::string line = absl::StrCat(
         out.empty() ? kFirst : std::string(kFirst.size(), ' '), kProgram, form);
-    absl::StrAppend(&out, WrapText(line, kHelpWidth, words_at), "\n");
+    // Later forms are indented by kFirst already.
+    const size_t hang = out.empty() ? kFirst.size() + 4 : 4;
+    absl::StrAppend(&out, WrapText(line, kHelpWidth, hang), "\n");
   }
   return out;
 }

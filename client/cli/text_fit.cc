@@ -20,22 +20,37 @@ void AppendWrapped(absl::string_view line, size_t width, size_t hang,
   const size_t next = std::min(indent + hang, width / 2);
   std::string current(line.substr(0, indent));
   bool empty = true;  // nothing but the indent on `current` yet
-  for (absl::string_view word : absl::StrSplit(line.substr(indent), ' ')) {
-    if (!empty && current.size() + 1 + word.size() > width) {
-      absl::StrAppend(&out, current, "\n");
-      current.assign(next, ' ');
-      empty = true;
+  auto flush = [&] {
+    absl::StrAppend(&out, current, "\n");
+    current.assign(next, ' ');
+    empty = true;
+  };
+  // `text` after what `current` holds, or on a line of its own.
+  auto fits = [&](absl::string_view text) {
+    return current.size() + (empty ? 0 : 1) + text.size() <= width;
+  };
+  // Clauses ("a; b") stay whole where they can, so a message breaks between
+  // its reasons, not inside one.
+  for (absl::string_view clause :
+       absl::StrSplit(line.substr(indent), absl::ByString("; "))) {
+    std::string whole(clause);
+    if (clause.end() != line.end()) whole += ';';
+    if (!fits(whole) && !empty) flush();
+    if (fits(whole)) {
+      if (!empty) current += ' ';
+      current += whole;
+      empty = false;
+      continue;
     }
-    if (!empty) current += ' ';
-    // A word wider than the line: cut it where lines end.
-    while (current.size() + word.size() > width) {
-      const size_t room = width - current.size();
-      absl::StrAppend(&out, current, word.substr(0, room), "\n");
-      word.remove_prefix(room);
-      current.assign(next, ' ');
+    // A clause longer than a line: by words.
+    for (absl::string_view word : absl::StrSplit(whole, ' ')) {
+      if (!fits(word) && !empty) flush();
+      // A word wider than the line (a long path) stays whole on a line of
+      // its own: a file name cut in two is no use to an editor or a script.
+      if (!empty) current += ' ';
+      absl::StrAppend(&current, word);
+      empty = false;
     }
-    absl::StrAppend(&current, word);
-    empty = false;
   }
   absl::StrAppend(&out, current);
 }

@@ -26,10 +26,12 @@ inline constexpr size_t kHelpWidth = 79;
 // The two spaces between table columns.
 inline constexpr size_t kColumnGap = 2;
 
-// `text` with each line longer than `width` broken at spaces; the lines a
-// line is broken into after its first are indented by its own indent plus
-// `hang`. A word longer than the room left is cut where the line ends.
-// Lines that fit, and the newlines, are kept as they are.
+// `text` with each line longer than `width` broken at spaces, after a
+// clause ("; ") where one fits on the line; the lines a line is broken into
+// after its first are indented by its own indent plus `hang`. A word longer
+// than a line (a long path) is never cut: it gets a line of its own, the
+// one case where a line stays wider. Lines that fit, and the newlines, are
+// kept as they are.
 std::string WrapText(absl::string_view text, size_t width, size_t hang = 4);
 
 // Widths for columns whose widest cells are `natural`, separated by

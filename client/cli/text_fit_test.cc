@@ -40,9 +40,16 @@ TEST(WrapTextTest, KeepsLinesThatFitAndEveryWord) {
   EXPECT_EQ(before, after);
 }
 
-TEST(WrapTextTest, CutsAWordWiderThanTheLine) {
-  EXPECT_EQ(WrapText("ab 0123456789abcdef", 8, 2),
-            "ab\n  012345\n  6789ab\n  cdef");
+// A message with one reason per class breaks between reasons.
+TEST(WrapTextTest, BreaksBetweenClausesFirst) {
+  EXPECT_EQ(WrapText("no fit: a: too small; bb: claimed; c: d e f g h", 24, 2),
+            "no fit: a: too small;\n  bb: claimed;\n  c: d e f g h");
+}
+
+// A path longer than the line is kept whole (editors and scripts read it).
+TEST(WrapTextTest, KeepsAWordWiderThanTheLineWhole) {
+  EXPECT_EQ(WrapText("ab 0123456789abcdef:6:4: bad", 8, 2),
+            "ab\n  0123456789abcdef:6:4:\n  bad");
 }
 
 TEST(FitColumnsTest, UnchangedWhenTheRowFits) {
