@@ -196,7 +196,8 @@ int Serve(ctxsel::agent::Discovery& discovery) {
     spdlog::info("signal {}: deregistering and exiting", signal_number);
     reporter.Stop();
   });
-  spdlog::info("{} node {}: {} devices, server {}, heartbeat {}",
+  // The interval followed is logged once the server has named its own.
+  spdlog::info("{} node {}: {} devices, server {}, --heartbeat={}",
                AgentVersion(), discovery.node(), first.devices.size(), server,
                absl::FormatDuration(heartbeat));
   absl::Status s = reporter.Run();

@@ -110,7 +110,17 @@ absl::Status Reporter::BeatOnce(HeartbeatStream& stream) {
 
 void Reporter::UseServerInterval(absl::Duration server_interval) {
   if (server_interval <= absl::ZeroDuration()) return;  // 0: unchanged
-  interval_ = std::min(options_.heartbeat, server_interval);
+  const absl::Duration interval = std::min(options_.heartbeat, server_interval);
+  // Logged first and when it changes, so the log says the interval
+  // followed, not the flag's (the server's is usually shorter).
+  if (interval != interval_ || !interval_logged_) {
+    spdlog::info("node {}: heartbeat every {} (server asks {}, --heartbeat={})",
+                 options_.node, absl::FormatDuration(interval),
+                 absl::FormatDuration(server_interval),
+                 absl::FormatDuration(options_.heartbeat));
+  }
+  interval_ = interval;
+  interval_logged_ = true;
 }
 
 std::shared_ptr<HeartbeatStream> Reporter::OpenStream() {

@@ -96,6 +96,7 @@ class Reporter {
   Clock& clock_;
   Backoff backoff_;
   absl::Duration interval_;
+  bool interval_logged_ = false;  // UseServerInterval has logged it
   std::vector<DeviceInfo> reported_;
   bool ever_reported_ = false;
   absl::StatusCode last_failure_ = absl::StatusCode::kOk;

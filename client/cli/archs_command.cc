@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/json_output.h"
+#include "client/cli/service_output.h"
 #include "nlohmann/json.hpp"
 #include "selector/device_traits.h"
 #include "selector/sycl/arch_catalog.h"
@@ -49,16 +51,21 @@ json ArchJson(const sycl::ArchInfo& arch) {
   return out;
 }
 
-void PrintText(const sycl::ArchInfo& arch) {
+// One table row: the name, the macro, then the traits and aliases (the
+// last column, wrapped to fit; text_fit.h).
+std::vector<std::string> Row(const sycl::ArchInfo& arch) {
   absl::StatusOr<selector::DeviceTraits> t = sycl::DeviceTraitsFor(arch.name);
-  std::printf("%-22s %-40s kind(%s) arch(%s) isa(%s) vendor(%s)%s%s\n",
-              std::string(arch.name).c_str(), std::string(arch.macro).c_str(),
-              absl::StrJoin(Sorted(t->kind), ", ").c_str(),
-              absl::StrJoin(Sorted(t->arch), ", ").c_str(),
-              absl::StrJoin(Sorted(t->isa), ", ").c_str(),
-              absl::StrJoin(Sorted(t->vendor), ", ").c_str(),
-              arch.aliases.empty() ? "" : " alias ",
-              absl::StrJoin(arch.aliases, ", ").c_str());
+  return {std::string(arch.name), std::string(arch.macro),
+          absl::StrCat("kind(", absl::StrJoin(Sorted(t->kind), ", "), ") arch(",
+                       absl::StrJoin(Sorted(t->arch), ", "), ") isa(",
+                       absl::StrJoin(Sorted(t->isa), ", "), ") vendor(",
+                       absl::StrJoin(Sorted(t->vendor), ", "), ")",
+                       arch.aliases.empty() ? "" : " alias ",
+                       absl::StrJoin(arch.aliases, ", "))};
+}
+
+std::vector<std::vector<std::string>> Header() {
+  return {{"ARCH", "MACRO", "TRAITS"}};
 }
 
 int RunArchs(const std::vector<std::string>& args) {
@@ -75,19 +82,26 @@ int RunArchs(const std::vector<std::string>& args) {
       return kExitBadInput;
     }
     if (!PrintJsonDocument(ArchJson(**arch))) {
-      PrintText(**arch);
+      std::vector<std::vector<std::string>> rows = Header();
+      rows.push_back(Row(**arch));
+      PrintTable(rows);
     }
     return kExitOk;
   }
   json all = json::array();
+  std::vector<std::vector<std::string>> rows = Header();
   for (const sycl::ArchInfo& arch : sycl::AllArchs()) {
     if (as_json) {
       all.push_back(ArchJson(arch));
     } else {
-      PrintText(arch);
+      rows.push_back(Row(arch));
     }
   }
-  if (as_json) PrintJsonDocument(all);
+  if (as_json) {
+    PrintJsonDocument(all);
+  } else {
+    PrintTable(rows);
+  }
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "client/cli/commands.h"
+#include "client/cli/text_fit.h"
 
 namespace ctxsel::cli {
 namespace {
@@ -133,19 +134,23 @@ absl::StatusOr<Arguments> ParseArguments(int argc, const char* const* argv) {
 
 std::string CommandHelp(const Command& command) {
   std::string out =
-      absl::StrCat(UsageText(command), "\n", command.summary, "\n\nflags:\n");
+      absl::StrCat(UsageText(command), "\n",
+                   WrapText(command.summary, kHelpWidth, 2), "\n\nflags:\n");
   for (const std::string& name : FlagsOf(command)) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;  // commands_test checks there is none
-    absl::StrAppend(&out, "  --", name, "  ", flag->Help());
+    std::string line = absl::StrCat("  --", name, "  ", flag->Help());
     if (!flag->DefaultValue().empty() && flag->DefaultValue() != "false") {
-      absl::StrAppend(&out, " (default: ", flag->DefaultValue(), ")");
+      absl::StrAppend(&line, " (default: ", flag->DefaultValue(), ")");
     }
-    absl::StrAppend(&out, "\n");
+    absl::StrAppend(&out, WrapText(line, kHelpWidth, 4), "\n");
   }
-  absl::StrAppend(&out,
-                  "global flags (ctxsel-cli help): --server --timeout "
-                  "-o/--output --json --no-headers -h/--help --version\n");
+  absl::StrAppend(
+      &out,
+      WrapText("global flags (ctxsel-cli help): --server --timeout "
+               "-o/--output --json --no-headers -h/--help --version",
+               kHelpWidth, 4),
+      "\n");
   return out;
 }
 

@@ -41,7 +41,7 @@ struct Arguments {
 absl::StatusOr<Arguments> ParseArguments(int argc, const char* const* argv);
 
 // `ctxsel-cli COMMAND --help`: the usage lines, the summary and each flag the
-// command takes with its help text.
+// command takes with its help text, wrapped at kHelpWidth (text_fit.h).
 std::string CommandHelp(const Command& command);
 
 }  // namespace ctxsel::cli

@@ -122,6 +122,16 @@ TEST(CliBinaryTest, UsageErrorsExitTwoHelpAndVersionExitZero) {
       0)
       << out;
   EXPECT_EQ(out, "--device_filter\n");
+  // zsh and fish from the same word lists: select's flags after "select".
+  ASSERT_EQ(RunCli("completion zsh", &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("compdef _ctxsel_cli ctxsel-cli"));
+  EXPECT_THAT(out,
+              ::testing::ContainsRegex("select\\) candidates=\\(--kernel"));
+  ASSERT_EQ(RunCli("completion fish", &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("complete -c ctxsel-cli -n "
+                             "'__fish_seen_subcommand_from select' -l "
+                             "device_filter\n"));
+  EXPECT_EQ(RunCli("completion tcsh", &out), 2) << out;
   ASSERT_EQ(RunCli("--version", &out), 0) << out;
   EXPECT_THAT(out, ::testing::StartsWith("ctxsel-cli 0."));
 }

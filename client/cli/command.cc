@@ -6,14 +6,26 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/text_fit.h"
 
 namespace ctxsel::cli {
 
 std::string UsageText(const Command& command) {
-  return absl::StrCat(
-      "usage: ctxsel-cli ",
-      absl::StrReplaceAll(command.usage, {{"\n", "\n       ctxsel-cli "}}),
-      "\n");
+  // "usage: ctxsel-cli FORM" per form, each wrapped at kHelpWidth with its
+  // continuation lines indented past "usage: " (not under the form's first
+  // word: the longest flag, 65 columns, fits after 11).
+  constexpr absl::string_view kProgram = "ctxsel-cli ";
+  constexpr absl::string_view kFirst = "usage: ";
+  std::string out;
+  for (absl::string_view form : absl::StrSplit(command.usage, '\n')) {
+    const std::string line = absl::StrCat(
+        out.empty() ? kFirst : std::string(kFirst.size(), ' '), kProgram, form);
+    // Later forms are indented by kFirst already.
+    const size_t hang = out.empty() ? kFirst.size() + 4 : 4;
+    absl::StrAppend(&out, WrapText(line, kHelpWidth, hang), "\n");
+  }
+  return out;
 }
 
 std::vector<std::string> FlagsIn(absl::string_view text) {

@@ -84,7 +84,8 @@ std::vector<std::string> FlagsIn(absl::string_view text);
 // FlagsIn(command.usage): the flags the command takes besides kGlobalFlags.
 std::vector<std::string> FlagsOf(const Command& command);
 
-// "usage: <usage lines>" for `command`, ready to print.
+// "usage: <usage lines>" for `command`, ready to print, each wrapped at
+// kHelpWidth (text_fit.h).
 std::string UsageText(const Command& command);
 
 // Prints UsageText(command) to stderr; returns kExitBadInput.

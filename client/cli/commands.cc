@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/common_flags.h"
+#include "client/cli/text_fit.h"
 
 namespace ctxsel::cli {
 namespace {
@@ -11,27 +12,6 @@ constexpr const Command* kCommands[] = {
 #define CTXSEL_CLI_COMMAND(Name) &k##Name##Command,
 #include "client/cli/commands.def"
 };
-
-// `line` indented by two, broken at spaces before column 80; continuation
-// lines are indented by six.
-std::string Wrapped(absl::string_view line) {
-  constexpr size_t kWidth = 79;
-  std::string out = "  ";
-  size_t column = out.size();
-  for (absl::string_view word : absl::StrSplit(line, ' ')) {
-    if (column > 2 && column + 1 + word.size() > kWidth) {
-      out += "\n     ";
-      column = 5;
-    }
-    if (column > 2) {
-      out += ' ';
-      ++column;
-    }
-    absl::StrAppend(&out, word);
-    column += word.size();
-  }
-  return out + "\n";
-}
 
 }  // namespace
 
@@ -54,10 +34,14 @@ std::string HelpText() {
       "--ca defaults to $CTXSEL_CA, --token_file to $CTXSEL_TOKEN_FILE; calls "
       "use TLS\nunless --insecure (docs/security.md)\n\ncommands:\n");
   for (const Command* command : kCommands) {
+    // Usage lines indented by two, continued at five; the summary by four.
     for (absl::string_view line : absl::StrSplit(command->usage, '\n')) {
-      absl::StrAppend(&out, Wrapped(line));
+      absl::StrAppend(&out, WrapText(absl::StrCat("  ", line), kHelpWidth, 3),
+                      "\n");
     }
-    absl::StrAppend(&out, "    ", command->summary, "\n");
+    absl::StrAppend(
+        &out, WrapText(absl::StrCat("    ", command->summary), kHelpWidth, 2),
+        "\n");
   }
   absl::StrAppend(&out, "\n", kExitCodesHelp);
   return out;

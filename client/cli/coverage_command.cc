@@ -34,6 +34,7 @@
 #include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
 #include "client/cli/source_import.h"
+#include "client/cli/text_fit.h"
 #include "devices/device_info.h"
 #include "devices/device_json.h"
 #include "devices/device_proto.h"
@@ -158,10 +159,17 @@ std::string PointLabel(const v1::CoveragePoint& p) {
                        : absl::StrJoin(parts, " ");
 }
 
-// The long class name, plus the layout when the verdict depends on it.
-// (Short class names go here once device_class.h has them.)
-std::string ClassLabel(const v1::ClassCoverage& c) {
-  std::string label = c.device_class();
+// The class's short name (-o wide: its full trait form), plus the layout
+// when the verdict depends on it.
+template <typename Class>
+std::string ClassName(const Class& c, bool wide) {
+  return wide || c.device_class_short_name().empty()
+             ? c.device_class()
+             : c.device_class_short_name();
+}
+
+std::string ClassLabel(const v1::ClassCoverage& c, bool wide) {
+  std::string label = ClassName(c, wide);
   if (!c.node_layout().empty()) {
     absl::StrAppend(&label, " on layout ", c.node_layout());
   }
@@ -199,13 +207,43 @@ std::string OutcomeKeyText(const std::string& key) {
   return key;
 }
 
-void PrintPoint(const v1::CoveragePoint& p, bool wide) {
-  std::vector<std::vector<std::string>> rows = {
-      {"CLASS", "DEVICES", "NODES", "VARIANT"}};
+// A table's first columns for a class: CLASS, and LAYOUT when the kernel's
+// verdicts depend on the node layout (then every class has one).
+bool PerLayout(const v1::CoverageResponse& r) {
+  for (const v1::CoveragePoint& p : r.points()) {
+    for (const v1::ClassCoverage& c : p.classes()) {
+      if (!c.node_layout().empty()) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> ClassCells(const v1::ClassCoverage& c, bool wide,
+                                    bool per_layout) {
+  std::string name = ClassName(c, wide);
+  if (c.hypothetical()) absl::StrAppend(&name, " (what-if)");
+  if (!per_layout) return {name};
+  return {name, c.node_layout().empty() ? "-" : c.node_layout()};
+}
+
+std::vector<std::string> ClassHeaders(bool per_layout) {
+  if (!per_layout) return {"CLASS"};
+  return {"CLASS", "LAYOUT"};
+}
+
+void PrintPoint(const v1::CoveragePoint& p, bool wide, bool per_layout) {
+  std::vector<std::vector<std::string>> rows = {ClassHeaders(per_layout)};
+  for (const char* header : {"DEVICES", "NODES", "VARIANT"}) {
+    rows[0].push_back(header);
+  }
   if (wide) rows[0].push_back("TIED WITH");
   for (const v1::ClassCoverage& c : p.classes()) {
-    rows.push_back({ClassLabel(c), std::to_string(c.device_count()),
-                    std::to_string(c.node_count()), OutcomeText(c, wide)});
+    rows.push_back(ClassCells(c, wide, per_layout));
+    for (std::string cell :
+         {std::to_string(c.device_count()), std::to_string(c.node_count()),
+          OutcomeText(c, wide)}) {
+      rows.back().push_back(std::move(cell));
+    }
     if (wide) rows.back().push_back(JoinList(c.tied_with()));
   }
   PrintTable(rows);
@@ -219,15 +257,17 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide) {
     shares.push_back(absl::StrCat(what, ": ", s.device_count(), " devices on ",
                                   s.node_count(), " nodes"));
   }
-  std::printf("per variant: %s\n", absl::StrJoin(shares, "; ").c_str());
+  PrintFitted(stdout,
+              absl::StrCat("per variant: ", absl::StrJoin(shares, "; ")));
   std::printf("base only: %s of %d devices\n",
               absl::StrFormat("%.1f%%", 100 * p.base_only_share()).c_str(),
               p.device_count());
   for (const v1::ClassCoverage& c : p.classes()) {
     if (c.tied_with_size() == 0) continue;
-    std::printf("tie: %s gets %s over %s by declaration order\n",
-                ClassLabel(c).c_str(), c.variant().c_str(),
-                JoinList(c.tied_with()).c_str());
+    PrintFitted(stdout,
+                absl::StrCat("tie: ", ClassLabel(c, wide), " gets ",
+                             c.variant(), " over ", JoinList(c.tied_with()),
+                             " by declaration order"));
   }
   for (const v1::ClassChange& c : p.changes()) {
     std::string what =
@@ -237,55 +277,94 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide) {
                            OutcomeKeyText(c.after()));
     if (c.gains_base_only()) absl::StrAppend(&what, " (gains base only)");
     if (c.loses_base_only()) absl::StrAppend(&what, " (loses base only)");
-    std::printf("change: %s%s: %s\n", c.device_class().c_str(),
-                c.node_layout().empty()
-                    ? ""
-                    : absl::StrCat(" on layout ", c.node_layout()).c_str(),
-                what.c_str());
+    PrintFitted(stdout,
+                absl::StrCat("change: ", ClassName(c, wide),
+                             c.node_layout().empty()
+                                 ? ""
+                                 : absl::StrCat(" on layout ", c.node_layout()),
+                             ": ", what));
   }
 }
 
 // Classes x job points -> variant, for a report over several points.
-void PrintMatrix(const v1::CoverageResponse& r) {
-  std::vector<std::vector<std::string>> rows = {{"CLASS"}};
+void PrintMatrix(const v1::CoverageResponse& r, bool wide, bool per_layout) {
+  std::vector<std::vector<std::string>> rows = {ClassHeaders(per_layout)};
+  const size_t first = rows[0].size();  // the first point's column
   std::map<std::string, size_t> row_of;
   for (int i = 0; i < r.points_size(); ++i) {
     rows[0].push_back(PointLabel(r.points(i)));
     for (const v1::ClassCoverage& c : r.points(i).classes()) {
-      auto [it, added] = row_of.try_emplace(ClassLabel(c), rows.size());
-      if (added) rows.push_back({ClassLabel(c)});
+      // By the full form: short names need not be unique.
+      auto [it, added] =
+          row_of.try_emplace(ClassLabel(c, /*wide=*/true), rows.size());
+      if (added) rows.push_back(ClassCells(c, wide, per_layout));
       std::vector<std::string>& row = rows[it->second];
-      row.resize(i + 1);
+      row.resize(first + i);
       row.push_back(OutcomeText(c, /*wide=*/false));
     }
   }
-  PrintTable(rows);
+  // Job points that do not fit beside the class columns go to further
+  // tables, each with the class columns again.
+  std::vector<size_t> natural;
+  for (const auto& row : rows) {
+    natural.resize(std::max(natural.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c) {
+      natural[c] = std::max(natural[c], row[c].size());
+    }
+  }
+  size_t keys = kColumnGap * (first - 1);
+  for (size_t c = 0; c < first; ++c) keys += natural[c];
+  for (size_t begin = first; begin < natural.size();) {
+    size_t end = begin + 1;
+    size_t used = keys + kColumnGap + natural[begin];
+    while (end < natural.size() &&
+           (WideOutput() || used + kColumnGap + natural[end] <= kTableWidth)) {
+      used += kColumnGap + natural[end++];
+    }
+    std::vector<std::vector<std::string>> part;
+    for (const auto& row : rows) {
+      part.emplace_back(row.begin(), row.begin() + first);
+      for (size_t c = begin; c < end; ++c) {
+        part.back().push_back(c < row.size() ? row[c] : "");
+      }
+    }
+    if (begin > first) std::printf("\n");
+    PrintTable(part);
+    begin = end;
+  }
 }
 
 void PrintReport(const v1::CoverageResponse& r, bool wide) {
-  std::printf("kernel %s%s: variants %s\n", r.kernel().c_str(),
-              r.what_if() ? " (what-if)" : "", JoinList(r.variants()).c_str());
-  if (r.points_size() > 1) PrintMatrix(r);
+  PrintFitted(stdout, absl::StrCat("kernel ", r.kernel(),
+                                   r.what_if() ? " (what-if)" : "",
+                                   ": variants ", JoinList(r.variants())));
+  const bool per_layout = PerLayout(r);
+  if (r.points_size() > 1) PrintMatrix(r, wide, per_layout);
   if (r.points_size() == 1 || wide) {
     for (const v1::CoveragePoint& p : r.points()) {
       std::printf("\njob: %s\n", PointLabel(p).c_str());
-      PrintPoint(p, wide);
+      PrintPoint(p, wide, per_layout);
     }
   } else {
     for (const v1::CoveragePoint& p : r.points()) {
       for (const v1::ClassChange& c : p.changes()) {
-        std::printf(
-            "change at %s: %s: %s -> %s\n", PointLabel(p).c_str(),
-            c.device_class().c_str(),
-            c.new_class() ? "(new class)" : OutcomeKeyText(c.before()).c_str(),
-            OutcomeKeyText(c.after()).c_str());
+        PrintFitted(
+            stdout,
+            absl::StrCat(
+                "change at ", PointLabel(p), ": ", ClassName(c, wide),
+                c.node_layout().empty()
+                    ? ""
+                    : absl::StrCat(" on layout ", c.node_layout()),
+                ": ",
+                c.new_class() ? "(new class)" : OutcomeKeyText(c.before()),
+                " -> ", OutcomeKeyText(c.after())));
       }
     }
   }
-  std::printf("dead variants (no live device gets them): %s\n",
-              r.dead_variants_size() == 0
-                  ? "none"
-                  : JoinList(r.dead_variants()).c_str());
+  PrintFitted(stdout, absl::StrCat("dead variants (no live device gets them): ",
+                                   r.dead_variants_size() == 0
+                                       ? "none"
+                                       : JoinList(r.dead_variants())));
 }
 
 int RunCoverage(const std::vector<std::string>& args) {

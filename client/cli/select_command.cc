@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@
 #include "client/cli/launcher_env.h"
 #include "client/cli/select_answer.h"
 #include "client/cli/service_output.h"
+#include "client/cli/text_fit.h"
+#include "client/cli/wait_notice.h"
 #include "devices/node_id.h"
 #include "formats/gres_conf.h"
 #include "launch/env_format.h"
@@ -267,6 +270,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
   const absl::Time deadline = absl::Now() + wait;
+  WaitNotice notice(request, deadline);
   absl::Duration backoff = absl::Milliseconds(100);
   // The server's queue first; a server older than ClaimRequest.wait answers
   // at once with neither of the queue's reasons, and we retry on our own.
@@ -276,8 +280,16 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     if (queued) {
       v1::SelectRequest waiting = request;
       *waiting.mutable_claim()->mutable_wait() = ToProtoDuration(wait);
-      answer = client.SelectQueued(
-          waiting, [&sleep] { return sleep(absl::Milliseconds(1)); });
+      // A claim granted at once says nothing; one still queued after a
+      // second says what it waits for (the server's queue answers only
+      // when it ends).
+      const absl::Time asked = absl::Now();
+      const absl::Status in_queue = absl::ResourceExhaustedError(
+          "every fitting device is claimed; waiting in the server's queue");
+      answer = client.SelectQueued(waiting, [&] {
+        if (absl::Now() - asked >= absl::Seconds(1)) notice.Waiting(in_queue);
+        return sleep(absl::Milliseconds(1));
+      });
       queued = false;
       if (!answer.ok() && ExitCodeOf(answer.status()) == kExitExhausted) {
         const std::optional<google::rpc::ErrorInfo> info =
@@ -303,9 +315,9 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     // Only claimed devices are worth waiting for (not a rate limit).
     if (ExitCodeOf(answer.status()) != kExitExhausted) return answer;
     const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration() || !sleep(std::min(backoff, left))) {
-      return answer;
-    }
+    if (left <= absl::ZeroDuration()) return answer;
+    notice.Waiting(answer.status());
+    if (!sleep(std::min(backoff, left))) return answer;
     backoff = std::min(2 * backoff, absl::Seconds(2));
   }
 }
@@ -314,11 +326,10 @@ namespace {
 
 // The short class name; -o wide: the full trait form.
 std::string ChoiceRow(const v1::PlacementChoice& p) {
-  const bool wide = OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
-                    OutputFormat::kWide;
-  const std::string& device_class = wide || p.device_class_short_name().empty()
-                                        ? p.device_class()
-                                        : p.device_class_short_name();
+  const std::string& device_class =
+      WideOutput() || p.device_class_short_name().empty()
+          ? p.device_class()
+          : p.device_class_short_name();
   std::string row = absl::StrCat(
       p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
       device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
@@ -357,8 +368,9 @@ absl::StatusOr<int> RankToPrint(const v1::Job& job) {
 void PrintAnswer(const v1::SelectResponse& answer) {
   const bool several = RankCount(answer) > 1;
   for (int r = 0; r < RankCount(answer); ++r) {
-    std::printf("%s%s\n", several ? absl::StrCat("rank ", r, ": ").c_str() : "",
-                ChoiceRow(RankPlacement(answer, r)).c_str());
+    PrintFitted(stdout,
+                absl::StrCat(several ? absl::StrCat("rank ", r, ": ") : "",
+                             ChoiceRow(RankPlacement(answer, r))));
     const v1::Claim& claim = RankClaim(answer, r);
     if (!claim.id().empty()) {
       std::printf("%sclaim %s until %s\n", several ? "  " : "",
@@ -366,9 +378,10 @@ void PrintAnswer(const v1::SelectResponse& answer) {
     }
   }
   for (const v1::PlacementChoice& alt : answer.alternatives()) {
-    std::printf("  alternative: %s\n", ChoiceRow(alt).c_str());
+    PrintFitted(stdout, absl::StrCat("  alternative: ", ChoiceRow(alt)));
   }
-  std::printf("\n%s\n", answer.explanation().c_str());
+  std::printf("\n");
+  PrintFitted(stdout, answer.explanation());
 }
 
 int RunSelect(const std::vector<std::string>& args) {
@@ -431,6 +444,20 @@ int RunSelect(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// -o wide: each short name the text uses with the full trait form it
+// stands for (short names need not be unique).
+void PrintClassNames(const v1::ExplainResponse& report) {
+  std::vector<std::vector<std::string>> rows = {{"SHORT NAME", "CLASS"}};
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const v1::DeviceClassReport& c : report.classes()) {
+    if (seen.emplace(c.device_class_short_name(), c.device_class()).second) {
+      rows.push_back({c.device_class_short_name(), c.device_class()});
+    }
+  }
+  std::printf("\n");
+  PrintTable(rows);
+}
+
 int RunExplain(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kExplainCommand);
   auto client = ConnectToServer();
@@ -439,7 +466,8 @@ int RunExplain(const std::vector<std::string>& args) {
   auto report = client->Explain(*job);
   if (!report.ok()) return ReportError("explain", report.status());
   if (!PrintMessage(*report)) {
-    std::printf("%s\n", report->text().c_str());
+    PrintFitted(stdout, report->text());
+    if (WideOutput()) PrintClassNames(*report);
   }
   return report->has_placement() ? kExitOk : kExitFailure;
 }

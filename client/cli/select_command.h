@@ -63,7 +63,8 @@ std::string DefaultHolder();
 // ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED, or STORE_FULL;
 // never a rate or size limit) and `wait` has not passed, tries again with
 // backoff (100ms doubling to 2s), sleeping through `sleep`, which returns
-// false when the wait should stop (e.g. a signal). The last answer
+// false when the wait should stop (e.g. a signal), and saying on stderr
+// what it waits for (WaitNotice, wait_notice.h). The last answer
 // otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,
 // required_kind, require_variant: a server that predates them ignores

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "base/channel_credentials.h"
 #include "base/proto_time.h"
@@ -17,6 +18,7 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/json_output.h"
+#include "client/cli/text_fit.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
@@ -206,17 +208,15 @@ int ReportError(const std::string& what, const absl::Status& status) {
         " [--timeout=", absl::FormatDuration(absl::GetFlag(FLAGS_timeout)),
         "]");
   }
-  std::fprintf(stderr, "%s: %s%s\n", what.c_str(), ErrorText(status).c_str(),
-               deadline.c_str());
+  PrintFitted(stderr, absl::StrCat(what, ": ", ErrorText(status), deadline));
   if (std::string hint = CredentialsHint(status); !hint.empty()) {
-    std::fprintf(stderr, "%s: %s\n", what.c_str(), hint.c_str());
+    PrintFitted(stderr, absl::StrCat(what, ": ", hint));
   }
   return ExitCodeOf(status);
 }
 
 int BadUsage(const std::string& what, absl::string_view message) {
-  std::fprintf(stderr, "%s: %.*s\n", what.c_str(),
-               static_cast<int>(message.size()), message.data());
+  PrintFitted(stderr, absl::StrCat(what, ": ", message));
   return kExitBadInput;
 }
 
@@ -267,6 +267,18 @@ void PrintListing(const google::protobuf::Message& message,
   PrintTable(rows);
 }
 
+bool WideOutput() {
+  return OutputFormatFromFlags().value_or(OutputFormat::kTable) ==
+         OutputFormat::kWide;
+}
+
+void PrintFitted(std::FILE* out, absl::string_view text) {
+  std::string fitted =
+      WideOutput() ? std::string(text) : WrapText(text, kTableWidth);
+  if (fitted.empty() || fitted.back() != '\n') fitted += '\n';
+  std::fputs(fitted.c_str(), out);
+}
+
 void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   const size_t first = absl::GetFlag(FLAGS_no_headers) ? 1 : 0;
@@ -276,13 +288,36 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
       widths[i] = std::max(widths[i], row[i].size());
     }
   }
+  if (widths.empty()) return;
+  const bool fit = !WideOutput();
+  // The last column wraps rather than being cut: it asks for no more than
+  // kWrappedColumn when the others are fitted, then takes the room left.
+  if (fit) {
+    std::vector<size_t> asked = widths;
+    asked.back() = std::min(asked.back(), kWrappedColumn);
+    asked = FitColumns(std::move(asked), kTableWidth);
+    size_t start = 0;
+    for (size_t i = 0; i + 1 < asked.size(); ++i)
+      start += asked[i] + kColumnGap;
+    asked.back() = std::max(
+        asked.back(),
+        std::min(widths.back(), kTableWidth - std::min(start, kTableWidth)));
+    widths = std::move(asked);
+  }
   for (size_t r = first; r < rows.size(); ++r) {
     const std::vector<std::string>& row = rows[r];
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size())
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 == row.size()) {
+        // Continuation lines of a wrapped last cell start under it.
+        const std::string cell = fit ? WrapText(row[i], widths[i], 2) : row[i];
+        line += absl::StrReplaceAll(
+            cell, {{"\n", "\n" + std::string(line.size(), ' ')}});
+        break;
+      }
+      const std::string cell = fit ? Ellipsized(row[i], widths[i]) : row[i];
+      line += cell;
+      line += std::string(widths[i] - cell.size() + kColumnGap, ' ');
     }
     std::printf("%s\n", line.c_str());
   }

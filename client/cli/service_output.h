@@ -8,6 +8,7 @@
 #ifndef CTXSEL_CLIENT_CLI_SERVICE_OUTPUT_H_
 #define CTXSEL_CLIENT_CLI_SERVICE_OUTPUT_H_
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,7 +58,8 @@ std::string CredentialsHint(const absl::Status& status);
 
 // Prints "<what>: <ErrorText>" to stderr, then CredentialsHint when there
 // is one (a passed deadline also names the --timeout flag:
-// "[--timeout=300ms]"), and returns ExitCodeOf(status).
+// "[--timeout=300ms]"), wrapped as PrintFitted does, and returns
+// ExitCodeOf(status).
 int ReportError(const std::string& what, const absl::Status& status);
 
 // Prints "<what>: <message>" to stderr; returns kExitBadInput.
@@ -92,8 +94,17 @@ void PrintListing(const google::protobuf::Message& message,
                   const Listing& listing);
 
 // Rows (the first is the header, left out with --no-headers) as aligned
-// columns on stdout.
+// columns on stdout, fitting kTableWidth (text_fit.h: the widest columns'
+// cells cut with "...", the last column's wrapped under it) except with
+// -o wide, which prints every cell whole on one line per row.
 void PrintTable(const std::vector<std::vector<std::string>>& rows);
+
+// True with -o wide: tables and explanations print whole.
+bool WideOutput();
+
+// `text` to `out`, its long lines wrapped at kTableWidth (text_fit.h)
+// unless -o wide; a newline is added when it has none at its end.
+void PrintFitted(std::FILE* out, absl::string_view text);
 
 // When a claim ends, e.g. "2024-05-01T10:00:00Z (in 4m59s)".
 std::string ExpiryText(const v1::Claim& claim);

@@ -44,7 +44,7 @@ struct Unit {
   std::string key;  // class key, plus the layout key when per layout
   const DeviceClass* device_class = nullptr;
   const NodeLayout* layout = nullptr;  // gives the target devices
-  std::string layout_key;              // empty when not per layout
+  std::string layout_text;             // empty when not per layout
   int devices = 0;
   int nodes = 0;
   bool hypothetical = false;
@@ -131,7 +131,7 @@ class Units {
       u.key = std::move(key);
       u.device_class = &c;
       u.layout = &layout;
-      if (per_layout_) u.layout_key = layout.key;
+      if (per_layout_) u.layout_text = layout.text;
     }
     return units_[it->second];
   }
@@ -220,7 +220,8 @@ absl::StatusOr<ClassCoverage> Judge(const KernelEntry& kernel, const Unit& u,
   }
   ClassCoverage c;
   c.device_class = u.device_class->name;
-  c.node_layout = u.layout_key;
+  c.device_class_short_name = u.device_class->short_name;
+  c.node_layout = u.layout_text;
   c.hypothetical = u.hypothetical;
   c.device_count = u.devices;
   c.node_count = u.nodes;
@@ -275,7 +276,8 @@ absl::StatusOr<CoveragePoint> Cover(const KernelEntry* kernel,
       c = std::move(judged);
     } else {
       c.device_class = u.device_class->name;
-      c.node_layout = u.layout_key;
+      c.device_class_short_name = u.device_class->short_name;
+      c.node_layout = u.layout_text;
       c.device_count = u.devices;
       c.node_count = u.nodes;
     }
@@ -332,6 +334,7 @@ std::vector<ClassChange> Diff(const CoveragePoint& today,
   for (const ClassCoverage& c : what_if.classes) {
     ClassChange change;
     change.device_class = c.device_class;
+    change.device_class_short_name = c.device_class_short_name;
     change.node_layout = c.node_layout;
     change.after = c.OutcomeKey();
     auto it = before.find({c.device_class, c.node_layout});

@@ -75,8 +75,10 @@ struct DecidingCandidate {
 // One device class (or one class on one node layout when the kernel has a
 // `target_device` selector) at one job point.
 struct ClassCoverage {
-  std::string device_class;   // the long class name (device_class.h)
-  std::string node_layout;    // the layout key; empty when not per layout
+  std::string device_class;  // the long class name (device_class.h)
+  std::string device_class_short_name;
+  // NodeLayoutText of the layout; empty when not per layout.
+  std::string node_layout;
   bool hypothetical = false;  // some of its devices are hypothetical
   int device_count = 0;
   int node_count = 0;
@@ -104,9 +106,10 @@ struct OutcomeShare {
 // How a class's verdict differs from today's (what-if reports only).
 struct ClassChange {
   std::string device_class;
-  std::string node_layout;
-  bool new_class = false;  // only hypothetical nodes have it
-  std::string before;      // ClassCoverage::OutcomeKey() today
+  std::string device_class_short_name;
+  std::string node_layout;  // as ClassCoverage's
+  bool new_class = false;   // only hypothetical nodes have it
+  std::string before;       // ClassCoverage::OutcomeKey() today
   std::string after;
   bool gains_base_only = false;
   bool loses_base_only = false;

@@ -240,7 +240,10 @@ TEST(CoverageLayoutTest, TargetDeviceSelectorsGiveOneRowPerLayout) {
   const CoveragePoint& p = r->points[0];
   std::vector<std::string> cpu;  // "variant nodes" per CPU row
   for (const ClassCoverage& c : p.classes) {
-    EXPECT_NE(c.node_layout, "");
+    // NodeLayoutText, never this process's class ids ("-1:1,0:2").
+    EXPECT_THAT(c.node_layout,
+                ::testing::MatchesRegex("-1:[^,]+,0(-1)?:nvidia_gpu_sm_90"));
+    EXPECT_NE(c.device_class_short_name, "");
     if (c.device_class.find("x86_64") == std::string::npos) continue;
     cpu.push_back(c.variant + " " + std::to_string(c.node_count));
   }

@@ -183,18 +183,18 @@ absl::Status Evaluate(const Request& r, Unit& u) {
   return absl::OkStatus();
 }
 
+// NodeLayoutText of the unit's layout when the verdict depends on it.
 std::string LayoutText(const Unit& u) {
-  if (!u.per_layout || u.fleet_groups.empty()) return "";
-  const DeviceGroup& g = *u.fleet_groups.front();
-  std::string text = absl::StrCat("nodes like '", g.node(0), "'");
-  if (g.node_count() > 1) absl::StrAppend(&text, " (", g.node_count(), ")");
-  return text;
+  return u.per_layout ? u.layout->text : "";
 }
 
+// The class as messages name it: its short name (the full trait form is in
+// the answer's fields), with its layout when the verdict depends on it.
 std::string UnitName(const Unit& u) {
   std::string layout = LayoutText(u);
-  return layout.empty() ? u.device_class->name
-                        : absl::StrCat(u.device_class->name, " on ", layout);
+  return layout.empty()
+             ? u.device_class->short_name
+             : absl::StrCat(u.device_class->short_name, " on layout ", layout);
 }
 
 absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,

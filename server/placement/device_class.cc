@@ -121,12 +121,35 @@ std::string NodeLayoutKey(
   });
 }
 
+std::string NodeLayoutText(
+    std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
+  SortSlots(slots);
+  std::string text;
+  for (size_t i = 0; i < slots.size();) {
+    // A run of consecutive device numbers of one short name; the host (-1)
+    // stands alone, so "-1-0" never appears.
+    size_t end = i + 1;
+    while (end < slots.size() && slots[i].first >= 0 &&
+           slots[end].first == slots[end - 1].first + 1 &&
+           slots[end].second->short_name == slots[i].second->short_name) {
+      ++end;
+    }
+    if (!text.empty()) text += ',';
+    absl::StrAppend(&text, slots[i].first);
+    if (end - i > 1) absl::StrAppend(&text, "-", slots[end - 1].first);
+    absl::StrAppend(&text, ":", slots[i].second->short_name);
+    i = end;
+  }
+  return text;
+}
+
 NodeLayout MakeNodeLayout(
     int id, std::vector<std::pair<int32_t, const DeviceClass*>> slots) {
   SortSlots(slots);
   NodeLayout layout;
   layout.id = id;
   layout.key = NodeLayoutKey(slots);
+  layout.text = NodeLayoutText(slots);
   std::vector<NodeSlot> traits;
   for (const auto& [index, c] : slots) {
     traits.emplace_back(index, &c->traits);

@@ -13,7 +13,11 @@
 // A *node layout* is which class sits at which device number on a node
 // (the host CPU at -1). The `target_device` trait sets of a job depend only
 // on the layout of the candidate device's node, so nodes with the same
-// layout share every dynamic evaluation.
+// layout share every dynamic evaluation. A layout is written (NodeLayoutText)
+// as its device numbers with their classes' short names, runs of one class
+// joined: "-1:x86_64_v4/amx,0-7:nvidia_gpu_sm_90". That is the one text
+// form: Explain, the FAILED_PRECONDITION of Select and coverage all use it,
+// and it depends on traits alone, so it is the same in every process.
 //
 //   DeviceClass gpu = MakeDeviceClass(1, device.traits,
 //                                     device.sycl_architecture);
@@ -68,8 +72,11 @@ DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
                             std::string sycl_architecture);
 
 struct NodeLayout {
-  int id = 0;       // stable while the layout lives; never reused
-  std::string key;  // "-1:3,0:1,1:1": index:class id, by index
+  int id = 0;  // stable while the layout lives; never reused
+  // "-1:3,0:1,1:1": index:class id, by index; this process's identity of
+  // the layout, never shown (class ids differ between processes).
+  std::string key;
+  std::string text;  // NodeLayoutText(slots): what people and the API see
   // index -> class, by index.
   std::vector<std::pair<int32_t, const DeviceClass*>> slots;
   // The target-device trait sets of a node with this layout, built once and
@@ -87,6 +94,12 @@ struct NodeLayout {
 
 // The layout key of a node's (index, class) pairs, any order.
 std::string NodeLayoutKey(
+    std::vector<std::pair<int32_t, const DeviceClass*>> slots);
+
+// The layout's text form (see above) of a node's (index, class) pairs, any
+// order: "-1:x86_64_v3/avx2,0-1:amd_gpu_gfx90a". Not unique: short names
+// need not be.
+std::string NodeLayoutText(
     std::vector<std::pair<int32_t, const DeviceClass*>> slots);
 
 // A layout from a node's (index, class) pairs, any order; the classes must

@@ -43,5 +43,23 @@ TEST(DeviceClassShortNameTest, MadeOnceWithTheClass) {
   EXPECT_GT(c.name.size(), c.short_name.size());
 }
 
+// One text form for a layout, made of short names and device numbers only,
+// so two processes (whose class ids differ) write the same layout alike;
+// before, coverage printed the key "-1:1,0:2,1:2".
+TEST(NodeLayoutTextTest, DeviceNumbersWithShortNamesRunsJoined) {
+  // Made in the other order, with other ids: the text does not change.
+  const DeviceClass gpu = MakeDeviceClass(
+      7, Traits({"gpu", "nohost"}, {"nvptx"}, {"sm_90"}), "nvidia_gpu_sm_90");
+  const DeviceClass cpu = MakeDeviceClass(
+      3, Traits({"cpu", "host"}, {"x86_64"}, {"avx2", "x86_64_v3"}), "x86_64");
+  const NodeLayout layout =
+      MakeNodeLayout(1, {{1, &gpu}, {-1, &cpu}, {0, &gpu}, {3, &gpu}});
+  EXPECT_EQ(layout.text,
+            "-1:x86_64_v3/avx2,0-1:nvidia_gpu_sm_90,3:nvidia_gpu_sm_90");
+  EXPECT_EQ(NodeLayoutText({{0, &cpu}, {-1, &cpu}}),
+            "-1:x86_64_v3/avx2,0:x86_64_v3/avx2");
+  EXPECT_EQ(layout.key, "-1:3,0:7,1:7,3:7");
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement

@@ -10,13 +10,16 @@ namespace {
 
 std::string ChoiceText(const Choice& c) {
   return absl::StrCat(c.base() ? "base function" : c.variant->name, " (score ",
-                      c.score, ") on ", c.device.id, " [", c.device_class,
-                      "], utilisation ", c.device.properties.utilisation);
+                      c.score, ") on ", c.device.id, " [",
+                      c.device_class_short_name, "], utilisation ",
+                      c.device.properties.utilisation);
 }
 
 std::string ClassText(const ClassReport& c) {
-  std::string head = absl::StrCat("device class ", c.device_class);
-  if (!c.node_layout.empty()) absl::StrAppend(&head, " on ", c.node_layout);
+  std::string head = absl::StrCat("device class ", c.device_class_short_name);
+  if (!c.node_layout.empty()) {
+    absl::StrAppend(&head, " on layout ", c.node_layout);
+  }
   absl::StrAppend(&head, ": ", c.device_count, " devices, ",
                   c.eligible_device_count, " within the constraints; ");
   if (c.suspect_device_count > 0) {

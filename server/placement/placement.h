@@ -82,8 +82,9 @@ struct ClassReport {
   std::string device_class_short_name;
   selector::DeviceTraits traits;
   std::string sycl_architecture;
-  // The layout ("0:<class>,1:<class>,-1:<class>") of the nodes this report
-  // covers; empty when the verdict does not depend on the node.
+  // The layout (NodeLayoutText: "-1:x86_64_v4/amx,0-7:nvidia_gpu_sm_90")
+  // of the nodes this report covers; empty when the verdict does not depend
+  // on the node.
   std::string node_layout;
   int device_count = 0;           // live devices of the class (or group)
   int eligible_device_count = 0;  // those left after the job's constraints
@@ -105,7 +106,9 @@ struct PlacementReport {
   Placement placement;               // valid when status is OK
   std::vector<ClassReport> classes;  // sorted by class name
 
-  // The whole breakdown, readable (a few lines per class and variant).
+  // The whole breakdown, readable (a few lines per class and variant);
+  // classes by their short names and layouts by NodeLayoutText (the full
+  // trait forms are in `classes`).
   std::string ToText() const;
 };
 

@@ -426,6 +426,7 @@ void CoverageToProto(const placement::CoverageReport& report,
     for (const placement::ClassCoverage& c : p.classes) {
       v1::ClassCoverage* cc = point->add_classes();
       cc->set_device_class(c.device_class);
+      cc->set_device_class_short_name(c.device_class_short_name);
       cc->set_node_layout(c.node_layout);
       cc->set_hypothetical(c.hypothetical);
       cc->set_device_count(c.device_count);
@@ -456,6 +457,7 @@ void CoverageToProto(const placement::CoverageReport& report,
     for (const placement::ClassChange& c : p.changes) {
       v1::ClassChange* change = point->add_changes();
       change->set_device_class(c.device_class);
+      change->set_device_class_short_name(c.device_class_short_name);
       change->set_node_layout(c.node_layout);
       change->set_new_class(c.new_class);
       change->set_before(c.before);

@@ -222,7 +222,7 @@ placement::ClassReport TestClass() {
   report.device_class = "gpu-nvptx";
   report.traits.arch = {"sm_90", "nvptx"};
   report.sycl_architecture = "nvidia_gpu_sm_90";
-  report.node_layout = "0:gpu-nvptx,-1:cpu-x86_64";
+  report.node_layout = "-1:x86_64_v4/avx512,0:nvidia_gpu_sm_90";
   report.device_count = 4;
   report.eligible_device_count = 3;
   report.eligible = true;
@@ -262,7 +262,7 @@ TEST(ProtoConvertTest, ReportCarriesClassesAndCandidates) {
   EXPECT_EQ(c.device_class(), "gpu-nvptx");
   EXPECT_THAT(c.traits().arch(), ElementsAre("nvptx", "sm_90"));
   EXPECT_EQ(c.sycl_architecture(), "nvidia_gpu_sm_90");
-  EXPECT_EQ(c.node_layout(), "0:gpu-nvptx,-1:cpu-x86_64");
+  EXPECT_EQ(c.node_layout(), "-1:x86_64_v4/avx512,0:nvidia_gpu_sm_90");
   EXPECT_EQ(c.device_count(), 4);
   EXPECT_EQ(c.eligible_device_count(), 3);
   EXPECT_TRUE(c.eligible());
