@@ -156,7 +156,7 @@ int Serve(ctxsel::agent::Discovery& discovery) {
                                                heartbeat);
       },
       AgentVersion());
-  ctxsel::agent::RealClock clock;
+  ctxsel::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();
   options.heartbeat = heartbeat;

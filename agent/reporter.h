@@ -29,10 +29,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent_metrics.h"
-#include "agent/backoff.h"
-#include "agent/clock.h"
 #include "agent/device_info.h"
 #include "agent/inventory_transport.h"
+#include "base/backoff.h"
+#include "base/clock.h"
 
 namespace ctxsel::agent {
 

@@ -28,6 +28,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "agent/node_id.h"
+#include "base/backoff.h"
 #include "base/proto_time.h"
 #include "base/status_macros.h"
 #include "client/cli/command.h"
@@ -261,7 +262,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
   const absl::Time deadline = absl::Now() + wait;
-  absl::Duration backoff = absl::Milliseconds(100);
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(2)});
   while (true) {
     absl::StatusOr<v1::SelectResponse> answer = client.Select(request);
     if (answer.ok()) {
@@ -276,10 +277,10 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     // Only claimed devices are worth waiting for (not a rate limit).
     if (ExitCodeOf(answer.status()) != kExitExhausted) return answer;
     const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration() || !sleep(std::min(backoff, left))) {
+    if (left <= absl::ZeroDuration() ||
+        !sleep(std::min(backoff.Next(), left))) {
       return answer;
     }
-    backoff = std::min(2 * backoff, absl::Seconds(2));
   }
 }
 

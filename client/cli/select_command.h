@@ -57,8 +57,8 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
 std::string DefaultHolder();
 
 // Select; while the answer is RESOURCE_EXHAUSTED (every fitting device
-// claimed) and `wait` has not passed, tries again with backoff (100ms
-// doubling to 2s), sleeping through `sleep`, which returns false when the
+// claimed) and `wait` has not passed, tries again with backoff (base/backoff.h:
+// 100ms doubling to 2s, jittered), sleeping through `sleep`, which returns false when the
 // wait should stop (e.g. a signal). The last answer otherwise. An OK answer
 // that does not keep the job's terms (Job.count ranks, allowed_devices,
 // required_kind, require_variant: a server that predates them ignores

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -145,6 +146,7 @@ void ReplicaSync::OnState(bool connected) {
 }
 
 int64_t ReplicaSync::Reload() {
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(2)});
   for (;;) {
     Mirror mirror;
     std::map<std::string, int64_t> kernels;
@@ -152,7 +154,7 @@ int64_t ReplicaSync::Reload() {
     absl::Status read = ReadVariants(0, mirror, kernels, read_at);
     if (!read.ok()) {
       spdlog::warn("etcd reload after compaction: {}", read.ToString());
-      absl::SleepFor(absl::Seconds(1));
+      absl::SleepFor(backoff.Next());
       continue;
     }
     absl::MutexLock lock(&mu_);

@@ -7,7 +7,7 @@
 // watch too and are skipped by revision.
 //
 // When etcd cannot be reached the watch reconnects by itself (growing
-// backoff up to 2 s) from the revision after the last one applied;
+// backoff with jitter up to 2 s, base/backoff.h) from the revision after the last one applied;
 // meanwhile the replica answers reads from what it has, and stale() says
 // so (Explain's `stale`, health's "ctxsel.store" service, the log).
 //

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/backoff.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server::etcd {
@@ -239,7 +240,7 @@ EtcdWatch::~EtcdWatch() {
 }
 
 void EtcdWatch::Run() {
-  absl::Duration backoff = absl::Milliseconds(50);
+  Backoff backoff({absl::Milliseconds(50), absl::Seconds(2)});
   size_t endpoint = client_->current_.load();
   // Whether the caller was last told "connected": at the start it assumes
   // so; RunStream tells it again (and sets this) once a stream is created,
@@ -250,9 +251,8 @@ void EtcdWatch::Run() {
     if (!RunStream(endpoint, delivered_any, connected)) return;
     if (connected && callbacks_.on_state) callbacks_.on_state(false);
     connected = false;
-    if (delivered_any) backoff = absl::Milliseconds(50);
-    if (stop_.WaitForNotificationWithTimeout(backoff)) return;
-    backoff = std::min(2 * backoff, absl::Seconds(2));
+    if (delivered_any) backoff.Reset();
+    if (stop_.WaitForNotificationWithTimeout(backoff.Next())) return;
     endpoint = (endpoint + 1) % client_->endpoints_.size();
   }
 }

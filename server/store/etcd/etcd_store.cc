@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/backoff.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -182,6 +183,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
   // Fresh channels for each try: a channel whose first connection met an
   // etcd that was not serving yet kept failing for many seconds.
   const absl::Time deadline = absl::Now() + kOpenPatience;
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(1)});
   for (;;) {
     CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
                             EtcdClient::Create(endpoints, options));
@@ -195,7 +197,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
       return probe.status();
     }
     spdlog::warn("waiting for etcd: {}", probe.status().ToString());
-    absl::SleepFor(absl::Milliseconds(500));
+    absl::SleepFor(backoff.Next());
   }
 }
 
