@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/backoff.h"
+#include "base/grpc_status.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
@@ -46,12 +47,6 @@ absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
     request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   return out;
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  // gRPC and Abseil share the canonical code numbering.
-  return FromRpcStatus(static_cast<absl::StatusCode>(status.error_code()),
-                       status.error_message(), status.error_details());
 }
 
 absl::StatusOr<v1::HeartbeatResponse> HeartbeatStream::Beat(

@@ -32,11 +32,6 @@
 
 namespace ctxsel::client {
 
-// Converts a gRPC status into the equivalent absl::Status, with the
-// google.rpc details of grpc-status-details-bin as payloads: read them with
-// GetDetail<google::rpc::BadRequest>(status) (base/status_details.h).
-absl::Status FromGrpcStatus(const grpc::Status& status);
-
 // An open Heartbeat stream of one node (see ctxsel.v1.Inventory.Heartbeat).
 //
 //   auto beats = client->OpenHeartbeat();

@@ -38,6 +38,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/grpc_status.h"
 #include "bench/load/agent_fleet.h"
 #include "bench/load/latency.h"
 #include "bench/load/load_fleet.h"
@@ -165,8 +166,8 @@ absl::Status RegisterKernels() {
     grpc::Status s = stub->RegisterVariants(
         &context, LoadKernel(k, absl::GetFlag(FLAGS_variants)), &response);
     if (!s.ok()) {
-      return absl::UnavailableError(absl::StrCat(
-          "RegisterVariants ", LoadKernelName(k), ": ", s.error_message()));
+      return FromGrpcStatus(
+          s, absl::StrCat("RegisterVariants ", LoadKernelName(k)));
     }
   }
   return absl::OkStatus();

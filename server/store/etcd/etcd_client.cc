@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/backoff.h"
+#include "base/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace ctxsel::server::etcd {
@@ -19,11 +20,6 @@ namespace {
 bool Unreachable(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
 }
 
 }  // namespace
@@ -112,7 +108,7 @@ absl::Status EtcdClient::CallWithFailover(
     last = call(endpoints_[index], context);
     if (!Unreachable(last)) {
       current_.store(index);
-      return FromGrpc(last);
+      return FromGrpcStatus(last);
     }
   }
   return absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
