@@ -223,10 +223,7 @@ absl::StatusOr<StoreContents> EtcdStore::Load() {
   }
   for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
-    if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
-                                              ": ", record.status().message()));
-    }
+    if (!record.ok()) return CorruptRecord(kv.key(), record.status());
     record->revision = kv.mod_revision();
     contents.variants.push_back(*std::move(record));
   }
@@ -312,7 +309,21 @@ absl::StatusOr<StoreSummary> EtcdStore::Backup(const std::string&) {
       "(docs/deployment.md)");
 }
 
+absl::Status EtcdStore::CorruptRecord(absl::string_view key,
+                                      const absl::Status& why) const {
+  absl::Status status = absl::DataLossError(
+      absl::StrCat(Describe(), ": key ", key, ": ", why.message()));
+  corrupt_records_.fetch_add(1);
+  spdlog::error("{}", status.ToString());
+  return status;
+}
+
 absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
+  return ReadClaims(/*skip_corrupt=*/false);
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ReadClaims(
+    bool skip_corrupt) {
   CTXSEL_ASSIGN_OR_RETURN(
       etcdserverpb::RangeResponse claims,
       client_->Range(keys_.Claims(), PrefixEnd(keys_.Claims())));
@@ -320,8 +331,9 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
   for (const mvccpb::KeyValue& kv : claims.kvs()) {
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(),
-                                              ": ", record.status().message()));
+      absl::Status corrupt = CorruptRecord(kv.key(), record.status());
+      if (skip_corrupt) continue;
+      return corrupt;
     }
     records.push_back(*std::move(record));
   }
