@@ -37,7 +37,7 @@
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:7070",
+ABSL_FLAG(std::string, server, ctxsel::kDefaultServer,
           "The ctxsel server, host:port; a DNS name or a list "
           "(a:7070,b:7070) of replicas fails over between them.");
 ABSL_FLAG(std::string, node_id, "", "This node's id; empty: the host name.");

@@ -41,9 +41,6 @@ ABSL_DECLARE_FLAG(std::string, device_filter);
 
 namespace ctxsel::cli {
 
-// The server address when neither --server nor $CTXSEL_SERVER is set.
-inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
-
 // How a command prints its result (-o): an aligned table, the table with
 // its wide columns too, the result message as JSON or YAML, or one name per
 // line (what other commands take as an argument).

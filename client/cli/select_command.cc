@@ -29,6 +29,7 @@
 #include "absl/strings/strip.h"
 #include "agent/node_id.h"
 #include "base/backoff.h"
+#include "base/policy_names.h"
 #include "base/proto_time.h"
 #include "base/status_macros.h"
 #include "client/cli/command.h"
@@ -95,30 +96,6 @@ ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
 namespace ctxsel::cli {
 namespace {
 
-// A policy by its proto enum name in lower case without the enum's prefix
-// ("least_loaded" for POLICY_LEAST_LOADED): the spellings come from
-// ctxsel.proto, so a new policy needs no CLI change.
-constexpr absl::string_view kPolicyPrefix = "POLICY_";
-
-absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
-  v1::Policy policy = v1::POLICY_UNSPECIFIED;
-  if (name == absl::AsciiStrToLower(name) &&
-      v1::Policy_Parse(absl::StrCat(kPolicyPrefix, absl::AsciiStrToUpper(name)),
-                       &policy) &&
-      policy != v1::POLICY_UNSPECIFIED) {
-    return policy;
-  }
-  std::vector<std::string> names;
-  const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
-  for (int i = 0; i < policies->value_count(); ++i) {
-    if (policies->value(i)->number() == v1::POLICY_UNSPECIFIED) continue;
-    names.push_back(absl::AsciiStrToLower(
-        absl::StripPrefix(policies->value(i)->name(), kPolicyPrefix)));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
-}
-
 // `status` with `prefix` before its message; code and details kept, so
 // that ExitCodeOf still reads them.
 absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
@@ -180,8 +157,8 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
       (*job.mutable_variables())[name] = value;
     }
   }
-  auto policy = ParsePolicy(absl::GetFlag(FLAGS_policy));
-  if (!policy.ok()) return policy.status();
+  auto policy = ParsePolicyName(absl::GetFlag(FLAGS_policy));
+  if (!policy.ok()) return Prefixed(policy.status(), "--policy: ");
   job.set_policy(*policy);
   for (const std::string& n : absl::GetFlag(FLAGS_nodes)) job.add_nodes(n);
   if (absl::GetFlag(FLAGS_here)) {

@@ -43,7 +43,7 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
-#include "server/model/policy.def"
+#include "base/policy.def"
     default:
       return FieldViolation("job.policy",
                             absl::StrCat("unknown value ", policy));
