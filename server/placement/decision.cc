@@ -169,7 +169,8 @@ void CheckFilter(const Request& r, Unit& u) {
 
 absl::Status Evaluate(const Request& r, Unit& u) {
   absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class, r.counters);
+      r.kernel->Resolution(*r.signature, *u.device_class, r.counters,
+                           r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
   if (!res.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("job: ", res.status().message()));

@@ -59,6 +59,35 @@ TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
   EXPECT_EQ(placer_.cache_stats().misses, rebuilt.misses);
 }
 
+// A reader's Explains (and Coverage), whatever their signatures, neither
+// take the signature cap from Select nor write into the live cache.
+TEST(PlacerCacheTest, ExplainAndCoverageLeaveTheCacheToSelect) {
+  PlacerOptions options;
+  options.max_signatures_per_kernel = 2;
+  Placer placer(options);
+  ASSERT_TRUE(placer.SetVariants("saxpy", SaxpyVariants()).ok());
+  ASSERT_TRUE(
+      placer.SetNodeDevices("a", {MakeDevice("a", 0, Kind::kH100)}).ok());
+  for (const char* construct : {"target", "teams", "parallel", "simd"}) {
+    Job job = SaxpyJob();
+    job.construct.resize(1);
+    job.construct[0].name = construct;
+    ASSERT_TRUE(placer.Explain(job).ok());
+    CoverageQuery query;
+    query.job = job;
+    ASSERT_TRUE(placer.Coverage(query).ok());
+  }
+  // Select's job is cached: its second lookup hits.
+  Job job = SaxpyJob();
+  job.construct.resize(1);
+  job.construct[0].name = "dispatch";
+  ASSERT_TRUE(placer.Select(job).ok());
+  const Placer::CacheStats first = placer.cache_stats();
+  ASSERT_TRUE(placer.Select(job).ok());
+  EXPECT_EQ(placer.cache_stats().hits - first.hits, 1);
+  EXPECT_EQ(placer.cache_stats().misses, first.misses);
+}
+
 TEST_F(PlacerTest, BaseFunctionWhereNoVariantFitsRanksBelowVariants) {
   ASSERT_TRUE(placer_
                   .SetVariants("gemm", {MakeVariant("gemm", "gemm_cuda",
