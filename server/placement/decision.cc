@@ -318,7 +318,7 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.winner = u.winner;
   if (u.resolution.has_value()) {
     c.explanation =
-        selector::Explain(*u.resolution, r.job->variables,
+        selector::Explain(*u.resolution, u.selection, r.job->variables,
                           u.layout->TargetDevicesFor(u.device_class->id));
   }
   return c;
