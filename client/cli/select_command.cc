@@ -40,8 +40,10 @@
 #include "launch/env_format.h"
 #include "slurm/gres_conf.h"
 
+// The names come from base/policy.def (help text is read at run time).
 ABSL_FLAG(std::string, policy, "least_loaded",
-          "select/explain: least_loaded, spread or pack.");
+          absl::StrCat("select/explain: one of ",
+                       absl::StrJoin(ctxsel::PolicyNames(), ", "), "."));
 ABSL_FLAG(std::vector<std::string>, nodes, {},
           "select/explain: only these nodes.");
 ABSL_FLAG(int, top_k, 0,

@@ -72,7 +72,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     });
 
 // The job flags (JobFromFlags) that select, explain and run share, for
-// their usage lines (which are also the flags each takes).
+// their usage lines (which are also the flags each takes). The policy names
+// repeat base/policy.def's (select_command_test holds them to it).
 #define CTXSEL_CLI_JOB_FLAGS                                             \
   "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
