@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/grpc_status.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "devices/device_proto.h"
@@ -15,12 +16,6 @@ namespace ctxsel::agent {
 namespace {
 
 constexpr int kMinConnectTimeoutMs = 2000;
-
-absl::Status FromGrpc(const std::string& call, const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(call, ": ", s.error_message()));
-}
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(std::chrono::system_clock::now() +
@@ -173,7 +168,7 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
   grpc::Status s = Stub()->ReportNode(&context, request, &response);
   if (!s.ok()) {
     DropChannel();
-    return FromGrpc("ReportNode", s);
+    return FromGrpcStatus(s, "ReportNode");
   }
   ReportAnswer answer;
   answer.heartbeat_interval = FromProtoDuration(response.heartbeat_interval());
@@ -193,8 +188,8 @@ absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {
   v1::DeregisterResponse response;
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
-  return FromGrpc("Deregister",
-                  Stub()->Deregister(&context, request, &response));
+  return FromGrpcStatus(Stub()->Deregister(&context, request, &response),
+                        "Deregister");
 }
 
 }  // namespace ctxsel::agent

@@ -7,6 +7,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/grpc_status.h"
+#include "base/status_details.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -40,7 +42,24 @@ class FakeInventory final : public v1::Inventory::Service {
   const bool silent_;
 };
 
-std::unique_ptr<grpc::Server> Start(FakeInventory* service, int* port) {
+// Refuses every report and deregistration with google.rpc details, as
+// the server does.
+class RefusingInventory final : public v1::Inventory::Service {
+ public:
+  grpc::Status ReportNode(grpc::ServerContext*, const v1::ReportNodeRequest*,
+                          v1::ReportNodeResponse*) override {
+    return ToGrpcStatus(WithErrorInfo(
+        FieldViolation("node.devices[0].id", "empty"), "BAD_DEVICE"));
+  }
+  grpc::Status Deregister(grpc::ServerContext*, const v1::DeregisterRequest*,
+                          v1::DeregisterResponse*) override {
+    return ToGrpcStatus(
+        WithResourceInfo(absl::NotFoundError("node: 'n1' is not known"),
+                         "ctxsel.v1.Node", "n1"));
+  }
+};
+
+std::unique_ptr<grpc::Server> Start(grpc::Service* service, int* port) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                            port);
@@ -85,6 +104,32 @@ TEST(GrpcTransportTest, ABeatWithoutAnswerFailsAfterTheTimeout) {
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(answer.status().message(), HasSubstr("no answer within 300ms"));
   stream.reset();
+  server->Shutdown();
+}
+
+// The server's google.rpc details reach the reporter (they used to be
+// dropped here, leaving only code and message).
+TEST(GrpcTransportTest, RefusalsKeepTheirDetails) {
+  RefusingInventory service;
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = Start(&service, &port);
+  GrpcInventoryTransport transport = TransportTo(port, absl::Seconds(10));
+  absl::StatusOr<ReportAnswer> report = transport.ReportNode("n1", {});
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(), HasSubstr("ReportNode: "));
+  auto bad = GetDetail<google::rpc::BadRequest>(report.status());
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->field_violations(0).field(), "node.devices[0].id");
+  auto info = GetDetail<google::rpc::ErrorInfo>(report.status());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), "BAD_DEVICE");
+
+  absl::Status gone = transport.Deregister("n1");
+  EXPECT_EQ(gone.code(), absl::StatusCode::kNotFound);
+  auto resource = GetDetail<google::rpc::ResourceInfo>(gone);
+  ASSERT_TRUE(resource.has_value());
+  EXPECT_EQ(resource->resource_name(), "n1");
   server->Shutdown();
 }
 

@@ -36,7 +36,7 @@
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:7070",
+ABSL_FLAG(std::string, server, ctxsel::kDefaultServer,
           "The ctxsel server, host:port; a DNS name or a list "
           "(a:7070,b:7070) of replicas fails over between them.");
 ABSL_FLAG(std::string, node_id, "", "This node's id; empty: the host name.");
@@ -175,7 +175,7 @@ int Serve(ctxsel::agent::Discovery& discovery) {
                                                heartbeat);
       },
       AgentVersion());
-  ctxsel::agent::RealClock clock;
+  ctxsel::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();
   options.heartbeat = heartbeat;

@@ -29,9 +29,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent_metrics.h"
-#include "agent/backoff.h"
-#include "agent/clock.h"
 #include "agent/inventory_transport.h"
+#include "base/backoff.h"
+#include "base/clock.h"
 #include "devices/device_info.h"
 
 namespace ctxsel::agent {

@@ -25,6 +25,12 @@
 
 namespace ctxsel {
 
+// The server a client or agent talks to when told none (no --server, no
+// $CTXSEL_SERVER where the binary reads it): the one default of ctxsel-cli,
+// ctxsel-agent, ctxsel-load and the docs, the server's own --listen
+// default.
+inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
+
 std::string ServerTarget(const std::string& servers);
 
 // The entries of a --server list ("a:7070, b:7070" -> {"a:7070", "b:7070"}),

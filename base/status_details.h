@@ -5,8 +5,9 @@
 // Code inside keeps returning absl::Status; the details ride as payloads
 // keyed by the message's type URL ("type.googleapis.com/google.rpc.
 // BadRequest"), set by the helpers below where the code knows the field,
-// reason or resource. The edge (server ToGrpcStatus, client FromGrpcStatus)
-// turns them into google.rpc.Status in grpc-status-details-bin and back;
+// reason or resource. The edge (base/grpc_status.h: ToGrpcStatus,
+// FromGrpcStatus) turns them into google.rpc.Status in
+// grpc-status-details-bin and back;
 // nothing parses messages to find them.
 //
 //   return FieldViolation("kernel", "required");   // INVALID_ARGUMENT

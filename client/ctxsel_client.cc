@@ -5,6 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "base/backoff.h"
+#include "base/grpc_status.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
@@ -44,12 +48,6 @@ absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
     request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   return out;
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  // gRPC and Abseil share the canonical code numbering.
-  return FromRpcStatus(static_cast<absl::StatusCode>(status.error_code()),
-                       status.error_message(), status.error_details());
 }
 
 absl::StatusOr<v1::HeartbeatResponse> HeartbeatStream::Beat(
@@ -242,6 +240,8 @@ absl::Status CtxselClient::WatchInventory(
                          : std::chrono::system_clock::time_point::max();
   WatchedInventory watched(initial);
   int failed = 0;  // streams in a row that ended without an event
+  Backoff backoff(
+      {absl::FromChrono(kWatchBackoff), absl::FromChrono(kWatchMaxBackoff)});
   while (true) {
     grpc::ClientContext context;
     if (deadline.count() > 0) context.set_deadline(until);
@@ -276,18 +276,19 @@ absl::Status CtxselClient::WatchInventory(
         return FromGrpcStatus(status);
     }
     failed = received ? 1 : failed + 1;
+    if (received) backoff.Reset();
     if (failed >= kWatchAttempts) {
       return absl::UnavailableError(absl::StrCat(
           "watch: ", failed, " streams in a row ended without an event: ",
           status.ok() ? "the server ended the stream"
                       : status.error_message()));
     }
-    const auto backoff =
-        std::min(kWatchMaxBackoff, kWatchBackoff * (1 << (failed - 1)));
-    if (std::chrono::system_clock::now() + backoff >= until) {
+    const absl::Duration wait = backoff.Next();
+    if (std::chrono::system_clock::now() + absl::ToChronoMilliseconds(wait) >=
+        until) {
       return absl::OkStatus();
     }
-    std::this_thread::sleep_for(backoff);
+    absl::SleepFor(wait);
   }
 }
 

@@ -32,11 +32,6 @@
 
 namespace ctxsel::client {
 
-// Converts a gRPC status into the equivalent absl::Status, with the
-// google.rpc details of grpc-status-details-bin as payloads: read them with
-// GetDetail<google::rpc::BadRequest>(status) (base/status_details.h).
-absl::Status FromGrpcStatus(const grpc::Status& status);
-
 // An open Heartbeat stream of one node (see ctxsel.v1.Inventory.Heartbeat).
 //
 //   auto beats = client->OpenHeartbeat();
@@ -114,7 +109,8 @@ class CtxselClient {
   // duplicate. When the stream breaks (UNAVAILABLE, a server that goes
   // away, a stream that ends without the caller stopping it, OUT_OF_RANGE
   // for a watcher that fell behind), the watch opens another on the same
-  // channel after a backoff (kWatchBackoff, doubling up to kWatchMaxBackoff);
+  // channel after a backoff (base/backoff.h: kWatchBackoff, doubling up to
+  // kWatchMaxBackoff, each wait drawn from its upper half);
   // a channel made for a server list (--server=a:7070,b:7070,
   // base/server_target.h) moves to the next address that answers. It
   // resumes after the last event it delivered: a server that still holds
@@ -137,8 +133,8 @@ class CtxselClient {
   // Errors: a stream the server refuses (e.g. PERMISSION_DENIED,
   // INVALID_ARGUMENT) returns its status at once; UNAVAILABLE, with the last
   // error, once kWatchAttempts streams in a row ended without an event
-  // (every address down through 7.1 s of backoff: 100 ms doubling to 2 s,
-  // seven waits).
+  // (every address down through 3.55 to 7.1 s of backoff: 100 ms doubling
+  // to 2 s, seven waits, each jittered).
   absl::Status WatchInventory(
       bool initial,
       const std::function<bool(const v1::InventoryEvent&)>& on_event,

@@ -78,31 +78,40 @@ std::string CandidateText(const CandidateReport& c) {
 
 }  // namespace
 
-Explanation Explain(const Resolution& resolution, const Variables& variables,
+Explanation Explain(const Resolution& resolution, const Selection& selection,
+                    const Variables& variables,
                     TargetDevicesView target_devices) {
   const internal::ResolutionData& data = resolution.data();
   Explanation out;
-  out.selection = Select(resolution, variables, target_devices);
+  out.selection = selection;
   for (size_t i = 0; i < data.declared->size(); ++i) {
     out.candidates.push_back(StaticReport(data, i));
   }
-  for (int r = 0; r < out.selection.evaluated; ++r) {
+  for (int index : selection.runtime_only) {
+    out.candidates[index].runtime_only = true;
+  }
+  const int evaluated =
+      std::min<int>(selection.evaluated, static_cast<int>(data.sorted.size()));
+  for (int r = 0; r < evaluated; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     CandidateReport& c = out.candidates[e.index];
     c.evaluated = true;
-    if (e.index == out.selection.index) {
+    if (e.index == selection.index) {
       c.selected = true;
     } else if (e.dynamic) {
-      std::string reason;
-      c.runtime_only =
-          internal::MatchDynamic((*data.declared)[e.index].selector.ast(),
-                                 variables, target_devices, &reason) ==
-          internal::DynamicMatch::kProgramDecides;
+      // Select passed it over: only the words are found here.
+      internal::MatchDynamic((*data.declared)[e.index].selector.ast(),
+                             variables, target_devices, &c.reason);
       c.compatible = false;
-      c.reason = reason;
     }
   }
   return out;
+}
+
+Explanation Explain(const Resolution& resolution, const Variables& variables,
+                    TargetDevicesView target_devices) {
+  return Explain(resolution, Select(resolution, variables, target_devices),
+                 variables, target_devices);
 }
 
 std::string Explanation::ToText() const {

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "selector/selector.h"
@@ -67,6 +69,44 @@ TEST(ExplainTest, BaseFunction) {
   EXPECT_TRUE(e.selection.base());
   EXPECT_EQ(e.candidates[0].reason, "user.condition(M): unknown variable M");
   EXPECT_THAT(e.ToText(), HasSubstr("selected: base function"));
+}
+
+// Explain reports the Selection it is given (the one Select made, with a
+// request's shared condition verdicts), never a second verdict of its own:
+// which candidate won, which were evaluated and which are runtime-only.
+TEST(ExplainTest, ReportsTheSelectionItIsGiven) {
+  Context ctx;
+  AddConstruct(ctx, "parallel");
+  std::vector<Candidate> candidates = {
+      {"plain", *Selector::Parse("construct={parallel}")},
+      {"rt", *Selector::Parse("user={condition(score(100): use_fast(x))}")},
+      {"dyn", *Selector::Parse("user={condition(score(50): N > 10)}")},
+  };
+  absl::StatusOr<Resolution> r = Resolve(candidates, ctx);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int64_t n : {1, 11}) {
+    const Variables vars = {{"N", n}};
+    ConditionVerdicts verdicts;
+    const Selection pick = Select(*r, vars, {}, &verdicts);
+    const Explanation e = Explain(*r, pick, vars, {});
+    EXPECT_EQ(e.selection.index, pick.index);
+    int evaluated = 0;
+    for (int i = 0; i < static_cast<int>(e.candidates.size()); ++i) {
+      const CandidateReport& c = e.candidates[i];
+      EXPECT_EQ(c.selected, i == pick.index) << c.name;
+      EXPECT_EQ(c.runtime_only, std::count(pick.runtime_only.begin(),
+                                           pick.runtime_only.end(), i) > 0)
+          << c.name;
+      evaluated += c.evaluated;
+    }
+    EXPECT_EQ(evaluated, pick.evaluated);
+  }
+  // Given a selection, it is that one that is reported, not one walked again.
+  Selection given = Select(*r, {{"N", 11}}, {});
+  ASSERT_EQ(given.index, 2);
+  const Explanation e = Explain(*r, given, {{"N", 1}}, {});
+  EXPECT_TRUE(e.candidates[2].selected);
+  EXPECT_EQ(e.selection.index, 2);
 }
 
 }  // namespace

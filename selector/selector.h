@@ -407,10 +407,19 @@ struct Explanation {
   std::string ToText() const;
 };
 
-// Runs the same walk as Select() and reports on every candidate in
-// declaration order: static compatibility and its failing trait, score terms,
-// strict-subset demotion, rank, and for the dynamic prefix entries that were
-// evaluated, the dynamic failure reason. Allocates; meant for humans.
+// Reports `selection`, the one Select() made from `resolution`, the same
+// `variables` and `target_devices`, on every candidate in declaration order:
+// static compatibility and its failing trait, score terms, strict-subset
+// demotion, rank, and for the dynamic prefix entries the walk evaluated,
+// why they were passed over. Which candidate was selected, which were
+// evaluated and which are runtime-only are the Selection's, never decided
+// again here, so an explanation cannot disagree with the answer it
+// explains; the dynamic verdicts' reasons are only text. Allocates; meant
+// for humans.
+Explanation Explain(const Resolution& resolution, const Selection& selection,
+                    const Variables& variables,
+                    TargetDevicesView target_devices);
+// Explain(resolution, Select(resolution, variables, target_devices), ...).
 Explanation Explain(const Resolution& resolution, const Variables& variables,
                     TargetDevicesView target_devices);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/grpc_status.h"
 #include "base/proto_time.h"
 #include "bench/load/agent.h"
 #include "bench/load/load_fleet.h"
@@ -16,11 +17,6 @@ namespace {
 
 constexpr absl::Duration kTick = absl::Milliseconds(10);
 constexpr absl::Duration kCloseTimeout = absl::Seconds(10);
-
-absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", s.error_message()));
-}
 
 }  // namespace
 
@@ -80,7 +76,7 @@ absl::Status AgentFleet::Report(const v1::Node& node,
   v1::ReportNodeResponse response;
   const size_t stub = std::hash<std::string>()(node.id());
   grpc::Status s = StubFor(stub)->ReportNode(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, absl::StrCat("ReportNode ", node.id()));
+  if (!s.ok()) return FromGrpcStatus(s, absl::StrCat("ReportNode ", node.id()));
   if (interval != nullptr) {
     *interval = FromProtoDuration(response.heartbeat_interval());
   }
@@ -172,7 +168,7 @@ absl::Status AgentFleet::Stop() {
     // (deregistering 10,000 nodes takes longer than the node TTL).
     if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND &&
         first.ok()) {
-      first = FromGrpc(s, absl::StrCat("Deregister ", request.node()));
+      first = FromGrpcStatus(s, absl::StrCat("Deregister ", request.node()));
     }
   }
   return first;

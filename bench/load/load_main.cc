@@ -38,13 +38,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/grpc_status.h"
+#include "base/server_target.h"
 #include "bench/load/agent_fleet.h"
 #include "bench/load/latency.h"
 #include "bench/load/load_fleet.h"
 #include "bench/load/proc_status.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:7070",
+ABSL_FLAG(std::string, server, ctxsel::kDefaultServer,
           "The server, host:port; the host must be a loopback address.");
 ABSL_FLAG(int, nodes, 200, "Simulated agents (nodes), 1..20000.");
 ABSL_FLAG(int, devices_per_node, 8,
@@ -165,8 +167,8 @@ absl::Status RegisterKernels() {
     grpc::Status s = stub->RegisterVariants(
         &context, LoadKernel(k, absl::GetFlag(FLAGS_variants)), &response);
     if (!s.ok()) {
-      return absl::UnavailableError(absl::StrCat(
-          "RegisterVariants ", LoadKernelName(k), ": ", s.error_message()));
+      return FromGrpcStatus(
+          s, absl::StrCat("RegisterVariants ", LoadKernelName(k)));
     }
   }
   return absl::OkStatus();

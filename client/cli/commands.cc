@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/server_target.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/text_fit.h"
 

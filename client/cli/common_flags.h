@@ -52,9 +52,6 @@ ABSL_DECLARE_FLAG(std::string, device_filter);
 
 namespace ctxsel::cli {
 
-// The server address when neither --server nor $CTXSEL_SERVER is set.
-inline constexpr char kDefaultServer[] = "127.0.0.1:7070";
-
 // The TLS and token flags; unless --insecure, --ca defaults to $CTXSEL_CA
 // and --token_file to $CTXSEL_TOKEN_FILE.
 ClientSecurity ClientSecurityFromFlags();

@@ -28,7 +28,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "base/backoff.h"
 #include "base/error_reasons.h"
+#include "base/policy_names.h"
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
@@ -43,8 +45,10 @@
 #include "formats/gres_conf.h"
 #include "launch/env_format.h"
 
+// The names come from base/policy.def (help text is read at run time).
 ABSL_FLAG(std::string, policy, "least_loaded",
-          "select/explain: least_loaded, spread or pack.");
+          absl::StrCat("select/explain: one of ",
+                       absl::StrJoin(ctxsel::PolicyNames(), ", "), "."));
 ABSL_FLAG(std::vector<std::string>, nodes, {},
           "select/explain: only these nodes.");
 ABSL_FLAG(int, top_k, 0,
@@ -102,30 +106,6 @@ ABSL_FLAG(int, priority, 0,
 
 namespace ctxsel::cli {
 namespace {
-
-// A policy by its proto enum name in lower case without the enum's prefix
-// ("least_loaded" for POLICY_LEAST_LOADED): the spellings come from
-// ctxsel.proto, so a new policy needs no CLI change.
-constexpr absl::string_view kPolicyPrefix = "POLICY_";
-
-absl::StatusOr<v1::Policy> ParsePolicy(const std::string& name) {
-  v1::Policy policy = v1::POLICY_UNSPECIFIED;
-  if (name == absl::AsciiStrToLower(name) &&
-      v1::Policy_Parse(absl::StrCat(kPolicyPrefix, absl::AsciiStrToUpper(name)),
-                       &policy) &&
-      policy != v1::POLICY_UNSPECIFIED) {
-    return policy;
-  }
-  std::vector<std::string> names;
-  const google::protobuf::EnumDescriptor* policies = v1::Policy_descriptor();
-  for (int i = 0; i < policies->value_count(); ++i) {
-    if (policies->value(i)->number() == v1::POLICY_UNSPECIFIED) continue;
-    names.push_back(absl::AsciiStrToLower(
-        absl::StripPrefix(policies->value(i)->name(), kPolicyPrefix)));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--policy: '", name, "' (expected ", absl::StrJoin(names, ", "), ")"));
-}
 
 // `status` with `prefix` before its message; code and details kept, so
 // that ExitCodeOf still reads them.
@@ -187,8 +167,8 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
       (*job.mutable_variables())[name] = value;
     }
   }
-  auto policy = ParsePolicy(absl::GetFlag(FLAGS_policy));
-  if (!policy.ok()) return policy.status();
+  auto policy = ParsePolicyName(absl::GetFlag(FLAGS_policy));
+  if (!policy.ok()) return Prefixed(policy.status(), "--policy: ");
   job.set_policy(*policy);
   for (const std::string& n : absl::GetFlag(FLAGS_nodes)) job.add_nodes(n);
   if (absl::GetFlag(FLAGS_here)) {
@@ -271,7 +251,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     absl::Duration wait, const std::function<bool(absl::Duration)>& sleep) {
   const absl::Time deadline = absl::Now() + wait;
   WaitNotice notice(request, deadline);
-  absl::Duration backoff = absl::Milliseconds(100);
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(2)});
   // The server's queue first; a server older than ClaimRequest.wait answers
   // at once with neither of the queue's reasons, and we retry on our own.
   bool queued = wait > absl::ZeroDuration() && request.has_claim();
@@ -317,8 +297,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return answer;
     notice.Waiting(answer.status());
-    if (!sleep(std::min(backoff, left))) return answer;
-    backoff = std::min(2 * backoff, absl::Seconds(2));
+    if (!sleep(std::min(backoff.Next(), left))) return answer;
   }
 }
 

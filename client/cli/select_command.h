@@ -62,7 +62,7 @@ std::string DefaultHolder();
 // every fitting device claimed at once: then, and without a claim, while
 // ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED, or STORE_FULL;
 // never a rate or size limit) and `wait` has not passed, tries again with
-// backoff (100ms doubling to 2s), sleeping through `sleep`, which returns
+// backoff (base/backoff.h: 100ms doubling to 2s, jittered), sleeping through `sleep`, which returns
 // false when the wait should stop (e.g. a signal), and saying on stderr
 // what it waits for (WaitNotice, wait_notice.h). The last answer
 // otherwise. An OK answer
@@ -78,7 +78,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
     });
 
 // The job flags (JobFromFlags) that select, explain and run share, for
-// their usage lines (which are also the flags each takes).
+// their usage lines (which are also the flags each takes). The policy names
+// repeat base/policy.def's (select_command_test holds them to it).
 #define CTXSEL_CLI_JOB_FLAGS                                             \
   "--kernel=K [--construct=C,...] [--var=NAME=INTEGER,...] "             \
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \

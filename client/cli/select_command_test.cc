@@ -1,9 +1,15 @@
-// select/explain read --policy by the proto's Policy names; a bad value is
-// bad input before any connection is tried.
+// select/explain read --policy by the names of base/policy.def (the proto's
+// Policy names in lower case, unprefixed); a bad value is bad input before
+// any connection is tried.
+#include "client/cli/select_command.h"
+
 #include <string>
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/policy_names.h"
 #include "client/cli/command.h"
 #include "gtest/gtest.h"
 
@@ -37,6 +43,19 @@ TEST(SelectCommandTest, OtherPolicySpellingsAreBadInput) {
         "policy_unspecified", "POLICY_UNSPECIFIED", ""}) {
     EXPECT_EQ(RunSelect(policy), kExitBadInput) << policy;
   }
+}
+
+// The usage line is a compile-time string, so it spells the names again:
+// held to the table here.
+TEST(SelectCommandTest, UsageAndHelpNameEveryPolicyOfTheTable) {
+  const std::string names = absl::StrJoin(PolicyNames(), "|");
+  EXPECT_NE(std::string(CTXSEL_CLI_JOB_FLAGS)
+                .find(absl::StrCat("[--policy=", names, "]")),
+            std::string::npos)
+      << CTXSEL_CLI_JOB_FLAGS;
+  EXPECT_NE(absl::FindCommandLineFlag("policy")->Help().find(
+                absl::StrJoin(PolicyNames(), ", ")),
+            std::string::npos);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ struct PolicyInfo {
 constexpr PolicyInfo kPolicies[] = {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   {Policy::Enumerator, Name, Meaning},
-#include "server/model/policy.def"
+#include "base/policy.def"
 };
 
 const PolicyInfo& Info(Policy policy) {
@@ -33,17 +33,6 @@ const PolicyInfo& Info(Policy policy) {
 absl::string_view PolicyName(Policy policy) { return Info(policy).name; }
 
 absl::string_view PolicyMeaning(Policy policy) { return Info(policy).meaning; }
-
-absl::StatusOr<Policy> ParsePolicy(absl::string_view name) {
-  std::vector<absl::string_view> names;
-  for (const PolicyInfo& info : kPolicies) {
-    if (info.name == name) return info.policy;
-    names.push_back(info.name);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("policy: unknown policy '", name,
-                   "' (known: ", absl::StrJoin(names, ", "), ")"));
-}
 
 const std::vector<Policy>& AllPolicies() {
   static const std::vector<Policy>* const all = [] {

@@ -1,7 +1,7 @@
-// policy.h: the placement policies (one enumerator per line of policy.def)
-// and their names.
+// policy.h: the placement policies (one enumerator per line of
+// base/policy.def) and their names. Names are parsed in one place,
+// base/policy_names.h (ctxsel-cli); the server receives ctxsel.v1.Policy.
 //
-//   absl::StatusOr<Policy> p = ParsePolicy("spread");
 //   absl::string_view name = PolicyName(Policy::kPack);  // "pack"
 #ifndef CTXSEL_SERVER_MODEL_POLICY_H_
 #define CTXSEL_SERVER_MODEL_POLICY_H_
@@ -14,11 +14,11 @@
 namespace ctxsel::server {
 
 // How to choose among the live devices of the winning device classes. One
-// enumerator per line of server/model/policy.def, which also gives each
+// enumerator per line of base/policy.def, which also gives each
 // its name, meaning and ctxsel.v1 value.
 enum class Policy {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) Enumerator,
-#include "server/model/policy.def"
+#include "base/policy.def"
 };
 
 // The policy of a job that names none.
@@ -29,10 +29,6 @@ absl::string_view PolicyName(Policy policy);
 
 // One line on what the policy picks, for help texts and docs.
 absl::string_view PolicyMeaning(Policy policy);
-
-// The policy named `name`; InvalidArgumentError naming the known policies
-// otherwise.
-absl::StatusOr<Policy> ParsePolicy(absl::string_view name);
 
 // Every policy, in table order.
 const std::vector<Policy>& AllPolicies();

@@ -211,8 +211,8 @@ bool ReadsVariables(const selector::Resolution& res,
 // The verdict of `kernel` on `u` at `p` (see ClassCoverage).
 absl::StatusOr<ClassCoverage> Judge(const KernelEntry& kernel, const Unit& u,
                                     const Point& p) {
-  absl::StatusOr<selector::Resolution> res =
-      kernel.Resolution(p.signature, *u.device_class);
+  absl::StatusOr<selector::Resolution> res = kernel.Resolution(
+      p.signature, *u.device_class, /*counters=*/nullptr, CacheUse::kReadOnly);
   if (!res.ok()) {
     return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
                                   "job: ", res.status().message())),

@@ -170,7 +170,8 @@ void CheckFilter(const Request& r, Unit& u) {
 
 absl::Status Evaluate(const Request& r, Unit& u) {
   absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class, r.counters);
+      r.kernel->Resolution(*r.signature, *u.device_class, r.counters,
+                           r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
   if (!res.ok()) {
     return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
                                   "job: ", res.status().message())),
@@ -324,7 +325,7 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.winner = u.winner;
   if (u.resolution.has_value()) {
     c.explanation =
-        selector::Explain(*u.resolution, r.job->variables,
+        selector::Explain(*u.resolution, u.selection, r.job->variables,
                           u.layout->TargetDevicesFor(u.device_class->id));
   }
   return c;

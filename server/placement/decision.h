@@ -35,7 +35,9 @@ struct Request {
   const DeviceFilter* device_filter = nullptr;
   uint64_t spread_ticket = 0;  // spread's round-robin position
   int top_k = 0;
-  bool explain = false;  // fill Decision::classes
+  // Fill Decision::classes; and only read the resolution cache (an
+  // Explain: see kernel_entry.h).
+  bool explain = false;
   // Let devices of suspect nodes compete (the Placer asks again with this
   // only when no healthy device could serve).
   bool include_suspect = false;

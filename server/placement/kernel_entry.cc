@@ -109,22 +109,36 @@ int SignatureIds::Intern(const std::string& key) {
   return ids_.try_emplace(key, static_cast<int>(ids_.size())).first->second;
 }
 
+int SignatureIds::Find(const std::string& key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = ids_.find(key);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+const KernelEntry::SignatureCache* KernelEntry::Find(
+    const JobSignature& signature) const {
+  if (signature.id >= 0) {
+    auto it = by_id_.find(signature.id);
+    if (it != by_id_.end()) return it->second;
+  }
+  auto it = cache_.find(signature.key);
+  return it == cache_.end() ? nullptr : &it->second;
+}
+
+void KernelEntry::Number(SignatureCache& cached, int id) const {
+  if (id < 0 || cached.signature.id >= 0) return;
+  cached.signature.id = id;
+  by_id_.emplace(id, &cached);
+}
+
 absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
     const JobSignature& signature, const DeviceClass& c,
-    ResolutionCounters* counters) const {
+    ResolutionCounters* counters, CacheUse use) const {
   {
     absl::ReaderMutexLock lock(&mu_);
-    if (signature.id >= 0) {
-      auto r = by_id_.find(std::make_pair(signature.id, c.id));
-      if (r != by_id_.end()) {
-        if (counters != nullptr) counters->hits.fetch_add(1);
-        return r->second;
-      }
-    }
-    auto it = cache_.find(signature.key);
-    if (it != cache_.end()) {
-      auto r = it->second.by_class.find(c.id);
-      if (r != it->second.by_class.end()) {
+    if (const SignatureCache* cached = Find(signature); cached != nullptr) {
+      auto r = cached->by_class.find(c.id);
+      if (r != cached->by_class.end()) {
         if (counters != nullptr) counters->hits.fetch_add(1);
         return r->second;
       }
@@ -132,7 +146,7 @@ absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
   }
   if (counters != nullptr) counters->misses.fetch_add(1);
   absl::StatusOr<selector::Resolution> r = Compute(signature, c);
-  if (r.ok()) Store(signature, c.id, *r);
+  if (r.ok() && use == CacheUse::kFill) Store(signature, c.id, *r);
   return r;
 }
 
@@ -145,12 +159,7 @@ void KernelEntry::Store(const JobSignature& signature, int class_id,
     it = cache_.emplace(signature.key, SignatureCache{signature, {}}).first;
   }
   it->second.by_class.emplace(class_id, resolution);
-  // The cached signature's id may come from an earlier job than this one.
-  const int id = signature.id >= 0 ? signature.id : it->second.signature.id;
-  if (id >= 0) {
-    if (it->second.signature.id < 0) it->second.signature.id = id;
-    by_id_.emplace(std::make_pair(id, class_id), resolution);
-  }
+  Number(it->second, signature.id);
 }
 
 void KernelEntry::ResolveAhead(
@@ -175,10 +184,7 @@ void KernelEntry::Forget(const std::vector<int>& class_ids) const {
   if (class_ids.empty()) return;
   absl::MutexLock lock(&mu_);
   for (auto& [key, cached] : cache_) {
-    for (int id : class_ids) {
-      cached.by_class.erase(id);
-      by_id_.erase(std::make_pair(cached.signature.id, id));
-    }
+    for (int id : class_ids) cached.by_class.erase(id);
   }
 }
 
@@ -194,8 +200,12 @@ void KernelEntry::AdoptSignatures(const KernelEntry& other) const {
   absl::MutexLock lock(&mu_);
   for (JobSignature& s : signatures) {
     if (static_cast<int>(cache_.size()) >= max_signatures_) break;
+    const int id = s.id;
+    s.id = -1;  // Number() sets it with its index
     std::string key = s.key;
-    cache_.emplace(std::move(key), SignatureCache{std::move(s), {}});
+    auto [it, added] =
+        cache_.emplace(std::move(key), SignatureCache{std::move(s), {}});
+    if (added) Number(it->second, id);
   }
 }
 

@@ -2,9 +2,13 @@
 //
 // Internal to the Placer. A KernelEntry is immutable once published except
 // for its resolution cache, which memoises the engine's Resolve() per job
-// signature (construct + implementation traits) and device class. The
-// cache is internally synchronised: lookups take a reader lock; a miss is
-// resolved outside the lock and inserted under it.
+// signature (construct + implementation traits) and device class: one
+// cache, found by the signature's key or, for a signature with an id, by
+// the id. Only Select fills it (CacheUse::kFill); Explain and Coverage,
+// which a reader may call with any number of signatures, read it and keep
+// nothing (kReadOnly), so they can neither fill its signature cap nor write
+// what-if points into it. Internally synchronised: lookups take a reader
+// lock; a miss is resolved outside the lock and inserted under it.
 //
 //   auto entry = KernelEntry::Make("saxpy", variants, /*max_signatures=*/256);
 //   JobSignature sig = JobSignature::Of(job);
@@ -21,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "selector/selector.h"
@@ -63,12 +68,17 @@ class SignatureIds {
  public:
   explicit SignatureIds(int capacity) : capacity_(capacity) {}
   int Intern(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+  // The id `key` has, -1 when none; never gives one.
+  int Find(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const int capacity_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, int> ids_ ABSL_GUARDED_BY(mu_);
 };
+
+// How a lookup may use a KernelEntry's cache (see the file comment).
+enum class CacheUse { kFill, kReadOnly };
 
 class KernelEntry {
  public:
@@ -91,12 +101,14 @@ class KernelEntry {
   // must give every one (selector::CheckVariablesGiven).
   const std::vector<std::string>& variables() const { return variables_; }
 
-  // The static resolution of this kernel for `signature` on class `c`,
-  // cached. Fails where the engine's Resolve fails (too many construct
+  // The static resolution of this kernel for `signature` on class `c`, from
+  // the cache or computed (and, with kFill, kept: up to max_signatures
+  // signatures). Fails where the engine's Resolve fails (too many construct
   // traits, score overflow). With `counters`, counts a hit or a miss.
   absl::StatusOr<selector::Resolution> Resolution(
       const JobSignature& signature, const DeviceClass& c,
-      ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+      ResolutionCounters* counters = nullptr,
+      CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).
@@ -123,11 +135,12 @@ class KernelEntry {
   void Store(const JobSignature& signature, int class_id,
              const selector::Resolution& resolution) const
       ABSL_LOCKS_EXCLUDED(mu_);
-
-  // The same resolutions by (signature id, class id), for signatures with
-  // an id: the per-request path.
-  mutable absl::flat_hash_map<std::pair<int, int>, selector::Resolution> by_id_
-      ABSL_GUARDED_BY(mu_);
+  // The cached signature `signature` is, or null.
+  const SignatureCache* Find(const JobSignature& signature) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Indexes `cached` by `id` (when >= 0 and it has none yet).
+  void Number(SignatureCache& cached, int id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string kernel_;
   std::vector<std::shared_ptr<const Variant>> variants_;
   // Shared by every Resolution of this kernel, never copied into one.
@@ -136,8 +149,12 @@ class KernelEntry {
   std::vector<std::string> variables_;
   int max_signatures_ = 0;
   mutable absl::Mutex mu_;
-  mutable absl::flat_hash_map<std::string, SignatureCache> cache_
+  // The cache, by signature key; node-based, so by_id_ can point into it.
+  mutable absl::node_hash_map<std::string, SignatureCache> cache_
       ABSL_GUARDED_BY(mu_);
+  // An index of cache_ by signature id, for signatures with one: the
+  // per-request path finds its entry without hashing the key.
+  mutable absl::flat_hash_map<int, SignatureCache*> by_id_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ctxsel::server::placement::internal

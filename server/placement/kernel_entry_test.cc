@@ -114,5 +114,31 @@ TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
   EXPECT_EQ(counters.misses.load(), 2);  // the class's resolutions went
 }
 
+// Explain and Coverage read the cache and keep nothing: a reader's jobs,
+// however many signatures, leave the cap to Select's (they used to fill it).
+TEST(KernelEntryTest, ReadOnlyLookupsNeitherFillTheCapNorTheCache) {
+  absl::StatusOr<std::shared_ptr<KernelEntry>> e =
+      KernelEntry::Make("saxpy", SaxpyVariants(), 2);
+  ASSERT_TRUE(e.ok());
+  DeviceClass gpu = MakeDeviceClass(0, {{"gpu"}, {"nvptx"}, {}, {}, {}}, "");
+  ResolutionCounters counters;
+  for (const char* c : {"target", "teams", "parallel", "simd"}) {
+    ASSERT_TRUE((*e)->Resolution(JobSignature::Of(JobWith({c}, {})), gpu,
+                                 &counters, CacheUse::kReadOnly)
+                    .ok());
+  }
+  EXPECT_EQ((*e)->cached_signatures(), 0);
+  EXPECT_EQ(counters.misses.load(), 4);
+  // Select's signatures still find room, and then read-only lookups hit.
+  JobSignature select = JobSignature::Of(JobWith({"target"}, {}));
+  select.id = 0;
+  ASSERT_TRUE((*e)->Resolution(select, gpu, &counters).ok());
+  EXPECT_EQ((*e)->cached_signatures(), 1);
+  ASSERT_TRUE((*e)->Resolution(JobSignature::Of(JobWith({"target"}, {})), gpu,
+                               &counters, CacheUse::kReadOnly)
+                  .ok());
+  EXPECT_EQ(counters.hits.load(), 1);
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement::internal

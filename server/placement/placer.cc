@@ -327,7 +327,10 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   CTXSEL_ASSIGN_OR_RETURN(DeviceFilter filter,
                           filters_.Get(job.device_filter, "job.device_filter"));
   JobSignature signature = JobSignature::Of(job);
-  signature.id = signature_ids_.Intern(signature.key);
+  // Only Select numbers new signatures and fills the caches; Explain reads
+  // them (a reader's jobs must not fill the caps, kernel_entry.h).
+  signature.id = explain ? signature_ids_.Find(signature.key)
+                         : signature_ids_.Intern(signature.key);
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;

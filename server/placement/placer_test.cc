@@ -60,6 +60,82 @@ TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
   EXPECT_EQ(placer_.cache_stats().misses, rebuilt.misses);
 }
 
+// A reader's Explains (and Coverage), whatever their signatures, neither
+// take the signature cap from Select nor write into the live cache.
+TEST(PlacerCacheTest, ExplainAndCoverageLeaveTheCacheToSelect) {
+  PlacerOptions options;
+  options.max_signatures_per_kernel = 2;
+  Placer placer(options);
+  ASSERT_TRUE(placer.SetVariants("saxpy", SaxpyVariants()).ok());
+  ASSERT_TRUE(
+      placer.SetNodeDevices("a", {MakeDevice("a", 0, Kind::kH100)}).ok());
+  for (const char* construct : {"target", "teams", "parallel", "simd"}) {
+    Job job = SaxpyJob();
+    job.construct.resize(1);
+    job.construct[0].name = construct;
+    ASSERT_TRUE(placer.Explain(job).ok());
+    CoverageQuery query;
+    query.job = job;
+    ASSERT_TRUE(placer.Coverage(query).ok());
+  }
+  // Select's job is cached: its second lookup hits.
+  Job job = SaxpyJob();
+  job.construct.resize(1);
+  job.construct[0].name = "dispatch";
+  ASSERT_TRUE(placer.Select(job).ok());
+  const Placer::CacheStats first = placer.cache_stats();
+  ASSERT_TRUE(placer.Select(job).ok());
+  EXPECT_EQ(placer.cache_stats().hits - first.hits, 1);
+  EXPECT_EQ(placer.cache_stats().misses, first.misses);
+}
+
+// Explain reports the dynamic verdicts Select reached (one path: the
+// Selection Select made, with the request's condition verdicts, is what
+// Explain describes), on every class and for every variable value.
+TEST_F(PlacerTest, ExplainAgreesWithSelectOnDynamicVariants) {
+  ASSERT_TRUE(
+      placer_
+          .SetVariants("dyn",
+                       {MakeVariant("dyn", "rt",
+                                    "user={condition(score(90): fast())}", 0),
+                        MakeVariant("dyn", "big",
+                                    "device={kind(gpu)}, "
+                                    "user={condition(score(50): N > 10)}",
+                                    1),
+                        MakeVariant("dyn", "any", "user={condition(N > 0)}", 2),
+                        MakeVariant("dyn", "gpu", "device={kind(gpu)}", 3)})
+          .ok());
+  AddNode("a",
+          {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kH100)});
+  for (int64_t n : {0, 1, 11}) {
+    Job job;
+    job.kernel = "dyn";
+    job.variables = {{"N", n}};
+    absl::StatusOr<Placement> select = placer_.Select(job);
+    absl::StatusOr<PlacementReport> explain = placer_.Explain(job);
+    ASSERT_TRUE(select.ok()) << select.status();
+    ASSERT_TRUE(explain.ok()) << explain.status();
+    ASSERT_TRUE(explain->status.ok()) << explain->status;
+    EXPECT_EQ(explain->placement.choice.variant_name(),
+              select->choice.variant_name())
+        << "N=" << n;
+    EXPECT_EQ(explain->placement.choice.runtime_only_variants,
+              select->choice.runtime_only_variants);
+    for (const ClassReport& c : explain->classes) {
+      if (!c.winner) continue;
+      const selector::Explanation& e = c.explanation;
+      const std::string selected =
+          e.selection.base() ? "" : e.candidates[e.selection.index].name;
+      EXPECT_EQ(selected, select->choice.variant_name()) << "N=" << n;
+      std::vector<std::string> runtime_only;
+      for (const selector::CandidateReport& candidate : e.candidates) {
+        if (candidate.runtime_only) runtime_only.push_back(candidate.name);
+      }
+      EXPECT_EQ(runtime_only, select->choice.runtime_only_variants);
+    }
+  }
+}
+
 TEST_F(PlacerTest, BaseFunctionWhereNoVariantFitsRanksBelowVariants) {
   ASSERT_TRUE(placer_
                   .SetVariants("gemm", {MakeVariant("gemm", "gemm_cuda",

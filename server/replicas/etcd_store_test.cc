@@ -375,5 +375,45 @@ TEST_F(EtcdStoreTest, SyncSaysItIsStaleEachTimeEtcdGoesAway) {
   }
 }
 
+// One policy for a record that does not decode (EtcdStore::CorruptRecord):
+// DATA_LOSS naming the key at start; logged and counted, never skipped in
+// silence, on a watch event and on a reload after a compaction (claims
+// used to be skipped silently on both, variants on a reload).
+TEST_F(EtcdStoreTest, ACorruptRecordIsDataLossAtStartAndNeverSilent) {
+  auto store_a = OpenStore();
+  auto store_b = OpenStore();
+  ASSERT_NE(store_a, nullptr);
+  ASSERT_NE(store_b, nullptr);
+  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
+  auto claims_b = ClaimBook::Open(store_b.get());
+  ASSERT_TRUE(registry_b.ok() && claims_b.ok());
+  auto sync_b =
+      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
+  ASSERT_TRUE(sync_b.ok()) << sync_b.status();
+
+  const EtcdKeys& keys = store_a->keys();
+  const std::string bad_variant = keys.Variant("saxpy", "bad");
+  const std::string bad_claim = keys.Claim("c-bad");
+  ASSERT_TRUE(store_a->client().Put(bad_variant, "{not json").ok());
+  ASSERT_TRUE(store_a->client().Put(bad_claim, "{}").ok());
+  // The watch events.
+  ASSERT_TRUE(Eventually([&] { return store_b->corrupt_records() == 2; }))
+      << store_b->corrupt_records();
+  // The reload meets both again.
+  (*sync_b)->Reload();
+  EXPECT_EQ(store_b->corrupt_records(), 4);
+
+  // A replica that starts now refuses the store.
+  auto store_c = OpenStore();
+  ASSERT_NE(store_c, nullptr);
+  absl::StatusOr<StoreContents> loaded = store_c->Load();
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(loaded.status().message(), HasSubstr(bad_variant));
+  absl::StatusOr<std::vector<ClaimRecord>> claims = store_c->LoadClaims();
+  EXPECT_EQ(claims.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(claims.status().message(), HasSubstr(bad_claim));
+  EXPECT_EQ(store_c->corrupt_records(), 2);
+}
+
 }  // namespace
 }  // namespace ctxsel::server::etcd

@@ -36,6 +36,15 @@ std::string NodeRecord(const std::string& id, const std::string& agent_version,
   return proto.SerializeAsString();
 }
 
+// A node record as stored, or DATA_LOSS.
+absl::StatusOr<v1::Node> NodeFromValue(const std::string& value) {
+  v1::Node proto;
+  if (!proto.ParseFromString(value)) {
+    return absl::DataLossError("not a stored node (ctxsel.v1.Node)");
+  }
+  return proto;
+}
+
 }  // namespace
 
 NodeSync::NodeSync(EtcdStore* store, const DeviceStore* devices,
@@ -63,8 +72,9 @@ absl::Status NodeSync::Start(Inventory* inventory) {
   CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse nodes,
                           client.Range(prefix, PrefixEnd(prefix)));
   for (const mvccpb::KeyValue& kv : nodes.kvs()) {
-    v1::Node proto;
-    if (proto.ParseFromString(kv.value())) ApplyRemote(NodeFromProto(proto));
+    absl::StatusOr<v1::Node> proto = NodeFromValue(kv.value());
+    if (!proto.ok()) return store_->CorruptRecord(kv.key(), proto.status());
+    ApplyRemote(NodeFromProto(*proto));
   }
   EtcdClient::WatchCallbacks callbacks;
   callbacks.on_events = [this](const etcdserverpb::WatchResponse& response) {
@@ -144,9 +154,12 @@ void NodeSync::OnEvents(const etcdserverpb::WatchResponse& response) {
         local_.erase(id);
         pending_.erase(id);
       }
-      v1::Node proto;
-      if (!proto.ParseFromString(kv.value())) continue;
-      ApplyRemote(NodeFromProto(proto));
+      absl::StatusOr<v1::Node> proto = NodeFromValue(kv.value());
+      if (!proto.ok()) {
+        store_->CorruptRecord(kv.key(), proto.status()).IgnoreError();
+        continue;
+      }
+      ApplyRemote(NodeFromProto(*proto));
       continue;
     }
     bool was_remote = false;

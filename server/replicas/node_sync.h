@@ -67,7 +67,9 @@ class NodeSync final : public InventoryObserver {
   ~NodeSync() override;
 
   // Takes a lease, loads the nodes other replicas hold into `inventory`
-  // (which must outlive the sync) and follows them. The store's error.
+  // (which must outlive the sync) and follows them. The store's error;
+  // DATA_LOSS for a node record that does not decode
+  // (EtcdStore::CorruptRecord), which a running sync leaves out.
   absl::Status Start(Inventory* inventory);
 
   void NodeReported(const NodeState& node) override;

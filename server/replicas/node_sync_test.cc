@@ -4,6 +4,7 @@
 #include "server/replicas/node_sync.h"
 
 #include "ctxsel/v1/ctxsel.pb.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/device_filter.h"
 #include "server/placement/placer.h"
@@ -139,6 +140,23 @@ TEST_F(NodeSyncTest, ADeadReplicasNodesGoWithItsLease) {
     ASSERT_TRUE(Eventually([&] { return GpuCount(b.inventory) == 1; }));
   }  // A stops renewing its lease, as after kill -9
   ASSERT_TRUE(Eventually([&] { return GpuCount(b.inventory) == 0; }));
+}
+
+// A node record that does not decode: counted (and logged) on a watch
+// event, DATA_LOSS naming the key at start (both used to skip it silently).
+TEST_F(NodeSyncTest, ACorruptNodeRecordIsDataLossAtStartAndNeverSilent) {
+  NodeSyncOptions options;
+  options.tick = absl::Milliseconds(20);
+  Replica a(store_a_.get(), options);
+  ASSERT_TRUE(a.sync.Start(&a.inventory).ok());
+  // One byte of a varint that never ends: no ctxsel.v1.Node.
+  ASSERT_TRUE(store_b_->client().Put("/t/nodes/bad", "\xff").ok());
+  ASSERT_TRUE(Eventually([&] { return store_a_->corrupt_records() == 1; }));
+
+  Replica b(store_b_.get(), options);
+  absl::Status started = b.sync.Start(&b.inventory);
+  EXPECT_EQ(started.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(started.message(), ::testing::HasSubstr("/t/nodes/bad"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -54,7 +55,11 @@ absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
                    revision != 0 ? revision : read_at));
   for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
-    if (!record.ok()) continue;  // Load() refused it already
+    if (!record.ok()) {
+      // At start Load() refused it already; on a reload, left out.
+      store_->CorruptRecord(kv.key(), record.status()).IgnoreError();
+      continue;
+    }
     record->revision = kv.mod_revision();
     mirror[record->kernel][kv.key()] = *std::move(record);
   }
@@ -92,7 +97,7 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
       if (put) {
         absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
         if (!record.ok()) {
-          spdlog::error("etcd key {}: {}", key, record.status().ToString());
+          store_->CorruptRecord(key, record.status()).IgnoreError();
           continue;
         }
         record->revision = kv.mod_revision();
@@ -105,7 +110,11 @@ void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
     } else if (absl::StartsWith(key, keys.Claims())) {
       if (put) {
         absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
-        if (record.ok()) claims_->ApplyStored(*record);
+        if (record.ok()) {
+          claims_->ApplyStored(*record);
+        } else {
+          store_->CorruptRecord(key, record.status()).IgnoreError();
+        }
       } else {
         claims_->ApplyStoredDelete(NameAfter(keys.Claims(), key));
       }
@@ -145,6 +154,7 @@ void ReplicaSync::OnState(bool connected) {
 }
 
 int64_t ReplicaSync::Reload() {
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(2)});
   for (;;) {
     Mirror mirror;
     std::map<std::string, int64_t> kernels;
@@ -152,7 +162,7 @@ int64_t ReplicaSync::Reload() {
     absl::Status read = ReadVariants(0, mirror, kernels, read_at);
     if (!read.ok()) {
       spdlog::warn("etcd reload after compaction: {}", read.ToString());
-      absl::SleepFor(absl::Seconds(1));
+      absl::SleepFor(backoff.Next());
       continue;
     }
     absl::MutexLock lock(&mu_);
@@ -166,9 +176,13 @@ int64_t ReplicaSync::Reload() {
           kernel, MirroredRecords(kernel),
           revision != kernels.end() ? revision->second : read_at);
     }
-    absl::StatusOr<std::vector<ClaimRecord>> claims = store_->LoadClaims();
+    absl::StatusOr<std::vector<ClaimRecord>> claims =
+        store_->ReadClaims(/*skip_corrupt=*/true);
     if (claims.ok()) {
       for (const ClaimRecord& claim : *claims) claims_->ApplyStored(claim);
+    } else {
+      spdlog::warn("etcd reload after compaction: claims: {}",
+                   claims.status().ToString());
     }
     applied_.store(read_at);
     store_->MarkApplied(read_at);

@@ -7,9 +7,10 @@
 // watch too and are skipped by revision.
 //
 // When etcd cannot be reached the watch reconnects by itself (growing
-// backoff up to 2 s) from the revision after the last one applied;
-// meanwhile the replica answers reads from what it has, and stale() says
-// so (Explain's `stale`, health's "ctxsel.store" service, the log).
+// backoff with jitter up to 2 s, base/backoff.h) from the revision after the
+// last one applied; meanwhile the replica answers reads from what it has, and
+// stale() says so (Explain's `stale`, health's "ctxsel.store" service, the
+// log).
 //
 //   auto sync = ReplicaSync::Start(store, registry, claims);
 //   if (sync->stale()) { ... }
@@ -51,13 +52,17 @@ class ReplicaSync {
   // The last revision applied.
   int64_t applied_revision() const { return applied_.load(); }
 
+  // Reads every variant and claim again and applies them, as the watch
+  // does after a compaction took the revisions it had not seen yet;
+  // returns the revision read at. A corrupt record is left out (see
+  // EtcdStore::CorruptRecord).
+  int64_t Reload();
+
  private:
   ReplicaSync(EtcdStore* store, VariantRegistry* registry, ClaimBook* claims)
       : store_(store), registry_(registry), claims_(claims) {}
   void OnEvents(const etcdserverpb::WatchResponse& response);
   void OnState(bool connected);
-  // After a compaction: everything again; returns the revision read at.
-  int64_t Reload();
   // kernel -> variant key -> record (revision = the key's mod_revision).
   using Mirror = std::map<std::string, std::map<std::string, VariantRecord>>;
   // The mirrored variants of `kernel`, for the registry; drops the

@@ -43,7 +43,7 @@ absl::StatusOr<Policy> PolicyFromProto(v1::Policy policy) {
 #define POLICY(Enumerator, Name, ProtoValue, Meaning) \
   case v1::ProtoValue:                                \
     return Policy::Enumerator;
-#include "server/model/policy.def"
+#include "base/policy.def"
     default:
       return FieldViolation("job.policy",
                             absl::StrCat("unknown value ", policy));
@@ -94,27 +94,6 @@ void ClassToProto(const placement::ClassReport& report,
 }
 
 }  // namespace
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  if (status.message().size() <= kMaxErrorMessageBytes) {
-    return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                        std::string(status.message()),
-                        ToRpcStatus(status).SerializeAsString());
-  }
-  // The message travels twice in the trailers (grpc-message and the
-  // details' google.rpc.Status), whose size gRPC limits (8 KiB by default):
-  // past it, the call and the connection's next call fail. Cut at a UTF-8
-  // boundary and keep the details.
-  size_t cut = kMaxErrorMessageBytes;
-  while (cut > 0 && (status.message()[cut] & 0xC0) == 0x80) --cut;
-  absl::Status bounded = WithMessage(
-      status, absl::StrCat(status.message().substr(0, cut), "... (",
-                           status.message().size() - cut, " more bytes)"));
-  return grpc::Status(static_cast<grpc::StatusCode>(bounded.code()),
-                      std::string(bounded.message()),
-                      ToRpcStatus(bounded).SerializeAsString());
-}
 
 size_t RepeatedFieldBytes(const google::protobuf::MessageLite& message) {
   const size_t bytes = message.ByteSizeLong();

@@ -1,7 +1,7 @@
 // proto_convert.h: ctxsel.v1 messages <-> the domain types of model.h and
-// the Placer's answers (placement/placement.h), and absl::Status ->
-// grpc::Status. The RPC handlers translate with these and delegate; nothing
-// here decides anything.
+// the Placer's answers (placement/placement.h); absl::Status -> grpc::Status
+// is base/grpc_status.h, re-exported. The RPC handlers translate with these
+// and delegate; nothing here decides anything.
 //
 //   absl::StatusOr<Job> job = JobFromProto(request->job());
 //   if (!job.ok()) return ToGrpcStatus(job.status());
@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/grpc_status.h"  // ToGrpcStatus, re-exported
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "server/claims/claims.h"
 #include "server/fleet/inventory.h"
@@ -23,14 +24,6 @@
 #include "server/registry/variant_registry.h"
 
 namespace ctxsel::server {
-
-// Same code, same message (the canonical codes are shared), and the
-// details the status carries (base/status_details.h) as google.rpc.Status
-// in grpc-status-details-bin; every error has at least an ErrorInfo.
-// Messages longer than kMaxErrorMessageBytes are cut there, saying how much
-// was left out, so that an answer never outgrows gRPC's trailer limit.
-inline constexpr size_t kMaxErrorMessageBytes = 2048;
-grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The bytes `message` adds to a reply as one element of a repeated field
 // (tag, length, contents): what a page's byte budget counts.

@@ -187,21 +187,6 @@ TEST(ProtoConvertTest, PlacementRanksCarryClaimAndEnvironment) {
   EXPECT_EQ(one.ranks(0).placement().device().id(), "n1/gpu0");
 }
 
-// A long message (a job naming 500 unknown nodes) is cut, so the trailers
-// stay under gRPC's limit; the details survive.
-TEST(ProtoConvertTest, LongErrorMessagesAreCutAndKeepTheirDetails) {
-  absl::Status long_status = WithErrorInfo(
-      absl::FailedPreconditionError(std::string(100000, 'x')), "NO_FIT", {});
-  grpc::Status out = ToGrpcStatus(long_status);
-  EXPECT_EQ(out.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_LT(out.error_message().size(), kMaxErrorMessageBytes + 64);
-  EXPECT_THAT(out.error_message(), HasSubstr("(97952 more bytes)"));
-  google::rpc::Status details;
-  ASSERT_TRUE(details.ParseFromString(out.error_details()));
-  EXPECT_LT(details.message().size(), kMaxErrorMessageBytes + 64);
-  EXPECT_GT(details.details_size(), 0);
-}
-
 TEST(ProtoConvertTest, PlacementKeepsAlternativesInOrder) {
   placement::Placement placement;
   placement.choice = TestChoice("a", "n1/gpu0", 9);

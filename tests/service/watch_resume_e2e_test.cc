@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/grpc_status.h"
 #include "base/status_details.h"
 #include "client/ctxsel_client.h"
 #include "gmock/gmock.h"
@@ -113,7 +114,7 @@ TEST_F(WatchResumeE2E, AResumePastTheLatestEventIsABadRequest) {
   auto reader = inventory_->WatchInventory(&context, resume);
   v1::InventoryEvent event;
   EXPECT_FALSE(reader->Read(&event));
-  const absl::Status status = client::FromGrpcStatus(reader->Finish());
+  const absl::Status status = FromGrpcStatus(reader->Finish());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   auto bad = GetDetail<google::rpc::BadRequest>(status);
   ASSERT_TRUE(bad.has_value()) << status;

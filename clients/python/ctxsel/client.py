@@ -16,6 +16,7 @@ The environment of each rank is the server's (SelectResponse.ranks): this
 package has no vendor mapping of its own.
 """
 import os
+import random
 import threading
 import time
 
@@ -259,7 +260,9 @@ class _Claim:
                 queued = False
                 if time.monotonic() + pause > deadline:
                     raise
-                time.sleep(pause)
+                # Equal jitter, as base/backoff.h: waiters that met the
+                # same claim do not all come back in the same moment.
+                time.sleep(random.uniform(pause / 2, pause))
                 pause = min(2 * pause, 2.0)
         self._thread = threading.Thread(target=self._renew_loop,
                                         args=(duration,), daemon=True)

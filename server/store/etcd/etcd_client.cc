@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/backoff.h"
+#include "base/grpc_status.h"
 #include "base/status_details.h"
 #include "spdlog/spdlog.h"
 
@@ -19,11 +21,6 @@ namespace {
 bool Unreachable(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
 }
 
 }  // namespace
@@ -112,7 +109,7 @@ absl::Status EtcdClient::CallWithFailover(
     last = call(endpoints_[index], context);
     if (!Unreachable(last)) {
       current_.store(index);
-      return FromGrpc(last);
+      return FromGrpcStatus(last);
     }
   }
   return WithErrorInfo(
@@ -244,7 +241,7 @@ EtcdWatch::~EtcdWatch() {
 }
 
 void EtcdWatch::Run() {
-  absl::Duration backoff = absl::Milliseconds(50);
+  Backoff backoff({absl::Milliseconds(50), absl::Seconds(2)});
   size_t endpoint = client_->current_.load();
   // Whether the caller was last told "connected": at the start it assumes
   // so; RunStream tells it again (and sets this) once a stream is created,
@@ -255,9 +252,8 @@ void EtcdWatch::Run() {
     if (!RunStream(endpoint, delivered_any, connected)) return;
     if (connected && callbacks_.on_state) callbacks_.on_state(false);
     connected = false;
-    if (delivered_any) backoff = absl::Milliseconds(50);
-    if (stop_.WaitForNotificationWithTimeout(backoff)) return;
-    backoff = std::min(2 * backoff, absl::Seconds(2));
+    if (delivered_any) backoff.Reset();
+    if (stop_.WaitForNotificationWithTimeout(backoff.Next())) return;
     endpoint = (endpoint + 1) % client_->endpoints_.size();
   }
 }

@@ -78,7 +78,7 @@ class EtcdClient {
   // Streams the events of the keys in [key, range_end) from
   // `start_revision` on to `on_events` (on the watch's thread), each
   // revision's events in one call. When the stream breaks it is opened
-  // again (next endpoint, growing backoff up to 2 s) from the revision
+  // again (next endpoint, growing backoff with jitter up to 2 s, base/backoff.h) from the revision
   // after the last one delivered, and `on_state` (if set) is told false,
   // then true once a stream is in place again. When the revision asked for
   // has been compacted away, `on_compacted` is called with the oldest

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/backoff.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -186,6 +187,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
   // Fresh channels for each try: a channel whose first connection met an
   // etcd that was not serving yet kept failing for many seconds.
   const absl::Time deadline = absl::Now() + kOpenPatience;
+  Backoff backoff({absl::Milliseconds(100), absl::Seconds(1)});
   for (;;) {
     CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
                             EtcdClient::Create(endpoints, options));
@@ -199,7 +201,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
       return probe.status();
     }
     spdlog::warn("waiting for etcd: {}", probe.status().ToString());
-    absl::SleepFor(absl::Milliseconds(500));
+    absl::SleepFor(backoff.Next());
   }
 }
 
@@ -225,12 +227,7 @@ absl::StatusOr<StoreContents> EtcdStore::Load() {
   }
   for (const mvccpb::KeyValue& kv : variants.kvs()) {
     absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
-    if (!record.ok()) {
-      return WithErrorInfo(
-          absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(), ": ",
-                                           record.status().message())),
-          kReasonStoreDamaged);
-    }
+    if (!record.ok()) return CorruptRecord(kv.key(), record.status());
     record->revision = kv.mod_revision();
     contents.variants.push_back(*std::move(record));
   }
@@ -320,7 +317,23 @@ absl::StatusOr<StoreSummary> EtcdStore::Backup(const std::string&) {
       kReasonBackupUnsupported);
 }
 
+absl::Status EtcdStore::CorruptRecord(absl::string_view key,
+                                      const absl::Status& why) const {
+  absl::Status status =
+      WithErrorInfo(absl::DataLossError(absl::StrCat(Describe(), ": key ", key,
+                                                     ": ", why.message())),
+                    kReasonStoreDamaged);
+  corrupt_records_.fetch_add(1);
+  spdlog::error("{}", status.ToString());
+  return status;
+}
+
 absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
+  return ReadClaims(/*skip_corrupt=*/false);
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ReadClaims(
+    bool skip_corrupt) {
   CTXSEL_ASSIGN_OR_RETURN(
       etcdserverpb::RangeResponse claims,
       client_->Range(keys_.Claims(), PrefixEnd(keys_.Claims())));
@@ -328,10 +341,9 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::LoadClaims() {
   for (const mvccpb::KeyValue& kv : claims.kvs()) {
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
     if (!record.ok()) {
-      return WithErrorInfo(
-          absl::DataLossError(absl::StrCat(Describe(), ": key ", kv.key(), ": ",
-                                           record.status().message())),
-          kReasonStoreDamaged);
+      absl::Status corrupt = CorruptRecord(kv.key(), record.status());
+      if (skip_corrupt) continue;
+      return corrupt;
     }
     records.push_back(*std::move(record));
   }

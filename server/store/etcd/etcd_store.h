@@ -27,6 +27,7 @@
 #ifndef CTXSEL_SERVER_STORE_ETCD_ETCD_STORE_H_
 #define CTXSEL_SERVER_STORE_ETCD_ETCD_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/store/etcd/etcd_client.h"
@@ -112,6 +114,21 @@ class EtcdStore final : public Store {
   // under the prefix; at once when no sync runs.
   void CatchUp() override;
 
+  // The one policy for a record under the prefix that does not decode
+  // (`why`: VariantFromValue's, ClaimFromValue's, a node's DATA_LOSS): it is
+  // DATA_LOSS "<store>: key K: why", logged at error and counted here,
+  // never passed over in silence. A replica that is starting answers with
+  // it (Load, LoadClaims, NodeSync::Start: it does not start on a store it
+  // cannot read); a running one (a watch event, the reload after a
+  // compaction) keeps every other record and leaves this one out.
+  absl::Status CorruptRecord(absl::string_view key,
+                             const absl::Status& why) const;
+  // How many CorruptRecord() saw; for tests and logs.
+  int64_t corrupt_records() const { return corrupt_records_.load(); }
+  // The claims under the prefix; a corrupt one is CorruptRecord()'s and
+  // fails the read unless `skip_corrupt` (a running replica's reload).
+  absl::StatusOr<std::vector<ClaimRecord>> ReadClaims(bool skip_corrupt);
+
   // The revision Load() read at: ReplicaSync watches from the next one.
   int64_t loaded_revision() const;
   // ReplicaSync: every change up to `revision` is applied here.
@@ -130,6 +147,7 @@ class EtcdStore final : public Store {
 
   const std::unique_ptr<EtcdClient> client_;
   const EtcdKeys keys_;
+  mutable std::atomic<int64_t> corrupt_records_{0};
   mutable absl::Mutex mu_;
   int64_t loaded_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // Unset until a ReplicaSync reports.

@@ -1,19 +1,20 @@
-// Time for the agent's loops, replaceable in tests.
+// clock.h: time for the loops that wait (reconnects, heartbeats),
+// replaceable in tests.
 //
-// The reporter never calls sleep() directly: it waits through a Clock, so a
-// stop request wakes it at once and unit tests can run hours of heartbeats in
-// microseconds with a fake clock.
+// A loop never calls sleep() directly: it waits through a Clock, so a stop
+// request wakes it at once and unit tests can run hours of heartbeats or
+// reconnects in microseconds with a fake clock.
 //
 //   RealClock clock;
 //   if (!clock.SleepUntil(clock.Now() + absl::Seconds(5))) return;  // stopped
-#ifndef CTXSEL_AGENT_CLOCK_H_
-#define CTXSEL_AGENT_CLOCK_H_
+#ifndef CTXSEL_BASE_CLOCK_H_
+#define CTXSEL_BASE_CLOCK_H_
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
-namespace ctxsel::agent {
+namespace ctxsel {
 
 class Clock {
  public:
@@ -54,6 +55,6 @@ class RealClock : public Clock {
   bool stopped_ = false;
 };
 
-}  // namespace ctxsel::agent
+}  // namespace ctxsel
 
-#endif  // CTXSEL_AGENT_CLOCK_H_
+#endif  // CTXSEL_BASE_CLOCK_H_
