@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/channel_credentials.h"
+#include "base/error_reasons.h"
 #include "base/status_details.h"
 #include "client/ctxsel_client.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
@@ -150,12 +151,12 @@ TEST_F(SecurityE2E, AgentActsOnlyForItsOwnNode) {
 
   absl::Status report = node_a->ReportNode(CpuNode("node-b")).status();
   EXPECT_EQ(report.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Reason(report), "PERMISSION_DENIED");
+  EXPECT_EQ(Reason(report), kReasonNodeIdentityMismatch);
   EXPECT_THAT(report.message(), HasSubstr("'node-a'"));
   EXPECT_THAT(report.message(), HasSubstr("'node-b'"));
   absl::Status deregister = node_a->Deregister("node-b");
   EXPECT_EQ(deregister.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Reason(deregister), "PERMISSION_DENIED");
+  EXPECT_EQ(Reason(deregister), kReasonNodeIdentityMismatch);
 
   // Heartbeating keeps a node alive: node-a cannot do it for node-b.
   auto stream = node_a->OpenHeartbeat();
@@ -185,14 +186,14 @@ TEST_F(SecurityE2E, RolesDecideWhoMayRegister) {
   absl::Status reader =
       WithToken("dashboard")->RegisterVariants(request).status();
   EXPECT_EQ(reader.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Reason(reader), "PERMISSION_DENIED");
+  EXPECT_EQ(Reason(reader), kReasonRoleForbidden);
   EXPECT_THAT(reader.message(), HasSubstr("role reader"));
 
   ClientSecurity none;  // TLS, but neither token nor certificate
   absl::Status anonymous =
       client::CtxselClient(Channel(none)).RegisterVariants(request).status();
   EXPECT_EQ(anonymous.code(), absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(Reason(anonymous), "UNAUTHENTICATED");
+  EXPECT_EQ(Reason(anonymous), kReasonCredentialsMissing);
 
   EXPECT_TRUE(WithToken("ops")->RegisterVariants(request).ok());
   EXPECT_TRUE(WithToken("dashboard")->ListVariants("scale").ok());
@@ -232,7 +233,7 @@ TEST_F(SecurityE2E, LauncherCannotReleaseAnotherLaunchersClaim) {
   auto k8s = WithToken("k8s");
   absl::Status stolen = k8s->ReleaseClaim(id);
   EXPECT_EQ(stolen.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Reason(stolen), "PERMISSION_DENIED");
+  EXPECT_EQ(Reason(stolen), kReasonClaimNotOwned);
   EXPECT_THAT(stolen.message(), HasSubstr("'slurm'"));
   EXPECT_EQ(k8s->RenewClaim(id, std::chrono::minutes(1)).status().code(),
             absl::StatusCode::kPermissionDenied);
