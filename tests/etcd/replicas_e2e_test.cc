@@ -2,10 +2,12 @@
 // real ctxsel-server replicas on it, real ctxsel-agent processes reporting
 // simulated GPUs (each given the replica list, in a different order, so
 // they spread), and the real ctxsel-cli. Prints the measured figures
-// (propagation, failover) on lines starting "MEASURE".
+// (propagation, failover) on lines starting "MEASURE". The last test runs
+// two of them with TLS, tokens and node certificates (docs/security.md).
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -26,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/store/etcd/etcd_client.h"
+#include "tests/security/tls_fleet.h"
 #include "tests/testing/etcd_process.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/server_process.h"
@@ -143,6 +146,18 @@ class ReplicasE2E : public ::testing::Test {
            << replicas_[replica]->Log();
   }
 
+  // The etcd lease that holds `node`'s record (the lease of the replica
+  // its agent reports to); 0 when there is no record.
+  int64_t NodeLease(const std::string& node) {
+    if (etcd_client_ == nullptr) {
+      auto etcd = server::etcd::EtcdClient::Create({etcd_->endpoint()});
+      if (!etcd.ok()) return 0;
+      etcd_client_ = *std::move(etcd);
+    }
+    auto kv = etcd_client_->Range("/ctxsel/nodes/" + node, "");
+    return kv.ok() && kv->kvs_size() > 0 ? kv->kvs(0).lease() : 0;
+  }
+
   CommandResult Cli(int replica, std::vector<std::string> args) {
     return RunCommand(CliArgs(replicas_[replica]->address(), std::move(args)));
   }
@@ -154,6 +169,7 @@ class ReplicasE2E : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<EtcdProcess> etcd_;
+  std::unique_ptr<server::etcd::EtcdClient> etcd_client_;  // NodeLease's
   std::vector<std::unique_ptr<ServerProcess>> replicas_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
 };
@@ -265,11 +281,8 @@ TEST_F(ReplicasE2E, ParallelClaimsOverThreeReplicasNeverShareADevice) {
 
 TEST_F(ReplicasE2E, KillingAReplicaMovesItsAgentsWithoutDroppingDevices) {
   StartAgents([](int) { return 0; });  // every agent on A first
-  auto etcd = server::etcd::EtcdClient::Create({etcd_->endpoint()});
-  ASSERT_TRUE(etcd.ok());
-  auto lease_of = [&](int node) -> int64_t {
-    auto kv = (*etcd)->Range(absl::StrCat("/ctxsel/nodes/node", node), "");
-    return kv.ok() && kv->kvs_size() > 0 ? kv->kvs(0).lease() : 0;
+  auto lease_of = [&](int node) {
+    return NodeLease(absl::StrCat("node", node));
   };
   std::vector<int64_t> leases_on_a;
   for (int i = 0; i < kNodes; ++i) leases_on_a.push_back(lease_of(i));
@@ -546,6 +559,127 @@ TEST_F(ReplicasE2E, WaitersOnEachReplicaAreServedByReleasesOnAnother) {
     devices.insert(EnvValue(ReadFileOrEmpty(outputs[i]), "CTXSEL_DEVICE"));
   }
   EXPECT_EQ(devices.size(), 2u) << "both waiters got one device";
+}
+
+// A TLS replica list (docs/deployment.md, "Clients"; server_target.h) on
+// etcd: two more replicas serve TLS, A with a certificate for "localhost"
+// only and B for "127.0.0.1" only, so each entry of "localhost:PA,
+// 127.0.0.1:PB" verifies only by its own name. An agent with its node
+// certificate and the CLI with tokens are given the list; after kill -9 of
+// A the agent's node is held by B and the CLI is answered by B.
+TEST_F(ReplicasE2E, ATlsReplicaListServesAgentAndCliThroughAKill) {
+  auto fleet = TlsFleet::Make({"node0"});
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  ASSERT_TRUE(fleet->AddToken("admin", "ops").ok());
+  ASSERT_TRUE(fleet->AddToken("launcher", "slurm").ok());
+  ASSERT_TRUE(fleet->AddToken("reader", "dashboard").ok());
+  const std::string& d = fleet->dir();
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"localhost", "DNS:localhost"}, {"127.0.0.1", "IP:127.0.0.1"}};
+  std::vector<std::unique_ptr<ServerProcess>> tls;
+  std::vector<std::string> addresses;
+  for (size_t i = 0; i < names.size(); ++i) {
+    // make_certs.sh issues server.pem for $SERVER_SAN from the fleet's CA;
+    // moved aside, it is this replica's alone.
+    CommandResult made =
+        RunCommand({"/usr/bin/env", "SERVER_SAN=" + names[i].second,
+                    "/bin/bash", RunfilePath("tools/make_certs.sh"), d});
+    ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
+    const std::string cert = absl::StrCat(d, "/replica", i);
+    for (const char* ext : {".pem", ".key"}) {
+      ASSERT_EQ(
+          std::rename((d + "/server" + ext).c_str(), (cert + ext).c_str()), 0);
+    }
+    auto server = ServerProcess::Start(
+        {"--store=etcd://" + etcd_->endpoint(),
+         absl::StrCat("--heartbeat_interval=", kHeartbeat),
+         "--tls_cert=" + cert + ".pem", "--tls_key=" + cert + ".key",
+         "--client_ca=" + d + "/ca.pem", "--tokens_file=" + d + "/tokens"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    addresses.push_back(absl::StrCat(names[i].first, ":", (*server)->port()));
+    tls.push_back(*std::move(server));
+  }
+  const std::string list = absl::StrJoin(addresses, ",");
+  auto cli = [&](const std::string& token, std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {CliPath(), "--server=" + list, "--ca=" + d + "/ca.pem",
+                 "--token_file=" + d + "/" + token + ".token"});
+    return RunCommand(args);
+  };
+  auto has_node0 = [&](size_t replica) {
+    auto nodes = client::CtxselClient(fleet->Channel(addresses[replica],
+                                                     fleet->Token("dashboard")))
+                     .ListNodes(false);
+    if (!nodes.ok()) return false;
+    for (const v1::NodeSummary& node : *nodes) {
+      if (node.node().id() == "node0") return true;
+    }
+    return false;
+  };
+
+  const std::string devices = dir_ + "/node0.json";
+  std::ofstream(devices) << kDevicesJson;
+  const std::string log = dir_ + "/tls_agent.log";
+  auto agent = Subprocess::Start(
+      {RunfilePath("agent/ctxsel-agent"), "--server=" + list, "--node_id=node0",
+       "--backends=", "--devices_file=" + devices,
+       absl::StrCat("--heartbeat=", kHeartbeat), "--ca=" + d + "/ca.pem",
+       "--tls_cert=" + d + "/node0.pem", "--tls_key=" + d + "/node0.key"},
+      "", log);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agents_.push_back(*std::move(agent));
+  for (size_t r = 0; r < tls.size(); ++r) {
+    ASSERT_TRUE(
+        Eventually([&] { return has_node0(r); }, std::chrono::seconds(10)))
+        << "replica " << addresses[r] << " never listed node0; agent log:\n"
+        << ReadFileOrEmpty(log);
+  }
+  const int64_t lease_on_a = NodeLease("node0");
+  ASSERT_NE(lease_on_a, 0);
+
+  CommandResult registered = cli("ops", {"variants", "register", "saxpy",
+                                         "saxpy_nv=device={arch(nvptx)}"});
+  ASSERT_EQ(registered.exit_code, 0) << registered.stderr_text;
+  const std::vector<std::string> claim = {
+      "select", "--kernel=saxpy", "--claim=5m",
+      "--device_filter=device={kind(gpu)}", "--format=env"};
+  CommandResult first = cli("slurm", claim);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_EQ(EnvValue(first.stdout_text, "CTXSEL_VARIANT"), "saxpy_nv");
+  const std::string first_device = EnvValue(first.stdout_text, "CTXSEL_DEVICE");
+  EXPECT_THAT(first_device, ::testing::StartsWith("node0/gpu"));
+
+  const absl::Time killed = absl::Now();
+  tls[0]->process().Signal(SIGKILL);
+  tls[0]->process().Wait(std::chrono::seconds(5));
+  // Watch B for 3 s (more than the node TTL): when node0's record is on
+  // another lease than A's, and whether B still lists node0 at the end.
+  absl::Time moved = absl::InfiniteFuture();
+  while (absl::Now() - killed < absl::Seconds(3)) {
+    const int64_t lease = NodeLease("node0");
+    if (moved == absl::InfiniteFuture() && lease != 0 && lease != lease_on_a) {
+      moved = absl::Now();
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_NE(moved, absl::InfiniteFuture())
+      << "the agent never moved to " << addresses[1] << "; its log:\n"
+      << ReadFileOrEmpty(log);
+  std::printf(
+      "MEASURE TLS list failover after kill -9 of a replica: node0 held by "
+      "the next replica after %s\n",
+      absl::FormatDuration(moved - killed).c_str());
+  EXPECT_LE(moved - killed, absl::Seconds(2));
+  EXPECT_TRUE(has_node0(1)) << ReadFileOrEmpty(log);
+
+  // The CLI with the same list, dead replica first: B answers, and knows
+  // the claim taken on A.
+  CommandResult second = cli("slurm", claim);
+  ASSERT_EQ(second.exit_code, 0) << second.stderr_text;
+  const std::string second_device =
+      EnvValue(second.stdout_text, "CTXSEL_DEVICE");
+  EXPECT_THAT(second_device, ::testing::StartsWith("node0/gpu"));
+  EXPECT_NE(second_device, first_device);
 }
 
 }  // namespace
