@@ -20,7 +20,7 @@ namespace ctxsel {
 namespace {
 
 // ctxsel's flags are defined in its own sources, named relative to the
-// workspace ("server/server_main.cc", "client/credentials.cc"); Abseil's
+// workspace ("server/server_main.cc", "client/cli/common_flags.cc"); Abseil's
 // come from its installed headers and sources ("./absl/flags/parse.cc" in
 // Debian's build).
 bool OwnFlags(absl::string_view file) {
