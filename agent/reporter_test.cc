@@ -7,27 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "base/fake_clock.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::agent {
 namespace {
-
-// Time moves only when the reporter sleeps.
-class FakeClock : public Clock {
- public:
-  absl::Time Now() override { return now_; }
-  bool SleepUntil(absl::Time deadline) override {
-    if (stopped_) return false;
-    now_ = std::max(now_, deadline);
-    return true;
-  }
-  void Stop() override { stopped_ = true; }
-  bool stopped() override { return stopped_; }
-
- private:
-  absl::Time now_ = absl::UnixEpoch();
-  bool stopped_ = false;
-};
 
 // Records every call with the fake time (ms since start), answers from
 // scripts, and stops the clock after `stop_after` events.

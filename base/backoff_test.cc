@@ -2,30 +2,11 @@
 
 #include <vector>
 
+#include "base/fake_clock.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel {
 namespace {
-
-// Sleeps take no time: the clock jumps to the deadline and remembers it.
-class FakeClock : public Clock {
- public:
-  absl::Time Now() override { return now_; }
-  bool SleepUntil(absl::Time deadline) override {
-    if (stopped_) return false;
-    slept.push_back(deadline - now_);
-    now_ = std::max(now_, deadline);
-    return true;
-  }
-  void Stop() override { stopped_ = true; }
-  bool stopped() override { return stopped_; }
-
-  std::vector<absl::Duration> slept;
-
- private:
-  absl::Time now_ = absl::UnixEpoch();
-  bool stopped_ = false;
-};
 
 TEST(BackoffTest, DoublesUpToTheMaxWithEqualJitter) {
   double u = 0.0;
