@@ -14,11 +14,15 @@ class FillFromEnvironmentTest : public ::testing::Test {
     unsetenv("CTXSEL_CA");
     unsetenv("CTXSEL_TOKEN_FILE");
   }
+  // A shell that exports both variables, as docs/launchers.md shows.
+  static void ExportBoth() {
+    setenv("CTXSEL_CA", "/env/ca.pem", 1);
+    setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  }
 };
 
 TEST_F(FillFromEnvironmentTest, FillsCaAndToken) {
-  setenv("CTXSEL_CA", "/env/ca.pem", 1);
-  setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  ExportBoth();
   ClientSecurity security;
   FillFromEnvironment(security, EnvironmentToken::kRead);
   EXPECT_EQ(security.ca_file, "/env/ca.pem");
@@ -26,8 +30,7 @@ TEST_F(FillFromEnvironmentTest, FillsCaAndToken) {
 }
 
 TEST_F(FillFromEnvironmentTest, SetValuesWin) {
-  setenv("CTXSEL_CA", "/env/ca.pem", 1);
-  setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  ExportBoth();
   ClientSecurity security;
   security.ca_file = "/flag/ca.pem";
   security.token_file = "/flag/token";
@@ -38,8 +41,7 @@ TEST_F(FillFromEnvironmentTest, SetValuesWin) {
 
 // A daemon started from a person's shell keeps its own identity.
 TEST_F(FillFromEnvironmentTest, IgnoreTakesTheCaButNotTheToken) {
-  setenv("CTXSEL_CA", "/env/ca.pem", 1);
-  setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  ExportBoth();
   ClientSecurity security;
   FillFromEnvironment(security, EnvironmentToken::kIgnore);
   EXPECT_EQ(security.ca_file, "/env/ca.pem");
@@ -48,8 +50,7 @@ TEST_F(FillFromEnvironmentTest, IgnoreTakesTheCaButNotTheToken) {
 
 // A shell that exports both can still reach a plaintext server.
 TEST_F(FillFromEnvironmentTest, InsecureReadsNeitherVariable) {
-  setenv("CTXSEL_CA", "/env/ca.pem", 1);
-  setenv("CTXSEL_TOKEN_FILE", "/env/token", 1);
+  ExportBoth();
   ClientSecurity security;
   security.insecure = true;
   FillFromEnvironment(security, EnvironmentToken::kRead);
