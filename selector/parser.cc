@@ -217,12 +217,27 @@ class Parser {
     Pos open = Peek().pos;
     Next();
     t.has_properties = true;
+    // Selectors that need names say so themselves ("requires at least one").
+    const PropertyKind kind = GetSelectorInfo(t.id).kind;
+    if (kind == PropertyKind::kNone || kind == PropertyKind::kSimdClauses) {
+      CTXSEL_RETURN_IF_ERROR(RefuseEmptyParentheses(name.text, open));
+    }
     CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(t));
     if (!Peek().Is(")")) {
       CTXSEL_RETURN_IF_ERROR(ParseProperties(t));
     }
     CTXSEL_RETURN_IF_ERROR(Close(")", open));
     return t;
+  }
+
+  // `parallel()`, `reverse_offload()`: the grammar's parentheses hold at
+  // least one property (OpenMP 5.1 §2.3.2), so an empty pair is a typo for
+  // the bare name, or a property left out.
+  absl::Status RefuseEmptyParentheses(absl::string_view name, Pos open) {
+    if (!Peek().Is(")")) return absl::OkStatus();
+    return ErrorAt(open,
+                   absl::StrCat("empty parentheses after '", name, "': write '",
+                                name, "' alone, or give its properties"));
   }
 
   // `unified_address`, `atomic_default_mem_order(score(2): seq_cst)`: a
@@ -251,7 +266,7 @@ class Parser {
 
   // The clause at the current identifier: `name` or `name(argument, ...)`.
   // With `scored` (a property written as a selector), `score(e):` may open
-  // the parentheses and the list may be empty.
+  // the parentheses and the list after it may be empty.
   absl::Status ParseClause(NameProperty& p, TraitSelector* scored) {
     p.name = Peek().text;
     p.pos = Peek().pos;
@@ -259,6 +274,7 @@ class Parser {
     if (!Peek().Is("(")) return absl::OkStatus();
     Pos open = Peek().pos;
     Next();
+    CTXSEL_RETURN_IF_ERROR(RefuseEmptyParentheses(p.name, open));
     if (scored != nullptr) {
       CTXSEL_RETURN_IF_ERROR(ParseOptionalScore(*scored));
       if (Peek().Is(")")) return Close(")", open);

@@ -294,7 +294,7 @@ TEST(RequirementTest, FiveZeroSpellingsAreRequiresProperties) {
               absl::StrCat("implementation={requires(", clause, ")}"));
   }
   EXPECT_EQ(Canonical("implementation={vendor(gnu), unified_address, "
-                      "requires(reverse_offload), dynamic_allocators()}"),
+                      "requires(reverse_offload), dynamic_allocators}"),
             "implementation={vendor(gnu), requires(dynamic_allocators, "
             "reverse_offload, unified_address)}");
   EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(score(3): "

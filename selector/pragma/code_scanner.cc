@@ -15,8 +15,8 @@ namespace ctxsel::pragma {
 namespace {
 
 using text_scan::IsIdentChar;
+using text_scan::IsIdentStart;
 
-bool IsIdentStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
 bool IsIdentifier(const std::string& t) {
   return !t.empty() && IsIdentStart(t[0]);
 }
@@ -98,14 +98,17 @@ std::vector<CodeEvent> CodeScanner::Feed(const LogicalLine& line,
         if (t[i] == '\\') ++i;
       }
       ++i;
-      OnToken({"\"\"", line_index, start}, events);  // literals are opaque
+      OnToken({"\"\"", line_index, start, line.PositionOf(start)},
+              events);  // literals are opaque
       continue;
     } else if (c == ':' && i + 1 < t.size() && t[i + 1] == ':') {
       i += 2;
     } else {
       ++i;
     }
-    OnToken({t.substr(start, i - start), line_index, start}, events);
+    OnToken(
+        {t.substr(start, i - start), line_index, start, line.PositionOf(start)},
+        events);
   }
   return events;
 }
@@ -117,7 +120,14 @@ CodeEvent CodeScanner::FunctionEvent(CodeEvent::Kind kind,
   e.name = QualifiedName(name);
   e.line = head_[name.first].line;
   e.offset = head_[name.first].offset;
+  e.position = head_[name.first].position;
   e.not_a_base = NotABase(name, e.name);
+  for (size_t i = name.params + 1, depth = 1; i < head_.size(); ++i) {
+    if (head_[i].text == "(") ++depth;
+    if (head_[i].text == ")" && --depth == 0) break;
+    if (!e.parameters.empty()) e.parameters += ' ';
+    e.parameters += head_[i].text;
+  }
   return e;
 }
 
@@ -139,8 +149,8 @@ void CodeScanner::OnToken(Token token, std::vector<CodeEvent>& events) {
     if (std::optional<FunctionName> name = FindFunctionName()) {
       events.push_back(FunctionEvent(CodeEvent::kFunctionDeclaration, *name));
     } else if (!head_.empty()) {
-      events.push_back(
-          {CodeEvent::kOtherDeclaration, "", token.line, token.offset, ""});
+      events.push_back({CodeEvent::kOtherDeclaration, "", token.line,
+                        token.offset, "", "", token.position});
     }
     head_.clear();
   } else if (token.text == ":" && head_.size() == 1 &&
@@ -171,12 +181,12 @@ void CodeScanner::OnOpenBrace(const Token& brace,
     blocks_.push_back({Block::kBody, "", false});
     body_depth_ = 1;
   } else if (scope) {
-    events.push_back(
-        {CodeEvent::kScope, "", brace.line, brace.offset, scope->what});
+    events.push_back({CodeEvent::kScope, "", brace.line, brace.offset,
+                      scope->what, "", brace.position});
     blocks_.push_back({Block::kScope, scope->name, scope->is_class});
   } else {
-    events.push_back(
-        {CodeEvent::kOtherDeclaration, "", brace.line, brace.offset, ""});
+    events.push_back({CodeEvent::kOtherDeclaration, "", brace.line,
+                      brace.offset, "", "", brace.position});
     blocks_.push_back({Block::kOpaque, "", false});
     body_depth_ = 1;
   }
@@ -257,6 +267,22 @@ std::string CodeScanner::QualifiedName(const FunctionName& name) const {
 std::string CodeScanner::NotABase(const FunctionName& name,
                                   const std::string& qualified) const {
   if (absl::StartsWith(name.name, "~")) return "a destructor";
+  // OpenMP 5.1 §2.3.5 (C++): not a virtual, defaulted or deleted function.
+  for (int i = 0; i < name.first; ++i) {
+    if (head_[i].text == "virtual") return "a virtual function";
+  }
+  int depth = 0;  // of parentheses, from the parameter list on
+  for (size_t i = name.params; i < head_.size(); ++i) {
+    const std::string& t = head_[i].text;
+    if (t == "(") ++depth;
+    if (t == ")") --depth;
+    if (depth != 0) continue;
+    if (t == "override" || t == "final") return "a virtual function";
+    if (t == "=" && i + 1 < head_.size()) {
+      if (head_[i + 1].text == "default") return "a defaulted function";
+      if (head_[i + 1].text == "delete") return "a deleted function";
+    }
+  }
   // A constructor: named after its class (in the class, or `S::S`).
   const std::vector<std::string> parts = absl::StrSplit(qualified, "::");
   if (parts.size() >= 2 && parts[parts.size() - 2] == parts.back()) {

@@ -46,6 +46,12 @@ struct CodeEvent {
   // destructor, several declarators), or for kScope what opens ("a
   // namespace"); empty otherwise.
   std::string not_a_base;
+  // A function's parameter list, its tokens joined by single spaces
+  // (`int x`), to tell overloads apart; else empty.
+  std::string parameters;
+  // Where in the file `offset` is: the name's own line, which may precede
+  // the line whose `{` or `;` ended the declaration.
+  Position position;
 };
 
 class CodeScanner {
@@ -63,6 +69,7 @@ class CodeScanner {
     std::string text;
     size_t line;
     size_t offset;
+    Position position;  // in the file
   };
   enum class Block { kScope, kBody, kOpaque };
   struct OpenBlock {

@@ -133,17 +133,26 @@ absl::Status ReadParenthesized(const LogicalLine& line, const std::string& text,
 
 absl::Status ReadClauses(const LogicalLine& line, const std::string& text,
                          Cursor& cursor, std::vector<OmpClause>& clauses) {
-  bool after_clause = false;  // a comma may only follow a clause
-  while (!cursor.AtEnd()) {
+  // OpenMP 5.2 §3.1: `directive-name [[,] clause [[,] clause] ...]`. One
+  // comma may come before any clause, the first included, and a clause must
+  // follow it.
+  bool after_comma = false;
+  while (true) {
+    if (cursor.AtEnd()) {
+      if (after_comma) {
+        return ErrorAt(line, cursor.pos(), "expected a clause after ','");
+      }
+      return absl::OkStatus();
+    }
     if (cursor.Peek() == ',') {
-      if (!after_clause) {
+      if (after_comma) {
         return ErrorAt(line, cursor.pos(), "expected a clause before ','");
       }
-      after_clause = false;
+      after_comma = true;
       cursor.set_pos(cursor.pos() + 1);
       continue;
     }
-    after_clause = true;
+    after_comma = false;
     OmpClause clause;
     clause.name_offset = cursor.pos();
     clause.name = cursor.Word();
@@ -159,7 +168,6 @@ absl::Status ReadClauses(const LogicalLine& line, const std::string& text,
     }
     clauses.push_back(std::move(clause));
   }
-  return absl::OkStatus();
 }
 
 }  // namespace

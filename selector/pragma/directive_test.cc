@@ -1,5 +1,6 @@
 #include "selector/pragma/directive.h"
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -93,24 +94,36 @@ TEST(DirectiveTest, BeginWithBadClausesKeepsItsKind) {
   EXPECT_FALSE(d->error.ok());
 }
 
-TEST(DirectiveTest, CommaNeedsAClauseBeforeIt) {
+// OpenMP 5.2 §3.1: one comma may precede each clause, the first one too.
+TEST(DirectiveTest, ACommaComesBeforeAClause) {
   for (absl::string_view text :
        {"!$omp declare variant(f) match(user={condition(.true.)}),, "
         "adjust_args(nothing: a)",
-        "!$omp declare variant(f) , match(user={condition(.true.)})"}) {
+        "!$omp declare variant(f) ,, match(user={condition(.true.)})"}) {
     std::optional<OmpDirective> d =
         ParseOmpDirective(Line(text, Language::kFortran), Language::kFortran);
     ASSERT_TRUE(d.has_value());
     EXPECT_THAT(d->error.message(), HasSubstr("expected a clause before ','"))
         << text;
   }
-  std::optional<OmpDirective> d = ParseOmpDirective(
-      Line("!$omp declare variant(f) match(user={condition(.true.)}), "
-           "adjust_args(nothing: a)",
+  std::optional<OmpDirective> trailing = ParseOmpDirective(
+      Line("!$omp declare variant(f) match(user={condition(.true.)}),",
            Language::kFortran),
       Language::kFortran);
-  ASSERT_TRUE(d.has_value());
-  EXPECT_TRUE(d->error.ok()) << d->error;
+  ASSERT_TRUE(trailing.has_value());
+  EXPECT_THAT(trailing->error.message(),
+              HasSubstr("expected a clause after ','"));
+  for (absl::string_view text :
+       {"!$omp declare variant(f) match(user={condition(.true.)}), "
+        "adjust_args(nothing: a)",
+        "!$omp declare variant(f), match(user={condition(.true.)})",
+        "!$omp declare variant(f) , match(user={condition(.true.)})"}) {
+    std::optional<OmpDirective> d =
+        ParseOmpDirective(Line(text, Language::kFortran), Language::kFortran);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_TRUE(d->error.ok()) << text << ": " << d->error;
+    EXPECT_EQ(d->clauses.size(), absl::StrContains(text, "adjust") ? 2u : 1u);
+  }
 }
 
 TEST(DirectiveTest, TopLevelSplitting) {

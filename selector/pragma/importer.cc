@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -19,6 +20,7 @@
 #include "selector/pragma/fortran_expr.h"
 #include "selector/pragma/preprocessor.h"
 #include "selector/pragma/symbol_name.h"
+#include "selector/pragma/text_scan.h"
 
 namespace ctxsel::pragma {
 namespace {
@@ -69,7 +71,10 @@ class Importer {
         SplitLogicalLines(text, language_, fixed_form_, &notes);
     for (size_t i = 0; i < lines.size(); ++i) {
       const LogicalLine& line = lines[i];
-      if (!preprocessor_.Feed(line, &notes)) continue;
+      if (!preprocessor_.Feed(line, &notes)) {
+        if (preprocessor_.skipping()) WarnOfSkippedDirectives(line, notes);
+        continue;
+      }
       if (language_ == Language::kFortran) {
         OnFortranLine(line, i, notes);
       } else if (IsPreprocessorLine(line)) {  // #pragma
@@ -110,6 +115,31 @@ class Importer {
     absl::string_view t = absl::StripLeadingAsciiWhitespace(line.text);
     return language_ == Language::kC ? absl::StartsWith(t, "#")
                                      : absl::StartsWith(t, "!$");
+  }
+
+  // A directive in a branch the compiler does not read is not imported, as
+  // the compiler does not see it either; but the user is told, since a
+  // wrapper header can hide most of its variants that way.
+  void WarnOfSkippedDirectives(const LogicalLine& line,
+                               std::vector<SourceNote>& notes) {
+    std::vector<LogicalLine> directives;
+    if (language_ == Language::kFortran || IsPreprocessorLine(line)) {
+      directives.push_back(line);
+    } else {
+      for (const LinePiece& piece : SplitEmbeddedDirectives(line)) {
+        if (piece.directive) directives.push_back(piece.line);
+      }
+    }
+    for (const LogicalLine& text : directives) {
+      std::optional<OmpDirective> d = ParseOmpDirective(text, language_);
+      if (!d.has_value() || d->kind == DirectiveKind::kOther) continue;
+      notes.push_back(
+          {text.PositionOf(d->offset),
+           absl::StrCat("directive not read: it is in a branch the compiler "
+                        "skips (",
+                        preprocessor_.WhySkipping(),
+                        "; --define/--undefine choose the branch)")});
+    }
   }
 
   void OnDirectiveLine(const LogicalLine& line) {
@@ -276,7 +306,33 @@ class Importer {
       return ErrorAt(line, d.argument_offset,
                      "declare variant needs ([base-name:]variant-name)");
     }
+    for (const std::string* name : {&v.base, &v.variant}) {
+      if (name->empty() || IsFunctionName(*name)) continue;
+      return ErrorAt(line, d.argument_offset,
+                     absl::StrCat("'", *name,
+                                  "' is not a function name: declare variant "
+                                  "needs ([base-name:]variant-name)"));
+    }
     return absl::OkStatus();
+  }
+
+  // A variant-name or base-name (OpenMP 5.1 §2.3.5): an identifier; in C++
+  // a qualified one (`ns::f`, `::f`), which may end in a template argument
+  // list (`f<float>`). Never an expression such as `1 + 2` or `f()`.
+  bool IsFunctionName(absl::string_view name) const {
+    if (language_ == Language::kFortran) return text_scan::IsIdentifier(name);
+    if (!name.empty() && name.back() == '>') {
+      const size_t open = name.find('<');
+      if (open == absl::string_view::npos || open == 0) return false;
+      name = absl::StripTrailingAsciiWhitespace(name.substr(0, open));
+    }
+    if (absl::StartsWith(name, "::")) name.remove_prefix(2);
+    for (absl::string_view part : absl::StrSplit(name, "::")) {
+      if (!text_scan::IsIdentifier(absl::StripAsciiWhitespace(part))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   void OnBegin(const LogicalLine& line, const OmpDirective& d) {
@@ -343,7 +399,7 @@ class Importer {
 
   void OnCode(const LogicalLine& line, size_t index) {
     for (const CodeEvent& e : scanner_.Feed(line, index)) {
-      const SourceLocation at = Where(line, e.offset);
+      const SourceLocation at{file_, e.position.line, e.position.column};
       if (e.kind == CodeEvent::kOtherDeclaration) {
         FailPending();
         continue;
@@ -382,7 +438,7 @@ class Importer {
       pending_.clear();
       if (e.kind == CodeEvent::kFunctionDefinition && InRegion()) {
         if (regions_.back().effective) {
-          AddRegionVariant(line, e);
+          AddRegionVariant(e);
         } else {
           AddError(at,
                    absl::StrCat("definition of ", e.name,
@@ -396,7 +452,12 @@ class Importer {
 
   bool InRegion() const { return !regions_.empty(); }
 
-  void AddRegionVariant(const LogicalLine& line, const CodeEvent& e) {
+  // A C (not C++) source: `.c` (`.C` is C++, as for GCC).
+  bool IsC() const {
+    return language_ == Language::kC && absl::EndsWith(file_, ".c");
+  }
+
+  void AddRegionVariant(const CodeEvent& e) {
     const Region& region = regions_.back();
     ImportedVariant v;
     v.base = e.name;
@@ -406,7 +467,22 @@ class Importer {
     v.selector_text = region.texts.back();
     v.enclosing_selector_texts.assign(region.texts.begin(),
                                       region.texts.end() - 1);
-    v.location = Where(line, e.offset);
+    v.location = {file_, e.position.line, e.position.column};
+    // Two definitions of one function under equivalent selectors are one
+    // symbol defined twice: the compiler refuses the file.
+    // C has no overloads; in C++ the same parameter tokens are the same
+    // function (parameters renamed are missed, never a false alarm).
+    const auto [first, inserted] = region_definitions_.emplace(
+        IsC() ? v.variant : absl::StrCat(v.variant, "(", e.parameters, ")"),
+        v.location.line);
+    if (!inserted) {
+      return AddError(v.location,
+                      absl::StrCat("redefinition of ", e.name,
+                                   " under an equivalent begin declare "
+                                   "variant selector (first defined at line ",
+                                   first->second, ")"),
+                      e.name);
+    }
     result_.variants.push_back(std::move(v));
   }
 
@@ -431,6 +507,8 @@ class Importer {
   FortranScopes fortran_;
   std::vector<Region> regions_;
   std::vector<Pending> pending_;
+  // Region definitions so far: "symbol(parameters)" -> line.
+  absl::flat_hash_map<std::string, int> region_definitions_;
   ImportResult result_;
 };
 

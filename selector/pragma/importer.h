@@ -23,7 +23,9 @@
 //
 // Errors are collected, not fatal: each names file:line:column (and the
 // kernel it concerns when known), and the variants found elsewhere in the
-// file are still returned. Constructs that are read past are warnings.
+// file are still returned. Constructs that are read past are warnings, and
+// so is every directive in a branch the preprocessor skips (with the
+// condition that hides it).
 //
 // Example:
 //

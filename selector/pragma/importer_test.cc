@@ -108,15 +108,16 @@ TEST(ImporterTest, NestedBeginDeclareVariantAppendsOuterSelectors) {
 }
 
 TEST(ImporterTest, EquivalentRegionsGiveEqualSymbols) {
+  // Two overloads: one function defined twice would be a redefinition.
   ImportResult r = ImportVariants(
-      "e.c",
+      "e.cpp",
       "#pragma omp begin declare variant match(device={kind(gpu), "
       "arch(nvptx)})\n"
-      "void f(void) {}\n"
+      "void f(int) {}\n"
       "#pragma omp end declare variant\n"
       "#pragma omp begin declare variant match(device={arch(nvptx)})\n"
       "#pragma omp begin declare variant match(device={kind(gpu)})\n"
-      "void f(void) {}\n"
+      "void f(double) {}\n"
       "#pragma omp end declare variant\n"
       "#pragma omp end declare variant\n");
   ASSERT_THAT(Errors(r), IsEmpty());
@@ -332,6 +333,7 @@ TEST(ImporterTest, ErrorsDoNotHideOtherVariants) {
 namespace ctxsel::pragma {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // "base variant" per variant.
@@ -631,6 +633,166 @@ TEST(ImporterKindsTest, ErrorsNameTheirKernel) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].kernel, "f");
   EXPECT_THAT(Bases(r), ElementsAre("f f1", "g g1"));
+}
+
+}  // namespace
+}  // namespace ctxsel::pragma
+
+// Issue 26 item 3: spec edges seen on public files.
+namespace ctxsel::pragma {
+namespace {
+
+// OpenMP 5.2 §3.1: `directive-name [[,] clause [[,] clause] ...]`: a comma
+// may precede the first clause too.
+TEST(ImporterSpecEdgesTest, ACommaMayPrecedeTheFirstClause) {
+  ImportResult fortran = ImportVariants(
+      "c.f90",
+      "subroutine sub()\n"
+      "  !$omp declare variant(vsub), match(construct={parallel})\n"
+      "end subroutine\n");
+  EXPECT_THAT(Errors(fortran), IsEmpty());
+  EXPECT_THAT(Bases(fortran), ElementsAre("sub vsub"));
+  ImportResult c = ImportVariants(
+      "c.c",
+      "#pragma omp declare variant(v), match(device={kind(gpu)})\n"
+      "void f(void);\n");
+  EXPECT_THAT(Errors(c), IsEmpty());
+  EXPECT_THAT(Bases(c), ElementsAre("f v"));
+}
+
+// A trait's parentheses hold at least one property (5.1 §2.3.2 grammar).
+TEST(ImporterSpecEdgesTest, EmptyTraitParenthesesAreErrors) {
+  for (const char* match : {"implementation={reverse_offload()}",
+                            "construct={parallel()}", "device={kind()}"}) {
+    ImportResult r =
+        ImportVariants("e.c", std::string("#pragma omp declare variant(v) "
+                                          "match(") +
+                                  match + ")\nvoid f(void);\n");
+    EXPECT_THAT(r.variants, IsEmpty()) << match;
+    EXPECT_THAT(Errors(r), ElementsAre(HasSubstr("e.c:1:"))) << match;
+  }
+}
+
+// 5.1 §2.3.5, C++: not for a virtual, defaulted or deleted function.
+TEST(ImporterSpecEdgesTest, DefaultedDeletedAndVirtualFunctionsAreNotBases) {
+  struct Case {
+    const char* declaration;
+    const char* message;
+  } cases[] = {
+      {"S& operator=(const S&) = default;", "defaulted"},
+      {"S& operator=(S&&) = delete;", "deleted"},
+      {"void g() = delete;", "deleted"},
+      {"virtual void h();", "virtual"},
+  };
+  for (const Case& c : cases) {
+    ImportResult r = ImportVariants(
+        "d.cpp", std::string("struct S {\n#pragma omp declare variant(v) "
+                             "match(device={kind(gpu)})\n") +
+                     c.declaration + "\n};\n");
+    EXPECT_THAT(r.variants, IsEmpty()) << c.declaration;
+    EXPECT_THAT(Errors(r), ElementsAre(HasSubstr(c.message))) << c.declaration;
+  }
+}
+
+// The variant is a name (5.1 §2.3.5: variant-name), never an expression.
+TEST(ImporterSpecEdgesTest, AVariantNameIsAName) {
+  for (const char* variant : {"1 + 2", "f()", "a b", ""}) {
+    ImportResult r = ImportVariants(
+        "n.c", std::string("#pragma omp declare variant(") + variant +
+                   ") match(device={kind(gpu)})\n"
+                   "void f(void);\n");
+    EXPECT_THAT(r.variants, IsEmpty()) << variant;
+    EXPECT_THAT(Errors(r), ElementsAre(HasSubstr("n.c:1:"))) << variant;
+  }
+  EXPECT_THAT(
+      Bases(ImportVariants(
+          "n.cpp",
+          "#pragma omp declare variant(ns::v) match(device={kind(gpu)})\n"
+          "void f(void);\n")),
+      ElementsAre("f ns::v"));
+}
+
+// `requires(...)` (5.1) and the 5.0 spellings of the same requirements in
+// one selector: both are implementation traits, each scored once.
+TEST(ImporterSpecEdgesTest, RequiresMixesWithTheOlderSpelling) {
+  ImportResult r = ImportVariants(
+      "r.c",
+      "#pragma omp declare variant(v) match(implementation={"
+      "requires(unified_shared_memory), atomic_default_mem_order(seq_cst)})\n"
+      "void f(void);\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  ASSERT_EQ(r.variants.size(), 1u);
+  EXPECT_THAT(r.variants[0].selector, HasSubstr("atomic_default_mem_order"));
+  EXPECT_THAT(r.variants[0].selector, HasSubstr("unified_shared_memory"));
+}
+
+// A directive in a branch the preprocessor skips is named, not lost silently.
+TEST(ImporterSpecEdgesTest, SkippedBranchesWarnOfTheirDirectives) {
+  ImportResult r = ImportVariants(
+      "s.c",
+      "#ifdef __NVPTX__\n"
+      "#pragma omp declare variant(f_nv) match(device={arch(nvptx)})\n"
+      "#endif\n"
+      "#if 0\n"
+      "#pragma omp declare variant(f_off) match(device={kind(gpu)})\n"
+      "#endif\n"
+      "void f(void);\n");
+  EXPECT_THAT(Errors(r), IsEmpty());
+  EXPECT_THAT(r.variants, IsEmpty());
+  EXPECT_THAT(Warnings(r),
+              ElementsAre(AllOf(HasSubstr("s.c:2:"), HasSubstr("__NVPTX__")),
+                          HasSubstr("s.c:5:")));
+}
+
+TEST(ImporterSpecEdgesTest, ARedefinitionInARegionIsAnError) {
+  ImportResult r = ImportVariants(
+      "x.c",
+      "#pragma omp begin declare variant match(device={kind(gpu)})\n"
+      "int f(int x) { return x; }\n"
+      "int f(int x) { return x + 1; }\n"
+      "#pragma omp end declare variant\n");
+  EXPECT_THAT(Errors(r),
+              ElementsAre(AllOf(HasSubstr("x.c:3:"), HasSubstr("redefinition"),
+                                HasSubstr("line 2"))));
+  // Across two regions whose effective selectors are equivalent, too; an
+  // overload (C++) is another function.
+  ImportResult across = ImportVariants(
+      "y.cpp",
+      "#pragma omp begin declare variant match(device={kind(gpu), "
+      "arch(nvptx)})\n"
+      "int f(int x) { return x; }\n"
+      "int f(double x) { return 1; }\n"
+      "#pragma omp end declare variant\n"
+      "#pragma omp begin declare variant match(device={arch(nvptx), "
+      "kind(gpu)})\n"
+      "int f(int x) { return -x; }\n"
+      "#pragma omp end declare variant\n");
+  EXPECT_THAT(Errors(across), ElementsAre(AllOf(HasSubstr("y.cpp:6:"),
+                                                HasSubstr("redefinition"))));
+  // C has no overloads: a name defined twice is a redefinition.
+  ImportResult c = ImportVariants(
+      "z.c",
+      "#pragma omp begin declare variant match(device={kind(gpu)})\n"
+      "int f(int x) { return x; }\n"
+      "int f(long y) { return 1; }\n"
+      "#pragma omp end declare variant\n");
+  EXPECT_THAT(Errors(c), ElementsAre(AllOf(HasSubstr("z.c:3:"),
+                                           HasSubstr("redefinition"))));
+}
+
+TEST(ImporterSpecEdgesTest, RegionVariantsAreLocatedAtTheirName) {
+  ImportResult r = ImportVariants(
+      "l.c",
+      "#pragma omp begin declare variant match(device={kind(gpu)})\n"
+      "static int\n"
+      "twice(int x)\n"
+      "{\n"
+      "  return 2 * x;\n"
+      "}\n"
+      "#pragma omp end declare variant\n");
+  ASSERT_EQ(r.variants.size(), 1u);
+  EXPECT_EQ(r.variants[0].location.line, 3);
+  EXPECT_EQ(r.variants[0].location.column, 1);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 
 using text_scan::IdentEnd;
 using text_scan::IsIdentChar;
+using text_scan::IsIdentStart;
 using text_scan::LiteralEnd;
 using text_scan::SkipSpace;
 
@@ -25,7 +26,6 @@ using text_scan::SkipSpace;
 // several macros are already stopped by the active set).
 constexpr int kMaxExpansionDepth = 64;
 
-bool IsIdentStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
 // A C integer literal (decimal, 0x, 0b, octal; u/l suffixes) as decimal.
 bool DecimalOf(absl::string_view number, std::string& out) {
   std::string digits;
@@ -97,12 +97,17 @@ bool Preprocessor::Feed(const LogicalLine& line,
     }
     return v == Truth::kTrue;
   };
+  const std::string is_false =
+      absl::StrCat("'#", word, rest.empty() ? "" : " ", rest, "' at line ",
+                   where.line, " is false");
+  const std::string after_taken = absl::StrCat(
+      "'#", word, "' at line ", where.line, " follows a branch that was read");
   if (word == "if" || word == "ifdef" || word == "ifndef") {
     if (!active()) {
-      stack_.push_back({false, false, true});
+      stack_.push_back({false, false, true, ""});
     } else {
       const bool taken = decide(word);
-      stack_.push_back({true, taken, taken});
+      stack_.push_back({true, taken, taken, taken ? "" : is_false});
     }
     return false;
   }
@@ -111,9 +116,11 @@ bool Preprocessor::Feed(const LogicalLine& line,
     Group& g = stack_.back();
     if (!g.parent_active || g.decided) {
       g.active = false;
+      g.why_skipped = after_taken;
     } else {
       g.active = decide(word);
       g.decided = g.active;
+      g.why_skipped = g.active ? "" : is_false;
     }
     return false;
   }
@@ -122,6 +129,7 @@ bool Preprocessor::Feed(const LogicalLine& line,
       Group& g = stack_.back();
       g.active = g.parent_active && !g.decided;
       g.decided = true;
+      g.why_skipped = g.active ? "" : after_taken;
     }
     return false;
   }
@@ -247,6 +255,14 @@ Preprocessor::Truth Preprocessor::Evaluate(absl::string_view condition) const {
     return Truth::kUndecidable;
   }
   return e->value() != 0 ? Truth::kTrue : Truth::kFalse;
+}
+
+std::string Preprocessor::WhySkipping() const {
+  // The outermost group not read is the cause; those inside it follow.
+  for (const Group& g : stack_) {
+    if (g.parent_active && !g.active) return g.why_skipped;
+  }
+  return "";
 }
 
 LogicalLine Preprocessor::Expand(const LogicalLine& line, size_t from) const {

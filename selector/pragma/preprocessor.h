@@ -54,12 +54,19 @@ class Preprocessor {
   // expansion). Expanded text takes the position of the macro's name.
   LogicalLine Expand(const LogicalLine& line, size_t from) const;
 
+  // Whether the last line fed is in a branch the compiler does not read,
+  // and why, for a warning: "'#ifdef __NVPTX__' at line 1 is false".
+  bool skipping() const { return !active(); }
+  std::string WhySkipping() const;
+
  private:
   enum class Truth { kFalse, kTrue, kUndecidable };
   struct Group {
     bool parent_active;
     bool active;
     bool decided;  // a taken branch was seen
+    // Why this group's current branch is not read, when its parent is.
+    std::string why_skipped;
   };
 
   Truth Evaluate(absl::string_view condition) const;

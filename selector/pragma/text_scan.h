@@ -14,6 +14,18 @@ namespace ctxsel::pragma::text_scan {
 // A letter, digit or underscore.
 inline bool IsIdentChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
 
+// A letter or underscore: what an identifier starts with.
+inline bool IsIdentStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
+
+// Whether all of `text` is one identifier.
+inline bool IsIdentifier(absl::string_view text) {
+  if (text.empty() || !IsIdentStart(text[0])) return false;
+  for (char c : text) {
+    if (!IsIdentChar(c)) return false;
+  }
+  return true;
+}
+
 // The end of the identifier characters starting at `i`.
 inline size_t IdentEnd(absl::string_view text, size_t i) {
   while (i < text.size() && IsIdentChar(text[i])) ++i;

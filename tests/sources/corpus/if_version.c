@@ -1,4 +1,5 @@
 // expect: k k_51
+// expect-warning: 8
 void k_51(void);
 void k_50(void);
 #if _OPENMP >= 202011

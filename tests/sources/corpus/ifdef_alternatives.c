@@ -1,4 +1,5 @@
 // expect: launch launch$ompvariant$
+// expect-warning: 5
 // The AMD branch is the one a compiler sees without -DUSE_CUDA.
 #ifdef USE_CUDA
 #pragma omp begin declare variant match(device={arch(nvptx)})
