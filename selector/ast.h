@@ -67,6 +67,11 @@ struct TraitSelector {
   std::vector<Expression> expressions;  // kExpression
   SimdProperties simd;                  // kSimdClauses
   bool has_properties = false;          // parentheses were given
+  // Written as a property (`unified_address`,
+  // `atomic_default_mem_order(score(3): seq_cst)`, the 5.0 spellings), not
+  // as `requires(...)`. One with a score of its own stays a selector of its
+  // own, so that its score is not given to the other requirements.
+  bool property_spelling = false;
 };
 
 struct TraitSet {

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -123,6 +124,54 @@ std::string SelectorText(const TraitSelector& t) {
   return absl::StrCat(text, "(", score, props, ")");
 }
 
+namespace {
+
+// Each selector's canonical text. Requirements with scores of their own
+// are several requires selectors (parser.cc): then at most one of them is
+// written `requires(...)` (the scored one with several properties, else the
+// unscored one), and every other requirement in its own 5.0 spelling,
+// `atomic_default_mem_order(score(3): seq_cst)` or `unified_address`, so
+// that the text parses back to the same selectors.
+std::vector<std::string> CanonicalSelectorTexts(const TraitSet& set) {
+  std::vector<std::string> texts;
+  int requires_count = 0;
+  const TraitSelector* written_out = nullptr;
+  for (const TraitSelector& t : set.selectors) {
+    if (t.id != SelectorId::kImplRequires) continue;
+    ++requires_count;
+    if (t.has_score && t.names.size() > 1) written_out = &t;
+  }
+  if (written_out == nullptr) {
+    for (const TraitSelector& t : set.selectors) {
+      if (t.id == SelectorId::kImplRequires && !t.has_score) written_out = &t;
+    }
+  }
+  for (const TraitSelector& t : set.selectors) {
+    if (t.id != SelectorId::kImplRequires || requires_count == 1 ||
+        &t == written_out) {
+      texts.push_back(SelectorText(t));
+      continue;
+    }
+    std::vector<std::string> spellings;
+    for (const NameProperty& p : t.names) {
+      if (!t.has_score) {
+        spellings.push_back(PropertyText(p));
+        continue;
+      }
+      std::vector<absl::string_view> arguments;
+      for (const NameProperty& a : p.arguments) arguments.push_back(a.name);
+      spellings.push_back(absl::StrCat(p.name, "(score(", t.score,
+                                       "):", arguments.empty() ? "" : " ",
+                                       absl::StrJoin(arguments, ", "), ")"));
+    }
+    std::sort(spellings.begin(), spellings.end());
+    texts.push_back(absl::StrJoin(spellings, ", "));
+  }
+  return texts;
+}
+
+}  // namespace
+
 void Finalize(SelectorAst& ast) {
   std::stable_sort(
       ast.sets.begin(), ast.sets.end(),
@@ -131,21 +180,38 @@ void Finalize(SelectorAst& ast) {
   ast.dynamic = false;
   ast.has_target_device = ast.FindSet(SetId::kTargetDevice) != nullptr;
   for (TraitSet& set : ast.sets) {
+    std::vector<std::string> texts = CanonicalSelectorTexts(set);
     if (set.id != SetId::kConstruct) {
-      std::stable_sort(set.selectors.begin(), set.selectors.end(),
-                       [](const TraitSelector& a, const TraitSelector& b) {
-                         return a.id < b.id;
-                       });
+      // By selector; several requires selectors: `requires(...)` first,
+      // then the spellings by text.
+      std::vector<size_t> order(set.selectors.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      auto key = [&](size_t i) {
+        return std::make_tuple(set.selectors[i].id,
+                               !absl::StartsWith(texts[i], "requires("),
+                               absl::string_view(texts[i]));
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return key(a) < key(b); });
+      std::vector<TraitSelector> selectors;
+      std::vector<std::string> sorted_texts;
+      for (size_t i : order) {
+        selectors.push_back(std::move(set.selectors[i]));
+        sorted_texts.push_back(std::move(texts[i]));
+      }
+      set.selectors = std::move(selectors);
+      texts = std::move(sorted_texts);
     }
     if (GetSetInfo(set.id).dynamic) ast.dynamic = true;
     std::vector<std::string> selectors;
-    for (const TraitSelector& t : set.selectors) {
+    for (size_t i = 0; i < set.selectors.size(); ++i) {
+      const TraitSelector& t = set.selectors[i];
       for (const Expression& e : t.expressions) {
         if (t.id == SelectorId::kUserCondition && !e.constant()) {
           ast.dynamic = true;
         }
       }
-      selectors.push_back(SelectorText(t));
+      selectors.push_back(std::move(texts[i]));
     }
     sets.push_back(absl::StrCat(GetSetInfo(set.id).name, "={",
                                 absl::StrJoin(selectors, ", "), "}"));

@@ -9,6 +9,7 @@
 #define CTXSEL_SELECTOR_LEXER_H_
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,12 @@ namespace ctxsel::selector::internal {
 
 // 1-based line and column (and, in an effective selector, which text).
 using Pos = TextPosition;
+
+// Whether `a` comes before `b` (texts in order, then lines, then columns).
+inline bool Before(const Pos& a, const Pos& b) {
+  return std::tie(a.text, a.line, a.column) <
+         std::tie(b.text, b.line, b.column);
+}
 
 enum class TokenKind { kIdent, kInt, kString, kPunct, kEnd };
 

@@ -25,11 +25,6 @@ std::string Describe(const Token& t) {
   }
 }
 
-bool Before(const Pos& a, const Pos& b) {
-  return std::tie(a.text, a.line, a.column) <
-         std::tie(b.text, b.line, b.column);
-}
-
 std::string SetNames() {
   std::vector<absl::string_view> names;
   for (const SetInfo& s : AllSets()) names.push_back(s.name);
@@ -136,9 +131,12 @@ class Parser {
   }
 
   // Properties written as selectors (`implementation={unified_address,
-  // requires(reverse_offload)}`) join their selector: the one written out
-  // if there is one, else the first spelling; one meaning, one canonical
-  // form. At most one of them may carry a score.
+  // requires(reverse_offload)}`) join an unscored selector of theirs: the
+  // one written out if there is one, else the first unscored spelling; one
+  // meaning, one canonical form. A spelling with a score of its own, or one
+  // beside a scored `requires(score(s): ...)`, stays apart: in 5.0 each was
+  // its own trait selector, and joining would give its score to the other
+  // requirements (or theirs to it).
   absl::Status MergePropertySpellings(TraitSet& set,
                                       const std::vector<bool>& spelling) {
     std::vector<TraitSelector> kept;
@@ -147,25 +145,16 @@ class Parser {
       (spelling[i] ? merged : kept).push_back(std::move(set.selectors[i]));
     }
     for (TraitSelector& t : merged) {
-      auto into = std::find_if(kept.begin(), kept.end(),
-                               [&](const auto& k) { return k.id == t.id; });
+      t.property_spelling = true;
+      auto into = kept.end();
+      if (!t.has_score) {
+        into = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
+          return k.id == t.id && !k.has_score;
+        });
+      }
       if (into == kept.end()) {
         kept.push_back(std::move(t));
         continue;
-      }
-      if (t.has_score && into->has_score) {
-        bool later = Before(into->score_pos, t.score_pos);
-        return ErrorAt(
-            later ? t.score_pos : into->score_pos,
-            absl::StrCat("score given twice for ", GetSelectorInfo(t.id).name,
-                         " (its properties written as selectors "
-                         "are one selector)"),
-            later ? into->score_pos : t.score_pos);
-      }
-      if (t.has_score) {
-        into->has_score = true;
-        into->score_pos = t.score_pos;
-        into->score_expr = std::move(t.score_expr);
       }
       for (NameProperty& p : t.names) into->names.push_back(std::move(p));
       // Source order, so that a property given twice is reported where it

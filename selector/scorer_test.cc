@@ -90,5 +90,27 @@ TEST(StrictSubsetTest, ConstructsCompareTraitByTrait) {
                               Items("construct={simd(simdlen(4))}")));
 }
 
+// Issue 26: a 5.0 spelling with a score of its own keeps that score to
+// itself (each was its own trait selector), beside `requires(...)`.
+TEST(RequiresScoresTest, A50SpellingsScoreIsItsOwn) {
+  // Not given to reverse_offload: requires(reverse_offload) alone stays a
+  // strict subset, and the sum counts 3 once.
+  EXPECT_TRUE(
+      IsStrictSubset(Items("implementation={requires(reverse_offload)}"),
+                     Items("implementation={requires(reverse_offload), "
+                           "atomic_default_mem_order(score(3): seq_cst)}")));
+  Selector two = *Selector::Parse(
+      "implementation={requires(score(2): reverse_offload), "
+      "atomic_default_mem_order(score(3): seq_cst)}");
+  absl::StatusOr<ScoreSum> sum = SumScore(two.ast(), {}, 0);
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(sum->sum, 5u);
+  // An unscored spelling beside a scored requires(...) is not scored.
+  EXPECT_TRUE(IsStrictSubset(
+      Items("implementation={unified_address}"),
+      Items("implementation={requires(score(2): reverse_offload), "
+            "unified_address}")));
+}
+
 }  // namespace
 }  // namespace ctxsel::selector::internal

@@ -209,8 +209,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "1:44: property 'unified_address' given twice in requires "
                   "(first at 1:26)"},
         ErrorCase{"implementation={atomic_default_mem_order(score(1): "
-                  "seq_cst), requires(score(2): unified_address)}",
-                  "1:71: score given twice for requires"},
+                  "seq_cst), requires(score(2): atomic_default_mem_order("
+                  "acq_rel))}",
+                  "1:81: property 'atomic_default_mem_order' given twice in "
+                  "requires (first at 1:17)"},
         ErrorCase{"implementation={requires(unified_memory)}",
                   "1:26: unknown requires property 'unified_memory'"},
         ErrorCase{"user={condition}", "1:7: condition requires an expression"},
@@ -297,10 +299,12 @@ TEST(RequirementTest, FiveZeroSpellingsAreRequiresProperties) {
                       "requires(reverse_offload), dynamic_allocators}"),
             "implementation={vendor(gnu), requires(dynamic_allocators, "
             "reverse_offload, unified_address)}");
+  // A spelling's score is its own (issue 26: it was given to
+  // unified_address too).
   EXPECT_EQ(Canonical("implementation={atomic_default_mem_order(score(3): "
                       "seq_cst), unified_address}"),
-            "implementation={requires(score(3): "
-            "atomic_default_mem_order(seq_cst), unified_address)}");
+            "implementation={requires(unified_address), "
+            "atomic_default_mem_order(score(3): seq_cst)}");
   EXPECT_EQ(
       *Selector::Parse("implementation={unified_shared_memory}"),
       *Selector::Parse("implementation={requires(unified_shared_memory)}"));
@@ -414,6 +418,52 @@ TEST(DirectiveTest, NamesRoundTrip) {
     EXPECT_EQ(*ParseDirective(DirectiveName(d)), d);
   }
   EXPECT_FALSE(ParseDirective("pragma").ok());
+}
+
+}  // namespace
+}  // namespace ctxsel::selector
+
+// Issue 26: requirements with scores of their own (5.0 spellings) stay
+// apart, in one canonical text whatever the order they are written in.
+namespace ctxsel::selector {
+namespace {
+
+TEST(RequirementTest, ScoredSpellingsKeepTheirScoresInOneCanonicalForm) {
+  struct Case {
+    std::vector<const char*> texts;  // equivalent spellings
+    const char* canonical;
+  } cases[] = {
+      {{"implementation={requires(reverse_offload), "
+        "atomic_default_mem_order(score(3): seq_cst)}",
+        "implementation={atomic_default_mem_order(score(3): seq_cst), "
+        "reverse_offload}"},
+       "implementation={requires(reverse_offload), "
+       "atomic_default_mem_order(score(3): seq_cst)}"},
+      {{"implementation={atomic_default_mem_order(score(1): seq_cst), "
+        "requires(score(2): unified_address)}",
+        "implementation={requires(score(2): unified_address), "
+        "atomic_default_mem_order(score(1): seq_cst)}",
+        "implementation={unified_address(score(2):), "
+        "atomic_default_mem_order(score(1): seq_cst)}"},
+       "implementation={atomic_default_mem_order(score(1): seq_cst), "
+       "unified_address(score(2):)}"},
+      {{"implementation={requires(score(2): reverse_offload, "
+        "unified_address), dynamic_allocators, unified_shared_memory}",
+        "implementation={unified_shared_memory, requires(score(2): "
+        "unified_address, reverse_offload), dynamic_allocators}"},
+       "implementation={requires(score(2): reverse_offload, "
+       "unified_address), dynamic_allocators, unified_shared_memory}"},
+  };
+  for (const Case& c : cases) {
+    for (const char* text : c.texts) {
+      absl::StatusOr<Selector> s = Selector::Parse(text);
+      ASSERT_TRUE(s.ok()) << text << ": " << s.status();
+      EXPECT_EQ(s->ToString(), c.canonical) << text;
+      absl::StatusOr<Selector> again = Selector::Parse(s->ToString());
+      ASSERT_TRUE(again.ok()) << s->ToString() << ": " << again.status();
+      EXPECT_EQ(again->ToString(), c.canonical);
+    }
+  }
 }
 
 }  // namespace

@@ -121,11 +121,6 @@ absl::Status CheckKind(const TraitSet& set, const TraitSelector& t) {
   return absl::OkStatus();
 }
 
-bool Before(const Pos& a, const Pos& b) {
-  return std::tie(a.text, a.line, a.column) <
-         std::tie(b.text, b.line, b.column);
-}
-
 // A variable used where it was used already: the later use, with the first.
 struct Repeat {
   const std::string* name = nullptr;
@@ -244,14 +239,28 @@ absl::Status CheckSelector(Directive directive, const TraitSet& set,
 }
 
 absl::Status CheckSet(Directive directive, TraitSet& set) {
+  // Requirements with scores of their own are several requires selectors
+  // (parser.cc); a property still appears once among them all.
   absl::flat_hash_map<SelectorId, Pos> seen;
+  absl::flat_hash_map<std::string, Pos> requirements;
   for (TraitSelector& t : set.selectors) {
-    if (auto [it, fresh] = seen.emplace(t.id, t.pos); !fresh) {
+    if (auto [it, fresh] = seen.emplace(t.id, t.pos);
+        !fresh && !t.property_spelling) {
       return ErrorAt(
           t.pos,
           absl::StrCat("trait selector '", SelName(t.id),
                        "' given twice in the ", SetName(set.id), " trait set"),
           it->second);
+    }
+    if (t.id != SelectorId::kImplRequires) continue;
+    for (const NameProperty& p : t.names) {
+      if (auto [it, fresh] = requirements.emplace(p.name, p.pos); !fresh) {
+        const bool later = Before(it->second, p.pos);
+        return ErrorAt(
+            later ? p.pos : it->second,
+            absl::StrCat("property '", p.name, "' given twice in requires"),
+            later ? it->second : p.pos);
+      }
     }
   }
   for (TraitSelector& t : set.selectors) {
