@@ -90,12 +90,15 @@ void SortCandidates(ResolutionData& data) {
     data.sorted.push_back({static_cast<int>(i), data.states[i].score,
                            declared[i].selector.is_dynamic()});
   }
-  // Decreasing score; equal scores keep declaration order (the index
-  // breaks ties, so std::sort needs no stable_sort's temporary buffer).
-  std::sort(data.sorted.begin(), data.sorted.end(),
-            [](const Resolution::Entry& a, const Resolution::Entry& b) {
-              return a.score != b.score ? a.score > b.score : a.index < b.index;
-            });
+  // Decreasing score; equal scores in declaration order, or its reverse
+  // (the index breaks ties, so std::sort needs no stable_sort's buffer).
+  const bool last_first = data.ties == TieBreak::kLastDeclared;
+  std::sort(
+      data.sorted.begin(), data.sorted.end(),
+      [last_first](const Resolution::Entry& a, const Resolution::Entry& b) {
+        if (a.score != b.score) return a.score > b.score;
+        return last_first ? a.index > b.index : a.index < b.index;
+      });
   data.prefix = data.sorted.size();
   for (size_t r = 0; r < data.sorted.size(); ++r) {
     data.states[data.sorted[r].index].rank = static_cast<int>(r);
@@ -122,10 +125,12 @@ const std::vector<Candidate>& Resolution::declared() const {
 }
 
 absl::StatusOr<Resolution> Resolve(
-    CandidateList candidates, std::shared_ptr<const Context> static_context) {
+    CandidateList candidates, std::shared_ptr<const Context> static_context,
+    const ResolveOptions& options) {
   const Context& context = *static_context;
   CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   auto data = std::make_shared<ResolutionData>();
+  data->ties = options.ties;
   data->declared = std::move(candidates);
   const std::vector<Candidate>& declared = *data->declared;
   data->states.resize(declared.size());
@@ -160,7 +165,8 @@ absl::StatusOr<Resolution> Resolve(
 }
 
 absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
-                                   const Context& static_context) {
+                                   const Context& static_context,
+                                   const ResolveOptions& options) {
   // The whole context less its dynamic parts, so that a static field added
   // to Context is kept without being listed here.
   auto context = std::make_shared<Context>(static_context);
@@ -168,7 +174,7 @@ absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
   context->variables = {};
   return Resolve(
       std::make_shared<const std::vector<Candidate>>(std::move(candidates)),
-      std::move(context));
+      std::move(context), options);
 }
 
 TargetDevicesView::TargetDevicesView() : default_device(0) {

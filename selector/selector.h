@@ -278,6 +278,15 @@ struct Candidate {
   Selector selector;
 };
 
+// Which of several candidates with the highest score wins. The OpenMP
+// texts give the first for metadirectives and leave declare variant open;
+// GCC 12 and clang 14 call the last declared variant (compiler_profile.h).
+enum class TieBreak { kFirstDeclared, kLastDeclared };
+
+struct ResolveOptions {
+  TieBreak ties = TieBreak::kFirstDeclared;
+};
+
 // A candidate list shared by the Resolutions made from it (one per static
 // context) instead of copied into each.
 using CandidateList = std::shared_ptr<const std::vector<Candidate>>;
@@ -287,7 +296,8 @@ using CandidateList = std::shared_ptr<const std::vector<Candidate>>;
 //
 // Replacement candidates (static part compatible) are sorted by decreasing
 // score; equal scores keep declaration order (the metadirective rule, which
-// ctxsel also uses for declare variant).
+// ctxsel also uses for declare variant), or the reverse with
+// TieBreak::kLastDeclared.
 class Resolution {
  public:
   struct Entry {
@@ -319,11 +329,13 @@ class Resolution {
 // Builds no strings; the Resolution shares `candidates` and
 // `static_context` (Explain reads them again for reasons and terms).
 absl::StatusOr<Resolution> Resolve(
-    CandidateList candidates, std::shared_ptr<const Context> static_context);
+    CandidateList candidates, std::shared_ptr<const Context> static_context,
+    const ResolveOptions& options = {});
 // The same from copies of `candidates` and of the static part of
 // `static_context`.
 absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
-                                   const Context& static_context);
+                                   const Context& static_context,
+                                   const ResolveOptions& options = {});
 
 // The outcome of Select().
 struct Selection {

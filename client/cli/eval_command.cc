@@ -13,11 +13,16 @@
 #include "client/cli/eval_kernel.h"
 #include "client/cli/input_file.h"
 #include "client/cli/json_output.h"
+#include "selector/compiler_profile.h"
 #include "selector/selector.h"
 
 ABSL_FLAG(std::string, directive, "",
           "eval: declare_variant, begin_declare_variant or metadirective "
           "(overrides the document's)");
+ABSL_FLAG(std::string, compiler, "",
+          "eval: answer for the binary this compiler builds: spec (the "
+          "OpenMP texts, the default), gcc-12 or clang-14 (overrides the "
+          "document's)");
 ABSL_FLAG(std::vector<std::string>, device_kind, {}, "eval: device kinds");
 ABSL_FLAG(std::vector<std::string>, device_arch, {}, "eval: device arches");
 ABSL_FLAG(std::vector<std::string>, device_isa, {}, "eval: device ISAs");
@@ -113,8 +118,16 @@ json CandidateJson(const sel::CandidateReport& c) {
 }
 
 EvalDocument Read(const json& input) {
-  Check(CheckFields(input, "the document",
-                    {"directive", "context", "variants", "kernel"}));
+  Check(
+      CheckFields(input, "the document",
+                  {"directive", "context", "variants", "kernel", "compiler"}));
+  sel::CompilerProfile compiler = sel::CompilerProfile::kSpec;
+  if (input.contains("compiler")) {
+    absl::StatusOr<sel::CompilerProfile> c =
+        sel::CompilerProfileFromName(String(input["compiler"], "compiler"));
+    Check(c.status());
+    compiler = *c;
+  }
   sel::Directive directive = sel::Directive::kDeclareVariant;
   if (input.contains("directive")) {
     absl::StatusOr<sel::Directive> d = sel::ParseDirective(
@@ -129,6 +142,8 @@ EvalDocument Read(const json& input) {
   Check(read.status());
   EvalDocument doc;
   doc.context = *std::move(read);
+  doc.directive = directive;
+  doc.compiler = compiler;
   std::vector<KernelVariant> variants =
       Variants(input.value("variants", json::array()), directive);
   absl::StatusOr<std::string> kernel = ChooseKernel(
@@ -146,7 +161,8 @@ EvalOutcome Evaluate(const json& input) {
   EvalDocument doc = Read(input);
   const sel::Context& ctx = doc.context;
   absl::StatusOr<sel::Resolution> r =
-      sel::Resolve(std::move(doc.candidates), ctx);
+      sel::Resolve(std::move(doc.candidates), ctx,
+                   sel::ResolveOptionsFor(doc.compiler, doc.directive));
   if (!r.ok())
     throw InputError{nullptr, 0, 0, std::string(r.status().message())};
   sel::Explanation e = sel::Explain(*r, ctx.variables, ctx.target_devices);
@@ -159,14 +175,22 @@ EvalOutcome Evaluate(const json& input) {
     runtime_only.push_back(e.candidates[index].name);
   out.output = {
       {"kernel", doc.kernel.empty() ? json(nullptr) : json(doc.kernel)},
+      {"compiler", sel::CompilerProfileName(doc.compiler)},
       {"selected", e.selection.base()
                        ? json(nullptr)
                        : json(e.candidates[e.selection.index].name)},
       {"score", e.selection.score},
       {"runtime_only", runtime_only},
       {"candidates", list}};
-  out.text = absl::StrCat(doc.kernel.empty() ? "" : "kernel: ", doc.kernel,
-                          doc.kernel.empty() ? "" : "\n", e.ToText());
+  out.text = absl::StrCat(
+      doc.kernel.empty() ? "" : "kernel: ", doc.kernel,
+      doc.kernel.empty() ? "" : "\n",
+      doc.compiler == sel::CompilerProfile::kSpec
+          ? ""
+          : absl::StrCat("compiler: ", sel::CompilerProfileName(doc.compiler),
+                         " (", sel::CompilerProfileSummary(doc.compiler),
+                         ")\n"),
+      e.ToText());
   return out;
 }
 
@@ -176,6 +200,8 @@ void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
     doc["directive"] = absl::GetFlag(FLAGS_directive);
   if (!absl::GetFlag(FLAGS_kernel).empty())
     doc["kernel"] = absl::GetFlag(FLAGS_kernel);
+  if (!absl::GetFlag(FLAGS_compiler).empty())
+    doc["compiler"] = absl::GetFlag(FLAGS_compiler);
   json& ctx = doc["context"];
   if (ctx.is_null()) ctx = json::object();
   for (const std::string& c : ConstructNamesFromFlags())
@@ -286,7 +312,8 @@ const Command kEvalCommand = {
     "eval [FILE|-] [NAME=SELECTOR...] [--kernel=K] "
     "[--directive=declare_variant|begin_declare_variant|metadirective] "
     "[--construct=C,...] [--device_kind=K,...] [--device_arch=A,...] "
-    "[--device_isa=I,...] [--var=NAME=INTEGER,...] [--json]",
+    "[--device_isa=I,...] [--var=NAME=INTEGER,...] "
+    "[--compiler=spec|gcc-12|clang-14] [--json]",
     "Evaluate selectors offline (no server).", RunEval};
 
 }  // namespace ctxsel::cli

@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "client/cli/command.h"
 #include "nlohmann/json.hpp"
+#include "selector/compiler_profile.h"
 #include "selector/selector.h"
 
 namespace ctxsel::cli {
@@ -28,8 +29,8 @@ namespace ctxsel::cli {
 struct EvalOutcome {
   // kExitOk, or kExitBadInput with an "error" document.
   int exit_code = kExitOk;
-  nlohmann::json output;  // {"kernel", "selected", "score", "candidates"} or
-                          // {"error"}
+  nlohmann::json output;  // {"kernel", "compiler", "selected", "score",
+                          // "candidates"} or {"error"}
   std::string text;       // readable rendering (explanation or error)
 };
 
@@ -39,6 +40,9 @@ struct EvalDocument {
   std::string kernel;
   selector::Context context;
   std::vector<selector::Candidate> candidates;
+  selector::Directive directive = selector::Directive::kDeclareVariant;
+  // "compiler": whose binary the answer is for (compiler_profile.h).
+  selector::CompilerProfile compiler = selector::CompilerProfile::kSpec;
 };
 
 // Reads `input` into `document` without evaluating it (benchmarks parse
