@@ -24,6 +24,8 @@ class GrpcLogTest : public ::testing::Test {
     sink->set_pattern("[%l] %v");
     previous_ = spdlog::default_logger();
     spdlog::set_default_logger(std::make_shared<spdlog::logger>("t", sink));
+    // As grpc_init() does: gpr_log drops every line until then.
+    gpr_log_verbosity_init();
     RouteGrpcLogToSpdlog();
   }
   void TearDown() override {

@@ -170,7 +170,9 @@ int64_t RawHttp2Connection::RapidReset(const std::string& path,
     }
     Exchange(std::chrono::milliseconds(10));
   }
-  return opened;
+  // Calls still queued here never left.
+  const size_t per_call = 2 * 9 + block.size() + cancel.size();
+  return opened - static_cast<int64_t>((out_.size() + per_call - 1) / per_call);
 }
 
 int64_t RawHttp2Connection::ContinuationFlood(const std::string& path,

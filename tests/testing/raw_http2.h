@@ -47,7 +47,8 @@ class RawHttp2Connection {
       const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Rapid reset: opens calls of `path` and cancels each at once
   // (HEADERS, then RST_STREAM), as fast as the connection takes them, for
-  // `period` or until the connection is closed. Returns the calls opened.
+  // `period` or until the connection is closed. Returns the calls opened
+  // (written to the socket, not necessarily read by the peer).
   int64_t RapidReset(const std::string& path, std::chrono::milliseconds period);
   // CONTINUATION flood: opens a call of `path` whose header block never
   // ends, sending CONTINUATION frames of made-up headers until `bytes` are
