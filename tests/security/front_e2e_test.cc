@@ -10,7 +10,9 @@
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -283,6 +285,9 @@ RapidResetFigures RapidResetFlood(FloodTest& test, Launcher& launcher, int port,
   std::vector<std::thread> attackers;
   for (int i = 0; i < 4; ++i) {
     attackers.emplace_back([&, port] {
+      // The attackers stand for other hosts: on this one they yield the
+      // CPU to the launcher, the front and the server.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
       // A refused or ended connection is tried again every 100 ms until
       // the 4 s are up.
       const auto end = std::chrono::steady_clock::now() + seconds(4);
@@ -344,8 +349,7 @@ TEST_F(FloodTest, RapidResetThroughTheFrontLeavesSelectItsRate) {
   Print("through the front", f);
   EXPECT_GT(f.streams, 1000);  // the attack ran
   EXPECT_GT(f.before.total, 20);
-  EXPECT_GT(f.during.per_second(), 0.5 * f.before.per_second())
-      << front_->Log();
+  EXPECT_GT(f.during.per_second(), 0.5 * f.before.per_second());
   // From 2 s after the flood on, every Select succeeds again. (Its rate is
   // held to half of the rate before only: this machine's other load moves
   // it by more than the flood does.)
