@@ -36,6 +36,7 @@
 #include "base/flags_usage.h"
 #include "base/port_file.h"
 #include "server/main/check_config.h"
+#include "server/main/grpc_log.h"
 #include "server/main/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -134,6 +135,8 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 2);
   // Logs go to stderr; stdout stays free for anything a wrapper may parse.
   spdlog::set_default_logger(spdlog::stderr_color_mt("ctxsel-server"));
+  // gRPC core's lines quote client-chosen headers: escaped, like ours.
+  ctxsel::server::RouteGrpcLogToSpdlog();
   const sigset_t stop_signals = BlockStopSignals();
   if (absl::StatusOr<int64_t> limit = ctxsel::server::RaiseOpenFileLimit();
       limit.ok()) {

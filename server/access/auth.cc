@@ -109,7 +109,8 @@ std::shared_ptr<const TokenTable> Authorizer::table() const {
   return table_;
 }
 
-Credential CredentialOf(const grpc::ServerContextBase& context) {
+Credential CredentialOf(const grpc::ServerContextBase& context,
+                        absl::string_view front_identity) {
   Credential credential;
   const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
@@ -128,6 +129,16 @@ Credential CredentialOf(const grpc::ServerContextBase& context) {
     if (!identity.empty()) {
       credential.kind = Credential::Kind::kCertificate;
       credential.id.assign(identity.front().data(), identity.front().size());
+    }
+  }
+  if (!front_identity.empty() &&
+      credential.kind == Credential::Kind::kCertificate &&
+      credential.id == front_identity) {
+    credential = Credential{};
+    if (auto it = metadata.find(kFrontClientCertHeader);
+        it != metadata.end() && it->second.size() > 0) {
+      credential.kind = Credential::Kind::kCertificate;
+      credential.id.assign(it->second.data(), it->second.size());
     }
   }
   return credential;
@@ -199,7 +210,7 @@ absl::StatusOr<Principal> Permit(Principal principal,
 absl::StatusOr<Principal> Authorizer::Authorize(
     const grpc::ServerContextBase& context, absl::string_view method) const {
   absl::StatusOr<Principal> principal =
-      Authorize(CredentialOf(context), method);
+      Authorize(CredentialOf(context, options_.front_identity), method);
   if (!principal.ok())
     refusals_.Note(context.peer(), method, principal.status());
   return principal;
@@ -209,7 +220,8 @@ absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
     const grpc::ServerContextBase& context, absl::string_view method,
     std::function<void()> revoke) const {
   absl::StatusOr<StreamGrant> grant =
-      AuthorizeStream(CredentialOf(context), method, std::move(revoke));
+      AuthorizeStream(CredentialOf(context, options_.front_identity), method,
+                      std::move(revoke));
   if (!grant.ok()) refusals_.Note(context.peer(), method, grant.status());
   return grant;
 }

@@ -40,6 +40,11 @@ namespace ctxsel::server {
 // method without one is refused to everyone.
 bool HasMethodRule(absl::string_view method);
 
+// The header in which the front proxy (tools/front/haproxy.cfg) passes the
+// identity of the client certificate it verified; read only on calls whose
+// own TLS peer is the front (AuthOptions::front_identity).
+inline constexpr char kFrontClientCertHeader[] = "x-ctxsel-client-cert";
+
 // What a call presented to say who it is: a bearer token ("authorization:
 // Bearer TOKEN" metadata, which wins), or a verified client certificate.
 struct Credential {
@@ -49,7 +54,11 @@ struct Credential {
   // kCertificate: the certificate's identity (its SAN, or its CN).
   std::string id;
 };
-Credential CredentialOf(const grpc::ServerContextBase& context);
+// A call whose verified certificate is `front_identity` (when not empty)
+// came through the front: its certificate is the one the front names in
+// kFrontClientCertHeader, or none; the front's own names nobody.
+Credential CredentialOf(const grpc::ServerContextBase& context,
+                        absl::string_view front_identity = "");
 
 struct AuthOptions {
   // Off: every call is allowed, as principal "anonymous" with role admin
@@ -60,6 +69,10 @@ struct AuthOptions {
   // Per-principal limits; not applied when `required` is off (there are no
   // principals to tell apart).
   PrincipalLimitOptions limits;
+  // The certificate identity of the front proxy (--front_identity), whose
+  // kFrontClientCertHeader is trusted; empty: no front, the header is never
+  // read.
+  std::string front_identity;
 };
 
 class Authorizer {

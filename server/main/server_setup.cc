@@ -162,6 +162,10 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
   if (!tls && !options.client_ca.empty()) {
     return absl::InvalidArgumentError("--client_ca: needs --tls_cert");
   }
+  // The front is known by its verified certificate, nothing weaker.
+  if (!options.front_identity.empty() && options.client_ca.empty()) {
+    return absl::InvalidArgumentError("--front_identity: needs --client_ca");
+  }
   return absl::OkStatus();
 }
 
@@ -441,6 +445,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   auth.required = !options.insecure || !options.tokens_file.empty();
   auth.tokens_file = options.tokens_file;
   auth.limits = options.principal_limits;
+  auth.front_identity = options.front_identity;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
   CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load().status());
   if (!auth.required) {

