@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "selector/selector.h"
@@ -20,7 +21,9 @@
 namespace ctxsel::selector {
 
 enum class CompilerProfile {
-#define CTXSEL_COMPILER_PROFILE(e, name, ties, summary) e,
+#define CTXSEL_COMPILER_PROFILE(e, name, ties, kind_any, condition_score, \
+                                summary)                                  \
+  e,
 #include "selector/compiler_profiles.def"
 #undef CTXSEL_COMPILER_PROFILE
 };
@@ -38,6 +41,11 @@ std::string CompilerProfileNames();
 // keep the spec's rule in every profile (the first `when` wins a tie): no
 // profile's compiler has been seen to differ.
 ResolveOptions ResolveOptionsFor(CompilerProfile profile, Directive directive);
+
+// InvalidArgument ("L:C: ...") when `profile`'s compiler refuses `selector`
+// although the texts allow it (clang 14: a score in `condition(...)`).
+absl::Status CheckForCompiler(CompilerProfile profile,
+                              const Selector& selector);
 
 }  // namespace ctxsel::selector
 

@@ -25,7 +25,8 @@ CandidateReport StaticReport(const internal::ResolutionData& data, size_t i) {
   if (s.compatible) {
     absl::StatusOr<internal::ScoreSum> sum =
         internal::SumScore(c.selector.ast(), m.construct_positions,
-                           static_cast<int>(context.construct.size()));
+                           static_cast<int>(context.construct.size()),
+                           /*with_terms=*/true, data.options.kind_any_scored);
     if (sum.ok()) r.terms = std::move(sum->terms);  // Resolve checked it
   }
   r.score = s.score;

@@ -43,6 +43,18 @@ namespace {
 // of CPU for 13,000 conditional variants.
 void ApplyStrictSubsetRule(ResolutionData& data) {
   const std::vector<Candidate>& declared = *data.declared;
+  // The items Parse stored, or (kind(any) scored) those with kind(any).
+  std::vector<internal::SubsetItems> own_items;
+  if (data.options.kind_any_scored) {
+    for (const Candidate& c : declared) {
+      own_items.push_back(
+          internal::ItemsOf(c.selector.ast(), /*kind_any_scored=*/true));
+    }
+  }
+  auto items_of = [&](int i) -> const internal::SubsetItems& {
+    return own_items.empty() ? declared[i].selector.ast().subset_items
+                             : own_items[i];
+  };
   std::vector<int> compatible;
   absl::flat_hash_map<absl::string_view, std::vector<int>> by_item;
   absl::flat_hash_map<int, std::vector<int>> by_construct;
@@ -50,8 +62,7 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
     if (!data.states[i].compatible) continue;
     const int index = static_cast<int>(i);
     compatible.push_back(index);
-    const internal::SubsetItems& items =
-        declared[i].selector.ast().subset_items;
+    const internal::SubsetItems& items = items_of(index);
     for (const std::string& item : items.items) by_item[item].push_back(index);
     for (const internal::SubsetItems::Construct& c : items.constructs) {
       std::vector<int>& list = by_construct[static_cast<int>(c.id)];
@@ -59,8 +70,7 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
     }
   }
   for (int a : compatible) {
-    const internal::SubsetItems& items =
-        declared[a].selector.ast().subset_items;
+    const internal::SubsetItems& items = items_of(a);
     const std::vector<int>* supersets = &compatible;
     for (const std::string& item : items.items) {
       const std::vector<int>& list = by_item.find(item)->second;
@@ -73,8 +83,7 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
     }
     for (int b : *supersets) {
       if (a == b) continue;
-      if (internal::IsStrictSubset(items,
-                                   declared[b].selector.ast().subset_items)) {
+      if (internal::IsStrictSubset(items, items_of(b))) {
         data.states[a].score = 0;
         data.states[a].subset_of = b;
         break;
@@ -92,7 +101,7 @@ void SortCandidates(ResolutionData& data) {
   }
   // Decreasing score; equal scores in declaration order, or its reverse
   // (the index breaks ties, so std::sort needs no stable_sort's buffer).
-  const bool last_first = data.ties == TieBreak::kLastDeclared;
+  const bool last_first = data.options.ties == TieBreak::kLastDeclared;
   std::sort(
       data.sorted.begin(), data.sorted.end(),
       [last_first](const Resolution::Entry& a, const Resolution::Entry& b) {
@@ -130,7 +139,7 @@ absl::StatusOr<Resolution> Resolve(
   const Context& context = *static_context;
   CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   auto data = std::make_shared<ResolutionData>();
-  data->ties = options.ties;
+  data->options = options;
   data->declared = std::move(candidates);
   const std::vector<Candidate>& declared = *data->declared;
   data->states.resize(declared.size());
@@ -148,8 +157,9 @@ absl::StatusOr<Resolution> Resolve(
     internal::StaticMatch match = internal::MatchStatic(
         ast, context, names ? *names : none, /*with_reason=*/false);
     if (!match.compatible) continue;
-    absl::StatusOr<internal::ScoreSum> sum = internal::SumScore(
-        ast, match.construct_positions, l, /*with_terms=*/false);
+    absl::StatusOr<internal::ScoreSum> sum =
+        internal::SumScore(ast, match.construct_positions, l,
+                           /*with_terms=*/false, options.kind_any_scored);
     if (!sum.ok() || sum->sum == UINT64_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variant '", declared[i].name, "': ",

@@ -36,7 +36,7 @@ struct ResolutionData {
   absl::InlinedVector<CandidateState, 8> states;  // parallel to `declared`
   absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
-  TieBreak ties = TieBreak::kFirstDeclared;
+  ResolveOptions options;
   // The dynamic parts of sorted[0..prefix), for Select (empty for a static
   // entry).
   absl::InlinedVector<DynamicPart, 2> prefix_parts;

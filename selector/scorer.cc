@@ -79,7 +79,8 @@ bool Includes(const std::vector<std::string>& big,
 
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
                                   absl::Span<const int> construct_positions,
-                                  int l, bool with_terms) {
+                                  int l, bool with_terms,
+                                  bool kind_any_scored) {
   ScoreSum out;
   for (const TraitSet& set : ast.sets) {
     for (size_t i = 0; i < set.selectors.size(); ++i) {
@@ -95,7 +96,9 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
           break;
         }
         case Weight::kKind:
-          if (!IsOnlyAny(t)) s = AddTerm(out, with_terms, name, Pow2(l));
+          if (kind_any_scored || !IsOnlyAny(t)) {
+            s = AddTerm(out, with_terms, name, Pow2(l));
+          }
           break;
         case Weight::kArch:
           s = AddTerm(out, with_terms, name, Pow2(l + 1));
@@ -119,7 +122,7 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
   return out;
 }
 
-SubsetItems ItemsOf(const SelectorAst& ast) {
+SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored) {
   SubsetItems out;
   for (const TraitSet& set : ast.sets) {
     for (const TraitSelector& t : set.selectors) {
@@ -130,7 +133,7 @@ SubsetItems ItemsOf(const SelectorAst& ast) {
       std::string prefix = TermName(t);
       std::string score = t.has_score ? absl::StrCat("#", t.score) : "";
       for (const NameProperty& p : t.names) {
-        if (IsOnlyAny(t)) continue;
+        if (!kind_any_scored && IsOnlyAny(t)) continue;
         out.items.push_back(
             absl::StrCat(prefix, "(", PropertyText(p), ")", score));
       }

@@ -33,13 +33,17 @@ struct ScoreSum {
 // from MatchStatic(); `l` the context's construct count (<= 60). Fails when
 // the sum does not fit 64 bits (naming the term). Without `with_terms` only
 // the sum is filled (Resolve's path: no strings).
+// With `kind_any_scored` (GCC 12, ResolveOptions), `kind(any)` scores as
+// any kind does.
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
                                   absl::Span<const int> construct_positions,
-                                  int l, bool with_terms = true);
+                                  int l, bool with_terms = true,
+                                  bool kind_any_scored = false);
 
 // The items of `ast` for the strict-subset test (SubsetItems in ast.h);
-// Selector::Parse stores them in the syntax tree once.
-SubsetItems ItemsOf(const SelectorAst& ast);
+// Selector::Parse stores them in the syntax tree once. With
+// `kind_any_scored`, `kind(any)` is an item like any kind.
+SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored = false);
 
 // True when every item of `a` is in `b`, `a`'s constructs are an ordered
 // subsequence of `b`'s, trait by trait (a construct of `a` stands for one of

@@ -285,6 +285,10 @@ enum class TieBreak { kFirstDeclared, kLastDeclared };
 
 struct ResolveOptions {
   TieBreak ties = TieBreak::kFirstDeclared;
+  // GCC 12: `kind(any)` adds to the score and counts for the strict-subset
+  // rule like any other kind (the texts: it matches everything and adds
+  // nothing).
+  bool kind_any_scored = false;
 };
 
 // A candidate list shared by the Resolutions made from it (one per static

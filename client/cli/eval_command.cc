@@ -84,7 +84,8 @@ std::string String(const json& j, absl::string_view what) {
   return j.get<std::string>();
 }
 
-std::vector<KernelVariant> Variants(const json& j, sel::Directive directive) {
+std::vector<KernelVariant> Variants(const json& j, sel::Directive directive,
+                                    sel::CompilerProfile compiler) {
   if (!j.is_array())
     throw InputError{nullptr, 0, 0, "variants must be an array"};
   std::vector<KernelVariant> out;
@@ -99,6 +100,10 @@ std::vector<KernelVariant> Variants(const json& j, sel::Directive directive) {
     absl::StatusOr<sel::Selector> s =
         sel::Selector::Parse(v["selector"].get<std::string>(), directive);
     if (!s.ok()) throw SelectorError(name, s.status().message());
+    if (absl::Status refused = sel::CheckForCompiler(compiler, *s);
+        !refused.ok()) {
+      throw SelectorError(name, refused.message());
+    }
     out.push_back(
         {v.contains("kernel") ? String(v["kernel"], "a variant's kernel") : "",
          {name, *std::move(s)}});
@@ -145,7 +150,7 @@ EvalDocument Read(const json& input) {
   doc.directive = directive;
   doc.compiler = compiler;
   std::vector<KernelVariant> variants =
-      Variants(input.value("variants", json::array()), directive);
+      Variants(input.value("variants", json::array()), directive, compiler);
   absl::StatusOr<std::string> kernel = ChooseKernel(
       input.contains("kernel") ? String(input["kernel"], "kernel") : "",
       variants);

@@ -6,10 +6,13 @@
 # context the binary runs in (the host; the compiler's vendor).
 # `--compiler=spec` must keep the spec's answer (the first declared).
 #
-#   compiler_profiles_test.sh CTXSEL_CLI TIE_C
+# A program the compiler refuses must be refused by eval too (exit 2).
+#
+#   compiler_profiles_test.sh CTXSEL_CLI PROGRAM.c=SPEC_ANSWER...
 set -uo pipefail
 
-cli=$1 source=$2
+cli=$1
+shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0 passed=0
@@ -25,17 +28,22 @@ check() {  # check WHAT WANT GOT
 }
 
 # eval's document: the imported variants of the one kernel, on the host.
-document() {  # document VENDOR
-  "$cli" import "$source" 2>/dev/null |
-    jq --arg vendor "$1" '{
+document() {  # document SOURCE VENDOR
+  "$cli" import "$1" 2>/dev/null |
+    jq --arg vendor "$2" '{
       variants: [.variants[] | {name: .variant, selector: .selector,
                                 kernel: .base}],
       context: {device: {kind: ["host", "cpu"]},
                 implementation: {vendor: [$vendor]}}}'
 }
 
-predicted() {  # predicted DOCUMENT COMPILER
-  "$cli" --json eval "$1" --compiler="$2" | jq -r '.selected // "base"'
+predicted() {  # predicted DOCUMENT COMPILER: the variant, or "refused"
+  local out
+  if out=$("$cli" --json eval "$1" --compiler="$2" 2>/dev/null); then
+    jq -r '.selected // "base"' <<<"$out"
+  else
+    echo "refused (exit $?)"
+  fi
 }
 
 for row in "gcc-12 gcc gnu 12" "clang-14 clang-14 llvm 14"; do
@@ -47,18 +55,21 @@ for row in "gcc-12 gcc gnu 12" "clang-14 clang-14 llvm 14"; do
   fi
   version=$("$cc" -dumpversion)
   check "$profile version" "$major" "${version%%.*}"
-  if ! "$cc" -fopenmp "$source" -o "$work/$profile" 2>"$work/$profile.log"; then
-    echo "FAIL $profile: cannot build $source:"
-    cat "$work/$profile.log"
-    failed=$((failed + 1))
-    continue
-  fi
-  called=$("$work/$profile")
-  document "$vendor" >"$work/$profile.json"
-  check "$profile: eval predicts the binary's call" "$called" \
-    "$(predicted "$work/$profile.json" "$profile")"
-  check "$profile: --compiler=spec keeps the first declared" v1 \
-    "$(predicted "$work/$profile.json" spec)"
+  for program in "$@"; do
+    source=${program%%=*} spec_answer=${program#*=}
+    name=$(basename "$source" .c)
+    document "$source" "$vendor" >"$work/$name.$profile.json"
+    if "$cc" -fopenmp "$source" -o "$work/$name.$profile" \
+      2>"$work/$name.$profile.log"; then
+      called=$("$work/$name.$profile")
+    else
+      called="refused (exit 2)"
+    fi
+    check "$name, $profile: eval predicts the binary" "$called" \
+      "$(predicted "$work/$name.$profile.json" "$profile")"
+    check "$name, $profile: --compiler=spec keeps the texts' answer" \
+      "$spec_answer" "$(predicted "$work/$name.$profile.json" spec)"
+  done
 done
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
