@@ -24,6 +24,7 @@ PACKAGES=(
   prometheus             # tests: a real Prometheus scrapes the server
   jq                     # docs/coverage.md: the CI check on coverage JSON
   etcd-server            # tests: a real etcd (3.4) for --store=etcd://
+  etcd-client            # tests/etcd/deployment_doc_test: etcdctl, as docs/deployment.md uses it
   # Slurm 22.05 (slurm/, tests/slurm): the SPANK plugin compiles against
   # libslurm-dev's <slurm/spank.h>; the test runs a real one-node Slurm on
   # loopback: munge authenticates its daemons and commands, slurmctld and

@@ -197,7 +197,9 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
       return std::unique_ptr<EtcdStore>(
           new EtcdStore(std::move(client), prefix));
     }
-    if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
+    // A failed TLS handshake fails again: say so now, not in 15 s.
+    if (!absl::IsUnavailable(probe.status()) ||
+        IsEtcdTlsFailure(probe.status()) || absl::Now() > deadline) {
       return probe.status();
     }
     spdlog::warn("waiting for etcd: {}", probe.status().ToString());
