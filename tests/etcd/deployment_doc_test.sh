@@ -112,13 +112,14 @@ refused "the replicas' user outside its prefix" "permission denied" \
 "${as_replica[@]}" --user="ctxsel:$password" del /ctxsel/probe >/dev/null
 
 # --- The replica -------------------------------------------------------------
-# The files the page says to copy, and the server's own (docs/security.md).
+# The files the page says to copy, then the server's own (docs/security.md)
+# beside them: make_certs.sh must leave the etcd ones alone.
 cp "$pki/ca.pem" "$T/ctxsel/etcd.ca.pem"
-cp "$pki/ctxsel-replica.pem" "$T/ctxsel/etcd.pem"
+cp "$pki/ctxsel-replica.pem" "$T/ctxsel/etcd.crt"
 cp "$pki/ctxsel-replica.key" "$T/ctxsel/etcd.key"
 bash "$R/tools/make_certs.sh" "$T/ctxsel" >"$T/certs.log" 2>&1 || fail "make_certs: $(cat "$T/certs.log")"
 "$CLI" admin token --role=admin --name=ops 2>"$T/ctxsel/tokens" >"$T/ops.token" || fail "admin token"
-check='ctxsel-server --check_config --store=etcd://10.0.0.11:2379,10.0.0.12:2379,10.0.0.13:2379 --etcd_ca=/etc/ctxsel/etcd.ca.pem --etcd_cert=/etc/ctxsel/etcd.pem --etcd_key=/etc/ctxsel/etcd.key --etcd_user=ctxsel --etcd_password_file=/etc/ctxsel/etcd.password --tls_cert=/etc/ctxsel/server.pem --tls_key=/etc/ctxsel/server.key --client_ca=/etc/ctxsel/ca.pem --tokens_file=/etc/ctxsel/tokens'
+check='ctxsel-server --check_config --store=etcd://10.0.0.11:2379,10.0.0.12:2379,10.0.0.13:2379 --etcd_ca=/etc/ctxsel/etcd.ca.pem --etcd_cert=/etc/ctxsel/etcd.crt --etcd_key=/etc/ctxsel/etcd.key --etcd_user=ctxsel --etcd_password_file=/etc/ctxsel/etcd.password --tls_cert=/etc/ctxsel/server.pem --tls_key=/etc/ctxsel/server.key --client_ca=/etc/ctxsel/ca.pem --tokens_file=/etc/ctxsel/tokens'
 shown "$check"
 read -r -a argv <<<"$(loopback <<<"$check")"
 "$SERVER" "${argv[@]:1}" --listen=127.0.0.1:0 >"$T/check.out" 2>"$T/check.err" ||

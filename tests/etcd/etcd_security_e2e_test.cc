@@ -68,7 +68,7 @@ Exit RunReplica(const std::string& etcd_endpoint,
 
 void ExpectTlsRefusal(const Exit& exit) {
   EXPECT_FALSE(exit.result.timed_out) << "the replica started";
-  EXPECT_NE(exit.result.exit_code, 0);
+  EXPECT_EQ(exit.result.exit_code, 1);
   EXPECT_THAT(exit.result.stderr_text, HasSubstr("etcd TLS handshake failed"));
   EXPECT_THAT(exit.result.stderr_text, HasSubstr("--etcd_ca"));
   EXPECT_LT(exit.took, kPromptRefusal);
@@ -82,6 +82,7 @@ TEST(EtcdSecurityE2E, TlsReplicaRefusesPlaintextEtcd) {
   const std::string pki = MakeCerts("pki");
   const Exit exit = RunReplica((*etcd)->endpoint(), TlsFlags(pki, pki));
   ExpectTlsRefusal(exit);
+  EXPECT_THAT(exit.result.stderr_text, Not(HasSubstr("waiting for etcd")));
   std::printf("MEASURE plaintext etcd refused after %s\n",
               absl::FormatDuration(exit.took).c_str());
 }
@@ -105,6 +106,21 @@ TEST(EtcdSecurityE2E, EtcdRefusesAReplicaWithoutATrustedClientCertificate) {
   // No certificate at all.
   ExpectTlsRefusal(RunReplica((*etcd)->endpoint(),
                               {"--etcd_ca=" + (*etcd)->pki_dir() + "/ca.pem"}));
+  // Told to log in, the replica refuses an etcd that has authentication
+  // off (anyone with a certificate may write it).
+  std::vector<std::string> flags =
+      TlsFlags((*etcd)->pki_dir(), (*etcd)->pki_dir());
+  const std::string password = MakeTempDir("password") + "/password";
+  std::ofstream(password) << "secret\n";
+  flags.push_back("--etcd_user=ctxsel");
+  flags.push_back("--etcd_password_file=" + password);
+  const Exit exit = RunReplica((*etcd)->endpoint(), flags);
+  EXPECT_FALSE(exit.result.timed_out) << "the replica started";
+  EXPECT_EQ(exit.result.exit_code, 1);
+  EXPECT_THAT(exit.result.stderr_text,
+              HasSubstr("--etcd_user: etcd at " + (*etcd)->endpoint() +
+                        " has authentication off"));
+  EXPECT_LT(exit.took, kPromptRefusal);
 }
 
 std::string WriteFile(const std::string& dir, const std::string& name,
@@ -140,7 +156,8 @@ TEST(EtcdSecurityE2E, EtcdAuthenticationRightAndWrongPasswords) {
         {(*etcd)->endpoint()}, (*etcd)->cluster().ClientOptions());
     ASSERT_TRUE(bare.ok()) << bare.status();
     auto read = (*bare)->Range("/ctxsel/", server::etcd::PrefixEnd("/ctxsel/"));
-    EXPECT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kPermissionDenied)
+        << read.status();
   }
   // Without a user: etcd's refusal says which flags are missing.
   Exit exit = RunReplica((*etcd)->endpoint(), TlsFlags(pki, pki));

@@ -26,15 +26,26 @@ bool Unreachable(const grpc::Status& status) {
 // The start of every error IsEtcdTlsFailure() recognises.
 constexpr absl::string_view kTlsFailure = "etcd TLS handshake failed";
 
-// gRPC's words for a failed handshake (OpenSSL's reasons follow them), and
-// for an etcd that closed the connection before a client certificate was
-// checked: with TLS 1.3 the client's side of the handshake ends before
-// etcd has seen its certificate, so etcd's refusal arrives as an alert or
-// a close on the first read.
+// Whether a connection that could not be made (gRPC: "failed to connect to
+// all addresses") failed in the TLS handshake. etcd took the TCP connection,
+// so it runs; then a plaintext etcd closes it at the ClientHello ("Socket
+// closed", "Connection reset by peer"), a certificate --etcd_ca did not
+// sign fails the handshake ("Handshake failed"), and a client certificate
+// etcd refuses comes back as an alert on the first read ("Endpoint read
+// failed": with TLS 1.3 the client's side of the handshake ends before
+// etcd checks its certificate). A refused or timed-out connect is none of
+// these: etcd is down or away.
 bool SaysTlsFailed(absl::string_view message) {
-  return absl::StrContains(message, "andshake") ||
-         absl::StrContains(message, "SSL_ERROR") ||
-         absl::StrContains(message, "alert");
+  if (!absl::StrContains(message, "failed to connect to all addresses") ||
+      absl::StrContains(message, "timed out")) {
+    return false;
+  }
+  for (absl::string_view sign :
+       {"andshake", "SSL", "Socket closed", "Connection reset by peer",
+        "Endpoint read failed"}) {
+    if (absl::StrContains(message, sign)) return true;
+  }
+  return false;
 }
 
 grpc::ClientContext& WithDeadline(grpc::ClientContext& context,
