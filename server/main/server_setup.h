@@ -297,10 +297,13 @@ class RunningServer {
 // store" or "cannot follow the nodes in etcd"), InvalidArgumentError for an
 // address
 // that does not parse or for neither TLS files nor `insecure`, the tokens
-// file's and PEM files' errors, UnavailableError ("cannot listen on ...")
-// when it cannot be bound (both name metrics_listen for the metrics
-// address). Logs one line for the loaded store, one for the claims, with
-// etcd one for the revision it follows from, and one for each address.
+// file's and PEM files' errors (with etcd, LoadEtcdSecurity's; then a failed
+// TLS handshake with etcd is UNAVAILABLE and a refused etcd login
+// INVALID_ARGUMENT, within "cannot open the variant store"), UnavailableError
+// ("cannot listen on ...") when it cannot be bound (both name metrics_listen
+// for the metrics address). Logs one line for the loaded store, one for the
+// claims, with etcd one for the revision it follows from, and one for each
+// address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 
