@@ -189,12 +189,10 @@ absl::StatusOr<etcd::EtcdSecurity> LoadEtcdSecurity(
       return absl::InvalidArgumentError(absl::StrCat(
           "--", file.flag, ": only with --store=etcd://HOST:PORT"));
     }
-    CTXSEL_ASSIGN_OR_RETURN(*file.into, ReadFlagFile(file.flag, *file.path));
-    if (file.into != &password &&
-        file.into->find("-----BEGIN ") == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", file.flag, ": ", *file.path, " holds no PEM block"));
-    }
+    CTXSEL_ASSIGN_OR_RETURN(*file.into,
+                            file.into == &password
+                                ? ReadFlagFile(file.flag, *file.path)
+                                : ReadPemFlagFile(file.flag, *file.path));
   }
   if (!options.etcd_user.empty() && options.store.empty()) {
     return absl::InvalidArgumentError(
