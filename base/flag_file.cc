@@ -32,4 +32,14 @@ absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag,
   return text;
 }
 
+absl::StatusOr<std::string> ReadPemFlagFile(absl::string_view flag,
+                                            const std::string& path) {
+  absl::StatusOr<std::string> pem = ReadFlagFile(flag, path);
+  if (pem.ok() && pem->find("-----BEGIN ") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": ", path, " holds no PEM block"));
+  }
+  return pem;
+}
+
 }  // namespace ctxsel

@@ -1,7 +1,8 @@
 // flag_file.h: reads a file named by a command-line flag (certificates,
 // keys, tokens), with an error that names the flag.
 //
-//   CTXSEL_ASSIGN_OR_RETURN(std::string pem, ReadFlagFile("tls_cert", path));
+//   CTXSEL_ASSIGN_OR_RETURN(std::string pem, ReadPemFlagFile("tls_cert",
+//   path));
 #ifndef CTXSEL_BASE_FLAG_FILE_H_
 #define CTXSEL_BASE_FLAG_FILE_H_
 
@@ -17,6 +18,11 @@ namespace ctxsel {
 // directory).
 absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag,
                                          const std::string& path);
+
+// ReadFlagFile() of a certificate, key or CA: also InvalidArgumentError
+// "--FLAG: PATH holds no PEM block" when no "-----BEGIN " is in it.
+absl::StatusOr<std::string> ReadPemFlagFile(absl::string_view flag,
+                                            const std::string& path);
 
 }  // namespace ctxsel
 

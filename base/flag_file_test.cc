@@ -45,5 +45,19 @@ TEST(ReadFlagFileTest, ADirectoryCannotBeRead) {
   EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ReadPemFlagFileTest, TextWithoutAPemBlockNamesTheFlagAndThePath) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::ofstream(dir + "/not.pem") << "hello\n";
+  std::ofstream(dir + "/ca.pem") << "-----BEGIN CERTIFICATE-----\n";
+  absl::StatusOr<std::string> text =
+      ReadPemFlagFile("etcd_ca", dir + "/not.pem");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(),
+              HasSubstr("--etcd_ca: " + dir + "/not.pem holds no PEM block"));
+  EXPECT_TRUE(ReadPemFlagFile("etcd_ca", dir + "/ca.pem").ok());
+  EXPECT_FALSE(ReadPemFlagFile("etcd_ca", dir + "/missing.pem").ok());
+}
+
 }  // namespace
 }  // namespace ctxsel

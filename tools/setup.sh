@@ -26,6 +26,7 @@ PACKAGES=(
   etcd-server            # tests: a real etcd (3.4) for --store=etcd://
   clang-14 libomp-14-dev # tests/compilers: eval --compiler=clang-14 checked against real clang 14 binaries (GCC 12 comes with build-essential)
   haproxy                # tests: the front (tools/front/haproxy.cfg, HAProxy 2.6)
+  etcd-client            # tests/etcd/deployment_doc_test: etcdctl, as docs/deployment.md uses it
   # Slurm 22.05 (slurm/, tests/slurm): the SPANK plugin compiles against
   # libslurm-dev's <slurm/spank.h>; the test runs a real one-node Slurm on
   # loopback: munge authenticates its daemons and commands, slurmctld and

@@ -36,7 +36,8 @@ std::vector<std::string> LimitProblems(const ServerOptions& options);
 // exists and is writable and not in use by another server (taking its lock
 // for a moment) or can be created, and that options.restore_from is
 // readable and the directory holds no store — or, with options.store, that
-// it is an etcd://HOST:PORT[,...] list (without contacting etcd). Serves
+// it is an etcd://HOST:PORT[,...] list (without contacting etcd) and that
+// the etcd credentials load (LoadEtcdSecurity). Serves
 // nothing and changes no store; with no problems the server would start, unless
 // something changes before it does (a port taken meanwhile).
 ConfigCheck CheckConfig(const ServerOptions& options);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -141,6 +143,48 @@ TEST(CheckConfigTest, EtcdStoreIsPlannedWithoutContactingIt) {
   EXPECT_THAT(CheckConfig(options).problems,
               ElementsAre(HasSubstr("store: 'sqlite:/var/lib/ctxsel' is not "
                                     "etcd://")));
+}
+
+// The etcd credentials as a start reads them (LoadEtcdSecurity): each
+// file, each pairing rule, and the plan says how etcd is reached.
+TEST(CheckConfigTest, EtcdCredentialsAreReadAsTheStartWould) {
+  const std::string dir = FreshDir("etcd-security");
+  std::ofstream(dir + "/ca.pem") << "-----BEGIN CERTIFICATE-----\n";
+  std::ofstream(dir + "/not.pem") << "hello\n";
+  std::ofstream(dir + "/password") << "secret\n";
+  std::ofstream(dir + "/empty");
+  ServerOptions options = Loopback();
+  options.etcd_ca = dir + "/ca.pem";
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("--etcd_ca: only with --store=etcd://")));
+  options.store = "etcd://10.0.0.11:2379";
+  EXPECT_THAT(CheckConfig(options).plan,
+              Contains(HasSubstr("etcd security: TLS, etcd verified by")));
+  const std::pair<std::string ServerOptions::*, std::string> broken[] = {
+      {&ServerOptions::etcd_ca, "/missing.pem"},
+      {&ServerOptions::etcd_ca, "/not.pem"},
+      {&ServerOptions::etcd_cert, "/ca.pem"},  // without its key
+      {&ServerOptions::etcd_password_file, "/empty"},
+      {&ServerOptions::etcd_password_file, "/password"},  // without a user
+  };
+  for (const auto& [field, file] : broken) {
+    ServerOptions bad = options;
+    bad.*field = dir + file;
+    const std::vector<std::string> problems = CheckConfig(bad).problems;
+    ASSERT_EQ(problems.size(), 1) << file;
+    EXPECT_THAT(problems[0], HasSubstr("--etcd_")) << file;
+  }
+  options.etcd_user = "ctxsel";
+  options.etcd_password_file = dir + "/password";
+  ConfigCheck check = CheckConfig(options);
+  EXPECT_THAT(check.problems, IsEmpty());
+  EXPECT_THAT(check.plan, Contains(HasSubstr("etcd user ctxsel")));
+  for (const std::string& line : check.plan) {
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("secret")));
+  }
+  options.etcd_ca.clear();  // a password in the clear
+  EXPECT_THAT(CheckConfig(options).problems,
+              ElementsAre(HasSubstr("--etcd_user: needs --etcd_ca")));
 }
 
 TEST(LimitProblemsTest, SqliteFlagsAndUtilisationRuleWithEtcd) {

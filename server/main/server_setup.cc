@@ -16,6 +16,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -171,6 +172,48 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
 
 }  // namespace
 
+absl::StatusOr<etcd::EtcdSecurity> LoadEtcdSecurity(
+    const ServerOptions& options) {
+  struct File {
+    const char* flag;
+    const std::string* path;
+    std::string* into;
+  };
+  etcd::EtcdSecurity security;
+  std::string password;
+  const File files[] = {
+      {"etcd_ca", &options.etcd_ca, &security.ca_pem},
+      {"etcd_cert", &options.etcd_cert, &security.cert_pem},
+      {"etcd_key", &options.etcd_key, &security.key_pem},
+      {"etcd_password_file", &options.etcd_password_file, &password},
+  };
+  for (const File& file : files) {
+    if (file.path->empty()) continue;
+    if (options.store.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", file.flag, ": only with --store=etcd://HOST:PORT"));
+    }
+    CTXSEL_ASSIGN_OR_RETURN(*file.into,
+                            file.into == &password
+                                ? ReadFlagFile(file.flag, *file.path)
+                                : ReadPemFlagFile(file.flag, *file.path));
+  }
+  if (!options.etcd_user.empty() && options.store.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd_user: only with --store=etcd://HOST:PORT");
+  }
+  security.user = options.etcd_user;
+  // The first line, as a token file's; never echoed in an error.
+  security.password = std::string(
+      absl::StripAsciiWhitespace(password.substr(0, password.find('\n'))));
+  if (!options.etcd_password_file.empty() && security.password.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--etcd_password_file: ", options.etcd_password_file, " is empty"));
+  }
+  CTXSEL_RETURN_IF_ERROR(etcd::CheckEtcdSecurity(security));
+  return security;
+}
+
 // The ctxsel.v1 services, each reported on its own in gRPC health checks;
 // those that write the store report NOT_SERVING while it takes no writes.
 struct HealthService {
@@ -244,9 +287,11 @@ absl::StatusOr<std::unique_ptr<Store>> RunningServer::OpenStore(
   if (!options.store.empty()) {
     CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> endpoints,
                             etcd::ParseEtcdUrl(options.store, "store"));
+    etcd::EtcdClientOptions client_options;
+    CTXSEL_ASSIGN_OR_RETURN(client_options.security, LoadEtcdSecurity(options));
     CTXSEL_ASSIGN_OR_RETURN(
         std::unique_ptr<etcd::EtcdStore> store,
-        etcd::EtcdStore::Open(endpoints, options.store_prefix));
+        etcd::EtcdStore::Open(endpoints, options.store_prefix, client_options));
     return std::unique_ptr<Store>(std::move(store));
   }
   SqliteStoreOptions store_options;

@@ -78,6 +78,16 @@ struct ServerOptions {
   // docs/deployment.md), its keys under store_prefix.
   std::string store;
   std::string store_prefix = "/ctxsel/";
+  // With etcd: how the replica checks etcd and proves itself to it
+  // (LoadEtcdSecurity(); docs/deployment.md, "Securing etcd"): PEM files of
+  // etcd's CA (set: TLS) and of a client certificate and key, and an etcd
+  // user with the file of its password. Empty: plaintext, no etcd
+  // authentication.
+  std::string etcd_ca;
+  std::string etcd_cert;
+  std::string etcd_key;
+  std::string etcd_user;
+  std::string etcd_password_file;
   // With etcd: a node's record is rewritten when a device's utilisation
   // moved by this much since it was written, at most once per interval
   // (server/replicas/node_sync.h).
@@ -159,6 +169,14 @@ struct ServerOptions {
 // heartbeat_interval (one interval plus one of grace) when zero.
 absl::Duration EffectiveNodeTtl(const ServerOptions& options);
 absl::Duration EffectiveSuspectAfter(const ServerOptions& options);
+
+// The etcd credentials options.etcd_* name, read as a start reads them:
+// InvalidArgumentError naming the flag for a file that cannot be read, a
+// certificate or key file without a PEM block, an empty password, a flag
+// without --store=etcd://, or a combination EtcdClient refuses (half a
+// pair, a user without TLS). Both BuildServer and --check_config use it.
+absl::StatusOr<etcd::EtcdSecurity> LoadEtcdSecurity(
+    const ServerOptions& options);
 
 // A serving ctxsel server and the parts it serves from. Destroying it stops
 // the server (no grace period) and the housekeeping thread.
@@ -284,10 +302,13 @@ class RunningServer {
 // store" or "cannot follow the nodes in etcd"), InvalidArgumentError for an
 // address
 // that does not parse or for neither TLS files nor `insecure`, the tokens
-// file's and PEM files' errors, UnavailableError ("cannot listen on ...")
-// when it cannot be bound (both name metrics_listen for the metrics
-// address). Logs one line for the loaded store, one for the claims, with
-// etcd one for the revision it follows from, and one for each address.
+// file's and PEM files' errors (with etcd, LoadEtcdSecurity's; then a failed
+// TLS handshake with etcd is UNAVAILABLE and a refused etcd login
+// INVALID_ARGUMENT, within "cannot open the variant store"), UnavailableError
+// ("cannot listen on ...") when it cannot be bound (both name metrics_listen
+// for the metrics address). Logs one line for the loaded store, one for the
+// claims, with etcd one for the revision it follows from, and one for each
+// address.
 absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     const ServerOptions& options);
 

@@ -35,7 +35,8 @@ class EtcdStoreTest : public ::testing::Test {
         std::string(
             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
         "/";
-    auto store = EtcdStore::Open({etcd_->endpoint()}, prefix);
+    auto store = EtcdStore::Open({etcd_->endpoint()}, prefix,
+                                 etcd_->cluster().ClientOptions());
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }

@@ -49,7 +49,8 @@ class NodeSyncTest : public ::testing::Test {
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
     for (auto* store : {&store_a_, &store_b_}) {
-      auto opened = EtcdStore::Open({etcd_->endpoint()}, "/t/");
+      auto opened = EtcdStore::Open({etcd_->endpoint()}, "/t/",
+                                    etcd_->cluster().ClientOptions());
       ASSERT_TRUE(opened.ok()) << opened.status();
       *store = *std::move(opened);
     }

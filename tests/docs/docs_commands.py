@@ -65,6 +65,8 @@ SKIPPED = {
 SKIPPED_DOCS = {
     "docs/coverage.md": "tests/agent/coverage_e2e_test.cc runs its commands "
                         "(from the repository root, with its fixtures and jq)",
+    "docs/deployment.md": "tests/etcd/deployment_doc_test runs its commands "
+                          "(a real etcd with TLS and authentication)",
     "docs/operations.md": "tests/ops/operations_doc_test runs its commands "
                           "(install.sh, systemd units, backup and restore)",
 }

@@ -148,8 +148,9 @@ class FaultsE2E : public ::testing::Test {
   }
 
   std::vector<std::string> ReplicaFlags() {
-    return {"--store=" + etcd_->StoreUrl(),
-            absl::StrCat("--heartbeat_interval=", kHeartbeat)};
+    std::vector<std::string> flags = etcd_->ServerFlags();
+    flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
+    return flags;
   }
 
   WorkloadOptions Options() const {

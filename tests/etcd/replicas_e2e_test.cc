@@ -87,12 +87,17 @@ class ReplicasE2E : public ::testing::Test {
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
     for (int i = 0; i < kReplicas; ++i) {
-      auto server = ServerProcess::Start(
-          {"--store=etcd://" + etcd_->endpoint(),
-           absl::StrCat("--heartbeat_interval=", kHeartbeat)});
+      auto server = ServerProcess::Start(ReplicaFlags());
       ASSERT_TRUE(server.ok()) << server.status();
       replicas_.push_back(*std::move(server));
     }
+  }
+
+  // The etcd's flags (TLS, client certificate) and the heartbeat.
+  std::vector<std::string> ReplicaFlags() const {
+    std::vector<std::string> flags = etcd_->ServerFlags();
+    flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
+    return flags;
   }
 
   void TearDown() override {
@@ -150,7 +155,8 @@ class ReplicasE2E : public ::testing::Test {
   // its agent reports to); 0 when there is no record.
   int64_t NodeLease(const std::string& node) {
     if (etcd_client_ == nullptr) {
-      auto etcd = server::etcd::EtcdClient::Create({etcd_->endpoint()});
+      auto etcd = server::etcd::EtcdClient::Create(
+          {etcd_->endpoint()}, etcd_->cluster().ClientOptions());
       if (!etcd.ok()) return 0;
       etcd_client_ = *std::move(etcd);
     }
@@ -590,11 +596,12 @@ TEST_F(ReplicasE2E, ATlsReplicaListServesAgentAndCliThroughAKill) {
       ASSERT_EQ(
           std::rename((d + "/server" + ext).c_str(), (cert + ext).c_str()), 0);
     }
-    auto server = ServerProcess::Start(
-        {"--store=etcd://" + etcd_->endpoint(),
-         absl::StrCat("--heartbeat_interval=", kHeartbeat),
-         "--tls_cert=" + cert + ".pem", "--tls_key=" + cert + ".key",
+    std::vector<std::string> flags = ReplicaFlags();
+    flags.insert(
+        flags.end(),
+        {"--tls_cert=" + cert + ".pem", "--tls_key=" + cert + ".key",
          "--client_ca=" + d + "/ca.pem", "--tokens_file=" + d + "/tokens"});
+    auto server = ServerProcess::Start(flags);
     ASSERT_TRUE(server.ok()) << server.status();
     addresses.push_back(absl::StrCat(names[i].first, ":", (*server)->port()));
     tls.push_back(*std::move(server));

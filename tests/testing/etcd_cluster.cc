@@ -8,17 +8,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "server/store/etcd/etcd_client.h"
 
 namespace ctxsel::testing {
 namespace {
 
 constexpr auto kStartTimeout = std::chrono::seconds(30);
+// The replicas' client certificate (its CN is no etcd user: alone it grants
+// nothing once authentication is on).
+constexpr char kReplicaCert[] = "ctxsel-replica";
 
 std::string PeerUrl(int port) {
   return absl::StrCat("http://127.0.0.1:", port);
@@ -27,11 +32,12 @@ std::string PeerUrl(int port) {
 // A fresh channel to `endpoint` with subchannels of its own: a channel
 // that failed to connect waits out a growing backoff before trying again,
 // and would see a member seconds late.
-std::shared_ptr<grpc::Channel> FreshChannel(const std::string& endpoint) {
+std::shared_ptr<grpc::Channel> FreshChannel(
+    const std::string& endpoint,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   grpc::ChannelArguments arguments;
   arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(),
-                                   arguments);
+  return grpc::CreateCustomChannel(endpoint, credentials, arguments);
 }
 
 // Maintenance.Status of the member at `endpoint` (answered by the member
@@ -50,15 +56,16 @@ grpc::Status MemberStatus(const std::shared_ptr<grpc::Channel>& channel,
 // whose peer URL is `peer_url`: when another process (another test's etcd)
 // took the client port first, ours exits, but until it does the other one
 // would answer here. The member's id on success.
-absl::StatusOr<uint64_t> WaitForMember(const std::string& endpoint,
-                                       const std::string& peer_url,
-                                       bool need_leader, Subprocess& process,
-                                       std::chrono::seconds timeout) {
+absl::StatusOr<uint64_t> WaitForMember(
+    const std::string& endpoint,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    const std::string& peer_url, bool need_leader, Subprocess& process,
+    std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process.Running()) return absl::UnavailableError("etcd exited");
-    auto channel = FreshChannel(endpoint);
+    auto channel = FreshChannel(endpoint, credentials);
     etcdserverpb::StatusResponse response;
     grpc::Status status = MemberStatus(channel, &response);
     if (status.ok() && (!need_leader || response.leader() != 0)) {
@@ -104,10 +111,21 @@ absl::StatusOr<int> FreeLoopbackPort() {
   return ntohs(address.sin_port);
 }
 
-absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(int members) {
+absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
+    int members, EtcdOptions options) {
   if (members < 1) return absl::InvalidArgumentError("no etcd member");
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   cluster->members_.resize(members);
+  cluster->options_ = options;
+  if (options.tls) {
+    cluster->pki_ = MakeTempDir("etcd-pki");
+    CommandResult made =
+        RunCommand({"/bin/bash", RunfilePath("tools/make_certs.sh"),
+                    cluster->pki_, kReplicaCert});
+    if (made.exit_code != 0) {
+      return absl::InternalError("make_certs.sh: " + made.stderr_text);
+    }
+  }
   static std::atomic<int> clusters{0};
   absl::Status last;
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -155,8 +173,8 @@ absl::Status EtcdCluster::LaunchAll(const std::string& token) {
   }
   for (Member& m : members_) {
     absl::StatusOr<uint64_t> id =
-        WaitForMember(m.endpoint, PeerUrl(m.peer_port), /*need_leader=*/true,
-                      *m.process, kStartTimeout);
+        WaitForMember(m.endpoint, ClientCredentials(), PeerUrl(m.peer_port),
+                      /*need_leader=*/true, *m.process, kStartTimeout);
     if (!id.ok()) return id.status();
     m.id = *id;
   }
@@ -173,23 +191,144 @@ std::string EtcdCluster::InitialCluster() const {
 
 absl::Status EtcdCluster::Spawn(int i, const std::string& state) {
   Member& m = members_[i];
-  const std::string client_url = "http://" + m.endpoint;
+  const std::string client_url =
+      (options_.tls ? "https://" : "http://") + m.endpoint;
   const std::string peer_url = PeerUrl(m.peer_port);
   // A restarted member finds the cluster in its data directory; the
   // --initial-* flags only matter the first time.
-  auto process = Subprocess::Start(
-      {"/usr/bin/etcd", "--name=" + m.name, "--data-dir=" + m.dir,
-       "--listen-client-urls=" + client_url,
-       "--advertise-client-urls=" + client_url,
-       "--listen-peer-urls=" + peer_url,
-       "--initial-advertise-peer-urls=" + peer_url,
-       "--initial-cluster=" + InitialCluster(),
-       "--initial-cluster-state=" + state, "--initial-cluster-token=" + token_,
-       "--logger=zap", "--log-outputs=stderr"},
-      m.log_path, m.log_path);
+  std::vector<std::string> argv = {"/usr/bin/etcd",
+                                   "--name=" + m.name,
+                                   "--data-dir=" + m.dir,
+                                   "--listen-client-urls=" + client_url,
+                                   "--advertise-client-urls=" + client_url,
+                                   "--listen-peer-urls=" + peer_url,
+                                   "--initial-advertise-peer-urls=" + peer_url,
+                                   "--initial-cluster=" + InitialCluster(),
+                                   "--initial-cluster-state=" + state,
+                                   "--initial-cluster-token=" + token_,
+                                   "--logger=zap",
+                                   "--log-outputs=stderr"};
+  if (options_.tls) {
+    // Peers stay plaintext on loopback: the client port is what a
+    // replica, or an attacker, reaches.
+    argv.insert(argv.end(),
+                {"--cert-file=" + pki_ + "/server.pem",
+                 "--key-file=" + pki_ + "/server.key", "--client-cert-auth",
+                 "--trusted-ca-file=" + pki_ + "/ca.pem"});
+  }
+  auto process = Subprocess::Start(argv, m.log_path, m.log_path);
   if (!process.ok()) return process.status();
   m.process = *std::move(process);
   m.paused = false;
+  return absl::OkStatus();
+}
+
+server::etcd::EtcdClientOptions EtcdCluster::ClientOptions() const {
+  server::etcd::EtcdClientOptions client;
+  if (!options_.tls) return client;
+  client.security.ca_pem = ReadFileOrEmpty(pki_ + "/ca.pem");
+  client.security.cert_pem =
+      ReadFileOrEmpty(absl::StrCat(pki_, "/", kReplicaCert, ".pem"));
+  client.security.key_pem =
+      ReadFileOrEmpty(absl::StrCat(pki_, "/", kReplicaCert, ".key"));
+  return client;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> EtcdCluster::ClientCredentials()
+    const {
+  if (!options_.tls) return grpc::InsecureChannelCredentials();
+  const server::etcd::EtcdSecurity security = ClientOptions().security;
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = security.ca_pem;
+  ssl.pem_cert_chain = security.cert_pem;
+  ssl.pem_private_key = security.key_pem;
+  return grpc::SslCredentials(ssl);
+}
+
+std::vector<std::string> EtcdCluster::ServerFlags() const {
+  std::vector<std::string> flags = {"--store=" + StoreUrl()};
+  if (options_.tls) {
+    flags.insert(
+        flags.end(),
+        {"--etcd_ca=" + pki_ + "/ca.pem",
+         absl::StrCat("--etcd_cert=", pki_, "/", kReplicaCert, ".pem"),
+         absl::StrCat("--etcd_key=", pki_, "/", kReplicaCert, ".key")});
+  }
+  return flags;
+}
+
+absl::Status EtcdCluster::EnableAuth(const std::string& root_password,
+                                     const std::string& user,
+                                     const std::string& password,
+                                     const std::string& prefix) {
+  if (!options_.tls) {
+    return absl::FailedPreconditionError("etcd auth here needs TLS");
+  }
+  auto auth = etcdserverpb::Auth::NewStub(
+      FreshChannel(members_[0].endpoint, ClientCredentials()));
+  etcdserverpb::AuthUserAddRequest root;
+  root.set_name("root");
+  root.set_password(root_password);
+  etcdserverpb::AuthUserAddResponse root_added;
+  etcdserverpb::AuthUserGrantRoleRequest root_role;
+  root_role.set_user("root");
+  root_role.set_role("root");
+  etcdserverpb::AuthUserGrantRoleResponse root_granted;
+  etcdserverpb::AuthRoleAddRequest role;
+  role.set_name(user);
+  etcdserverpb::AuthRoleAddResponse role_added;
+  etcdserverpb::AuthRoleGrantPermissionRequest permission;
+  permission.set_name(user);
+  permission.mutable_perm()->set_permtype(authpb::Permission::READWRITE);
+  permission.mutable_perm()->set_key(prefix);
+  permission.mutable_perm()->set_range_end(server::etcd::PrefixEnd(prefix));
+  etcdserverpb::AuthRoleGrantPermissionResponse permitted;
+  etcdserverpb::AuthUserAddRequest added;
+  added.set_name(user);
+  added.set_password(password);
+  etcdserverpb::AuthUserAddResponse user_added;
+  etcdserverpb::AuthUserGrantRoleRequest user_role;
+  user_role.set_user(user);
+  user_role.set_role(user);
+  etcdserverpb::AuthUserGrantRoleResponse user_granted;
+  etcdserverpb::AuthEnableResponse enabled;
+  using Call = std::function<grpc::Status(grpc::ClientContext*)>;
+  // In the order docs/deployment.md gives etcdctl's commands.
+  const std::pair<const char*, Call> steps[] = {
+      {"user add root",
+       [&](auto* c) { return auth->UserAdd(c, root, &root_added); }},
+      {"user grant-role root root",
+       [&](auto* c) {
+         return auth->UserGrantRole(c, root_role, &root_granted);
+       }},
+      {"role add",
+       [&](auto* c) { return auth->RoleAdd(c, role, &role_added); }},
+      {"role grant-permission",
+       [&](auto* c) {
+         return auth->RoleGrantPermission(c, permission, &permitted);
+       }},
+      {"user add",
+       [&](auto* c) { return auth->UserAdd(c, added, &user_added); }},
+      {"user grant-role",
+       [&](auto* c) {
+         return auth->UserGrantRole(c, user_role, &user_granted);
+       }},
+      {"auth enable",
+       [&](auto* c) {
+         return auth->AuthEnable(c, etcdserverpb::AuthEnableRequest(),
+                                 &enabled);
+       }},
+  };
+  for (const auto& [what, call] : steps) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    grpc::Status status = call(&context);
+    if (!status.ok()) {
+      return absl::UnknownError(
+          absl::StrCat("etcd ", what, ": ", status.error_message()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -217,8 +356,8 @@ absl::Status EtcdCluster::Restart(int i) {
   Member& m = members_[i];
   if (absl::Status s = Spawn(i, "existing"); !s.ok()) return s;
   absl::StatusOr<uint64_t> id =
-      WaitForMember(m.endpoint, PeerUrl(m.peer_port), /*need_leader=*/false,
-                    *m.process, kStartTimeout);
+      WaitForMember(m.endpoint, ClientCredentials(), PeerUrl(m.peer_port),
+                    /*need_leader=*/false, *m.process, kStartTimeout);
   if (!id.ok()) {
     return absl::Status(
         id.status().code(),
@@ -247,7 +386,8 @@ absl::StatusOr<int> EtcdCluster::Leader() {
   for (const Member& m : members_) {
     if (m.process == nullptr || m.paused) continue;
     etcdserverpb::StatusResponse response;
-    grpc::Status status = MemberStatus(FreshChannel(m.endpoint), &response);
+    grpc::Status status =
+        MemberStatus(FreshChannel(m.endpoint, ClientCredentials()), &response);
     if (!status.ok()) {
       return absl::UnavailableError(
           absl::StrCat(m.name, " does not answer: ", status.error_message()));

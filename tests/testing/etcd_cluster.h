@@ -11,6 +11,14 @@
 // Restart() reuses the member's ports and data and fails if a port was
 // taken meanwhile.
 //
+// The client port serves TLS and asks for client certificates
+// (--client-cert-auth), as docs/deployment.md ("Securing etcd") runs it:
+// tools/make_certs.sh makes, in a directory of the cluster's own, the CA
+// (ca.pem), etcd's certificate (server.pem: localhost, 127.0.0.1) and the
+// replicas' client certificate (ctxsel-replica.pem, CN ctxsel-replica).
+// ServerFlags() passes them to ctxsel-server. EtcdOptions::tls = false
+// serves plaintext instead. EnableAuth() turns etcd authentication on.
+//
 //   auto etcd = EtcdCluster::Start(3);
 //   ASSERT_TRUE(etcd.ok()) << etcd.status();
 //   ServerProcess::Start({"--store=" + (*etcd)->StoreUrl()});
@@ -26,6 +34,8 @@
 #ifndef CTXSEL_TESTS_TESTING_ETCD_CLUSTER_H_
 #define CTXSEL_TESTS_TESTING_ETCD_CLUSTER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -33,19 +43,45 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/store/etcd/etcd_client.h"
 #include "tests/testing/subprocess.h"
 
 namespace ctxsel::testing {
 
+struct EtcdOptions {
+  // TLS with client certificates on the client port; false: plaintext.
+  bool tls = true;
+};
+
 class EtcdCluster {
  public:
-  static absl::StatusOr<std::unique_ptr<EtcdCluster>> Start(int members);
+  static absl::StatusOr<std::unique_ptr<EtcdCluster>> Start(
+      int members, EtcdOptions options = {});
 
   int size() const { return static_cast<int>(members_.size()); }
   // host:port of member `i`'s client API, e.g. "127.0.0.1:41234".
   const std::string& endpoint(int i) const { return members_[i].endpoint; }
   // "etcd://" and every member's endpoint, as --store takes it.
   std::string StoreUrl() const;
+  // --store=StoreUrl() and, with TLS, --etcd_ca, --etcd_cert and --etcd_key
+  // (the replicas' client certificate): the ctxsel-server flags that reach
+  // this cluster.
+  std::vector<std::string> ServerFlags() const;
+  // The directory of make_certs.sh's files (empty without TLS): ca.pem,
+  // server.pem/.key (etcd's), ctxsel-replica.pem/.key.
+  const std::string& pki_dir() const { return pki_; }
+  // Credentials for a test's own channel to a member: the CA and the
+  // replicas' client certificate, or plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> ClientCredentials() const;
+  // The same for an in-process EtcdClient or EtcdStore.
+  server::etcd::EtcdClientOptions ClientOptions() const;
+
+  // Turns etcd authentication on: a root user (password `root_password`),
+  // and `user` (password `password`) with a role that may read and write
+  // the keys under `prefix` and nothing else. Needs TLS.
+  absl::Status EnableAuth(const std::string& root_password,
+                          const std::string& user, const std::string& password,
+                          const std::string& prefix);
 
   // SIGKILL member `i`, and wait for the process to be gone.
   void Kill(int i);
@@ -90,6 +126,8 @@ class EtcdCluster {
   std::string InitialCluster() const;
   void KillAll();
 
+  EtcdOptions options_;
+  std::string pki_;
   std::string base_;
   std::string token_;
   std::vector<Member> members_;

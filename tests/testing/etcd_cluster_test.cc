@@ -19,8 +19,8 @@ template <typename Call>
 bool OnAnyMember(const EtcdCluster& etcd, Call call) {
   for (int i = 0; i < etcd.size(); ++i) {
     if (!etcd.Running(i)) continue;
-    auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(
-        etcd.endpoint(i), grpc::InsecureChannelCredentials()));
+    auto kv = etcdserverpb::KV::NewStub(
+        grpc::CreateChannel(etcd.endpoint(i), etcd.ClientCredentials()));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(1));

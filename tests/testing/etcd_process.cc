@@ -6,9 +6,10 @@
 
 namespace ctxsel::testing {
 
-absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start() {
+absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(
+    EtcdOptions options) {
   CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdCluster> cluster,
-                          EtcdCluster::Start(1));
+                          EtcdCluster::Start(1, options));
   return std::unique_ptr<EtcdProcess>(new EtcdProcess(std::move(cluster)));
 }
 

@@ -6,7 +6,7 @@
 //
 //   auto etcd = EtcdProcess::Start();
 //   ASSERT_TRUE(etcd.ok()) << etcd.status();
-//   ServerProcess::Start({"--store=etcd://" + (*etcd)->endpoint()});
+//   ServerProcess::Start((*etcd)->ServerFlags());  // --store, --etcd_ca, ...
 //   (*etcd)->Kill();               // etcd unreachable
 //   ASSERT_TRUE((*etcd)->Restart().ok());  // same ports, same data
 #ifndef CTXSEL_TESTS_TESTING_ETCD_PROCESS_H_
@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,7 +25,10 @@ namespace ctxsel::testing {
 
 class EtcdProcess {
  public:
-  static absl::StatusOr<std::unique_ptr<EtcdProcess>> Start();
+  // TLS with client certificates unless `options` says plaintext
+  // (EtcdCluster).
+  static absl::StatusOr<std::unique_ptr<EtcdProcess>> Start(
+      EtcdOptions options = {});
 
   // host:port of the client API, e.g. "127.0.0.1:41234".
   const std::string& endpoint() const { return cluster_->endpoint(0); }
@@ -34,6 +38,12 @@ class EtcdProcess {
   // and waits until it leads itself.
   absl::Status Restart();
   std::string Log() const { return cluster_->Log(0); }
+  // EtcdCluster's: --store and the TLS flags; the certificates' directory.
+  std::vector<std::string> ServerFlags() const {
+    return cluster_->ServerFlags();
+  }
+  const std::string& pki_dir() const { return cluster_->pki_dir(); }
+  EtcdCluster& cluster() { return *cluster_; }
 
  private:
   explicit EtcdProcess(std::unique_ptr<EtcdCluster> cluster)

@@ -23,7 +23,62 @@ bool Unreachable(const grpc::Status& status) {
          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
 
+// The start of every error IsEtcdTlsFailure() recognises.
+constexpr absl::string_view kTlsFailure = "etcd TLS handshake failed";
+
+// Whether a connection that could not be made (gRPC: "failed to connect to
+// all addresses") failed in the TLS handshake. etcd took the TCP connection,
+// so it runs; then a plaintext etcd closes it at the ClientHello ("Socket
+// closed", "Connection reset by peer"), a certificate --etcd_ca did not
+// sign fails the handshake ("Handshake failed"), and a client certificate
+// etcd refuses comes back as an alert on the first read ("Endpoint read
+// failed": with TLS 1.3 the client's side of the handshake ends before
+// etcd checks its certificate). A refused or timed-out connect is none of
+// these: etcd is down or away.
+bool SaysTlsFailed(absl::string_view message) {
+  if (!absl::StrContains(message, "failed to connect to all addresses") ||
+      absl::StrContains(message, "timed out")) {
+    return false;
+  }
+  for (absl::string_view sign :
+       {"andshake", "SSL", "Socket closed", "Connection reset by peer",
+        "Endpoint read failed"}) {
+    if (absl::StrContains(message, sign)) return true;
+  }
+  return false;
+}
+
+grpc::ClientContext& WithDeadline(grpc::ClientContext& context,
+                                  absl::Duration timeout) {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(timeout));
+  return context;
+}
+
 }  // namespace
+
+absl::Status CheckEtcdSecurity(const EtcdSecurity& security) {
+  if (security.cert_pem.empty() != security.key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd_cert and --etcd_key: give both or neither");
+  }
+  if (security.ca_pem.empty() && !security.cert_pem.empty()) {
+    return absl::InvalidArgumentError("--etcd_cert: needs --etcd_ca");
+  }
+  if (security.user.empty() != security.password.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd_user and --etcd_password_file: give both or neither");
+  }
+  if (security.ca_pem.empty() && !security.user.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd_user: needs --etcd_ca (a password is sent only over TLS)");
+  }
+  return absl::OkStatus();
+}
+
+bool IsEtcdTlsFailure(const absl::Status& status) {
+  return absl::StartsWith(status.message(), kTlsFailure);
+}
 
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;
@@ -65,6 +120,19 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
   if (addresses.empty()) {
     return absl::InvalidArgumentError("no etcd endpoint");
   }
+  const EtcdSecurity& security = options.security;
+  if (absl::Status checked = CheckEtcdSecurity(security); !checked.ok()) {
+    return checked;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (!security.ca_pem.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = security.ca_pem;
+    ssl.pem_cert_chain = security.cert_pem;
+    ssl.pem_private_key = security.key_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
   std::vector<Endpoint> endpoints;
   for (const std::string& address : addresses) {
     grpc::ChannelArguments arguments;
@@ -81,10 +149,11 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     Endpoint endpoint;
     endpoint.address = address;
-    endpoint.channel = grpc::CreateCustomChannel(
-        address, grpc::InsecureChannelCredentials(), arguments);
+    endpoint.channel =
+        grpc::CreateCustomChannel(address, credentials, arguments);
     endpoint.kv = etcdserverpb::KV::NewStub(endpoint.channel);
     endpoint.lease = etcdserverpb::Lease::NewStub(endpoint.channel);
+    endpoint.auth = etcdserverpb::Auth::NewStub(endpoint.channel);
     endpoints.push_back(std::move(endpoint));
   }
   return std::unique_ptr<EtcdClient>(
@@ -103,19 +172,107 @@ absl::Status EtcdClient::CallWithFailover(
   grpc::Status last;
   for (size_t i = 0; i < endpoints_.size(); ++i) {
     const size_t index = (first + i) % endpoints_.size();
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         absl::ToChronoMilliseconds(options_.call_timeout));
-    last = call(endpoints_[index], context);
+    last = CallOnce(endpoints_[index], call);
     if (!Unreachable(last)) {
       current_.store(index);
-      return FromGrpcStatus(last);
+      return Explain(last);
     }
   }
-  return WithErrorInfo(
-      absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
-                                          "): ", last.error_message())),
-      kReasonStoreUnavailable);
+  return Explain(last);
+}
+
+grpc::Status EtcdClient::CallOnce(
+    Endpoint& endpoint,
+    const std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>& call) {
+  for (int attempt = 0;; ++attempt) {
+    std::string token;
+    if (grpc::Status held = CurrentToken(endpoint, token); !held.ok()) {
+      return held;
+    }
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("token", token);
+    grpc::Status status =
+        call(endpoint, WithDeadline(context, options_.call_timeout));
+    // etcd's "invalid auth token": it expired, or etcd restarted.
+    if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED ||
+        token.empty() || attempt > 0) {
+      return status;
+    }
+    DropToken(token);
+  }
+}
+
+grpc::Status EtcdClient::CurrentToken(Endpoint& endpoint, std::string& token) {
+  const EtcdSecurity& security = options_.security;
+  if (security.user.empty()) return grpc::Status::OK;
+  {
+    absl::MutexLock lock(&token_mu_);
+    token = token_;
+  }
+  if (!token.empty()) return grpc::Status::OK;
+  etcdserverpb::AuthenticateRequest request;
+  request.set_name(security.user);
+  request.set_password(security.password);
+  etcdserverpb::AuthenticateResponse response;
+  grpc::ClientContext context;
+  grpc::Status status = endpoint.auth->Authenticate(
+      &WithDeadline(context, options_.call_timeout), request, &response);
+  if (Unreachable(status)) return status;
+  if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+    // A replica told to log in never talks to an etcd anyone may write.
+    return grpc::Status(
+        status.error_code(),
+        absl::StrCat("--etcd_user: etcd at ", endpoint.address,
+                     " has authentication off (etcdctl auth enable; "
+                     "docs/deployment.md): ",
+                     status.error_message()));
+  }
+  if (!status.ok()) {
+    return grpc::Status(
+        status.error_code(),
+        absl::StrCat("--etcd_user, --etcd_password_file: etcd refused user '",
+                     security.user, "': ", status.error_message()));
+  }
+  absl::MutexLock lock(&token_mu_);
+  token_ = token = response.token();
+  return grpc::Status::OK;
+}
+
+void EtcdClient::DropToken(const std::string& token) {
+  absl::MutexLock lock(&token_mu_);
+  if (token_ == token) token_.clear();
+}
+
+absl::Status EtcdClient::Explain(const grpc::Status& status) const {
+  if (status.ok()) return absl::OkStatus();
+  if (Unreachable(status)) {
+    if (!options_.security.ca_pem.empty() &&
+        SaysTlsFailed(status.error_message())) {
+      return WithErrorInfo(
+          absl::UnavailableError(absl::StrCat(
+              kTlsFailure, " (", Describe(),
+              "): is etcd serving TLS with a certificate --etcd_ca signed, "
+              "and does it trust --etcd_cert? ",
+              status.error_message())),
+          kReasonStoreUnavailable);
+    }
+    return WithErrorInfo(
+        absl::UnavailableError(absl::StrCat("etcd unreachable (", Describe(),
+                                            "): ", status.error_message())),
+        kReasonStoreUnavailable);
+  }
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    const std::string& user = options_.security.user;
+    return absl::PermissionDeniedError(absl::StrCat(
+        status.error_message(),
+        user.empty()
+            ? " (etcd authentication is on: give --etcd_user and "
+              "--etcd_password_file"
+            : absl::StrCat(" (etcd user '", user,
+                           "' needs a role with readwrite on the store prefix"),
+        "; docs/deployment.md)"));
+  }
+  return FromGrpcStatus(status);
 }
 
 absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
@@ -272,6 +429,14 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
   // lost quorum) ends the stream instead of serving a watch that no longer
   // progresses, so the replica learns it is behind.
   context.AddMetadata("hasleader", "true");
+  std::string token;
+  if (grpc::Status held = client_->CurrentToken(endpoint, token); !held.ok()) {
+    spdlog::warn("etcd watch of {}: {}", key_, held.error_message());
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
+    return !stop_.HasBeenNotified();
+  }
+  if (!token.empty()) context.AddMetadata("token", token);
   auto stream = stub->Watch(&context);
   etcdserverpb::WatchRequest request;
   auto* create = request.mutable_create_request();
@@ -281,7 +446,7 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
   bool ok = stream->Write(request);
   etcdserverpb::WatchResponse response;
   while (ok && stream->Read(&response)) {
-    if (response.created()) {
+    if (response.created() && !response.canceled()) {
       client_->current_.store(endpoint_index);
       connected = true;
       if (callbacks_.on_state) callbacks_.on_state(true);
@@ -295,7 +460,14 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
               : response.compact_revision();
       break;
     }
-    if (response.canceled()) break;
+    // etcd refuses a watch whose token it no longer takes ("permission
+    // denied"): the next stream logs in again.
+    if (response.canceled()) {
+      spdlog::warn("etcd watch of {} cancelled: {}", key_,
+                   response.cancel_reason());
+      client_->DropToken(token);
+      break;
+    }
     if (response.events_size() > 0) {
       callbacks_.on_events(response);
       delivered_any = true;

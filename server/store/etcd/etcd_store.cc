@@ -188,6 +188,10 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
   // etcd that was not serving yet kept failing for many seconds.
   const absl::Time deadline = absl::Now() + kOpenPatience;
   Backoff backoff({absl::Milliseconds(100), absl::Seconds(1)});
+  // A TLS handshake that fails three times in a row (well under a second)
+  // fails again: say so now, not in 15 s. Once can be a connection lost
+  // mid-handshake on a loaded machine.
+  int tls_failures = 0;
   for (;;) {
     CTXSEL_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
                             EtcdClient::Create(endpoints, options));
@@ -197,7 +201,9 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
       return std::unique_ptr<EtcdStore>(
           new EtcdStore(std::move(client), prefix));
     }
-    if (!absl::IsUnavailable(probe.status()) || absl::Now() > deadline) {
+    tls_failures = IsEtcdTlsFailure(probe.status()) ? tls_failures + 1 : 0;
+    if (!absl::IsUnavailable(probe.status()) || tls_failures >= 3 ||
+        absl::Now() > deadline) {
       return probe.status();
     }
     spdlog::warn("waiting for etcd: {}", probe.status().ToString());

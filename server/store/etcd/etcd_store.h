@@ -91,7 +91,9 @@ class EtcdKeys {
 class EtcdStore final : public Store {
  public:
   // Connects to etcd at `endpoints` and checks that it answers
-  // (UNAVAILABLE naming the endpoints when none does within kOpenPatience).
+  // (UNAVAILABLE naming the endpoints when none does within kOpenPatience;
+  // within a second for a TLS handshake that fails on three tries in a row
+  // or a refused login, EtcdClient's errors).
   // `prefix` must end with '/'.
   // A server may start just before etcd answers: Open keeps asking for
   // this long.
