@@ -78,12 +78,15 @@ class EtcdClient {
   // Streams the events of the keys in [key, range_end) from
   // `start_revision` on to `on_events` (on the watch's thread), each
   // revision's events in one call. When the stream breaks it is opened
-  // again (next endpoint, growing backoff with jitter up to 2 s, base/backoff.h) from the revision
-  // after the last one delivered, and `on_state` (if set) is told false,
-  // then true once a stream is in place again. When the revision asked for
-  // has been compacted away, `on_compacted` is called with the oldest
-  // revision still held: the caller reads the whole range again and
-  // returns the revision it read at; the watch goes on after it.
+  // again (next endpoint, growing backoff with jitter up to 2 s,
+  // base/backoff.h) from the revision after the last one delivered, and
+  // `on_state` (if set) is told false, then true once a stream is in place
+  // again. When the revision asked for has been compacted away, `on_compacted`
+  // is called with the oldest revision still held: the caller reads the whole
+  // range again and returns the revision it read at; the watch goes on after
+  // it. A stream requires a leader (a member without one ends it), asks for
+  // etcd's progress every second, and is ended as broken when etcd sent nothing
+  // for 3 s (a member cut off by the network).
   struct WatchCallbacks {
     std::function<void(const etcdserverpb::WatchResponse&)> on_events;
     std::function<void(bool connected)> on_state;
