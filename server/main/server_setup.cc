@@ -344,7 +344,7 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   InventoryObserver* observer = nullptr;
   if (etcd_store_ != nullptr) {
     etcd::NodeSyncOptions sync_options;
-    sync_options.lease_ttl = node_ttl_;
+    sync_options.lease_ttl = etcd::NodeLeaseTtl(node_ttl_);
     sync_options.tick = options.heartbeat_interval;
     sync_options.utilisation_delta = options.store_utilisation_delta;
     sync_options.utilisation_interval = options.store_utilisation_interval;
@@ -523,13 +523,18 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     // server as a whole, "", keeps answering reads).
     grpc::HealthCheckServiceInterface* health =
         server->server_->GetHealthCheckService();
-    // Back in step: etcd takes writes again, so the writing services serve
-    // again without waiting for a write to prove it (none may come while
-    // load balancers keep claims away from a NOT_SERVING Placement).
+    // Stale: the writing services NOT_SERVING at once. Back in step: etcd
+    // takes writes again, so they serve again without waiting for a write
+    // to prove it (none may come while load balancers keep claims away
+    // from a NOT_SERVING Placement).
     StoreHealth* store_health = server->store_health_;
     server->replica_sync_->OnStaleChanged([health, store_health](bool stale) {
       health->SetServingStatus(RunningServer::kStoreHealthService, !stale);
-      if (!stale) store_health->Reachable();
+      if (stale) {
+        store_health->Unreachable();
+      } else {
+        store_health->Reachable();
+      }
     });
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -325,10 +326,21 @@ void VariantRegistry::ApplyStored(const std::string& kernel,
             [](const VariantRecord& a, const VariantRecord& b) {
               return a.order < b.order;
             });
+  // The selectors held already, by variant name: a kernel that grows by
+  // one variant is not parsed again whole (a replica following a high
+  // write rate to a large kernel spent its time re-parsing; issue 22).
+  absl::flat_hash_map<std::string, const Variant*> held;
+  if (auto it = kernels_.find(kernel); it != kernels_.end()) {
+    for (const Variant& v : it->second) held.emplace(v.name, &v);
+  }
   std::vector<Variant> variants;
   for (VariantRecord& record : records) {
+    auto same = held.find(record.name);
     absl::StatusOr<selector::Selector> parsed =
-        selector::Selector::Parse(record.selector_text);
+        same != held.end() &&
+                same->second->selector_text == record.selector_text
+            ? absl::StatusOr<selector::Selector>(same->second->selector)
+            : selector::Selector::Parse(record.selector_text);
     if (!parsed.ok()) {
       // Another server validated it; a newer selector grammar there is the
       // one way here. Serve the rest of the kernel.

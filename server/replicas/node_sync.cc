@@ -1,5 +1,6 @@
 #include "server/replicas/node_sync.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -47,6 +48,10 @@ absl::StatusOr<v1::Node> NodeFromValue(const std::string& value) {
 
 }  // namespace
 
+absl::Duration NodeLeaseTtl(absl::Duration node_ttl) {
+  return std::max(node_ttl, kMinNodeLease);
+}
+
 NodeSync::NodeSync(EtcdStore* store, const DeviceStore* devices,
                    NodeSyncOptions options)
     : store_(store), devices_(devices), options_(options) {}
@@ -56,7 +61,9 @@ NodeSync::~NodeSync() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  if (loop_.joinable()) loop_.join();
+  for (std::thread* loop : {&write_loop_, &lease_loop_, &beat_loop_}) {
+    if (loop->joinable()) loop->join();
+  }
   watch_.reset();
 }
 
@@ -82,7 +89,9 @@ absl::Status NodeSync::Start(Inventory* inventory) {
   };
   watch_ = client.Watch(prefix, PrefixEnd(prefix),
                         nodes.header().revision() + 1, std::move(callbacks));
-  loop_ = std::thread([this] { Loop(); });
+  write_loop_ = std::thread([this] { WriteLoop(); });
+  lease_loop_ = std::thread([this] { LeaseLoop(); });
+  beat_loop_ = std::thread([this] { BeatLoop(); });
   return absl::OkStatus();
 }
 
@@ -179,27 +188,27 @@ void NodeSync::OnEvents(const etcdserverpb::WatchResponse& response) {
   }
 }
 
-void NodeSync::Loop() {
-  absl::Time next_keepalive = absl::Now() + options_.lease_ttl / 3;
-  for (;;) {
-    {
-      absl::MutexLock lock(&mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !pending_.empty();
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.tick);
-      if (stopping_) return;
-    }
-    // First, as it needs no etcd: while etcd is away the writes below
-    // wait for timeouts, and the other replicas' nodes must not expire
-    // here meanwhile.
-    BeatRemoteNodes();
-    WriteDue();
-    if (absl::Now() >= next_keepalive) {
-      KeepLeaseAlive();
-      next_keepalive = absl::Now() + options_.lease_ttl / 3;
-    }
+bool NodeSync::WaitFor(absl::Duration wait, bool wake_on_pending) {
+  absl::MutexLock lock(&mu_);
+  auto wake = [this, wake_on_pending]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || (wake_on_pending && !pending_.empty());
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
+  return !stopping_;
+}
+
+void NodeSync::WriteLoop() {
+  while (WaitFor(options_.tick, /*wake_on_pending=*/true)) WriteDue();
+}
+
+void NodeSync::LeaseLoop() {
+  while (WaitFor(options_.lease_ttl / 5, /*wake_on_pending=*/false)) {
+    KeepLeaseAlive();
   }
+}
+
+void NodeSync::BeatLoop() {
+  while (WaitFor(options_.tick, /*wake_on_pending=*/false)) BeatRemoteNodes();
 }
 
 void NodeSync::WriteDue() {

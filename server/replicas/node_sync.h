@@ -2,12 +2,12 @@
 // "Inventory"). Each agent holds its heartbeat stream to one replica; that
 // replica writes the node's record (ctxsel.v1.Node, devices and their
 // utilisation) under PREFIX/nodes/NODE on a lease of its own, which it keeps
-// alive while it runs (one lease per replica, TTL = the node TTL). Every
+// alive while it runs (one lease per replica, TTL = NodeLeaseTtl()). Every
 // replica watches PREFIX/nodes/ and applies the other replicas' nodes to
 // its own inventory, keeping them alive there while their key exists. So:
 //   * a dead agent: its replica expires it and deletes the key; every
 //     replica drops its devices;
-//   * a dead replica: its lease expires after the node TTL and its nodes'
+//   * a dead replica: its lease expires after its TTL and its nodes'
 //     keys go with it — unless their agents have reported to another
 //     replica first, which writes them again on its own lease (an agent
 //     that fails over within the TTL keeps its devices everywhere);
@@ -22,6 +22,12 @@
 // NodeSync is the inventory's observer: it writes what this replica's
 // agents reported, reading their devices and utilisation from the device
 // store. Changes it applies from etcd are not written back.
+//
+// Three threads, so that no etcd call delays another kind of work: one
+// keeps the other replicas' nodes alive in the inventory (no etcd call: an
+// etcd member that hangs must not make the fleet expire here), one writes
+// the records, one renews the lease (a write stuck on a paused member must
+// not let the lease lapse).
 //
 //   NodeSync sync(store, &bridge, options);
 //   Inventory inventory(inventory_options, &bridge, &sync);
@@ -48,9 +54,20 @@
 
 namespace ctxsel::server::etcd {
 
+// The lease a replica's node records live on, for a node TTL of
+// `node_ttl`: the node TTL, but never shorter than kMinNodeLease. An etcd
+// leader election (a killed or paused leader: etcd's election timeout, 1 s
+// by default, and more under load) passes while a lease is renewed through
+// another member; a lease shorter than that would let every node of the
+// replica vanish from every replica. The cost: nodes of an agent that died
+// with its replica stay listed elsewhere up to kMinNodeLease.
+inline constexpr absl::Duration kMinNodeLease = absl::Seconds(5);
+absl::Duration NodeLeaseTtl(absl::Duration node_ttl);
+
 struct NodeSyncOptions {
-  // The lease on this replica's node records: the node TTL.
-  absl::Duration lease_ttl = absl::Seconds(3);
+  // The lease on this replica's node records (NodeLeaseTtl()); renewed
+  // every fifth of it.
+  absl::Duration lease_ttl = absl::Seconds(5);
   // How often other replicas' nodes are kept alive in the local inventory
   // and due writes are made: the heartbeat interval.
   absl::Duration tick = absl::Seconds(1);
@@ -87,7 +104,13 @@ class NodeSync final : public InventoryObserver {
   };
   void OnEvents(const etcdserverpb::WatchResponse& response);
   void ApplyRemote(NodeState node);
-  void Loop();
+  // The three threads' loops.
+  void WriteLoop();
+  void LeaseLoop();
+  void BeatLoop();
+  // False once the sync stops; else after `wait`, or earlier when
+  // `wake_on_pending` and a write is pending.
+  bool WaitFor(absl::Duration wait, bool wake_on_pending);
   void WriteDue();
   void KeepLeaseAlive();
   void BeatRemoteNodes();
@@ -105,7 +128,9 @@ class NodeSync final : public InventoryObserver {
   std::map<std::string, bool> pending_ ABSL_GUARDED_BY(mu_);
   absl::BitGen bits_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread loop_;
+  std::thread write_loop_;
+  std::thread lease_loop_;
+  std::thread beat_loop_;
   std::unique_ptr<EtcdWatch> watch_;
 };
 

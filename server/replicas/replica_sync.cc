@@ -33,12 +33,20 @@ absl::StatusOr<std::unique_ptr<ReplicaSync>> ReplicaSync::Start(
   };
   callbacks.on_state = [self](bool connected) { self->OnState(connected); };
   callbacks.on_compacted = [self](int64_t) { return self->Reload(); };
+  sync->applier_ = std::thread([self] { self->ApplyLoop(); });
   sync->watch_ = store->client().Watch(keys.prefix(), PrefixEnd(keys.prefix()),
                                        loaded + 1, std::move(callbacks));
   return sync;
 }
 
-ReplicaSync::~ReplicaSync() { watch_.reset(); }
+ReplicaSync::~ReplicaSync() {
+  watch_.reset();
+  {
+    absl::MutexLock lock(&queue_mu_);
+    stopping_ = true;
+  }
+  if (applier_.joinable()) applier_.join();
+}
 
 absl::Status ReplicaSync::ReadVariants(int64_t revision, Mirror& mirror,
                                        std::map<std::string, int64_t>& kernels,
@@ -80,43 +88,69 @@ std::vector<VariantRecord> ReplicaSync::MirroredRecords(
 }
 
 void ReplicaSync::OnEvents(const etcdserverpb::WatchResponse& response) {
+  absl::MutexLock lock(&queue_mu_);
+  queue_.push_back(response);
+}
+
+void ReplicaSync::ApplyLoop() {
+  for (;;) {
+    std::vector<etcdserverpb::WatchResponse> batch;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+        return stopping_ || !queue_.empty();
+      };
+      queue_mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      batch.swap(queue_);
+    }
+    ApplyBatch(batch);
+  }
+}
+
+void ReplicaSync::ApplyBatch(
+    const std::vector<etcdserverpb::WatchResponse>& batch) {
   const EtcdKeys& keys = store_->keys();
-  // Kernels changed in this response, with the revision of their last
+  // Kernels changed in this batch, with the revision of their last
   // change (the marker every change of a kernel puts).
   std::map<std::string, int64_t> changed;
   int64_t last = 0;
   absl::MutexLock lock(&mu_);
-  for (const mvccpb::Event& event : response.events()) {
-    const mvccpb::KeyValue& kv = event.kv();
-    const std::string& key = kv.key();
-    const bool put = event.type() == mvccpb::Event::PUT;
-    last = std::max(last, kv.mod_revision());
-    if (absl::StartsWith(key, keys.Variants())) {
-      // The kernel is in the key's first segment; the record repeats it.
-      const std::string kernel = NameAfter(keys.Variants(), key);
-      if (put) {
-        absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
-        if (!record.ok()) {
-          store_->CorruptRecord(key, record.status()).IgnoreError();
-          continue;
-        }
-        record->revision = kv.mod_revision();
-        mirror_[kernel][key] = *std::move(record);
-      } else {
-        mirror_[kernel].erase(key);
-      }
-    } else if (absl::StartsWith(key, keys.Kernels()) && put) {
-      changed[NameAfter(keys.Kernels(), key)] = kv.mod_revision();
-    } else if (absl::StartsWith(key, keys.Claims())) {
-      if (put) {
-        absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
-        if (record.ok()) {
-          claims_->ApplyStored(*record);
+  const int64_t applied = applied_.load();
+  for (const etcdserverpb::WatchResponse& response : batch) {
+    for (const mvccpb::Event& event : response.events()) {
+      const mvccpb::KeyValue& kv = event.kv();
+      if (kv.mod_revision() <= applied) continue;
+      const std::string& key = kv.key();
+      const bool put = event.type() == mvccpb::Event::PUT;
+      last = std::max(last, kv.mod_revision());
+      if (absl::StartsWith(key, keys.Variants())) {
+        // The kernel is in the key's first segment; the record repeats it.
+        const std::string kernel = NameAfter(keys.Variants(), key);
+        if (put) {
+          absl::StatusOr<VariantRecord> record = VariantFromValue(kv.value());
+          if (!record.ok()) {
+            store_->CorruptRecord(key, record.status()).IgnoreError();
+            continue;
+          }
+          record->revision = kv.mod_revision();
+          mirror_[kernel][key] = *std::move(record);
         } else {
-          store_->CorruptRecord(key, record.status()).IgnoreError();
+          mirror_[kernel].erase(key);
         }
-      } else {
-        claims_->ApplyStoredDelete(NameAfter(keys.Claims(), key));
+      } else if (absl::StartsWith(key, keys.Kernels()) && put) {
+        changed[NameAfter(keys.Kernels(), key)] = kv.mod_revision();
+      } else if (absl::StartsWith(key, keys.Claims())) {
+        if (put) {
+          absl::StatusOr<ClaimRecord> record = ClaimFromValue(kv.value());
+          if (record.ok()) {
+            claims_->ApplyStored(*record);
+          } else {
+            store_->CorruptRecord(key, record.status()).IgnoreError();
+          }
+        } else {
+          claims_->ApplyStoredDelete(NameAfter(keys.Claims(), key));
+        }
       }
     }
   }

@@ -42,6 +42,12 @@ class StoreHealth final : public ForwardingStore {
   void Reachable() ABSL_LOCKS_EXCLUDED(mu_) {
     Record(absl::OkStatus()).IgnoreError();
   }
+  // This replica has lost sight of the shared store (its watch broke): the
+  // writing services say NOT_SERVING before a write has to fail to show it
+  // (a cut-off replica's writes each wait for etcd's call timeouts).
+  void Unreachable() ABSL_LOCKS_EXCLUDED(mu_) {
+    Record(absl::UnavailableError("store out of sight")).IgnoreError();
+  }
 
   absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override {
     absl::StatusOr<int64_t> applied = wrapped().Apply(batch);

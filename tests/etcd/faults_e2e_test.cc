@@ -5,7 +5,9 @@
 // launchers that claim, renew, release and abandon claims through the C++
 // client, failing over across the replicas, while a schedule of faults
 // runs: kill -9 of a replica, SIGSTOP of a replica, kill -9 of the etcd
-// leader, quorum loss (two members killed), SIGSTOP of the etcd leader.
+// leader, quorum loss (two members killed), SIGSTOP of the etcd leader, and
+// a partition: one replica cut off from every etcd member while it runs
+// (its etcd connections go through TcpProxy, black-holed).
 // A writer registers variants meanwhile. Every operation goes into a
 // history (claim_history.h) that is checked afterwards:
 //   (a) no device is ever held by more certain claims than its capacity;
@@ -21,7 +23,13 @@
 //       being asked);
 // and during quorum loss every replica says it is stale (Explain `stale`
 // or health "ctxsel.store" NOT_SERVING) within kStaleBound, and goes on
-// saying so until quorum is back.
+// saying so until quorum is back; once quorum is back a claim succeeds
+// within kClaimAfterQuorumBound; while the etcd leader is paused every
+// replica lists every GPU at every look (no node lease lapses); and the
+// partitioned replica says it is stale (Explain `stale`, and health
+// "ctxsel.store" and "ctxsel.v1.Placement" NOT_SERVING) within kStaleBound
+// until the partition heals, answers every Ping meanwhile (its etcd calls
+// hold no RPC thread), and is in step again after it (e).
 // The log ends with a summary (lines starting "FAULTS").
 #include <signal.h>
 
@@ -34,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +56,7 @@
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/tcp_proxy.h"
 
 namespace ctxsel::testing {
 namespace {
@@ -85,6 +95,13 @@ constexpr absl::Duration kPropagationBound = absl::Seconds(5);
 // Launchers of a killed or paused replica are answered by another within
 // this (the call timeout and one more call).
 constexpr absl::Duration kFailoverBound = absl::Seconds(5);
+// A claim succeeds within this once quorum is back (the issue saw 10 s).
+constexpr absl::Duration kClaimAfterQuorumBound = absl::Seconds(5);
+// The issue saw a 10 s pause of the etcd leader let every node lease lapse.
+constexpr absl::Duration kLeaderPause = absl::Seconds(10);
+// The replica cut off from etcd, and for how long: past kStaleBound.
+constexpr int kPartitioned = 2;
+constexpr absl::Duration kPartition = absl::Seconds(14);
 
 // One fault of the schedule, as it happened.
 struct Fault {
@@ -103,8 +120,13 @@ class FaultsE2E : public ::testing::Test {
     auto etcd = EtcdCluster::Start(kMembers);
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
+    for (int m = 0; m < kMembers; ++m) {
+      auto proxy = TcpProxy::Start(etcd_->endpoint(m));
+      ASSERT_TRUE(proxy.ok()) << proxy.status();
+      proxies_.push_back(*std::move(proxy));
+    }
     for (int i = 0; i < kReplicas; ++i) {
-      auto server = ServerProcess::Start(ReplicaFlags());
+      auto server = ServerProcess::Start(ReplicaFlags(i));
       ASSERT_TRUE(server.ok()) << server.status();
       replicas_.push_back(*std::move(server));
       addresses_.push_back(replicas_.back()->address());
@@ -147,8 +169,18 @@ class FaultsE2E : public ::testing::Test {
     return text.size() > 6000 ? text.substr(text.size() - 6000) : text;
   }
 
-  std::vector<std::string> ReplicaFlags() {
+  // Replica kPartitioned reaches etcd through the proxies.
+  std::vector<std::string> ReplicaFlags(int r) {
     std::vector<std::string> flags = etcd_->ServerFlags();
+    if (r == kPartitioned) {
+      std::vector<std::string> proxied;
+      for (const auto& proxy : proxies_) proxied.push_back(proxy->address());
+      for (std::string& flag : flags) {
+        if (absl::StartsWith(flag, "--store=")) {
+          flag = "--store=etcd://" + absl::StrJoin(proxied, ",");
+        }
+      }
+    }
     flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
     return flags;
   }
@@ -208,7 +240,7 @@ class FaultsE2E : public ::testing::Test {
 
   // Starts replica r again on its port, so every list still names it.
   void RestartReplica(int r) {
-    auto server = ServerProcess::Start(ReplicaFlags(), replicas_[r]->port());
+    auto server = ServerProcess::Start(ReplicaFlags(r), replicas_[r]->port());
     ASSERT_TRUE(server.ok()) << server.status();
     replicas_[r] = *std::move(server);
   }
@@ -277,14 +309,98 @@ class FaultsE2E : public ::testing::Test {
     {
       absl::StatusOr<int> leader = etcd_->Leader();
       ASSERT_TRUE(leader.ok()) << leader.status();
-      Fault f =
-          Begin(absl::StrCat("SIGSTOP etcd leader m", *leader, " for 4s"));
+      Fault f = Begin(absl::StrCat("SIGSTOP etcd leader m", *leader, " for ",
+                                   Seconds(kLeaderPause)));
       etcd_->Pause(*leader);
-      Sleep(absl::Seconds(4));
+      WatchFleet(f.start + kLeaderPause);
       etcd_->Resume(*leader);
       f.healed = clock_.Now();
       faults_.push_back(f);
       ASSERT_TRUE(etcd_->WaitForLeader(std::chrono::seconds(20)).ok());
+      Sleep(absl::Seconds(4));
+    }
+    {
+      Fault f =
+          Begin(absl::StrCat("partition: replica ", kPartitioned,
+                             " cut off from etcd for ", Seconds(kPartition)));
+      for (auto& proxy : proxies_) proxy->Partition();
+      WatchPartition(f.start, f.start + kPartition);
+      for (auto& proxy : proxies_) proxy->Heal();
+      f.healed = clock_.Now();
+      faults_.push_back(f);
+    }
+  }
+
+  // How many GPUs replica `r` lists; -1 when it does not answer.
+  int GpuCount(client::CtxselClient& client) {
+    auto gpus = client.ListDevices(kGpus, "");
+    return gpus.ok() ? static_cast<int>(gpus->size()) : -1;
+  }
+
+  // Until `until`: the fewest GPUs each replica listed at a look.
+  void WatchFleet(Mono until) {
+    std::vector<std::unique_ptr<client::CtxselClient>> clients;
+    for (const std::string& address : addresses_) {
+      clients.push_back(client::CtxselClient::Connect(
+          address, std::chrono::milliseconds(1000)));
+    }
+    fewest_gpus_.assign(kReplicas, kNodes * kGpusPerNode);
+    while (clock_.Now() < until) {
+      for (int r = 0; r < kReplicas; ++r) {
+        fewest_gpus_[r] = std::min(fewest_gpus_[r], GpuCount(*clients[r]));
+      }
+      Sleep(absl::Milliseconds(100));
+    }
+  }
+
+  // During the partition, from `since` to `until`: when the cut-off
+  // replica began saying it was stale (Explain), and NOT_SERVING on
+  // "ctxsel.store" and "ctxsel.v1.Placement", at every look after (as
+  // StaleSince); the Pings it did not answer within 1 s; the fewest GPUs
+  // the other replicas listed.
+  void WatchPartition(Mono since, Mono until) {
+    auto cut = client::CtxselClient::Connect(addresses_[kPartitioned],
+                                             std::chrono::milliseconds(1000));
+    std::vector<std::unique_ptr<client::CtxselClient>> clients;
+    for (const std::string& address : addresses_) {
+      clients.push_back(client::CtxselClient::Connect(
+          address, std::chrono::milliseconds(1000)));
+    }
+    v1::Job job;
+    job.set_kernel(kKernel);
+    partition_explain_ = absl::InfiniteDuration();
+    partition_store_ = absl::InfiniteDuration();
+    partition_placement_ = absl::InfiniteDuration();
+    partition_fewest_gpus_.assign(kReplicas, kNodes * kGpusPerNode);
+    while (clock_.Now() < until) {
+      const absl::Duration at = clock_.Now() - since;
+      auto explained = cut->Explain(job);
+      StaleSince(explained.ok() && explained->stale(), at, partition_explain_);
+      const std::string& address = addresses_[kPartitioned];
+      StaleSince(HealthServing(address, "ctxsel.store",
+                               std::chrono::milliseconds(1000)) == false,
+                 at, partition_store_);
+      StaleSince(HealthServing(address, "ctxsel.v1.Placement",
+                               std::chrono::milliseconds(1000)) == false,
+                 at, partition_placement_);
+      ++partition_pings_;
+      if (!cut->Ping().ok()) ++partition_pings_failed_;
+      for (int r = 0; r < kReplicas; ++r) {
+        if (r == kPartitioned) continue;
+        partition_fewest_gpus_[r] =
+            std::min(partition_fewest_gpus_[r], GpuCount(*clients[r]));
+      }
+      Sleep(absl::Milliseconds(100));
+    }
+  }
+
+  // `after`: from when on a look found `stale` at every look since;
+  // infinite while the last look did not.
+  static void StaleSince(bool stale, absl::Duration at, absl::Duration& after) {
+    if (!stale) {
+      after = absl::InfiniteDuration();
+    } else if (after == absl::InfiniteDuration()) {
+      after = at;
     }
   }
 
@@ -307,13 +423,8 @@ class FaultsE2E : public ::testing::Test {
         auto explained = clients[r]->Explain(job);
         const std::optional<bool> store = HealthServing(
             addresses_[r], "ctxsel.store", std::chrono::milliseconds(1000));
-        if ((explained.ok() && explained->stale()) || store == false) {
-          if (stale_after_[r] == absl::InfiniteDuration()) {
-            stale_after_[r] = looked - since;
-          }
-        } else {
-          stale_after_[r] = absl::InfiniteDuration();
-        }
+        StaleSince((explained.ok() && explained->stale()) || store == false,
+                   looked - since, stale_after_[r]);
       }
       Sleep(absl::Milliseconds(100));
     }
@@ -528,6 +639,30 @@ class FaultsE2E : public ::testing::Test {
       holders.push_back(
           absl::StrCat(device, " ", most, "/", capacity_[device]));
     }
+    std::vector<std::string> fleet;
+    for (int r = 0; r < kReplicas; ++r) {
+      fleet.push_back(absl::StrCat("replica ", r, " ", fewest_gpus_[r]));
+    }
+    std::printf(
+        "FAULTS fewest GPUs listed while the etcd leader was paused: %s "
+        "(of %d)\n",
+        absl::StrJoin(fleet, ", ").c_str(), kNodes * kGpusPerNode);
+    std::vector<std::string> others;
+    for (int r = 0; r < kReplicas; ++r) {
+      if (r == kPartitioned) continue;
+      others.push_back(
+          absl::StrCat("replica ", r, " ", partition_fewest_gpus_[r]));
+    }
+    std::printf(
+        "FAULTS partition of replica %d: stale in Explain after %s, "
+        "ctxsel.store NOT_SERVING after %s, ctxsel.v1.Placement NOT_SERVING "
+        "after %s (bound %s); Pings unanswered: %d of %d; fewest GPUs the "
+        "others listed: %s (of %d)\n",
+        kPartitioned, Seconds(partition_explain_).c_str(),
+        Seconds(partition_store_).c_str(),
+        Seconds(partition_placement_).c_str(), Seconds(kStaleBound).c_str(),
+        partition_pings_failed_, partition_pings_,
+        absl::StrJoin(others, ", ").c_str(), kNodes * kGpusPerNode);
     std::printf("FAULTS most certain holders at once / capacity: %s\n",
                 absl::StrJoin(holders, ", ").c_str());
     std::printf(
@@ -567,6 +702,15 @@ class FaultsE2E : public ::testing::Test {
   std::unique_ptr<Workload> workload_;
   std::vector<Fault> faults_;
   std::vector<absl::Duration> stale_after_;
+  std::vector<int> fewest_gpus_;  // while the etcd leader was paused
+  // The partition's figures (WatchPartition).
+  std::vector<std::unique_ptr<TcpProxy>> proxies_;  // one per member
+  absl::Duration partition_explain_;
+  absl::Duration partition_store_;
+  absl::Duration partition_placement_;
+  std::vector<int> partition_fewest_gpus_;
+  int partition_pings_ = 0;
+  int partition_pings_failed_ = 0;
   Mono stopped_;  // when the launchers stopped
 };
 
@@ -611,7 +755,23 @@ TEST_F(FaultsE2E, ClaimsKeepTheirPromiseUnderFaults) {
     if (f.replica_fault) {
       EXPECT_LE(LongestWaitAfter(ops, f.start), kFailoverBound) << f.name;
     }
+    if (absl::StartsWith(f.name, "quorum loss")) {
+      EXPECT_LE(FirstClaimAfter(ops, f.healed), kClaimAfterQuorumBound)
+          << "no claim succeeded after quorum came back";
+    }
   }
+  for (int r = 0; r < kReplicas; ++r) {
+    EXPECT_EQ(fewest_gpus_[r], kNodes * kGpusPerNode)
+        << "replica " << r << " lost GPUs while the etcd leader was paused";
+  }
+  EXPECT_LE(partition_explain_, kStaleBound)
+      << "the partitioned replica's Explain did not say stale";
+  EXPECT_LE(partition_store_, kStaleBound)
+      << "the partitioned replica's ctxsel.store health stayed SERVING";
+  EXPECT_LE(partition_placement_, kStaleBound)
+      << "the partitioned replica's ctxsel.v1.Placement stayed SERVING";
+  EXPECT_EQ(partition_pings_failed_, 0)
+      << "the partitioned replica left Pings unanswered";
 }
 
 }  // namespace

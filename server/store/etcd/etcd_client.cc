@@ -17,6 +17,13 @@
 namespace ctxsel::server::etcd {
 namespace {
 
+// A watch stream asks etcd for its progress this often, and is ended when
+// etcd has sent nothing (events, progress) for kWatchSilence: a member cut
+// off by the network answers nothing, and gRPC's keepalive would notice
+// only after 5 s + 2 s (etcd refuses pings more often than every 5 s).
+constexpr absl::Duration kProgressEvery = absl::Seconds(1);
+constexpr absl::Duration kWatchSilence = absl::Seconds(3);
+
 // Codes that say "this endpoint did not answer": try the next one.
 bool Unreachable(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -444,8 +451,34 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
   create->set_range_end(range_end_);
   create->set_start_revision(next_revision_);
   bool ok = stream->Write(request);
+  absl::Mutex heard_mu;
+  absl::Time heard = absl::Now();  // the last answer read
+  bool reading = true;
+  std::thread prober([&] {
+    absl::MutexLock lock(&heard_mu);
+    auto stopped = [&reading]() { return !reading; };
+    while (
+        !heard_mu.AwaitWithTimeout(absl::Condition(&stopped), kProgressEvery)) {
+      if (absl::Now() - heard > kWatchSilence) {
+        spdlog::warn("etcd watch of {} on {}: nothing for {}; ending it", key_,
+                     endpoint.address, absl::FormatDuration(kWatchSilence));
+        context.TryCancel();
+        return;
+      }
+      etcdserverpb::WatchRequest progress;
+      progress.mutable_progress_request();
+      heard_mu.Unlock();
+      const bool written = stream->Write(progress);
+      heard_mu.Lock();
+      if (!written) return;
+    }
+  });
   etcdserverpb::WatchResponse response;
   while (ok && stream->Read(&response)) {
+    {
+      absl::MutexLock lock(&heard_mu);
+      heard = absl::Now();
+    }
     if (response.created() && !response.canceled()) {
       client_->current_.store(endpoint_index);
       connected = true;
@@ -475,7 +508,12 @@ bool EtcdWatch::RunStream(size_t endpoint_index, bool& delivered_any,
           response.events(response.events_size() - 1).kv().mod_revision() + 1;
     }
   }
-  context.TryCancel();
+  {
+    absl::MutexLock lock(&heard_mu);
+    reading = false;
+  }
+  context.TryCancel();  // also ends a Write the prober waits on
+  prober.join();
   stream->Finish();
   absl::MutexLock lock(&mu_);
   context_ = nullptr;

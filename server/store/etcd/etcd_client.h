@@ -122,7 +122,9 @@ class EtcdClient {
   // again. When the revision asked for has been compacted away, `on_compacted`
   // is called with the oldest revision still held: the caller reads the whole
   // range again and returns the revision it read at; the watch goes on after
-  // it.
+  // it. A stream requires a leader (a member without one ends it), asks for
+  // etcd's progress every second, and is ended as broken when etcd sent nothing
+  // for 3 s (a member cut off by the network).
   struct WatchCallbacks {
     std::function<void(const etcdserverpb::WatchResponse&)> on_events;
     std::function<void(bool connected)> on_state;
