@@ -81,25 +81,18 @@ std::vector<std::string> ServerList(const std::string& servers) {
   return out;
 }
 
-std::shared_ptr<grpc::Channel> TlsServerChannel(
+std::vector<std::shared_ptr<grpc::Channel>> ServerChannels(
     const std::string& servers,
-    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-    absl::Duration connect_timeout) {
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   std::vector<std::string> entries = ServerList(servers);
-  if (entries.size() <= 1) return grpc::CreateChannel(servers, credentials);
-  for (const std::string& entry : entries) {
-    std::shared_ptr<grpc::Channel> channel =
-        grpc::CreateChannel(entry, credentials);
-    // Connecting includes the TLS handshake: a replica that is down, or
-    // whose certificate does not verify, is passed over.
-    if (channel->WaitForConnected(
-            std::chrono::system_clock::now() +
-            absl::ToChronoMilliseconds(connect_timeout))) {
-      return channel;
-    }
+  if (entries.size() <= 1) {
+    return {grpc::CreateChannel(ServerTarget(servers), credentials)};
   }
-  // None answered: the first, so that the call's error names it.
-  return grpc::CreateChannel(entries.front(), credentials);
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const std::string& entry : entries) {
+    channels.push_back(grpc::CreateChannel(entry, credentials));
+  }
+  return channels;
 }
 
 ServerRotation::ServerRotation(const std::string& servers, bool tls)

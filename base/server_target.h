@@ -21,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/time/time.h"
-
 namespace ctxsel {
 
 // The server a client or agent talks to when told none (no --server, no
@@ -37,23 +35,25 @@ std::string ServerTarget(const std::string& servers);
 // as written.
 std::vector<std::string> ServerList(const std::string& servers);
 
-// With TLS a channel checks the server's certificate against the channel's
-// one target name, so ServerTarget's single channel over a list would check
-// every replica against "a:7070,b:7070" and fail. A TLS client instead
-// makes one channel per entry, each verified against its own host name, and
-// moves to the next entry when one cannot be reached:
-//   * the CLI: the first entry that connects within `connect_timeout`;
-//   * the agent: the next entry each time it drops its channel.
-// TlsServerChannel(list, credentials, timeout) is the CLI's rule,
-// ServerRotation the agent's.
-std::shared_ptr<grpc::Channel> TlsServerChannel(
+// One channel per entry of a --server list, for a client that fails over
+// per call (client/ctxsel_client.h): each replica has a channel of its own,
+// so that a replica that is paused or cut off can be passed over for the
+// next call instead of holding a failing-over channel that still counts it
+// connected (a paused process's kernel accepts connections). With TLS each
+// channel is verified against its own entry's host name (one channel over
+// the list would check every replica against "a:7070,b:7070" and fail).
+// One address (or a DNS name) gives one channel to ServerTarget(servers).
+//
+//   auto replicas = ServerChannels("a:7070,b:7070", credentials);
+//   CtxselClient client(replicas, std::chrono::seconds(5));
+std::vector<std::shared_ptr<grpc::Channel>> ServerChannels(
     const std::string& servers,
-    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-    absl::Duration connect_timeout);
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials);
 
 // The target of each new channel a long-lived client (the agent) makes to
 // `servers`: with `tls` and a list, its entries in turn, one per channel;
-// otherwise `servers` whole, for ServerTarget's failing-over channel. Not
+// otherwise `servers` whole, for ServerTarget's failing-over channel (the
+// agent's heartbeat deadline drops a channel stuck on a paused replica). Not
 // thread-safe: the caller serialises Next() (the agent's transport calls it
 // under its own lock).
 class ServerRotation {

@@ -12,26 +12,87 @@
 #include "base/proto_time.h"
 #include "base/server_target.h"
 #include "base/status_details.h"
+#include "base/status_macros.h"
 #include "client/inventory_watch.h"
 
 namespace ctxsel::client {
 
-template <typename Response, typename Call>
-absl::StatusOr<Response> CtxselClient::Unary(Call call) const {
-  Response response;
-  grpc::Status status = call(NewContext().get(), &response);
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("no answer within ", timeout_.count(), "ms (",
-                     status.error_message(), ")"));
-  }
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response;
+namespace {
+
+// An answer after which a call that is safe to repeat goes to the next
+// replica: the replica could not be reached, or did not answer in time.
+bool FailsOver(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
 
-// Calls `call(context, request, &page)` until the server returns no
+// The deadline of an attempt with `replicas` (>= 1) still to try: an even
+// share of what is left.
+std::chrono::system_clock::time_point AttemptDeadline(
+    std::chrono::system_clock::time_point deadline, size_t replicas) {
+  const auto now = std::chrono::system_clock::now();
+  if (deadline <= now) return deadline;
+  return now + (deadline - now) / static_cast<int>(replicas);
+}
+
+}  // namespace
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> CtxselClient::Unary(Call call, Resend resend) const {
+  const Deadline deadline = std::chrono::system_clock::now() + timeout_;
+  const size_t count = replicas_.size();
+  const size_t first = current_;
+  grpc::Status status;
+  for (size_t tried = 0; tried < count; ++tried) {
+    size_t index = (first + tried) % count;
+    Deadline attempt = AttemptDeadline(deadline, count - tried);
+    if (resend == Resend::kNever && count > 1) {
+      absl::StatusOr<size_t> picked = PickForOnce(deadline);
+      if (!picked.ok()) return picked.status();
+      index = *picked;
+      attempt = deadline;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(attempt);
+    Response response;
+    status = call(*replicas_[index], &context, &response);
+    if (!FailsOver(status)) current_ = index;
+    if (status.ok()) return response;
+    if (!FailsOver(status) || resend == Resend::kNever) break;
+  }
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "no answer within ", timeout_.count(), "ms",
+        count > 1 ? absl::StrCat(" from ", count, " replicas") : "", " (",
+        status.error_message(), ")"));
+  }
+  return FromGrpcStatus(status);
+}
+
+absl::StatusOr<size_t> CtxselClient::PickForOnce(Deadline deadline) const {
+  const size_t count = replicas_.size();
+  const size_t first = current_;
+  grpc::Status status;
+  for (size_t tried = 0; tried < count; ++tried) {
+    const size_t index = (first + tried) % count;
+    grpc::ClientContext context;
+    context.set_deadline(AttemptDeadline(deadline, count - tried));
+    v1::PingResponse pong;
+    status = replicas_[index]->ctxsel->Ping(&context, v1::PingRequest(), &pong);
+    // Any answer, a refusal too, shows the replica is there to answer.
+    if (!FailsOver(status)) {
+      current_ = index;
+      return index;
+    }
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "none of ", count, " replicas answered a ping within ", timeout_.count(),
+      "ms (", status.error_message(), "); nothing was sent"));
+}
+
+// Calls `call(replica, context, request, &page)` until the server returns no
 // next_page_token, appending `items(page)` each time; each page has its own
-// deadline.
+// deadline and failover.
 template <typename Response, typename Item, typename Request, typename Call,
           typename Items>
 absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
@@ -40,8 +101,9 @@ absl::StatusOr<std::vector<Item>> CtxselClient::AllPages(Request request,
   std::vector<Item> out;
   do {
     auto page =
-        Unary<Response>([&](grpc::ClientContext* context, Response* response) {
-          return call(context, request, response);
+        Unary<Response>([&](const Replica& replica,
+                            grpc::ClientContext* context, Response* response) {
+          return call(replica, context, request, response);
         });
     if (!page.ok()) return page.status();
     out.insert(out.end(), items(*page).begin(), items(*page).end());
@@ -78,22 +140,31 @@ HeartbeatStream::~HeartbeatStream() {
   }
 }
 
+CtxselClient::Replica::Replica(std::shared_ptr<grpc::Channel> channel)
+    : channel(std::move(channel)),
+      ctxsel(v1::Ctxsel::NewStub(this->channel)),
+      variants(v1::Variants::NewStub(this->channel)),
+      inventory(v1::Inventory::NewStub(this->channel)),
+      placement(v1::Placement::NewStub(this->channel)),
+      admin(v1::Admin::NewStub(this->channel)) {}
+
 CtxselClient::CtxselClient(std::shared_ptr<grpc::Channel> channel,
                            std::chrono::milliseconds timeout)
-    : channel_(std::move(channel)),
-      ctxsel_(v1::Ctxsel::NewStub(channel_)),
-      variants_(v1::Variants::NewStub(channel_)),
-      inventory_(v1::Inventory::NewStub(channel_)),
-      placement_(v1::Placement::NewStub(channel_)),
-      admin_(v1::Admin::NewStub(channel_)),
-      timeout_(timeout) {}
+    : CtxselClient(std::vector<std::shared_ptr<grpc::Channel>>{channel},
+                   timeout) {}
+
+CtxselClient::CtxselClient(std::vector<std::shared_ptr<grpc::Channel>> replicas,
+                           std::chrono::milliseconds timeout)
+    : timeout_(timeout) {
+  for (std::shared_ptr<grpc::Channel>& channel : replicas) {
+    replicas_.push_back(std::make_unique<Replica>(std::move(channel)));
+  }
+}
 
 std::unique_ptr<CtxselClient> CtxselClient::Connect(
     const std::string& address, std::chrono::milliseconds timeout) {
   return std::make_unique<CtxselClient>(
-      grpc::CreateChannel(ServerTarget(address),
-                          grpc::InsecureChannelCredentials()),
-      timeout);
+      ServerChannels(address, grpc::InsecureChannelCredentials()), timeout);
 }
 
 std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext(
@@ -104,10 +175,11 @@ std::unique_ptr<grpc::ClientContext> CtxselClient::NewContext(
 }
 
 absl::StatusOr<std::string> CtxselClient::Ping() {
-  auto response = Unary<v1::PingResponse>(
-      [&](grpc::ClientContext* context, v1::PingResponse* out) {
-        return ctxsel_->Ping(context, v1::PingRequest(), out);
-      });
+  auto response = Unary<v1::PingResponse>([&](const Replica& replica,
+                                              grpc::ClientContext* context,
+                                              v1::PingResponse* out) {
+    return replica.ctxsel->Ping(context, v1::PingRequest(), out);
+  });
   if (!response.ok()) return response.status();
   return response->server_version();
 }
@@ -115,9 +187,11 @@ absl::StatusOr<std::string> CtxselClient::Ping() {
 absl::StatusOr<v1::RegisterVariantsResponse> CtxselClient::RegisterVariants(
     const v1::RegisterVariantsRequest& request) {
   return Unary<v1::RegisterVariantsResponse>(
-      [&](grpc::ClientContext* context, v1::RegisterVariantsResponse* out) {
-        return variants_->RegisterVariants(context, request, out);
-      });
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::RegisterVariantsResponse* out) {
+        return replica.variants->RegisterVariants(context, request, out);
+      },
+      Resend::kNever);
 }
 
 absl::StatusOr<std::vector<v1::Variant>> CtxselClient::ListVariants(
@@ -126,9 +200,9 @@ absl::StatusOr<std::vector<v1::Variant>> CtxselClient::ListVariants(
   request.set_kernel(kernel);
   return AllPages<v1::ListVariantsResponse, v1::Variant>(
       request,
-      [&](grpc::ClientContext* context, const v1::ListVariantsRequest& r,
-          v1::ListVariantsResponse* out) {
-        return variants_->ListVariants(context, r, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          const v1::ListVariantsRequest& r, v1::ListVariantsResponse* out) {
+        return replica.variants->ListVariants(context, r, out);
       },
       [](const v1::ListVariantsResponse& page) -> const auto& {
         return page.variants();
@@ -141,8 +215,9 @@ absl::StatusOr<v1::Variant> CtxselClient::GetVariant(const std::string& kernel,
   request.set_kernel(kernel);
   request.set_name(name);
   auto response = Unary<v1::GetVariantResponse>(
-      [&](grpc::ClientContext* context, v1::GetVariantResponse* out) {
-        return variants_->GetVariant(context, request, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::GetVariantResponse* out) {
+        return replica.variants->GetVariant(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->variant();
@@ -167,9 +242,11 @@ absl::StatusOr<int64_t> CtxselClient::DeleteAllVariants(
 absl::StatusOr<int64_t> CtxselClient::SendDelete(
     const v1::DeleteVariantRequest& request) {
   auto response = Unary<v1::DeleteVariantResponse>(
-      [&](grpc::ClientContext* context, v1::DeleteVariantResponse* out) {
-        return variants_->DeleteVariant(context, request, out);
-      });
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::DeleteVariantResponse* out) {
+        return replica.variants->DeleteVariant(context, request, out);
+      },
+      Resend::kNever);
   if (!response.ok()) return response.status();
   return response->revision();
 }
@@ -178,19 +255,21 @@ absl::StatusOr<v1::ReportNodeResponse> CtxselClient::ReportNode(
     const v1::Node& node) {
   v1::ReportNodeRequest request;
   *request.mutable_node() = node;
-  return Unary<v1::ReportNodeResponse>(
-      [&](grpc::ClientContext* context, v1::ReportNodeResponse* out) {
-        return inventory_->ReportNode(context, request, out);
-      });
+  return Unary<v1::ReportNodeResponse>([&](const Replica& replica,
+                                           grpc::ClientContext* context,
+                                           v1::ReportNodeResponse* out) {
+    return replica.inventory->ReportNode(context, request, out);
+  });
 }
 
 absl::Status CtxselClient::Deregister(const std::string& node) {
   v1::DeregisterRequest request;
   request.set_node(node);
-  return Unary<v1::DeregisterResponse>(
-             [&](grpc::ClientContext* context, v1::DeregisterResponse* out) {
-               return inventory_->Deregister(context, request, out);
-             })
+  return Unary<v1::DeregisterResponse>([&](const Replica& replica,
+                                           grpc::ClientContext* context,
+                                           v1::DeregisterResponse* out) {
+           return replica.inventory->Deregister(context, request, out);
+         })
       .status();
 }
 
@@ -200,9 +279,9 @@ absl::StatusOr<std::vector<v1::NodeSummary>> CtxselClient::ListNodes(
   request.set_include_devices(include_devices);
   return AllPages<v1::ListNodesResponse, v1::NodeSummary>(
       request,
-      [&](grpc::ClientContext* context, const v1::ListNodesRequest& r,
-          v1::ListNodesResponse* out) {
-        return inventory_->ListNodes(context, r, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          const v1::ListNodesRequest& r, v1::ListNodesResponse* out) {
+        return replica.inventory->ListNodes(context, r, out);
       },
       [](const v1::ListNodesResponse& page) -> const auto& {
         return page.nodes();
@@ -216,9 +295,9 @@ absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
   request.set_node(node);
   return AllPages<v1::ListDevicesResponse, v1::Device>(
       request,
-      [&](grpc::ClientContext* context, const v1::ListDevicesRequest& r,
-          v1::ListDevicesResponse* out) {
-        return inventory_->ListDevices(context, r, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          const v1::ListDevicesRequest& r, v1::ListDevicesResponse* out) {
+        return replica.inventory->ListDevices(context, r, out);
       },
       [](const v1::ListDevicesResponse& page) -> const auto& {
         return page.devices();
@@ -227,7 +306,7 @@ absl::StatusOr<std::vector<v1::Device>> CtxselClient::ListDevices(
 
 std::unique_ptr<HeartbeatStream> CtxselClient::OpenHeartbeat() {
   std::unique_ptr<HeartbeatStream> stream(new HeartbeatStream());
-  stream->stream_ = inventory_->Heartbeat(&stream->context_);
+  stream->stream_ = Current().inventory->Heartbeat(&stream->context_);
   return stream;
 }
 
@@ -242,10 +321,12 @@ absl::Status CtxselClient::WatchInventory(
   int failed = 0;  // streams in a row that ended without an event
   Backoff backoff(
       {absl::FromChrono(kWatchBackoff), absl::FromChrono(kWatchMaxBackoff)});
+  size_t index = current_;
   while (true) {
     grpc::ClientContext context;
     if (deadline.count() > 0) context.set_deadline(until);
-    auto reader = inventory_->WatchInventory(&context, watched.NextRequest());
+    auto reader = replicas_[index]->inventory->WatchInventory(
+        &context, watched.NextRequest());
     v1::InventoryEvent event;
     bool received = false;
     bool stopped = false;
@@ -275,6 +356,7 @@ absl::Status CtxselClient::WatchInventory(
       default:
         return FromGrpcStatus(status);
     }
+    index = (index + 1) % replicas_.size();
     failed = received ? 1 : failed + 1;
     if (received) backoff.Reset();
     if (failed >= kWatchAttempts) {
@@ -301,9 +383,11 @@ absl::StatusOr<v1::SelectResponse> CtxselClient::Select(const v1::Job& job) {
 absl::StatusOr<v1::SelectResponse> CtxselClient::Select(
     const v1::SelectRequest& request) {
   return Unary<v1::SelectResponse>(
-      [&](grpc::ClientContext* context, v1::SelectResponse* out) {
-        return placement_->Select(context, request, out);
-      });
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::SelectResponse* out) {
+        return replica.placement->Select(context, request, out);
+      },
+      request.has_claim() ? Resend::kNever : Resend::kSafe);
 }
 
 absl::StatusOr<v1::SelectResponse> CtxselClient::SelectQueued(
@@ -311,15 +395,20 @@ absl::StatusOr<v1::SelectResponse> CtxselClient::SelectQueued(
     const std::function<bool()>& still_wanted) {
   const auto wait = std::chrono::milliseconds(
       absl::ToInt64Milliseconds(FromProtoDuration(request.claim().wait())));
+  size_t index = current_;
+  if (replicas_.size() > 1) {
+    CTXSEL_ASSIGN_OR_RETURN(
+        index, PickForOnce(std::chrono::system_clock::now() + timeout_));
+  }
   std::unique_ptr<grpc::ClientContext> context = NewContext(wait);
   v1::SelectResponse response;
   grpc::Status status;
   absl::Notification done;
-  placement_->async()->Select(context.get(), &request, &response,
-                              [&](grpc::Status s) {
-                                status = std::move(s);
-                                done.Notify();
-                              });
+  replicas_[index]->placement->async()->Select(context.get(), &request,
+                                               &response, [&](grpc::Status s) {
+                                                 status = std::move(s);
+                                                 done.Notify();
+                                               });
   bool cancelled = false;
   while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
     if (!cancelled && !still_wanted()) {
@@ -342,24 +431,26 @@ absl::StatusOr<v1::SelectResponse> CtxselClient::SelectQueued(
 absl::StatusOr<v1::ExplainResponse> CtxselClient::Explain(const v1::Job& job) {
   v1::ExplainRequest request;
   *request.mutable_job() = job;
-  return Unary<v1::ExplainResponse>(
-      [&](grpc::ClientContext* context, v1::ExplainResponse* out) {
-        return placement_->Explain(context, request, out);
-      });
+  return Unary<v1::ExplainResponse>([&](const Replica& replica,
+                                        grpc::ClientContext* context,
+                                        v1::ExplainResponse* out) {
+    return replica.placement->Explain(context, request, out);
+  });
 }
 
 absl::StatusOr<v1::CoverageResponse> CtxselClient::Coverage(
     const v1::CoverageRequest& request) {
-  return Unary<v1::CoverageResponse>(
-      [&](grpc::ClientContext* context, v1::CoverageResponse* out) {
-        return placement_->Coverage(context, request, out);
-      });
+  return Unary<v1::CoverageResponse>([&](const Replica& replica,
+                                         grpc::ClientContext* context,
+                                         v1::CoverageResponse* out) {
+    return replica.placement->Coverage(context, request, out);
+  });
 }
 
 absl::StatusOr<v1::BackupSummary> CtxselClient::Backup(std::ostream& out) {
   std::unique_ptr<grpc::ClientContext> context = NewContext();
   std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader =
-      admin_->Backup(context.get(), v1::BackupRequest());
+      Current().admin->Backup(context.get(), v1::BackupRequest());
   v1::BackupChunk chunk;
   v1::BackupSummary summary;
   bool first = true;
@@ -393,8 +484,9 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
   request.set_claim_id(claim_id);
   *request.mutable_duration() = ToProtoDuration(absl::FromChrono(duration));
   auto response = Unary<v1::RenewClaimResponse>(
-      [&](grpc::ClientContext* context, v1::RenewClaimResponse* out) {
-        return placement_->RenewClaim(context, request, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::RenewClaimResponse* out) {
+        return replica.placement->RenewClaim(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->claim();
@@ -403,10 +495,11 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
 absl::Status CtxselClient::ReleaseClaim(const std::string& claim_id) {
   v1::ReleaseClaimRequest request;
   request.set_claim_id(claim_id);
-  return Unary<v1::ReleaseClaimResponse>(
-             [&](grpc::ClientContext* context, v1::ReleaseClaimResponse* out) {
-               return placement_->ReleaseClaim(context, request, out);
-             })
+  return Unary<v1::ReleaseClaimResponse>([&](const Replica& replica,
+                                             grpc::ClientContext* context,
+                                             v1::ReleaseClaimResponse* out) {
+           return replica.placement->ReleaseClaim(context, request, out);
+         })
       .status();
 }
 
@@ -414,8 +507,9 @@ absl::StatusOr<int> CtxselClient::ReleaseClaimsOf(const std::string& holder) {
   v1::ReleaseClaimRequest request;
   request.set_holder(holder);
   auto response = Unary<v1::ReleaseClaimResponse>(
-      [&](grpc::ClientContext* context, v1::ReleaseClaimResponse* out) {
-        return placement_->ReleaseClaim(context, request, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::ReleaseClaimResponse* out) {
+        return replica.placement->ReleaseClaim(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->released_count();
@@ -426,10 +520,11 @@ absl::StatusOr<v1::ListClaimsResponse> CtxselClient::ListClaimsAndWaiters(
   v1::ListClaimsRequest request;
   request.set_node(node);
   request.set_waiting(true);
-  return Unary<v1::ListClaimsResponse>(
-      [&](grpc::ClientContext* context, v1::ListClaimsResponse* out) {
-        return placement_->ListClaims(context, request, out);
-      });
+  return Unary<v1::ListClaimsResponse>([&](const Replica& replica,
+                                           grpc::ClientContext* context,
+                                           v1::ListClaimsResponse* out) {
+    return replica.placement->ListClaims(context, request, out);
+  });
 }
 
 absl::StatusOr<std::vector<v1::Claim>> CtxselClient::ListClaims(
@@ -437,8 +532,9 @@ absl::StatusOr<std::vector<v1::Claim>> CtxselClient::ListClaims(
   v1::ListClaimsRequest request;
   request.set_node(node);
   auto response = Unary<v1::ListClaimsResponse>(
-      [&](grpc::ClientContext* context, v1::ListClaimsResponse* out) {
-        return placement_->ListClaims(context, request, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::ListClaimsResponse* out) {
+        return replica.placement->ListClaims(context, request, out);
       });
   if (!response.ok()) return response.status();
   return std::vector<v1::Claim>(response->claims().begin(),

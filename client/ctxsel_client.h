@@ -14,11 +14,38 @@
 // constructor's `timeout`, and returns the server's error as an absl::Status
 // with the same code, message and details; a call that passes its deadline
 // returns DEADLINE_EXCEEDED naming the deadline ("no answer within 300ms").
+//
+// Failover between replicas. A client made with one channel per replica
+// (base/server_target.h ServerChannels, e.g. for --server=a:7070,b:7070)
+// sends each call to the replica that answered last, and moves to the next
+// when that one does not answer:
+//   * Each attempt has a share of what is left of the call's deadline,
+//     split evenly over the replicas not yet tried: with the default 5 s
+//     and two replicas, a paused or cut-off replica costs a call at most
+//     2.5 s before the other one has it (timeout / replicas in general).
+//   * A call that is safe to send twice is tried on the next replica after
+//     UNAVAILABLE or DEADLINE_EXCEEDED: every listing and Get, Ping,
+//     Explain, Coverage, a Select without a claim, RenewClaim (it sets the
+//     end again), ReleaseClaim and ReleaseClaimsOf (a second release ends
+//     nothing more; the one that finds the claim gone answers NOT_FOUND),
+//     ReportNode and Deregister.
+//   * A call that is not is sent at most once: a claiming Select (a second
+//     claim would hold a second device for the same holder, and a paused
+//     replica may still make the first when it resumes), RegisterVariants,
+//     DeleteVariant and DeleteAllVariants. It goes to the first replica,
+//     from the one that answered last, that answers a Ping within its
+//     share, with the rest of the deadline; what that replica answers is
+//     returned. One that stops between the Ping and the call leaves the
+//     outcome unknown (DEADLINE_EXCEEDED or UNAVAILABLE); a claim it made
+//     then ends at its duration.
+// Streams (Heartbeat, Backup) use the replica that answered last; a watch
+// moves to the next replica each time its stream breaks.
 #ifndef CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 #define CTXSEL_CLIENT_CTXSEL_CLIENT_H_
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -65,8 +92,14 @@ class CtxselClient {
   explicit CtxselClient(
       std::shared_ptr<grpc::Channel> channel,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+  // One channel per replica, failing over between them (see above); the
+  // first is tried first.
+  explicit CtxselClient(
+      std::vector<std::shared_ptr<grpc::Channel>> replicas,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
-  // A plaintext channel to `address` (host:port), for servers started with
+  // Plaintext channels to `address` (host:port, or a list of replicas
+  // "a:7070,b:7070" to fail over between), for servers started with
   // --insecure; every unary call gets `timeout`. For TLS and tokens, pass
   // the constructor a channel made with MakeChannelCredentials()
   // (base/channel_credentials.h).
@@ -110,9 +143,9 @@ class CtxselClient {
   // away, a stream that ends without the caller stopping it, OUT_OF_RANGE
   // for a watcher that fell behind), the watch opens another on the same
   // channel after a backoff (base/backoff.h: kWatchBackoff, doubling up to
-  // kWatchMaxBackoff, each wait drawn from its upper half);
-  // a channel made for a server list (--server=a:7070,b:7070,
-  // base/server_target.h) moves to the next address that answers. It
+  // kWatchMaxBackoff, each wait drawn from its upper half), on the next
+  // replica of a client made with several (a channel made for a server
+  // list by ServerTarget moves to the next address that answers). It
   // resumes after the last event it delivered: a server that still holds
   // the events since then sends them as they were; any other (another
   // replica, a restarted server, trimmed history) sends its live nodes,
@@ -178,17 +211,42 @@ class CtxselClient {
   absl::StatusOr<v1::ListClaimsResponse> ListClaimsAndWaiters(
       const std::string& node);
 
-  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  // The channel of the replica that answered last.
+  const std::shared_ptr<grpc::Channel>& channel() const {
+    return replicas_[current_]->channel;
+  }
   // The deadline of each unary call, counted from its start.
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
+  // One replica's channel and the stubs on it.
+  struct Replica {
+    explicit Replica(std::shared_ptr<grpc::Channel> channel);
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::Ctxsel::Stub> ctxsel;
+    std::unique_ptr<v1::Variants::Stub> variants;
+    std::unique_ptr<v1::Inventory::Stub> inventory;
+    std::unique_ptr<v1::Placement::Stub> placement;
+    std::unique_ptr<v1::Admin::Stub> admin;
+  };
+  // Whether a call may be sent to another replica after an attempt whose
+  // outcome is unknown (the rule above).
+  enum class Resend { kSafe, kNever };
+  using Deadline = std::chrono::system_clock::time_point;
+
   // A context whose deadline is now + timeout_ + `extra`.
   std::unique_ptr<grpc::ClientContext> NewContext(
       std::chrono::milliseconds extra = std::chrono::milliseconds(0)) const;
-  // Calls a unary RPC with a NewContext() and converts its status.
+  // The replica that answered last, for streams.
+  const Replica& Current() const { return *replicas_[current_]; }
+  // The first replica from Current() that answers a Ping by its share of
+  // `deadline`, for a call sent once (made current); UNAVAILABLE when none.
+  absl::StatusOr<size_t> PickForOnce(Deadline deadline) const;
+  // Calls `call(replica, context, &response)` under the failover rule
+  // above and converts its status.
   template <typename Response, typename Call>
-  absl::StatusOr<Response> Unary(Call call) const;
+  absl::StatusOr<Response> Unary(Call call,
+                                 Resend resend = Resend::kSafe) const;
   // DeleteVariant with `request`; the new revision.
   absl::StatusOr<int64_t> SendDelete(const v1::DeleteVariantRequest& request);
   // Every item of a paged listing (see the .cc).
@@ -197,12 +255,9 @@ class CtxselClient {
   absl::StatusOr<std::vector<Item>> AllPages(Request request, Call call,
                                              Items items) const;
 
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Ctxsel::Stub> ctxsel_;
-  std::unique_ptr<v1::Variants::Stub> variants_;
-  std::unique_ptr<v1::Inventory::Stub> inventory_;
-  std::unique_ptr<v1::Placement::Stub> placement_;
-  std::unique_ptr<v1::Admin::Stub> admin_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  // The replica that answered last; calls start there.
+  mutable std::atomic<size_t> current_{0};
   std::chrono::milliseconds timeout_;
 };
 

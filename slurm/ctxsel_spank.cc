@@ -270,8 +270,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
     request.job = *ctxsel::slurm::JobFor(plugin.options);
     ctxsel::slurm::SignalsBlocked blocked;
     plugin.client = std::make_unique<ctxsel::client::CtxselClient>(
-        grpc::CreateChannel(ctxsel::ServerTarget(plugin.config->server),
-                            *plugin.credentials),
+        ctxsel::ServerChannels(plugin.config->server, *plugin.credentials),
         absl::ToChronoMilliseconds(plugin.config->timeout));
     ctxsel::slurm::StepEnvironment env(sp);
     tasks = ctxsel::slurm::PlaceStep(*plugin.client, request, env.Getenv());

@@ -94,15 +94,9 @@ std::unique_ptr<client::CtxselClient> ConnectToServer() {
       MakeChannelCredentials(security).value_or(nullptr);
   const std::chrono::milliseconds timeout =
       CallTimeoutFromFlags().value_or(std::chrono::milliseconds(5000));
-  // A plaintext list is one failing-over channel; with TLS each replica is
-  // verified against its own name (server_target.h).
-  std::shared_ptr<grpc::Channel> channel =
-      security.insecure
-          ? grpc::CreateChannel(ServerTarget(ServerAddress()), credentials)
-          : TlsServerChannel(
-                ServerAddress(), credentials,
-                std::min(absl::FromChrono(timeout), absl::Seconds(2)));
-  return std::make_unique<client::CtxselClient>(std::move(channel), timeout);
+  // One channel per replica of a list: the client fails over per call.
+  return std::make_unique<client::CtxselClient>(
+      ServerChannels(ServerAddress(), credentials), timeout);
 }
 
 std::string ErrorText(const absl::Status& status) {

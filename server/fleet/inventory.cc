@@ -515,7 +515,7 @@ absl::StatusOr<WatchStart> Inventory::StartWatch(const WatchFrom& from) const {
 }
 
 absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
-    int64_t after, absl::Duration timeout) const {
+    int64_t after, absl::Duration timeout, size_t max_bytes) const {
   absl::ReaderMutexLock lock(&mu_);
   auto newer = [this, after]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return sequence_ > after;
@@ -533,7 +533,10 @@ absl::StatusOr<std::vector<InventoryEvent>> Inventory::EventsAfter(
   // Sequences are consecutive: skip straight to the first one wanted.
   const size_t first =
       static_cast<size_t>(after + 1 - events_.front().first.sequence);
+  size_t bytes = 0;
   for (size_t i = first; i < events_.size(); ++i) {
+    bytes += events_[i].second;
+    if (!events.empty() && bytes > max_bytes) break;
     events.push_back(events_[i].first);
   }
   return events;

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -245,10 +246,14 @@ class Inventory {
   // (so per server process).
   const std::string& epoch() const { return epoch_; }
 
-  // Events with sequence > `after`, waiting up to `timeout` for the first.
-  // OutOfRangeError when some of them were already dropped from history.
+  // Events with sequence > `after`, waiting up to `timeout` for the first;
+  // only the first ones whose snapshots hold at most `max_bytes` together
+  // (estimated as the history's bound is; always at least one), so that a
+  // reader takes the history a bounded part at a time. OutOfRangeError when
+  // some of them were already dropped from history.
   absl::StatusOr<std::vector<InventoryEvent>> EventsAfter(
-      int64_t after, absl::Duration timeout) const;
+      int64_t after, absl::Duration timeout,
+      size_t max_bytes = std::numeric_limits<size_t>::max()) const;
 
   // Asks for `wake` to be called once, on the inventory's notifier thread,
   // after the next event is recorded, if no event after `after` exists yet;

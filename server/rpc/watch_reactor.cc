@@ -19,7 +19,7 @@ WatchReactor::WatchReactor(std::shared_ptr<Link> link,
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
   cursor_ = start.sequence;
-  for (const InventoryEvent& event : start.events) Queue(event);
+  for (InventoryEvent& event : start.events) Queue(std::move(event));
   Pump();
 }
 
@@ -46,33 +46,33 @@ void WatchReactor::Pump() {
     });
     if (wake_id_.has_value()) return;
   }
-  writing_ = std::move(queue_.front());
+  // Converted only now: a watcher that does not read holds the shared
+  // snapshots of its queue, never copies of them.
+  const InventoryEvent& next = queue_.front();
+  writing_.Clear();
+  EventToProto(next, inventory_->epoch(), &writing_);
+  if (metrics_ != nullptr) metrics_->RecordWatchLag(absl::Now() - next.time);
   queue_.pop_front();
-  if (metrics_ != nullptr) {
-    metrics_->RecordWatchLag(absl::Now() - queued_at_.front());
-  }
-  queued_at_.pop_front();
   write_in_flight_ = true;
   StartWrite(&writing_);
 }
 
 bool WatchReactor::Refill() {
   absl::StatusOr<std::vector<InventoryEvent>> events =
-      inventory_->EventsAfter(cursor_, absl::ZeroDuration());
+      inventory_->EventsAfter(cursor_, absl::ZeroDuration(), kMaxRefillBytes);
   if (!events.ok()) {
     FinishOnce(ToGrpcStatus(events.status()));
     return false;
   }
-  for (const InventoryEvent& event : *events) {
-    Queue(event);
+  for (InventoryEvent& event : *events) {
     cursor_ = event.sequence;
+    Queue(std::move(event));
   }
   return true;
 }
 
-void WatchReactor::Queue(const InventoryEvent& event) {
-  EventToProto(event, inventory_->epoch(), &queue_.emplace_back());
-  queued_at_.push_back(event.time);
+void WatchReactor::Queue(InventoryEvent event) {
+  queue_.push_back(std::move(event));
 }
 
 void WatchReactor::FinishOnce(grpc::Status status) {

@@ -9,6 +9,14 @@
 // whose credential a reload of the tokens file revokes, with
 // UNAUTHENTICATED (at once, or once the event being sent is).
 //
+// Memory per watcher is bounded, whether or not it reads: events wait in
+// its queue as the inventory's shared snapshots (each is converted to its
+// proto when its write starts), and the queue takes at most
+// kMaxRefillBytes of them from the history at a time (the first snapshot
+// of a watch with `initial` is the fleet, whatever its size). A watcher
+// that does not read holds that, the one message being written and what
+// gRPC's flow control lets into its connection.
+//
 //   auto link = std::make_shared<ReactorLink<WatchReactor>>();
 //   ... grant = authorizer_->AuthorizeStream(..., RevokeThrough(link));
 //   absl::StatusOr<WatchStart> start = inventory_->StartWatch(from);
@@ -37,6 +45,10 @@ namespace ctxsel::server {
 
 class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
+  // The most a refill takes from the history at a time (estimated bytes of
+  // the snapshots it holds; at least one event).
+  static constexpr size_t kMaxRefillBytes = 256 << 10;
+
   // Starts the stream: `start`'s events first, then every event after its
   // sequence. The reactor deletes itself when the stream is done, and is
   // reached from other threads (the inventory's wakes, a revocation)
@@ -62,7 +74,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   // Queues the events after cursor_; false (after finishing) on error.
   bool Refill();
   // Queues `event` to be sent; caller holds link_->mu.
-  void Queue(const InventoryEvent& event);
+  void Queue(InventoryEvent event);
   void FinishOnce(grpc::Status status);
 
   const std::shared_ptr<Link> link_;
@@ -71,9 +83,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
   Metrics* const metrics_;
   // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   int64_t cursor_ = 0;
-  std::deque<v1::InventoryEvent> queue_;
-  // When each queued event happened, for its lag when it is sent.
-  std::deque<absl::Time> queued_at_;
+  std::deque<InventoryEvent> queue_;
   v1::InventoryEvent writing_;
   bool write_in_flight_ = false;
   bool cancelled_ = false;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "formats/store_file.h"
@@ -151,6 +153,21 @@ absl::StatusOr<std::vector<std::string>> FromJson(const std::string& text) {
   return list;
 }
 
+// Below this much free space a start cannot count on writing the WAL
+// index, the WAL or STATE: the store is opened read-only if it can be.
+constexpr uint64_t kFullDiskBytes = 1 << 20;
+
+bool IsDiskFull(const std::string& dir) {
+  struct statvfs fs {};
+  return statvfs(dir.c_str(), &fs) == 0 &&
+         static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < kFullDiskBytes;
+}
+
+// `path` as the path of an SQLite URI ("file:PATH?...").
+std::string UriPath(const std::string& path) {
+  return absl::StrReplaceAll(path, {{"%", "%25"}, {"?", "%3f"}, {"#", "%23"}});
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
@@ -187,8 +204,14 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
       path.c_str(), &store->db_,
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
       nullptr);
-  if (rc != SQLITE_OK) return SqliteError(store->db_, rc, path, "open");
-  CTXSEL_RETURN_IF_ERROR(store->Init(options));
+  absl::Status opened = rc == SQLITE_OK
+                            ? store->Init(options)
+                            : SqliteError(store->db_, rc, path, "open");
+  if (!opened.ok() && IsDiskFull(data_dir)) {
+    CTXSEL_RETURN_IF_ERROR(store->OpenReadOnly(opened));
+    return store;
+  }
+  CTXSEL_RETURN_IF_ERROR(opened);
   store->checked_ = true;
   return store;
 }
@@ -272,6 +295,62 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status SqliteStore::OpenReadOnly(const absl::Status& writable) {
+  auto refused = [&](absl::string_view why) {
+    return absl::Status(writable.code(),
+                        absl::StrCat(writable.message(),
+                                     "; not opened read-only either: ", why));
+  };
+  // Closed as found: a close would try to checkpoint.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  sqlite3_close(db_);
+  db_ = nullptr;
+  // Read without its WAL (immutable: no WAL index, no lock file), ctxsel.db
+  // is the whole store only when the WAL holds no commit.
+  std::error_code error;
+  const uintmax_t wal = std::filesystem::file_size(path_ + "-wal", error);
+  if (!error && wal > 0) {
+    return refused("its WAL holds commits that only a writable open reads");
+  }
+  if (!state_.has_value() || state_->revision == 0) {
+    return refused(absl::StrCat(kStateFileName, " records no data"));
+  }
+  const std::string uri = absl::StrCat("file:", UriPath(path_), "?immutable=1");
+  const int rc = sqlite3_open_v2(
+      uri.c_str(), &db_,
+      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "open read-only");
+  CTXSEL_RETURN_IF_ERROR(CheckIntegrity(db_, path_));
+  CTXSEL_ASSIGN_OR_RETURN(std::vector<std::string> missing,
+                          MissingTables(db_, path_));
+  if (!missing.empty()) {
+    return Lost(path_, dir_, absl::StrCat("has no table ", missing.front()),
+                *state_);
+  }
+  CTXSEL_RETURN_IF_ERROR(CheckSchemaVersion(db_, path_));
+  if (!SqliteStatement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
+    return refused("it has no claims table yet");
+  }
+  CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
+  CTXSEL_RETURN_IF_ERROR(
+      CheckAgainstState(summary.revision, summary.variant_count));
+  read_only_ = true;
+  spdlog::warn(
+      "store {}: opened read-only at revision {}, the disk of {} being full "
+      "({}): reads are served, writes answer RESOURCE_EXHAUSTED until the "
+      "server is restarted with free space",
+      path_, summary.revision, dir_, std::string(writable.message()));
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::RefuseReadOnly() const {
+  return ClientError(absl::ResourceExhaustedError(absl::StrCat(
+                         "store ", path_,
+                         " is read-only: its disk was full when the server "
+                         "started; free space and restart the server")),
+                     "the write was not applied");
+}
+
 absl::Status SqliteStore::CheckAgainstState(int64_t revision,
                                             int64_t variant_count) {
   if (!state_ || state_->revision == 0) return absl::OkStatus();
@@ -331,6 +410,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
 
 absl::StatusOr<int64_t> SqliteStore::Apply(const StoreBatch& batch) {
   absl::MutexLock lock(&mu_);
+  if (read_only_) return RefuseReadOnly();
   absl::Status applied = Exec(db_, path_, "BEGIN IMMEDIATE");
   if (!applied.ok()) return ClientError(applied, "the write was not applied");
   applied = ApplyLocked(batch);
@@ -461,6 +541,7 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
 
 absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
   absl::MutexLock lock(&mu_);
+  if (read_only_) return RefuseReadOnly();
   CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
   auto run = [&](SqliteStatement& statement, const char* sql) -> absl::Status {
     if (!statement.ok() || statement.Step() != SQLITE_DONE) {

@@ -21,6 +21,12 @@
 //     integrity_check`), or one written by an unknown schema version is a
 //     DataLossError naming the file; nothing is dropped or recreated.
 //   * Destroying the store checkpoints the WAL into ctxsel.db (TRUNCATE).
+//   * A start on a full disk (under 1 MiB free), which cannot write the WAL
+//     index, the WAL or STATE, opens the store read-only when ctxsel.db is
+//     the whole store (its WAL holds no commit: it was closed cleanly) and
+//     passes the same checks against STATE: reads are served, and every
+//     write answers RESOURCE_EXHAUSTED ("the server's disk is full") until a
+//     restart with free space. Otherwise the start fails as before.
 //
 //   absl::StatusOr<std::unique_ptr<SqliteStore>> store =
 //       SqliteStore::Open("/var/lib/ctxsel");
@@ -89,6 +95,13 @@ class SqliteStore final : public Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ApplyLocked(const StoreBatch& batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After Init() failed with `writable` on a full disk: reopens ctxsel.db
+  // read-only if it is the whole store and matches STATE; `writable` with
+  // the reason otherwise.
+  absl::Status OpenReadOnly(const absl::Status& writable)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a write to a read-only store answers.
+  absl::Status RefuseReadOnly() const;
 
   // Released after the database is closed (members die after the body of
   // the destructor has run).
@@ -101,6 +114,8 @@ class SqliteStore final : public Store {
   std::optional<StoreState> state_ ABSL_GUARDED_BY(mu_);
   // Open() found the store sound; only then is the WAL merged at close.
   bool checked_ ABSL_GUARDED_BY(mu_) = false;
+  // Opened by OpenReadOnly(): every write is refused.
+  bool read_only_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace ctxsel::server

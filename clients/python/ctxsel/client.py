@@ -83,7 +83,8 @@ def _read(path):
 
 class Client:
     """Calls the first server of `servers` that answers, from the one that
-    answered last. TLS by default (`ca`: the CA file; `cert`/`key`: a client
+    answered last, within `timeout` seconds per call (split over the
+    servers, so a paused one costs at most timeout / len(servers)). TLS by default (`ca`: the CA file; `cert`/`key`: a client
     certificate); `token_file` (default $CTXSEL_TOKEN_FILE) adds a bearer
     token; `insecure=True` is plaintext, for loopback and tests, and sends
     no token. Each address is verified against its own host name."""
@@ -133,19 +134,39 @@ class Client:
     def __exit__(self, *unused):
         self.close()
 
-    def _call(self, method, request, stub_index=0, extra_timeout=0.0):
+    def _call(self, method, request, stub_index=0, extra_timeout=0.0,
+              once=False):
+        """Calls `method` under the C++ client's failover rule
+        (client/ctxsel_client.h): each attempt gets an even share of what
+        is left of the timeout over the servers not yet tried, and moves on
+        after UNAVAILABLE or DEADLINE_EXCEEDED. A call that is not safe to
+        send twice (`once`: a claiming Select) goes only to the first server
+        that answers a Ping within its share, and is not sent again."""
+        deadline = time.monotonic() + self._timeout
+        count = len(self._servers)
         last = None
-        for i in range(len(self._servers)):
-            index = (self._current + i) % len(self._servers)
-            stub = self._stubs[index][stub_index]
+        for i in range(count):
+            index = (self._current + i) % count
+            share = max(0.0, deadline - time.monotonic()) / (count - i)
+            stubs = self._stubs[index]
             try:
-                answer = getattr(stub, method)(
-                    request, timeout=self._timeout + extra_timeout)
+                if once and count > 1:
+                    try:
+                        stubs[1].Ping(pb.PingRequest(), timeout=share)
+                    except grpc.RpcError as error:
+                        if error.code() in _FAIL_OVER:
+                            last = error
+                            continue  # nothing was sent
+                    share = max(0.0, deadline - time.monotonic())
+                answer = getattr(stubs[stub_index], method)(
+                    request, timeout=share + extra_timeout)
                 self._current = index
                 return answer
             except grpc.RpcError as error:
                 last = error
-                if error.code() not in _FAIL_OVER:
+                if once or error.code() not in _FAIL_OVER:
+                    if error.code() not in _FAIL_OVER:
+                        self._current = index
                     raise errors.from_rpc_error(error) from None
         raise errors.from_rpc_error(last) from None
 
@@ -189,7 +210,8 @@ class Client:
             if wait:
                 request.claim.wait.CopyFrom(_duration(wait))
         return Placement(self._call("Select", request,
-                                    extra_timeout=wait if claim else 0.0))
+                                    extra_timeout=wait if claim else 0.0,
+                                    once=bool(claim)))
 
     def waiters(self):
         """The claims waiting in the server's queue, in the order they will
