@@ -187,6 +187,10 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
        "max_message_bytes: must be at least 4 KiB (a reply must hold one "
        "item)"},
       {options.max_batch_size <= 0, "max_batch_size: must be positive"},
+      {options.self_probe_interval < absl::ZeroDuration(),
+       "self_probe_interval: must not be negative (0: no probe)"},
+      {options.self_probe_failures <= 0,
+       "self_probe_failures: must be positive"},
       {options.max_connection_idle < absl::ZeroDuration(),
        "max_connection_idle: must not be negative"},
       {options.max_connection_age < absl::ZeroDuration(),

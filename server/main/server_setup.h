@@ -122,6 +122,14 @@ struct ServerOptions {
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/rpc/listener.h).
   int fd_headroom = 64;
+  // ctxsel-server checks this often that it accepts new connections
+  // (RunningServer::ProbeNewConnection, each within this long), and exits
+  // after self_probe_failures failures in a row, so that the service
+  // manager restarts it; its watchdog pings follow passing probes
+  // (server/main/self_probe.h). Zero: no probe (unless the service manager
+  // asks for a watchdog).
+  absl::Duration self_probe_interval = absl::Seconds(5);
+  int self_probe_failures = 3;
   // host:port of the Prometheus /metrics endpoint (docs/operations.md,
   // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.
   std::string metrics_listen;
@@ -184,6 +192,14 @@ class RunningServer {
   // it revoked, with UNAUTHENTICATED; returns how many. On an error the
   // previous tokens stay in force.
   absl::StatusOr<int> ReloadTokens() { return authorizer_->Load(); }
+
+  // What a new client does: a connection of its own to the listening port
+  // (over loopback when it listens on every address), with TLS when the
+  // server has it (the server's certificate is not checked: the probe asks
+  // whether connections are accepted, not who answers), and a health check
+  // on it within `timeout`. OK when it answered; the error otherwise
+  // (server/main/self_probe.h runs it).
+  absl::Status ProbeNewConnection(absl::Duration timeout) const;
 
   // Reports NOT_SERVING to health checks (the server's and every service's),
   // refuses new calls, lets in-flight
@@ -255,6 +271,9 @@ class RunningServer {
   // would let a scrape read freed state.
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   int port_ = 0;
+  // Where ProbeNewConnection() connects: "host:port".
+  std::string probe_address_;
+  bool tls_ = false;
   // Guards server_'s start and shut_down_ against store health flips.
   absl::Mutex health_mu_;
   bool store_available_ ABSL_GUARDED_BY(health_mu_) = true;
