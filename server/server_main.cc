@@ -15,7 +15,7 @@
 // (server/store/etcd/, docs/deployment.md); the inventory is soft state rebuilt
 // from agent reports. SIGTERM or SIGINT
 // stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
-// --tokens_file (docs/security.md). Exit status: 0
+// --tokens_file and --revoked_certs (docs/security.md). Exit status: 0
 // stopped by a signal (or --check_config found no problem), 1 could not
 // start, 2 invalid flags or a file they name that is missing or unreadable
 // (server/main/check_config.h), 3 stopped because it no longer accepted new
@@ -257,8 +257,8 @@ int main(int argc, char** argv) {
     absl::StatusOr<int> revoked = (*server)->ReloadTokens();
     if (revoked.ok()) {
       spdlog::info(
-          "SIGHUP: reread --tokens_file; ended {} open stream(s) whose "
-          "credential it revoked",
+          "SIGHUP: reread --tokens_file and --revoked_certs; ended {} open "
+          "stream(s) whose credential they revoked",
           *revoked);
     } else {
       spdlog::error("SIGHUP: kept the previous tokens: {}",

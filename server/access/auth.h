@@ -3,7 +3,9 @@
 // A call's principal comes from its bearer token ("authorization: Bearer
 // TOKEN" metadata, looked up by SHA-256 in the tokens file) or else from its
 // verified client certificate (the certificate's SAN, or its CN without
-// one). Each RPC method allows a set of roles (MethodRoles() in auth.cc,
+// one) that carries the clientAuth usage, is not on the --revoked_certs deny
+// list, and, to be an agent's, carries the agent marker (client_cert.h).
+// Each RPC method allows a set of roles (MethodRoles() in auth.cc,
 // the one table); every handler starts with Authorizer::Authorize().
 //
 //   Authorizer authorizer(AuthOptions{.tokens_file = "/etc/ctxsel/tokens"});
@@ -31,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "formats/tokens_file.h"
+#include "server/access/client_cert.h"
 #include "server/access/principal_limits.h"
 #include "server/access/refusal_log.h"
 
@@ -46,8 +49,12 @@ struct Credential {
   enum class Kind { kNone, kToken, kMalformedToken, kCertificate };
   Kind kind = Kind::kNone;
   // kToken: the token's SHA-256 (hex; the token itself is not kept);
-  // kCertificate: the certificate's identity (its SAN, or its CN).
+  // kCertificate: the certificate's identity (its first SAN other than the
+  // agent marker, or its CN).
   std::string id;
+  // kCertificate: what the certificate says beyond its identity (usage,
+  // marker, fingerprint); client_auth is false when it could not be read.
+  ClientCert cert;
 };
 Credential CredentialOf(const grpc::ServerContextBase& context);
 
@@ -57,6 +64,8 @@ struct AuthOptions {
   bool required = true;
   // The tokens file; empty: no tokens, only client certificates.
   std::string tokens_file;
+  // The deny list of client certificates (client_cert.h); empty: none.
+  std::string revoked_certs;
   // Per-principal limits; not applied when `required` is off (there are no
   // principals to tell apart).
   PrincipalLimitOptions limits;
@@ -66,9 +75,10 @@ class Authorizer {
  public:
   explicit Authorizer(AuthOptions options);
 
-  // (Re)reads options.tokens_file, then revokes every open stream the new
-  // file no longer grants (StreamGrant); returns how many. On an error the
-  // previous table stays and no stream is revoked. SIGHUP calls this.
+  // (Re)reads options.tokens_file and options.revoked_certs, then revokes
+  // every open stream they no longer grant (StreamGrant); returns how many.
+  // On an error the previous files stay in force and no stream is revoked.
+  // SIGHUP calls this.
   absl::StatusOr<int> Load();
 
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
@@ -142,9 +152,14 @@ class Authorizer {
     std::function<void()> revoke;
     bool revoked = false;
   };
-  std::shared_ptr<const TokenTable> table() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs the `revoke` of each open stream `table` no longer grants.
-  int RevokeStreams(const TokenTable& table) const
+  // What Load() read: the tokens and certificate roles, and the deny list.
+  struct Grants {
+    TokenTable tokens;
+    RevokedCerts revoked;
+  };
+  std::shared_ptr<const Grants> grants() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs the `revoke` of each open stream `grants` no longer grant.
+  int RevokeStreams(const Grants& grants) const
       ABSL_LOCKS_EXCLUDED(streams_mu_);
   void CloseStream(int64_t id) const ABSL_LOCKS_EXCLUDED(streams_mu_);
 
@@ -152,7 +167,7 @@ class Authorizer {
   mutable PrincipalLimits limits_;
   mutable RefusalLog refusals_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Grants> grants_ ABSL_GUARDED_BY(mu_);
   // Taken before any lock a `revoke` takes (a reactor's).
   mutable absl::Mutex streams_mu_;
   mutable int64_t next_stream_id_ ABSL_GUARDED_BY(streams_mu_) = 1;

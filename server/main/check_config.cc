@@ -141,14 +141,19 @@ void CheckSecurity(const ServerOptions& options, ConfigCheck& check) {
       check.plan.push_back(absl::StrCat(flag, ": ", *path, " (readable)"));
     }
   }
-  if (!options.tokens_file.empty()) {
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"tokens_file", &options.tokens_file},
+      {"revoked_certs", &options.revoked_certs},
+  };
+  for (const auto& [flag, path] : lists) {
+    if (path->empty()) continue;
     AuthOptions auth;
-    auth.tokens_file = options.tokens_file;
+    (path == &options.tokens_file ? auth.tokens_file : auth.revoked_certs) =
+        *path;
     Authorizer authorizer(auth);
     absl::StatusOr<int> loaded = authorizer.Load();
     if (loaded.ok()) {
-      check.plan.push_back(
-          absl::StrCat("tokens_file: ", options.tokens_file, " (loads)"));
+      check.plan.push_back(absl::StrCat(flag, ": ", *path, " (loads)"));
     } else {
       check.problems.push_back(std::string(loaded.status().message()));
     }

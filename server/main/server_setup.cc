@@ -491,6 +491,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   AuthOptions auth;
   auth.required = !options.insecure || !options.tokens_file.empty();
   auth.tokens_file = options.tokens_file;
+  auth.revoked_certs = options.revoked_certs;
   auth.limits = options.principal_limits;
   server->authorizer_ = std::make_unique<Authorizer>(auth);
   CTXSEL_RETURN_IF_ERROR(server->authorizer_->Load().status());

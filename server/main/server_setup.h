@@ -152,6 +152,9 @@ struct ServerOptions {
   // call but health needs a token or a client certificate;
   // with `insecure` and no tokens_file every call is allowed.
   std::string tokens_file;
+  // Client certificates refused by fingerprint or name, reread with
+  // tokens_file (server/access/client_cert.h). Empty: none.
+  std::string revoked_certs;
   // Per-principal rates and streams (server/access/principal_limits.h); applied
   // when calls are authenticated.
   PrincipalLimitOptions principal_limits;
@@ -187,10 +190,10 @@ class RunningServer {
   VariantRegistry& registry() { return *registry_; }
   Inventory& inventory() { return *inventory_; }
   const placement::Placer& placer() const { return placer_; }
-  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP) and
-  // ends the open streams (heartbeats, watches, reflection) whose credential
-  // it revoked, with UNAUTHENTICATED; returns how many. On an error the
-  // previous tokens stay in force.
+  // Rereads ServerOptions::tokens_file and revoked_certs (ctxsel-server
+  // does on SIGHUP) and ends the open streams (heartbeats, watches,
+  // reflection) whose credential they revoked, with UNAUTHENTICATED; returns
+  // how many. On an error the previous tokens stay in force.
   absl::StatusOr<int> ReloadTokens() { return authorizer_->Load(); }
 
   // What a new client does: a connection of its own to the listening port
