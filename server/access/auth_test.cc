@@ -77,8 +77,16 @@ TEST(ParseTokensTest, BadRoleAndFieldCountNameTheLine) {
   EXPECT_NE(ParseTokens("\nroot x cert\n", "t")
                 .status()
                 .message()
-                .find("t:2: role: 'root'"),
+                .find("t:2: role: the first field is not one of admin"),
             std::string::npos);
+  // A token typed into the role field is not echoed either.
+  const absl::Status token_as_role =
+      ParseTokens("ctx_secret_in_role bob " + Sha256Hex("x") + "\n", "t")
+          .status();
+  EXPECT_EQ(token_as_role.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(token_as_role.message().find("ctx_secret_in_role"),
+            std::string::npos)
+      << token_as_role;
   EXPECT_NE(ParseTokens("admin x\n", "t").status().message().find("t:1:"),
             std::string::npos);
 }

@@ -479,6 +479,12 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
       std::unique_ptr<MetricsEndpoint> endpoint,
       MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables()));
   metrics_endpoint_ = std::move(endpoint);
+  if (!IsLoopbackAddress(options.metrics_listen)) {
+    spdlog::warn(
+        "metrics on {}, not loopback: anyone who can reach it reads them "
+        "without credentials (docs/operations.md, \"Metrics\")",
+        options.metrics_listen);
+  }
   spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
                metrics_endpoint_->port());
   return absl::OkStatus();

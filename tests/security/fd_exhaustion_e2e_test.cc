@@ -1,4 +1,4 @@
-// The TLS listener never dies quietly (docs/security.md, "Descriptors"):
+// The TLS listener never dies quietly (docs/security.md, "TLS and descriptors"):
 // with the server's descriptor limit at 256, an attacker opens idle
 // connections past it — gRPC 1.51's own TLS listener then stops accepting
 // for good — and leaves. The server's self-probe notices that new
