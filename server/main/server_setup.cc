@@ -347,7 +347,9 @@ absl::Status RunningServer::ListenTls(const ServerOptions& options,
   // gRPC's own port: gRPC 1.51 can take an accepted descriptor only as a
   // plaintext channel (grpc_server_add_channel_from_fd), so TLS gives up
   // the Listener's survival of EMFILE; the raised RLIMIT_NOFILE and the
-  // connection limits remain (docs/security.md, "TLS and descriptors").
+  // connection limits remain, and the self-probe exits for a restart when
+  // connections are no longer accepted (docs/security.md, "TLS and
+  // descriptors").
   builder.AddListeningPort(options.listen, credentials, &port_);
   return absl::OkStatus();
 }

@@ -98,8 +98,8 @@ struct ServerOptions {
   absl::Duration max_connection_idle = absl::Minutes(1);
   // A connection older than this is asked to go away (GOAWAY); its calls
   // then get max_connection_age_grace to finish, and its streams end.
-  // This bounds what any credential, revoked or not, can hold: a client
-  // certificate cannot be revoked, and a stream outlives nothing longer.
+  // This bounds what any credential, revoked or not, can hold: a stream
+  // outlives nothing longer.
   // Agents and watchers reconnect (and re-report) on their own. Zero: no
   // limit.
   absl::Duration max_connection_age = absl::Hours(1);
