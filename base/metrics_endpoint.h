@@ -26,10 +26,11 @@ namespace ctxsel {
 class MetricsEndpoint {
  public:
   // Listens on `address` (host:port; port 0 picks a free one) and serves
-  // `collectables`, which their owner keeps alive while the endpoint runs.
-  // InvalidArgumentError naming metrics_listen for an address that is not
-  // host:port or names no host (ValidateMetricsAddress()); UnavailableError
-  // when it cannot listen.
+  // `collectables` (a few threads; a client that sends no request within
+  // 2 s is dropped, so idle clients do not hold off scrapes), which their owner
+  // keeps alive while the endpoint runs. InvalidArgumentError naming
+  // metrics_listen for an address that is not host:port or names no host
+  // (ValidateMetricsAddress()); UnavailableError when it cannot listen.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(
       const std::string& address,
       const std::vector<std::weak_ptr<prometheus::Collectable>>& collectables);
@@ -47,6 +48,10 @@ class MetricsEndpoint {
 // would listen everywhere) and a port in 0..65535, the form Start() takes;
 // InvalidArgumentError naming metrics_listen otherwise.
 absl::Status ValidateMetricsAddress(const std::string& address);
+
+// Whether `address` (host:port) is on loopback (127.0.0.0/8, ::1,
+// localhost), where only this machine can scrape; callers warn otherwise.
+bool IsLoopbackAddress(const std::string& address);
 
 }  // namespace ctxsel
 

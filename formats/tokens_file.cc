@@ -101,8 +101,11 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
     }
     absl::StatusOr<Role> role = RoleFromName(fields[0]);
     if (!role.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, role.status().message()));
+      // Not echoed either: a token pasted over the role must not reach a log.
+      return absl::InvalidArgumentError(absl::StrCat(
+          where,
+          "role: the first field is not one of admin, agent, launcher, "
+          "reader"));
     }
     const std::string name(fields[1]);
     if (fields[2] == "cert") {

@@ -15,14 +15,20 @@
 // (server/store/etcd/, docs/deployment.md); the inventory is soft state rebuilt
 // from agent reports. SIGTERM or SIGINT
 // stops it gracefully: in-flight calls get a grace period. SIGHUP rereads
-// --tokens_file (docs/security.md). Exit status: 0
+// --tokens_file and --revoked_certs (docs/security.md). Exit status: 0
 // stopped by a signal (or --check_config found no problem), 1 could not
 // start, 2 invalid flags or a file they name that is missing or unreadable
-// (server/main/check_config.h). The wiring is in
+// (server/main/check_config.h), 3 stopped because it no longer accepted new
+// connections (server/main/self_probe.h; the service manager restarts it).
+// Under systemd (Type=notify) it sends READY=1 once serving and, with
+// WatchdogSec, WATCHDOG=1 after each passing self-probe. The wiring is in
 // server/main/server_setup.h; this file is flags, start, signal, stop.
 #include <malloc.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -37,6 +43,8 @@
 #include "base/port_file.h"
 #include "server/main/check_config.h"
 #include "server/main/grpc_log.h"
+#include "server/main/sd_notify.h"
+#include "server/main/self_probe.h"
 #include "server/main/server_setup.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -81,6 +89,27 @@ namespace {
 // Exit status for flags no server can run with (--check_config's too), as
 // for a usage error (base/flags_usage.h).
 constexpr int kExitBadConfig = ctxsel::kExitUsage;
+// Exit status when new connections were no longer accepted.
+constexpr int kExitNotAccepting = 3;
+
+// How often to probe: --self_probe_interval, and at least twice per
+// watchdog period when the service manager watches (zero: no probe).
+absl::Duration ProbeInterval(const ctxsel::server::ServerOptions& options) {
+  absl::Duration interval = options.self_probe_interval;
+  if (std::optional<absl::Duration> watchdog =
+          ctxsel::server::SdWatchdogInterval()) {
+    interval = interval == absl::ZeroDuration()
+                   ? *watchdog / 2
+                   : std::min(interval, *watchdog / 2);
+  }
+  return interval;
+}
+
+void Notify(absl::string_view state) {
+  if (absl::Status sent = ctxsel::server::SdNotify(state); !sent.ok()) {
+    spdlog::warn("{}", std::string(sent.message()));
+  }
+}
 
 // Blocks SIGTERM/SIGINT/SIGHUP in every thread (call before starting any) so
 // that only sigwait() in main receives them.
@@ -202,14 +231,37 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The probe's give_up ends the sigwait below with a SIGTERM of its own.
+  std::atomic<bool> not_accepting{false};
+  std::unique_ptr<ctxsel::server::SelfProbe> probe;
+  if (const absl::Duration interval = ProbeInterval(options);
+      interval > absl::ZeroDuration()) {
+    ctxsel::server::RunningServer* running = server->get();
+    probe = std::make_unique<ctxsel::server::SelfProbe>(
+        ctxsel::server::SelfProbeOptions{
+            .interval = interval, .failures = options.self_probe_failures},
+        [running, interval] { return running->ProbeNewConnection(interval); },
+        [] { Notify("WATCHDOG=1"); },
+        [&not_accepting](const absl::Status& last) {
+          spdlog::error(
+              "self-probe: new connections are not accepted ({}); exiting "
+              "with status {} so that the service manager restarts the "
+              "server",
+              std::string(last.message()), kExitNotAccepting);
+          not_accepting = true;
+          kill(getpid(), SIGTERM);
+        });
+  }
+  Notify("READY=1");
+
   int signal_number = 0;
   while (sigwait(&stop_signals, &signal_number) == 0 &&
          signal_number == SIGHUP) {
     absl::StatusOr<int> revoked = (*server)->ReloadTokens();
     if (revoked.ok()) {
       spdlog::info(
-          "SIGHUP: reread --tokens_file; ended {} open stream(s) whose "
-          "credential it revoked",
+          "SIGHUP: reread --tokens_file and --revoked_certs; ended {} open "
+          "stream(s) whose credential they revoked",
           *revoked);
     } else {
       spdlog::error("SIGHUP: kept the previous tokens: {}",
@@ -217,8 +269,10 @@ int main(int argc, char** argv) {
     }
   }
   spdlog::info("received signal {}, shutting down", signal_number);
+  Notify("STOPPING=1");
+  probe.reset();
   (*server)->Shutdown(
       absl::Milliseconds(absl::GetFlag(FLAGS_shutdown_grace_ms)));
   spdlog::info("stopped");
-  return 0;
+  return not_accepting ? kExitNotAccepting : 0;
 }

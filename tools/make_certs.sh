@@ -5,12 +5,16 @@
 #   DIR/ca.pem, ca.key          the CA (--ca for clients, --client_ca for the server)
 #   DIR/server.pem, server.key  for $SERVER_SAN (--tls_cert, --tls_key); default
 #                               DNS:localhost,IP:127.0.0.1
-#   DIR/NODE.pem, NODE.key      one client certificate per agent; SAN DNS:NODE
+#   DIR/NODE.pem, NODE.key      one client certificate per agent: SAN DNS:NODE and
+#                               the agent marker URI:ctxsel:role:agent, extended
+#                               key usage clientAuth (the server accepts no
+#                               other certificate as an agent's)
 # Run it again to add nodes or renew: an existing CA is kept (never replaced:
 # a DIR with only half of one is an error), a certificate DIR already holds is
 # kept while it verifies against the CA and lasts more than --renew-within
 # days (default 7), and re-issued from the CA with its own key and names
-# otherwise, or for every certificate with --renew; missing ones are issued.
+# otherwise (an agent certificate also when it lacks the marker or
+# clientAuth), or for every certificate with --renew; missing ones are issued.
 # New certificates last --days (default 90), the CA 10 years. One line per
 # file says what was done (kept, issued, renewed). Keys are P-256 and
 # readable by the owner only. For demos and tests; a real fleet issues from
@@ -75,9 +79,15 @@ else
   echo "issued CA $dir/ca.pem (SHA-256 $(fingerprint "$dir/ca.pem"))"
 fi
 
-# ensure NAME CN SAN: NAME.pem from the CA, issued, kept or renewed.
+# The extended key usage of certificate $1 as openssl prints it.
+eku_of() {
+  openssl x509 -in "$1" -noout -ext extendedKeyUsage 2>/dev/null | sed -n '2,$p' | tr -d ' '
+}
+
+# ensure NAME CN SAN [EKU]: NAME.pem from the CA, issued, kept or renewed;
+# with EKU (e.g. clientAuth) its extended key usage.
 ensure() {
-  local name=$1 cn=$2 san=$3 pem="$dir/$1.pem" done=renewed why=""
+  local name=$1 cn=$2 san=$3 eku=${4:-} pem="$dir/$1.pem" done=renewed why=""
   if [[ ! -s "$pem" || ! -s "$dir/$name.key" ]]; then
     done=issued
   elif (( renew_all )); then
@@ -88,6 +98,8 @@ ensure() {
     why="it expires within $renew_within days"
   elif [[ "$(san_of "$pem")" != "$san" ]]; then
     why="its names were $(san_of "$pem")"
+  elif [[ $eku == clientAuth && "$(eku_of "$pem")" != "TLSWebClientAuthentication" ]]; then
+    why="it lacked the clientAuth usage"
   else
     echo "kept $pem (until $(openssl x509 -in "$pem" -noout -enddate | sed 's/.*=//'))"
     return
@@ -95,6 +107,7 @@ ensure() {
   [[ -s "$dir/$name.key" ]] || key "$dir/$name.key"
   openssl req -new -key "$dir/$name.key" -subj "/CN=$cn" -out "$dir/$name.csr"
   printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\n' "$san" >"$dir/$name.ext"
+  [[ -z $eku ]] || printf 'extendedKeyUsage=%s\n' "$eku" >>"$dir/$name.ext"
   openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
     -CAcreateserial -days "$days" -extfile "$dir/$name.ext" -out "$pem.new" 2>/dev/null
   mv "$pem.new" "$pem"
@@ -113,8 +126,13 @@ for pem in "$dir"/*.pem; do
   name=$(basename "$pem" .pem)
   [[ $name == ca || $name == server || ! -s "$dir/$name.key" ]] || nodes+=("$name")
 done
+# Agent certificates carry the marker; one issued before it gets it.
+marker=URI:ctxsel:role:agent
 for node in $(printf '%s\n' ${nodes[@]+"${nodes[@]}"} | sort -u); do
-  san="DNS:$node"
-  [[ -s "$dir/$node.pem" ]] && san="$(san_of "$dir/$node.pem")"
-  ensure "$node" "$node" "$san"
+  san="DNS:$node,$marker"
+  if [[ -s "$dir/$node.pem" ]]; then
+    san="$(san_of "$dir/$node.pem")"
+    [[ ",$san," == *",$marker,"* ]] || san="$san,$marker"
+  fi
+  ensure "$node" "$node" "$san" clientAuth
 done

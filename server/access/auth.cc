@@ -88,25 +88,34 @@ PrincipalLimitOptions EffectiveLimits(const AuthOptions& options) {
 Authorizer::Authorizer(AuthOptions options)
     : options_(std::move(options)),
       limits_(EffectiveLimits(options_)),
-      table_(std::make_shared<const TokenTable>()) {}
+      grants_(std::make_shared<const Grants>()) {}
 
 absl::StatusOr<int> Authorizer::Load() {
-  if (options_.tokens_file.empty()) return 0;
-  CTXSEL_ASSIGN_OR_RETURN(std::string text,
-                          ReadFlagFile("tokens_file", options_.tokens_file));
-  CTXSEL_ASSIGN_OR_RETURN(TokenTable table,
-                          ParseTokens(text, options_.tokens_file));
-  auto loaded = std::make_shared<const TokenTable>(std::move(table));
+  if (options_.tokens_file.empty() && options_.revoked_certs.empty()) return 0;
+  auto loaded = std::make_shared<Grants>();
+  if (!options_.tokens_file.empty()) {
+    CTXSEL_ASSIGN_OR_RETURN(std::string text,
+                            ReadFlagFile("tokens_file", options_.tokens_file));
+    CTXSEL_ASSIGN_OR_RETURN(loaded->tokens,
+                            ParseTokens(text, options_.tokens_file));
+  }
+  if (!options_.revoked_certs.empty()) {
+    CTXSEL_ASSIGN_OR_RETURN(
+        std::string text,
+        ReadFlagFile("revoked_certs", options_.revoked_certs));
+    CTXSEL_ASSIGN_OR_RETURN(loaded->revoked,
+                            ParseRevokedCerts(text, options_.revoked_certs));
+  }
   {
     absl::MutexLock lock(&mu_);
-    table_ = loaded;
+    grants_ = loaded;
   }
   return RevokeStreams(*loaded);
 }
 
-std::shared_ptr<const TokenTable> Authorizer::table() const {
+std::shared_ptr<const Authorizer::Grants> Authorizer::grants() const {
   absl::MutexLock lock(&mu_);
-  return table_;
+  return grants_;
 }
 
 Credential CredentialOf(const grpc::ServerContextBase& context,
@@ -124,31 +133,82 @@ Credential CredentialOf(const grpc::ServerContextBase& context,
     return credential;
   }
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  if (auth != nullptr && auth->IsPeerAuthenticated()) {
-    std::vector<grpc::string_ref> identity = auth->GetPeerIdentity();
-    if (!identity.empty()) {
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return credential;
+  for (const grpc::string_ref& name : auth->GetPeerIdentity()) {
+    if (name != kAgentMarker) {
       credential.kind = Credential::Kind::kCertificate;
-      credential.id.assign(identity.front().data(), identity.front().size());
+      credential.id.assign(name.data(), name.size());
+      break;
     }
   }
-  if (!front_identity.empty() &&
-      credential.kind == Credential::Kind::kCertificate &&
-      credential.id == front_identity) {
+  if (credential.kind != Credential::Kind::kCertificate) return credential;
+  if (!front_identity.empty() && credential.id == front_identity) {
+    // The front's own certificate names nobody: the client certificate it
+    // verified does, checked by the same rules as one presented here.
     credential = Credential{};
-    if (auto it = metadata.find(kFrontClientCertHeader);
-        it != metadata.end() && it->second.size() > 0) {
-      credential.kind = Credential::Kind::kCertificate;
-      credential.id.assign(it->second.data(), it->second.size());
+    auto name = metadata.find(kFrontClientCertHeader);
+    if (name == metadata.end() || name->second.size() == 0) return credential;
+    credential.kind = Credential::Kind::kCertificate;
+    credential.id.assign(name->second.data(), name->second.size());
+    if (auto der = metadata.find(kFrontClientCertDerHeader);
+        der != metadata.end()) {
+      absl::StatusOr<ClientCert> cert = InspectClientCertBase64Der(
+          absl::string_view(der->second.data(), der->second.size()));
+      if (cert.ok()) credential.cert = *std::move(cert);
     }
+    return credential;
+  }
+  for (const grpc::string_ref& pem :
+       auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
+    absl::StatusOr<ClientCert> cert =
+        InspectClientCert(absl::string_view(pem.data(), pem.size()));
+    if (cert.ok()) credential.cert = *std::move(cert);
   }
   return credential;
 }
 
 namespace {
 
-// The principal `credential` names in `table`.
+// The principal a client certificate names: refused when revoked or not
+// for clients; the role the tokens file gives its identity, or else agent,
+// which needs the agent marker (client_cert.h).
+absl::StatusOr<Principal> IdentifyCertificate(const Credential& credential,
+                                              const TokenTable& table,
+                                              const RevokedCerts& revoked) {
+  if (revoked.Contains(credential.cert)) {
+    return WithErrorInfo(
+        absl::UnauthenticatedError(absl::StrCat(
+            "client certificate of '", credential.id,
+            "' is revoked (--revoked_certs; see docs/security.md)")),
+        kReasonCertificateRefused, {{"principal", credential.id}});
+  }
+  if (!credential.cert.client_auth) {
+    return WithErrorInfo(
+        absl::UnauthenticatedError(absl::StrCat(
+            "client certificate of '", credential.id,
+            "' lacks the clientAuth extended key usage (tools/make_certs.sh "
+            "issues agent certificates)")),
+        kReasonCertificateRefused, {{"principal", credential.id}});
+  }
+  auto role = table.cert_roles.find(credential.id);
+  if (role != table.cert_roles.end()) {
+    return Principal{credential.id, role->second};
+  }
+  if (!credential.cert.agent) {
+    return WithErrorInfo(
+        absl::UnauthenticatedError(
+            absl::StrCat("client certificate of '", credential.id,
+                         "' is not an agent certificate: it lacks the URI SAN ",
+                         kAgentMarker, " (tools/make_certs.sh sets it)")),
+        kReasonCertificateRefused, {{"principal", credential.id}});
+  }
+  return Principal{credential.id, Role::kAgent};
+}
+
+// The principal `credential` names in `grants`.
 absl::StatusOr<Principal> Identify(const Credential& credential,
-                                   const TokenTable& table) {
+                                   const TokenTable& table,
+                                   const RevokedCerts& revoked) {
   switch (credential.kind) {
     case Credential::Kind::kMalformedToken:
       return WithErrorInfo(
@@ -164,12 +224,8 @@ absl::StatusOr<Principal> Identify(const Credential& credential,
       }
       return found->second;
     }
-    case Credential::Kind::kCertificate: {
-      auto role = table.cert_roles.find(credential.id);
-      return Principal{credential.id, role == table.cert_roles.end()
-                                          ? Role::kAgent
-                                          : role->second};
-    }
+    case Credential::Kind::kCertificate:
+      return IdentifyCertificate(credential, table, revoked);
     case Credential::Kind::kNone:
       break;
   }
@@ -229,7 +285,9 @@ absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
 absl::StatusOr<Principal> Authorizer::Authorize(
     const Credential& credential, absl::string_view method) const {
   if (!options_.required) return Principal{"anonymous", Role::kAdmin};
-  CTXSEL_ASSIGN_OR_RETURN(Principal principal, Identify(credential, *table()));
+  std::shared_ptr<const Grants> now = grants();
+  CTXSEL_ASSIGN_OR_RETURN(Principal principal,
+                          Identify(credential, now->tokens, now->revoked));
   return Permit(std::move(principal), method);
 }
 
@@ -250,12 +308,13 @@ absl::StatusOr<Authorizer::StreamGrant> Authorizer::AuthorizeStream(
   return StreamGrant(this, id, std::move(principal), std::move(stream));
 }
 
-int Authorizer::RevokeStreams(const TokenTable& table) const {
+int Authorizer::RevokeStreams(const Grants& grants) const {
   absl::MutexLock lock(&streams_mu_);
   int revoked = 0;
   for (auto& [id, stream] : streams_) {
     if (stream.revoked) continue;
-    absl::StatusOr<Principal> now = Identify(stream.credential, table);
+    absl::StatusOr<Principal> now =
+        Identify(stream.credential, grants.tokens, grants.revoked);
     if (now.ok()) now = Permit(*std::move(now), stream.method);
     if (now.ok() && now->name == stream.principal.name &&
         now->role == stream.principal.role) {

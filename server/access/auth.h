@@ -3,7 +3,9 @@
 // A call's principal comes from its bearer token ("authorization: Bearer
 // TOKEN" metadata, looked up by SHA-256 in the tokens file) or else from its
 // verified client certificate (the certificate's SAN, or its CN without
-// one). Each RPC method allows a set of roles (MethodRoles() in auth.cc,
+// one) that carries the clientAuth usage, is not on the --revoked_certs deny
+// list, and, to be an agent's, carries the agent marker (client_cert.h).
+// Each RPC method allows a set of roles (MethodRoles() in auth.cc,
 // the one table); every handler starts with Authorizer::Authorize().
 //
 //   Authorizer authorizer(AuthOptions{.tokens_file = "/etc/ctxsel/tokens"});
@@ -31,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "formats/tokens_file.h"
+#include "server/access/client_cert.h"
 #include "server/access/principal_limits.h"
 #include "server/access/refusal_log.h"
 
@@ -44,6 +47,10 @@ bool HasMethodRule(absl::string_view method);
 // identity of the client certificate it verified; read only on calls whose
 // own TLS peer is the front (AuthOptions::front_identity).
 inline constexpr char kFrontClientCertHeader[] = "x-ctxsel-client-cert";
+// The same certificate, DER in base64, so that the server applies to it the
+// rules it applies to one presented directly (clientAuth, the agent marker,
+// the deny list's fingerprints: client_cert.h).
+inline constexpr char kFrontClientCertDerHeader[] = "x-ctxsel-client-cert-der";
 
 // What a call presented to say who it is: a bearer token ("authorization:
 // Bearer TOKEN" metadata, which wins), or a verified client certificate.
@@ -51,12 +58,17 @@ struct Credential {
   enum class Kind { kNone, kToken, kMalformedToken, kCertificate };
   Kind kind = Kind::kNone;
   // kToken: the token's SHA-256 (hex; the token itself is not kept);
-  // kCertificate: the certificate's identity (its SAN, or its CN).
+  // kCertificate: the certificate's identity (its first SAN other than the
+  // agent marker, or its CN).
   std::string id;
+  // kCertificate: what the certificate says beyond its identity (usage,
+  // marker, fingerprint); client_auth is false when it could not be read.
+  ClientCert cert;
 };
 // A call whose verified certificate is `front_identity` (when not empty)
 // came through the front: its certificate is the one the front names in
-// kFrontClientCertHeader, or none; the front's own names nobody.
+// kFrontClientCertHeader (and describes in kFrontClientCertDerHeader), or
+// none; the front's own names nobody.
 Credential CredentialOf(const grpc::ServerContextBase& context,
                         absl::string_view front_identity = "");
 
@@ -66,6 +78,8 @@ struct AuthOptions {
   bool required = true;
   // The tokens file; empty: no tokens, only client certificates.
   std::string tokens_file;
+  // The deny list of client certificates (client_cert.h); empty: none.
+  std::string revoked_certs;
   // Per-principal limits; not applied when `required` is off (there are no
   // principals to tell apart).
   PrincipalLimitOptions limits;
@@ -79,9 +93,10 @@ class Authorizer {
  public:
   explicit Authorizer(AuthOptions options);
 
-  // (Re)reads options.tokens_file, then revokes every open stream the new
-  // file no longer grants (StreamGrant); returns how many. On an error the
-  // previous table stays and no stream is revoked. SIGHUP calls this.
+  // (Re)reads options.tokens_file and options.revoked_certs, then revokes
+  // every open stream they no longer grant (StreamGrant); returns how many.
+  // On an error the previous files stay in force and no stream is revoked.
+  // SIGHUP calls this.
   absl::StatusOr<int> Load();
 
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
@@ -155,9 +170,14 @@ class Authorizer {
     std::function<void()> revoke;
     bool revoked = false;
   };
-  std::shared_ptr<const TokenTable> table() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs the `revoke` of each open stream `table` no longer grants.
-  int RevokeStreams(const TokenTable& table) const
+  // What Load() read: the tokens and certificate roles, and the deny list.
+  struct Grants {
+    TokenTable tokens;
+    RevokedCerts revoked;
+  };
+  std::shared_ptr<const Grants> grants() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs the `revoke` of each open stream `grants` no longer grant.
+  int RevokeStreams(const Grants& grants) const
       ABSL_LOCKS_EXCLUDED(streams_mu_);
   void CloseStream(int64_t id) const ABSL_LOCKS_EXCLUDED(streams_mu_);
 
@@ -165,7 +185,7 @@ class Authorizer {
   mutable PrincipalLimits limits_;
   mutable RefusalLog refusals_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Grants> grants_ ABSL_GUARDED_BY(mu_);
   // Taken before any lock a `revoke` takes (a reactor's).
   mutable absl::Mutex streams_mu_;
   mutable int64_t next_stream_id_ ABSL_GUARDED_BY(streams_mu_) = 1;

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "base/status_details.h"
 #include "ctxsel/v1/ctxsel.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -75,8 +77,16 @@ TEST(ParseTokensTest, BadRoleAndFieldCountNameTheLine) {
   EXPECT_NE(ParseTokens("\nroot x cert\n", "t")
                 .status()
                 .message()
-                .find("t:2: role: 'root'"),
+                .find("t:2: role: the first field is not one of admin"),
             std::string::npos);
+  // A token typed into the role field is not echoed either.
+  const absl::Status token_as_role =
+      ParseTokens("ctx_secret_in_role bob " + Sha256Hex("x") + "\n", "t")
+          .status();
+  EXPECT_EQ(token_as_role.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(token_as_role.message().find("ctx_secret_in_role"),
+            std::string::npos)
+      << token_as_role;
   EXPECT_NE(ParseTokens("admin x\n", "t").status().message().find("t:1:"),
             std::string::npos);
 }
@@ -115,6 +125,79 @@ Credential Token(const std::string& token) {
   return {Credential::Kind::kToken, Sha256Hex(token)};
 }
 
+// A verified client certificate named `name`: with the clientAuth usage
+// unless `client_auth` is off, an agent's when `agent`.
+std::string ErrorReasonOf(const absl::Status& status) {
+  auto info = GetDetail<google::rpc::ErrorInfo>(status);
+  return info.has_value() ? info->reason() : "";
+}
+
+Credential Cert(const std::string& name, bool agent, bool client_auth = true) {
+  Credential credential{Credential::Kind::kCertificate, name};
+  credential.cert.fingerprint = Sha256Hex(name);
+  credential.cert.names = {name};
+  credential.cert.client_auth = client_auth;
+  credential.cert.agent = agent && client_auth;
+  return credential;
+}
+
+TEST(AuthorizerTest, OnlyMarkedClientCertificatesAreAgents) {
+  Authorizer authorizer(AuthOptions{});
+  ASSERT_TRUE(authorizer.Load().ok());
+  absl::StatusOr<Principal> agent = authorizer.Authorize(
+      Cert("node-a", /*agent=*/true), "Inventory/Heartbeat");
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  EXPECT_EQ(agent->role, Role::kAgent);
+  // Signed by the same CA, but without the marker (a server's certificate,
+  // or another client's), or without clientAuth: refused, never an agent.
+  for (const Credential& refused :
+       {Cert("localhost", /*agent=*/false, /*client_auth=*/false),
+        Cert("node-a", /*agent=*/true, /*client_auth=*/false),
+        Cert("node-a", /*agent=*/false)}) {
+    absl::StatusOr<Principal> who =
+        authorizer.Authorize(refused, "Inventory/Heartbeat");
+    ASSERT_FALSE(who.ok()) << refused.id;
+    EXPECT_EQ(who.status().code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(ErrorReasonOf(who.status()), kReasonCertificateRefused);
+  }
+}
+
+TEST(StreamGrantTest, ARevokedCertificateLosesItsStreamsOnReload) {
+  const std::string revoked_path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/revoked_certs";
+  std::ofstream(revoked_path) << "# none yet\n";
+  Authorizer authorizer(AuthOptions{.revoked_certs = revoked_path});
+  ASSERT_TRUE(authorizer.Load().ok());
+  int a_revoked = 0;
+  int b_revoked = 0;
+  auto a = authorizer.AuthorizeStream(
+      Cert("node-a", true), "Inventory/Heartbeat", [&] { ++a_revoked; });
+  auto b = authorizer.AuthorizeStream(
+      Cert("node-b", true), "Inventory/Heartbeat", [&] { ++b_revoked; });
+  ASSERT_TRUE(a.ok() && b.ok());
+  // One by name, one by fingerprint (as openssl prints it: upper case, colons).
+  std::string fingerprint;
+  for (size_t i = 0; i < Cert("node-b", true).cert.fingerprint.size(); i += 2) {
+    if (i > 0) fingerprint += ':';
+    fingerprint += absl::AsciiStrToUpper(
+        Cert("node-b", true).cert.fingerprint.substr(i, 2));
+  }
+  std::ofstream(revoked_path) << "name node-a\n";
+  EXPECT_EQ(*authorizer.Load(), 1);
+  EXPECT_EQ(a_revoked, 1);
+  EXPECT_EQ(b_revoked, 0);
+  std::ofstream(revoked_path) << "name node-a\nsha256 " << fingerprint << "\n";
+  EXPECT_EQ(*authorizer.Load(), 1);
+  EXPECT_EQ(b_revoked, 1);
+  // New calls are refused too.
+  absl::StatusOr<Principal> again =
+      authorizer.Authorize(Cert("node-b", true), "Inventory/ReportNode");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(ErrorReasonOf(again.status()), kReasonCertificateRefused);
+  EXPECT_TRUE(
+      authorizer.Authorize(Cert("node-c", true), "Inventory/ReportNode").ok());
+}
+
 TEST(StreamGrantTest, AReloadRevokesTheStreamsOfATokenItNoLongerHolds) {
   TokensFile file;
   file.Write(TokenLine(Role::kReader, "dashboard", "ctx_a") + "\n" +
@@ -151,13 +234,14 @@ TEST(StreamGrantTest, ARoleThatMayNoLongerCallTheMethodIsRevoked) {
   auto watch = authorizer.AuthorizeStream(
       Token("ctx_a"), "Inventory/WatchInventory", [&] { ++revoked; });
   ASSERT_TRUE(watch.ok());
-  auto laptop = authorizer.AuthorizeStream(
-      {Credential::Kind::kCertificate, "ops-laptop"},
-      "Inventory/WatchInventory", [&] { ++revoked; });
+  auto laptop = authorizer.AuthorizeStream(Cert("ops-laptop", false),
+                                           "Inventory/WatchInventory",
+                                           [&] { ++revoked; });
   ASSERT_TRUE(laptop.ok());
   EXPECT_EQ(laptop->principal().role, Role::kAdmin);
 
-  // The same token, now an agent's; the certificate falls back to agent.
+  // The same token, now an agent's; the certificate, without the agent
+  // marker, is no one's.
   file.Write(TokenLine(Role::kAgent, "dashboard", "ctx_a") + "\n");
   EXPECT_EQ(*authorizer.Load(), 2);
   EXPECT_EQ(revoked, 2);

@@ -138,14 +138,19 @@ void CheckSecurity(const ServerOptions& options, ConfigCheck& check) {
       check.plan.push_back(absl::StrCat(flag, ": ", *path, " (readable)"));
     }
   }
-  if (!options.tokens_file.empty()) {
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"tokens_file", &options.tokens_file},
+      {"revoked_certs", &options.revoked_certs},
+  };
+  for (const auto& [flag, path] : lists) {
+    if (path->empty()) continue;
     AuthOptions auth;
-    auth.tokens_file = options.tokens_file;
+    (path == &options.tokens_file ? auth.tokens_file : auth.revoked_certs) =
+        *path;
     Authorizer authorizer(auth);
     absl::StatusOr<int> loaded = authorizer.Load();
     if (loaded.ok()) {
-      check.plan.push_back(
-          absl::StrCat("tokens_file: ", options.tokens_file, " (loads)"));
+      check.plan.push_back(absl::StrCat(flag, ": ", *path, " (loads)"));
     } else {
       check.problems.push_back(std::string(loaded.status().message()));
     }
@@ -209,6 +214,10 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
        "max_message_bytes: must be at least 4 KiB (a reply must hold one "
        "item)"},
       {options.max_batch_size <= 0, "max_batch_size: must be positive"},
+      {options.self_probe_interval < absl::ZeroDuration(),
+       "self_probe_interval: must not be negative (0: no probe)"},
+      {options.self_probe_failures <= 0,
+       "self_probe_failures: must be positive"},
       {options.max_connection_idle < absl::ZeroDuration(),
        "max_connection_idle: must not be negative"},
       {options.max_connection_age < absl::ZeroDuration(),

@@ -2,6 +2,8 @@
 
 #include <grpc/compression.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,7 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/flag_file.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "server/store/metered_store.h"
 #include "server/store/sqlite_store.h"
 #include "server/store/store_health.h"
@@ -392,9 +396,56 @@ absl::Status RunningServer::ListenTls(const ServerOptions& options,
   // gRPC's own port: gRPC 1.51 can take an accepted descriptor only as a
   // plaintext channel (grpc_server_add_channel_from_fd), so TLS gives up
   // the Listener's survival of EMFILE; the raised RLIMIT_NOFILE and the
-  // connection limits remain (docs/security.md, "TLS and descriptors").
+  // connection limits remain, and the self-probe exits for a restart when
+  // connections are no longer accepted (docs/security.md, "TLS and
+  // descriptors").
   builder.AddListeningPort(options.listen, credentials, &port_);
   return absl::OkStatus();
+}
+
+namespace {
+
+// Where a probe reaches `listen` ("host:port" with the bound `port`): its
+// own host, or loopback when it names every address.
+std::string ProbeAddress(const std::string& listen, int port) {
+  absl::StatusOr<HostPort> split = ParseHostPort(listen);
+  std::string host = split.ok() ? split->host : "";
+  if (host.empty() || host == "*" || host == "0.0.0.0" || host == "::") {
+    host = "127.0.0.1";
+  }
+  if (absl::StrContains(host, ':')) host = absl::StrCat("[", host, "]");
+  return absl::StrCat(host, ":", port);
+}
+
+}  // namespace
+
+absl::Status RunningServer::ProbeNewConnection(absl::Duration timeout) const {
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (tls_) {
+    grpc::experimental::TlsChannelCredentialsOptions tls;
+    tls.set_verify_server_certs(false);
+    tls.set_check_call_host(false);
+    tls.set_certificate_verifier(
+        std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+    credentials = grpc::experimental::TlsCredentials(tls);
+  }
+  grpc::ChannelArguments args;
+  // A connection of its own: no subchannel shared with an earlier probe.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(probe_address_, credentials, args);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = grpc::health::v1::Health::NewStub(channel)->Check(
+      &context, request, &response);
+  if (status.ok()) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat(probe_address_, ": ", status.error_message(), " (",
+                   static_cast<int>(status.error_code()), ")"));
 }
 
 absl::Status RunningServer::Listen(const ServerOptions& options) {
@@ -430,6 +481,8 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
     server_ = builder.BuildAndStart();
     if (server_ != nullptr && port_ != 0) PublishHealth();
   }
+  tls_ = listener_ == nullptr;
+  probe_address_ = ProbeAddress(options.listen, port_);
   if (server_ == nullptr || port_ == 0) {
     return listener_ != nullptr
                ? absl::InternalError("gRPC could not start the server")
@@ -477,6 +530,12 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
       std::unique_ptr<MetricsEndpoint> endpoint,
       MetricsEndpoint::Start(options.metrics_listen, metrics_->collectables()));
   metrics_endpoint_ = std::move(endpoint);
+  if (!IsLoopbackAddress(options.metrics_listen)) {
+    spdlog::warn(
+        "metrics on {}, not loopback: anyone who can reach it reads them "
+        "without credentials (docs/operations.md, \"Metrics\")",
+        options.metrics_listen);
+  }
   spdlog::info("metrics on http://{}/metrics (port {})", options.metrics_listen,
                metrics_endpoint_->port());
   return absl::OkStatus();
@@ -489,6 +548,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   AuthOptions auth;
   auth.required = !options.insecure || !options.tokens_file.empty();
   auth.tokens_file = options.tokens_file;
+  auth.revoked_certs = options.revoked_certs;
   auth.limits = options.principal_limits;
   auth.front_identity = options.front_identity;
   server->authorizer_ = std::make_unique<Authorizer>(auth);

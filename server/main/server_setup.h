@@ -108,8 +108,8 @@ struct ServerOptions {
   absl::Duration max_connection_idle = absl::Minutes(1);
   // A connection older than this is asked to go away (GOAWAY); its calls
   // then get max_connection_age_grace to finish, and its streams end.
-  // This bounds what any credential, revoked or not, can hold: a client
-  // certificate cannot be revoked, and a stream outlives nothing longer.
+  // This bounds what any credential, revoked or not, can hold: a stream
+  // outlives nothing longer.
   // Agents and watchers reconnect (and re-report) on their own. Zero: no
   // limit.
   absl::Duration max_connection_age = absl::Hours(1);
@@ -132,6 +132,14 @@ struct ServerOptions {
   // Descriptors kept free for everything but new connections; a connection
   // that would leave fewer is closed at once (server/rpc/listener.h).
   int fd_headroom = 64;
+  // ctxsel-server checks this often that it accepts new connections
+  // (RunningServer::ProbeNewConnection, each within this long), and exits
+  // after self_probe_failures failures in a row, so that the service
+  // manager restarts it; its watchdog pings follow passing probes
+  // (server/main/self_probe.h). Zero: no probe (unless the service manager
+  // asks for a watchdog).
+  absl::Duration self_probe_interval = absl::Seconds(5);
+  int self_probe_failures = 3;
   // host:port of the Prometheus /metrics endpoint (docs/operations.md,
   // "Metrics"); port 0 picks a free one. Empty: no metrics are kept.
   std::string metrics_listen;
@@ -159,6 +167,9 @@ struct ServerOptions {
   // is the one its x-ctxsel-client-cert header names, and its own names
   // nobody. Empty: no front; that header is never read.
   std::string front_identity;
+  // Client certificates refused by fingerprint or name, reread with
+  // tokens_file (server/access/client_cert.h). Empty: none.
+  std::string revoked_certs;
   // Per-principal rates and streams (server/access/principal_limits.h); applied
   // when calls are authenticated.
   PrincipalLimitOptions principal_limits;
@@ -202,11 +213,19 @@ class RunningServer {
   VariantRegistry& registry() { return *registry_; }
   Inventory& inventory() { return *inventory_; }
   const placement::Placer& placer() const { return placer_; }
-  // Rereads ServerOptions::tokens_file (ctxsel-server does on SIGHUP) and
-  // ends the open streams (heartbeats, watches, reflection) whose credential
-  // it revoked, with UNAUTHENTICATED; returns how many. On an error the
-  // previous tokens stay in force.
+  // Rereads ServerOptions::tokens_file and revoked_certs (ctxsel-server
+  // does on SIGHUP) and ends the open streams (heartbeats, watches,
+  // reflection) whose credential they revoked, with UNAUTHENTICATED; returns
+  // how many. On an error the previous tokens stay in force.
   absl::StatusOr<int> ReloadTokens() { return authorizer_->Load(); }
+
+  // What a new client does: a connection of its own to the listening port
+  // (over loopback when it listens on every address), with TLS when the
+  // server has it (the server's certificate is not checked: the probe asks
+  // whether connections are accepted, not who answers), and a health check
+  // on it within `timeout`. OK when it answered; the error otherwise
+  // (server/main/self_probe.h runs it).
+  absl::Status ProbeNewConnection(absl::Duration timeout) const;
 
   // Reports NOT_SERVING to health checks (the server's and every service's),
   // refuses new calls, lets in-flight
@@ -278,6 +297,9 @@ class RunningServer {
   // would let a scrape read freed state.
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   int port_ = 0;
+  // Where ProbeNewConnection() connects: "host:port".
+  std::string probe_address_;
+  bool tls_ = false;
   // Guards server_'s start and shut_down_ against store health flips.
   absl::Mutex health_mu_;
   bool store_available_ ABSL_GUARDED_BY(health_mu_) = true;

@@ -103,7 +103,9 @@ absl::Status CheckDataDirMode(const std::string& dir) {
         absl::StrCat("--data_dir ", dir, " is not a directory"));
   }
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
+    // PERMISSION_DENIED: a setting to fix, not a state to wait out, so a
+    // start exits 2 (no restart loop).
+    return absl::PermissionDeniedError(absl::StrFormat(
         "--data_dir %s is writable by its group or by others (mode %04o): "
         "they could plant links where the server writes; chmod go-w %s",
         dir, info.st_mode & 07777, dir));

@@ -54,12 +54,12 @@ class DataDirLock {
 // file the server makes in it is 0600 and never follows a symlink
 // (O_NOFOLLOW): only the server's user may read the store, and no one else
 // may plant a link where the server writes. FailedPreconditionError naming
-// `dir` when it cannot be made.
+// `dir` when it cannot be made; CheckDataDirMode()'s errors.
 absl::Status PrepareDataDir(const std::string& dir);
 
-// FailedPreconditionError when `dir` is not a directory, or when its group
-// or others may write to it (they could plant a symlink, or swap a file,
-// where the server writes): the message says `chmod go-w DIR`.
+// FailedPreconditionError when `dir` is not a directory; PermissionDeniedError
+// when its group or others may write to it (they could plant a symlink, or
+// swap a file, where the server writes): the message says `chmod go-w DIR`.
 absl::Status CheckDataDirMode(const std::string& dir);
 
 // What the store held after a commit.

@@ -532,7 +532,7 @@ TEST(SqliteStoreTest, ADataDirOthersMayWriteIsRefused) {
   std::filesystem::create_directories(dir);
   std::filesystem::permissions(dir, std::filesystem::perms::all);
   absl::Status refused = SqliteStore::Open(dir).status();
-  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(refused.message(), HasSubstr("chmod go-w " + dir));
 }
 

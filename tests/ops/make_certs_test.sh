@@ -30,6 +30,22 @@ for name in server n1 n2; do verifies "$name"; done
 openssl verify -CAfile "$T/pki/ca.pem" "$T/server.pem.first" >/dev/null || fail "the first server.pem no longer verifies"
 openssl x509 -in "$T/pki/n2.pem" -noout -ext subjectAltName | grep -q 'DNS:n2' || fail "n2.pem lacks DNS:n2"
 [[ "$(stat -c %a "$T/pki/n2.key")" == 600 ]] || fail "n2.key is not 0600"
+# Agent certificates: clientAuth and the agent marker; the server's has
+# neither, so the server refuses it as an agent.
+for name in n1 n2; do
+  openssl x509 -in "$T/pki/$name.pem" -noout -ext subjectAltName | grep -q 'URI:ctxsel:role:agent' || fail "$name.pem lacks the agent marker"
+  openssl x509 -in "$T/pki/$name.pem" -noout -ext extendedKeyUsage | grep -q 'TLS Web Client Authentication' || fail "$name.pem lacks clientAuth"
+done
+! openssl x509 -in "$T/pki/server.pem" -noout -ext subjectAltName | grep -q 'ctxsel:role:agent' || fail "server.pem carries the agent marker"
+# A node certificate issued before the marker existed is re-issued with it
+# (same key, same names plus the marker).
+openssl req -new -key "$T/pki/n2.key" -subj /CN=n2 -out "$T/old.csr" 2>/dev/null
+printf 'subjectAltName=DNS:n2\nbasicConstraints=CA:FALSE\n' >"$T/old.ext"
+openssl x509 -req -in "$T/old.csr" -CA "$T/pki/ca.pem" -CAkey "$T/pki/ca.key" -CAcreateserial -days 90 -extfile "$T/old.ext" -out "$T/pki/n2.pem" 2>/dev/null
+bash "$MAKE_CERTS" "$T/pki" >"$T/marker.out" || fail "marker run: $(cat "$T/marker.out")"
+grep -q "^renewed $T/pki/n2.pem (its names were DNS:n2)" "$T/marker.out" || fail "old n2 not renewed: $(cat "$T/marker.out")"
+openssl x509 -in "$T/pki/n2.pem" -noout -ext subjectAltName | grep -q 'DNS:n2, URI:ctxsel:role:agent' || fail "renewed n2.pem lacks its name or the marker"
+grep -q "^kept $T/pki/n1.pem" "$T/marker.out" || fail "$(cat "$T/marker.out")"
 
 # A certificate that expires within --renew-within days is renewed from the
 # same CA with the same key; the others are kept.

@@ -31,6 +31,11 @@ expect 2 'max_threads' "$SERVER" --max_threads=many --insecure
 expect 2 'heartbeat_interval' "$SERVER" --heartbeat_interval=soon --insecure
 expect 2 'insecure' "$SERVER" --insecure=maybe
 expect 2 'as_user' "$SERVER" --as_user=root --insecure
+# A data directory others may write: refused at start and by the check, as
+# a setting (exit 2), with the fix.
+mkdir -p "$T/shared" && chmod 0777 "$T/shared"
+expect 2 'chmod go-w' "$SERVER" --insecure --listen=127.0.0.1:0 --data_dir="$T/shared"
+expect 2 'chmod go-w' "$SERVER" --insecure --listen=127.0.0.1:0 --data_dir="$T/shared" --check_config
 expect 2 'servr' "$AGENT" --servr=127.0.0.1:1 --insecure
 expect 2 'heartbeat' "$AGENT" --heartbeat=often --insecure
 expect 2 'json' "$AGENT" --print --json=perhaps

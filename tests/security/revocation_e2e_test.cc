@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -187,9 +188,76 @@ TEST_F(RevocationE2E, RevokedTokensLoseTheirOpenStreamsWithinASecond) {
             absl::StatusCode::kUnauthenticated);
 }
 
-// A client certificate cannot be revoked: the connection age bounds what it
-// holds. Every stream ends after --max_connection_age (+ its grace); the
-// real agent reconnects by itself, and its node never expires meanwhile.
+// Reason of a gRPC status (its google.rpc.ErrorInfo); "" without one.
+std::string ReasonOf(const grpc::Status& status) {
+  auto info = GetDetail<google::rpc::ErrorInfo>(
+      FromRpcStatus(static_cast<absl::StatusCode>(status.error_code()),
+                    status.error_message(), status.error_details()));
+  return info.has_value() ? info->reason() : "";
+}
+
+// Client certificates: the server's own certificate (same CA) is no agent,
+// and a certificate put on --revoked_certs loses its heartbeat stream within
+// a second of SIGHUP and cannot call again.
+TEST_F(RevocationE2E, RevokedCertificateLosesItsStreamWithinASecond) {
+  const std::string revoked = fleet_.dir() + "/revoked_certs";
+  std::ofstream(revoked) << "# none yet\n";
+  std::vector<std::string> flags = fleet_.ServerFlags();
+  flags.push_back("--revoked_certs=" + revoked);
+  auto server = ServerProcess::Start(flags);
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+
+  ClientSecurity server_cert = fleet_.Cert("node-c");
+  server_cert.cert_file = fleet_.dir() + "/server.pem";
+  server_cert.key_file = fleet_.dir() + "/server.key";
+  grpc::ClientContext as_server;
+  v1::ReportNodeRequest report;
+  *report.mutable_node() = CpuNode("localhost");
+  v1::ReportNodeResponse reported;
+  const grpc::Status refused = v1::Inventory::NewStub(Channel(server_cert))
+                                   ->ReportNode(&as_server, report, &reported);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << refused.error_message();
+  EXPECT_EQ(ReasonOf(refused), kReasonCertificateRefused);
+
+  ASSERT_TRUE(client::CtxselClient(Channel(fleet_.Cert("node-c")))
+                  .ReportNode(CpuNode("node-c"))
+                  .ok());
+  auto agent = v1::Inventory::NewStub(Channel(fleet_.Cert("node-c")));
+  grpc::ClientContext beat_context;
+  auto beats = agent->Heartbeat(&beat_context);
+  v1::HeartbeatRequest beat;
+  beat.set_node("node-c");
+  v1::HeartbeatResponse answer;
+  ASSERT_TRUE(beats->Write(beat) && beats->Read(&answer));
+  StreamEnd beat_end([&] { return beats->Read(&answer); },
+                     [&] { return beats->Finish(); });
+  absl::Cleanup cancel = [&] { beat_context.TryCancel(); };
+
+  std::ofstream(revoked) << "name node-c\n";
+  const Clock::time_point hup = Clock::now();
+  server_->process().Signal(SIGHUP);
+  ASSERT_TRUE(Eventually([&] { return beat_end.ended(); }, seconds(3)));
+  const auto beat_ms =
+      std::chrono::duration_cast<milliseconds>(beat_end.ended_at() - hup);
+  std::printf(
+      "after SIGHUP: a revoked certificate's heartbeat ended in %ld ms\n",
+      static_cast<long>(beat_ms.count()));
+  EXPECT_LT(beat_ms, seconds(1));
+  EXPECT_EQ(beat_end.status().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(ReasonOf(beat_end.status()), kReasonCredentialRevoked);
+  const absl::Status again =
+      client::CtxselClient(Channel(fleet_.Cert("node-c")))
+          .ReportNode(CpuNode("node-c"))
+          .status();
+  EXPECT_EQ(again.code(), absl::StatusCode::kUnauthenticated) << again;
+  EXPECT_THAT(std::string(again.message()), ::testing::HasSubstr("revoked"));
+}
+
+// The connection age bounds what any credential holds. Every stream ends after
+// --max_connection_age (+ its grace); the real agent reconnects by itself, and
+// its node never expires meanwhile.
 TEST_F(RevocationE2E, ConnectionAgeEndsEveryStreamAndAgentsComeBack) {
   std::vector<std::string> flags = fleet_.ServerFlags();
   flags.push_back("--max_connection_age=2s");

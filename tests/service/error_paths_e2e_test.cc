@@ -39,6 +39,8 @@ const std::map<std::string, std::string> kNotDrivenHere = {
     {kReasonBackupUnsupported, "Backup of an etcd store"},
     {kReasonServerBusy, "16 x --max_threads calls queued at once"},
     {kReasonCredentialRevoked, "SIGHUP: tests/security:revocation_e2e_test"},
+    {kReasonCertificateRefused,
+     "client certificates: tests/security:revocation_e2e_test"},
     {kReasonClaimWaitExpired,
      "a wait that runs out: tests/agent:claim_queue_e2e_test"},
     {kReasonPriorityNotAllowed,
