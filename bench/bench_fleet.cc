@@ -29,6 +29,12 @@ server::Device Make(const std::string& node, int index, int kind, double u) {
     d.traits = {{"cpu", "host"}, {"x86_64"}, {"avx512f"}, {"intel"}, {}};
   } else if (kind == 1) {
     d.traits = {{"gpu", "nohost"}, {"nvptx", "sm_90"}, {}, {"nvidia"}, {}};
+    d.properties.compute_units = 132;
+    d.properties.memory_bytes = uint64_t{80} << 30;
+  } else if (kind == 3) {  // an H100 of 40 GiB: another class
+    d.traits = {{"gpu", "nohost"}, {"nvptx", "sm_90"}, {}, {"nvidia"}, {}};
+    d.properties.compute_units = 132;
+    d.properties.memory_bytes = uint64_t{40} << 30;
   } else {
     d.traits = {{"gpu", "nohost"}, {"amdgcn"}, {"gfx90a"}, {"amd"}, {}};
   }
@@ -44,7 +50,8 @@ void LoadFleet(server::placement::Placer& placer, int nodes) {
     std::string node = absl::StrCat("node", n);
     devices.push_back(Make(node, -1, 0, (n % 97) / 97.0));
     for (int i = 0; i < kDevicesPerNode - 1; ++i) {
-      devices.push_back(Make(node, i, 1 + n % 2, ((n * 7 + i) % 101) / 101.0));
+      const int kind = n % 2 == 1 ? 2 : n % 4 == 0 ? 1 : 3;
+      devices.push_back(Make(node, i, kind, ((n * 7 + i) % 101) / 101.0));
     }
   }
   Check(placer.SetDevices(std::move(devices)));

@@ -2,10 +2,12 @@
 // benchmarks.
 //
 // Nodes of 8 devices: the host CPU (-1) and 7 GPUs, H100 on even nodes and
-// MI250X on odd ones — 3 device classes and 2 node layouts whatever the
-// fleet size. Kernels "k0".."kN" with 16 variants each covering the three
-// classes, four in six of them dynamic (`condition(N …)`), some needing the
-// target/teams/parallel/for construct (bench/synthetic_variants.h).
+// MI250X on odd ones; the H100s have 80 GiB on every fourth node and 40 GiB
+// on the other even ones (capacity makes classes: device_class.h) — 4 device
+// classes and 3 node layouts whatever the fleet size. Kernels "k0".."kN" with
+// 16 variants each covering the three classes, four in six of them dynamic
+// (`condition(N …)`), some needing the target/teams/parallel/for construct
+// (bench/synthetic_variants.h).
 //
 //   placement::Placer placer;
 //   LoadFleet(placer, /*nodes=*/1250);

@@ -1,7 +1,8 @@
 // placement_bench: the cost of Placer::Select as the fleet grows.
 //
-// The fleet has 3 device classes and 2 node layouts at every size, so a
-// Select should cost the same with 1k, 10k and 100k devices: it works per
+// The fleet has 4 device classes (two H100 classes that differ in memory)
+// and 3 node layouts at every size, so a Select should cost the same with
+// 1k, 10k and 100k devices: it works per
 // class and candidate, never per device. Also: each policy, a job
 // restricted to named nodes, and one heartbeat (UpdateUtilisations).
 //

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -30,6 +31,35 @@ bool IsSha256Hex(absl::string_view text) {
     if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
   }
   return true;
+}
+
+// Reads "max_claims=N" and "max_device_hours=H" from `options` into
+// `limits`; `holder_prefix` (null: not allowed) takes "holder_prefix=P".
+absl::Status ParseLimits(const std::vector<absl::string_view>& options,
+                         const std::string& where, ClaimLimits& limits,
+                         std::string* holder_prefix) {
+  for (absl::string_view option : options) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(option, absl::MaxSplits('=', 1));
+    bool ok = false;
+    if (kv.first == "max_claims") {
+      ok = absl::SimpleAtoi(kv.second, &limits.max_claims) &&
+           limits.max_claims >= 0;
+    } else if (kv.first == "max_device_hours") {
+      ok = absl::SimpleAtod(kv.second, &limits.max_device_hours) &&
+           limits.max_device_hours >= 0;
+    } else if (kv.first == "holder_prefix" && holder_prefix != nullptr) {
+      *holder_prefix = std::string(kv.second);
+      ok = !holder_prefix->empty();
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, "'", option, "': expected max_claims=N or max_device_hours=H",
+          holder_prefix != nullptr ? " (and holder_prefix=PREFIX)" : "",
+          ", not negative"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -92,11 +122,26 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
         absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
     if (fields.empty()) continue;
     const std::string where = absl::StrCat(file_name, ":", line_number, ": ");
-    if (fields.size() != 3) {
+    if (fields[0] == "quota") {
+      ClaimLimits limits;
+      std::string prefix;
+      if (absl::Status s = ParseLimits({fields.begin() + 1, fields.end()},
+                                       where, limits, &prefix);
+          !s.ok()) {
+        return s;
+      }
+      if (prefix.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, "a quota line needs holder_prefix=PREFIX"));
+      }
+      table.holder_limits[prefix] = limits;
+      continue;
+    }
+    if (fields.size() < 3) {
       return absl::InvalidArgumentError(
           absl::StrCat(where,
                        "expected 'ROLE NAME SHA256' or 'ROLE NAME "
-                       "cert', found ",
+                       "cert' (then caps, key=value), found ",
                        fields.size(), " field(s)"));
     }
     absl::StatusOr<Role> role = RoleFromName(fields[0]);
@@ -108,6 +153,14 @@ absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
           "reader"));
     }
     const std::string name(fields[1]);
+    if (fields.size() > 3) {
+      ClaimLimits& limits = table.principal_limits[name];
+      if (absl::Status s = ParseLimits({fields.begin() + 3, fields.end()},
+                                       where, limits, nullptr);
+          !s.ok()) {
+        return s;
+      }
+    }
     if (fields[2] == "cert") {
       table.cert_roles[name] = *role;
       continue;

@@ -41,13 +41,28 @@ std::string NewToken();
 std::string TokenLine(Role role, absl::string_view name,
                       absl::string_view token);
 
+// A cap on claims (server/claims/claims.h, ClaimQuota): live claims at
+// once, and device-hours their live claims hold; 0: no cap.
+struct ClaimLimits {
+  int max_claims = 0;
+  double max_device_hours = 0;
+};
+
 // One parsed tokens file. Lines: "ROLE NAME SHA256HEX" (a bearer token) or
 // "ROLE NAME cert" (a client certificate whose identity is NAME has ROLE;
-// without such a line a verified certificate is an agent for node NAME);
-// '#' starts a comment. Errors name the line: InvalidArgumentError.
+// without such a line a verified certificate is an agent for node NAME),
+// either followed by claim caps for principal NAME, "max_claims=N" and
+// "max_device_hours=H" (docs/security.md, "Claim quotas"); "quota
+// holder_prefix=PREFIX max_claims=N max_device_hours=H" caps the claims
+// whose holder starts with PREFIX, whoever made them; '#' starts a comment.
+// Errors name the line: InvalidArgumentError.
 struct TokenTable {
   std::map<std::string, Principal> by_hash;  // SHA-256 hex -> principal
   std::map<std::string, Role> cert_roles;    // certificate identity -> role
+  // Principal name -> its caps (the last line naming it that gives some).
+  std::map<std::string, ClaimLimits> principal_limits;
+  // Holder prefix -> its caps.
+  std::map<std::string, ClaimLimits> holder_limits;
 };
 absl::StatusOr<TokenTable> ParseTokens(absl::string_view text,
                                        absl::string_view file_name);

@@ -81,6 +81,23 @@ LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
   return env;
 }
 
+LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
+                            absl::string_view kernel, const v1::Claim& claim) {
+  LaunchEnvironment env = LaunchEnv(choice, kernel, claim.id());
+  const v1::Device& device = choice.device();
+  int64_t percent = claim.compute_percent();
+  if (percent == 0 && claim.memory_bytes() > 0 && device.memory_bytes() > 0) {
+    percent = static_cast<int64_t>(
+        (claim.memory_bytes() * 100 + device.memory_bytes() - 1) /
+        device.memory_bytes());
+  }
+  if (percent > 0 && RuntimeVendor(device) == "nvidia") {
+    env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                     absl::StrCat(std::min<int64_t>(percent, 100)));
+  }
+  return env;
+}
+
 std::string ShellQuote(absl::string_view value) {
   return absl::StrCat("'", absl::StrReplaceAll(value, {{"'", "'\\''"}}), "'");
 }

@@ -42,6 +42,15 @@ LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
                             absl::string_view kernel,
                             absl::string_view claim = "");
 
+// The same for the claim `claim` (none when its id is empty); for an NVIDIA
+// device claimed by share (Claim.memory_bytes, compute_percent), also
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the compute share, else the memory
+// share's percentage of the device's memory rounded up. Advisory: CUDA's
+// MPS enforces it only where its control daemon runs; elsewhere (and for
+// other vendors, which have no such variable) only the accounting holds.
+LaunchEnvironment LaunchEnv(const v1::PlacementChoice& choice,
+                            absl::string_view kernel, const v1::Claim& claim);
+
 // `value` in single quotes, safe for any POSIX shell.
 std::string ShellQuote(absl::string_view value);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "selector/device_variables.h"
 #include "selector/suggest.h"
 #include "selector/traits.h"
 
@@ -72,7 +73,8 @@ absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
                                  const Variables& given) {
   std::vector<std::string> missing;
   for (const std::string& name : referenced) {
-    if (given.contains(name)) continue;
+    // The implementation gives those, per candidate device.
+    if (given.contains(name) || IsDeviceVariable(name)) continue;
     std::string entry = name;
     for (const auto& [other, value] : given) {
       if (absl::EqualsIgnoreCase(other, name)) {

@@ -40,8 +40,9 @@ absl::Status CheckMemoryOrder(absl::string_view name);
 absl::Status CheckDeviceKind(absl::string_view name);
 
 // Every name in `referenced` (what the kernel's selectors read, see
-// Selector::variables()) must be in `given`. The error lists the missing
-// names, in order, and says when one was given in another case.
+// Selector::variables()) must be in `given`, except device variables
+// (device_variables.h), which the implementation gives. The error lists the
+// missing names, in order, and says when one was given in another case.
 absl::Status CheckVariablesGiven(const std::vector<std::string>& referenced,
                                  const Variables& given);
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "selector/canonical.h"
+#include "selector/device_variables.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -301,6 +302,11 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
         if (e.runtime_only()) {
           part.runtime_only = true;
         } else {
+          NameSet names;
+          e.AddVariables(names);
+          for (const std::string& name : names) {
+            if (IsDeviceVariable(name)) part.reads_device = true;
+          }
           part.conditions.push_back(e);
         }
       }

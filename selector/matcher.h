@@ -70,7 +70,10 @@ DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
 struct DynamicPart {
   // The non-constant conditions Select can evaluate, in selector order.
   absl::InlinedVector<Expression, 1> conditions;
-  bool runtime_only = false;                // has a runtime-only condition
+  bool runtime_only = false;  // has a runtime-only condition
+  // A condition reads a device variable (device_variables.h): its verdict
+  // differs between device classes, so requests do not share it.
+  bool reads_device = false;
   const TraitSet* target_device = nullptr;  // null: none
 };
 DynamicPart DynamicPartOf(const SelectorAst& ast);

@@ -209,7 +209,7 @@ Selection Select(const Resolution& resolution, const Variables& variables,
     if (e.dynamic) {
       const internal::DynamicPart& part = data.prefix_parts[r];
       bool conditions_hold;
-      if (verdicts == nullptr) {
+      if (verdicts == nullptr || part.reads_device) {
         conditions_hold = internal::ConditionsHold(part, variables);
       } else {
         Verdict& v = verdicts->verdicts_[e.index];

@@ -4,6 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "selector/device_variables.h"
+#include "selector/job_check.h"
 #include "selector/selector.h"
 
 namespace ctxsel::selector {
@@ -241,6 +243,36 @@ TEST(SelectTest, SharedConditionVerdictsGiveTheAnswersOfUnsharedOnes) {
   Variables vars = {{"N", 50}};
   EXPECT_EQ(Select(classes[0], vars, {}, &one_request).index, 0);
   EXPECT_TRUE(Select(classes[1], vars, {}, &one_request).base());
+}
+
+// A condition reading the candidate device's capacity differs between the
+// classes of one request: its verdict is never shared (a shared one gave the
+// small GPU the big-batch variant).
+TEST(SelectTest, DeviceVariableConditionsAreEvaluatedPerClass) {
+  auto list = std::make_shared<const std::vector<Candidate>>(Candidates({
+      {"big_batch", "user={condition(ctxsel_device_memory_gib >= 60)}"},
+      {"small_batch", "user={condition(ctxsel_device_memory_gib >= 8)}"},
+  }));
+  absl::StatusOr<Resolution> r = Resolve(list, std::make_shared<Context>());
+  ASSERT_TRUE(r.ok()) << r.status();
+  Variables full = {{"N", 1}};
+  AddDeviceVariables({.memory_bytes = 80ull << 30, .compute_units = 132}, full);
+  EXPECT_EQ(full.at("ctxsel_device_memory_gib"), 80);
+  EXPECT_EQ(full.at("ctxsel_device_compute_units"), 132);
+  Variables slice = {{"N", 1}};
+  AddDeviceVariables({.memory_bytes = 10ull << 30}, slice);
+  EXPECT_FALSE(slice.contains("ctxsel_device_compute_units"));
+  Variables unknown = {{"N", 1}};
+  AddDeviceVariables({}, unknown);
+
+  ConditionVerdicts one_request;
+  EXPECT_EQ(Select(*r, full, {}, &one_request).index, 0);
+  EXPECT_EQ(Select(*r, slice, {}, &one_request).index, 1);
+  // No capacity reported: the variable is unknown and the conditions fail.
+  EXPECT_TRUE(Select(*r, unknown, {}, &one_request).base());
+  // A job never gives them; CheckVariablesGiven does not ask for them.
+  EXPECT_TRUE(CheckVariablesGiven({"ctxsel_device_memory_gib"}, {}).ok());
+  EXPECT_FALSE(CheckVariablesGiven({"N", "ctxsel_device_memory_gib"}, {}).ok());
 }
 
 }  // namespace

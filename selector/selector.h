@@ -355,14 +355,16 @@ struct Selection {
 };
 
 // The verdicts of candidates' `condition`s for one request, shared by its
-// Select() calls: a candidate's conditions read only the variables, so they
-// hold on every device class or on none, and a request that asks several
-// classes (Resolutions of one candidate list) evaluates each once. Keyed by
+// Select() calls: a candidate's conditions read only the job's variables, so
+// they hold on every device class or on none, and a request that asks several
+// classes (Resolutions of one candidate list) evaluates each once. Conditions
+// that read a device variable (device_variables.h) are the exception: they
+// are evaluated in every Select() and never kept. Keyed by
 // declaration index; it starts over when asked about another candidate
 // list (compared by address: the Resolutions a request asks must stay alive
 // until its last Select(), as the Placer's snapshot keeps them). Not
 // thread-safe. One per request: every Select() given the same
-// ConditionVerdicts must be given the same variables.
+// ConditionVerdicts must be given the same job variables.
 class ConditionVerdicts {
  public:
   ConditionVerdicts() = default;
@@ -387,7 +389,8 @@ class ConditionVerdicts {
 // Selection::runtime_only. Does not parse or score; allocates only for that
 // list (and, with `verdicts`, for more than 16 candidates). With `verdicts`
 // (null: none), conditions another Select of the same request evaluated are
-// not evaluated again.
+// not evaluated again; every Select() given the same `verdicts` must be
+// given the same job variables (device variables may differ).
 Selection Select(const Resolution& resolution, const Variables& variables,
                  TargetDevicesView target_devices,
                  ConditionVerdicts* verdicts = nullptr);

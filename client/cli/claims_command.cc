@@ -39,6 +39,21 @@ std::string WaitedText(const google::protobuf::Duration& d) {
       absl::Trunc(FromProtoDuration(d), absl::Seconds(1)));
 }
 
+// What a claim holds: "whole", "20 GiB", "25%", "20 GiB, 25%".
+std::string ShareText(const v1::Claim& c) {
+  std::string text;
+  if (c.memory_bytes() > 0) {
+    text = absl::StrCat(c.memory_bytes() >> 20, " MiB");
+    if (c.memory_bytes() % (uint64_t{1} << 30) == 0) {
+      text = absl::StrCat(c.memory_bytes() >> 30, " GiB");
+    }
+  }
+  if (c.compute_percent() > 0) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", c.compute_percent(), "%");
+  }
+  return text.empty() ? "whole" : text;
+}
+
 int ListWaiters(const std::vector<std::string>& args) {
   if (!args.empty()) return UsageError(kClaimsCommand);
   auto answer = ConnectToServer()->ListClaimsAndWaiters("");
@@ -69,11 +84,12 @@ int ListClaims(const std::vector<std::string>& args) {
   if (!claims.ok()) return ReportError("claims ls", claims.status());
   v1::ListClaimsResponse response;
   Listing listing;
-  listing.columns = {{"CLAIM"}, {"DEVICE"}, {"NODE"}, {"HOLDER"}, {"EXPIRES"}};
+  listing.columns = {{"CLAIM"},  {"DEVICE"},  {"NODE"},
+                     {"HOLDER"}, {"EXPIRES"}, {"SHARE", true}};
   for (const v1::Claim& c : *claims) {
     *response.add_claims() = c;
-    listing.rows.push_back(
-        {c.id(), c.device(), c.node(), c.holder(), ExpiryText(c)});
+    listing.rows.push_back({c.id(), c.device(), c.node(), c.holder(),
+                            ExpiryText(c), ShareText(c)});
     listing.names.push_back(c.id());
   }
   PrintListing(response, listing);

@@ -235,7 +235,8 @@ const Command kRunCommand = {
     "run",
     "run " CTXSEL_CLI_JOB_FLAGS
     " [--claim=DURATION] "
-    "[--holder=WHO] [--wait=DURATION [--priority=N]] -- COMMAND [ARGS...]",
+    "[--holder=WHO] [--wait=DURATION [--priority=N]] [--memory=SIZE] "
+    "[--compute_percent=N] -- COMMAND [ARGS...]",
     "Claim a device and run COMMAND on it; exit with COMMAND's status.",
     RunRun};
 

@@ -37,6 +37,11 @@ std::string Broken(const v1::Job& job, const v1::PlacementChoice& choice) {
   if (job.require_variant() && choice.base()) {
     return "the base function despite Job.require_variant";
   }
+  if (device.memory_bytes() < job.min_memory_bytes() ||
+      device.compute_units() < job.min_compute_units()) {
+    return absl::StrCat(device.id(),
+                        ", below Job.min_memory_bytes or min_compute_units");
+  }
   return "";
 }
 
@@ -66,7 +71,7 @@ EnvVars RankEnv(const v1::SelectRequest& request,
     return env;
   }
   return launch::LaunchEnv(answer.placement(), request.job().kernel(),
-                           answer.has_claim() ? answer.claim().id() : "");
+                           answer.claim());
 }
 
 std::string FallbackNote(const v1::SelectRequest& request,

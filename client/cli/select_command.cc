@@ -34,6 +34,7 @@
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "client/cli/byte_size.h"
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/launcher_env.h"
@@ -86,6 +87,12 @@ ABSL_FLAG(bool, require_variant, false,
           "function.");
 ABSL_FLAG(bool, same_node, false,
           "select/explain/run: with --count, every rank on one node.");
+ABSL_FLAG(std::string, min_memory, "",
+          "select/explain/run: only devices with at least this much memory, "
+          "e.g. 60GiB (their class's capacity; a host CPU has none).");
+ABSL_FLAG(int, min_compute_units, 0,
+          "select/explain/run: only devices with at least this many compute "
+          "units (SMs, CUs, EUs).");
 ABSL_FLAG(bool, here, false,
           "select/explain/run: only this node's devices (the node id "
           "ctxsel-agent reports as: the host name).");
@@ -100,6 +107,12 @@ ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
           "select/run: when every fitting device is claimed, wait this long "
           "for one in the server's queue (FIFO within a priority; an older "
           "server: retry) before giving up.");
+ABSL_FLAG(std::string, memory, "",
+          "select/run: with --claim, claim this much of the device's memory "
+          "(e.g. 20GiB) instead of the whole device.");
+ABSL_FLAG(int, compute_percent, 0,
+          "select/run: with --claim, claim this percentage (1-100) of the "
+          "device's compute instead of the whole device.");
 ABSL_FLAG(int, priority, 0,
           "select/run: with --wait, the priority in the server's queue, 0 "
           "to 9, higher first; above 0 for the admin role.");
@@ -196,6 +209,18 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
         "--same_node: only with --count=N, N > 1");
   }
   job.set_same_node(absl::GetFlag(FLAGS_same_node));
+  if (const std::string min = absl::GetFlag(FLAGS_min_memory); !min.empty()) {
+    absl::StatusOr<uint64_t> bytes = ParseByteSize(min);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--min_memory: ", bytes.status().message()));
+    }
+    job.set_min_memory_bytes(*bytes);
+  }
+  if (absl::GetFlag(FLAGS_min_compute_units) < 0) {
+    return absl::InvalidArgumentError("--min_compute_units: negative");
+  }
+  job.set_min_compute_units(absl::GetFlag(FLAGS_min_compute_units));
   for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
     job.add_allowed_devices(d);
   }
@@ -243,6 +268,26 @@ absl::StatusOr<v1::SelectRequest> SelectRequestFromFlags(
                                                        : holder);
     request.mutable_claim()->set_priority(absl::GetFlag(FLAGS_priority));
   }
+  const std::string memory = absl::GetFlag(FLAGS_memory);
+  const int percent = absl::GetFlag(FLAGS_compute_percent);
+  if ((!memory.empty() || percent != 0) && !request.has_claim()) {
+    return absl::InvalidArgumentError(
+        "--memory, --compute_percent: a share of a claim; add "
+        "--claim=DURATION");
+  }
+  if (!memory.empty()) {
+    absl::StatusOr<uint64_t> bytes = ParseByteSize(memory);
+    if (!bytes.ok() || *bytes == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--memory: ", bytes.ok() ? "must be more than 0"
+                                                : bytes.status().message()));
+    }
+    request.mutable_claim()->set_memory_bytes(*bytes);
+  }
+  if (percent < 0 || percent > 100) {
+    return absl::InvalidArgumentError("--compute_percent: not in 0..100");
+  }
+  if (percent > 0) request.mutable_claim()->set_compute_percent(percent);
   return request;
 }
 
@@ -276,7 +321,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
             GetDetail<google::rpc::ErrorInfo>(answer.status());
         const std::string reason = info.has_value() ? info->reason() : "";
         if (reason == kReasonClaimWaitExpired ||
-            reason == kReasonClaimQueueFull) {
+            reason == kReasonClaimQueueFull ||
+            reason == kReasonClaimQuotaExceeded) {
           return answer;
         }
       }
@@ -292,8 +338,14 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
       }
       return terms;
     }
-    // Only claimed devices are worth waiting for (not a rate limit).
+    // Only claimed devices are worth waiting for (not a rate limit, nor
+    // one's own quota, which only one's own releases lift).
     if (ExitCodeOf(answer.status()) != kExitExhausted) return answer;
+    if (const std::optional<google::rpc::ErrorInfo> info =
+            GetDetail<google::rpc::ErrorInfo>(answer.status());
+        info.has_value() && info->reason() == kReasonClaimQuotaExceeded) {
+      return answer;
+    }
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return answer;
     notice.Waiting(answer.status());
@@ -456,7 +508,8 @@ int RunExplain(const std::vector<std::string>& args) {
 const Command kSelectCommand = {
     "select",
     "select " CTXSEL_CLI_JOB_FLAGS
-    " [--claim=DURATION [--holder=WHO] [--wait=DURATION [--priority=N]]]"
+    " [--claim=DURATION [--holder=WHO] [--wait=DURATION [--priority=N]]"
+    " [--memory=SIZE] [--compute_percent=N]]"
     " [--format=table|json|env|slurm|dotenv|sbatch [--rank=N]] [--json]",
     "Pick variant, node and device for a job (--claim: and claim it).",
     RunSelect};

@@ -62,13 +62,13 @@ std::string DefaultHolder();
 // every fitting device claimed at once: then, and without a claim, while
 // ExitCodeOf the answer is kExitExhausted (CLAIMS_EXHAUSTED, or STORE_FULL;
 // never a rate or size limit) and `wait` has not passed, tries again with
-// backoff (base/backoff.h: 100ms doubling to 2s, jittered), sleeping through `sleep`, which returns
-// false when the wait should stop (e.g. a signal), and saying on stderr
-// what it waits for (WaitNotice, wait_notice.h). The last answer
-// otherwise. An OK answer
-// that does not keep the job's terms (Job.count ranks, allowed_devices,
-// required_kind, require_variant: a server that predates them ignores
-// them) has its claims released and is FAILED_PRECONDITION saying which.
+// backoff (base/backoff.h: 100ms doubling to 2s, jittered), sleeping through
+// `sleep`, which returns false when the wait should stop (e.g. a signal), and
+// saying on stderr what it waits for (WaitNotice, wait_notice.h). The last
+// answer otherwise. An OK answer that does not keep the job's terms (Job.count
+// ranks, allowed_devices, required_kind, require_variant, min_memory_bytes,
+// min_compute_units: a server that predates them ignores them) has its claims
+// released and is FAILED_PRECONDITION saying which.
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait,
@@ -85,7 +85,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "[--policy=least_loaded|spread|pack] [--nodes=NODE,...] "              \
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
   "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
-  "[--count=N [--same_node]] [--require=KIND] [--require_variant]"
+  "[--count=N [--same_node]] [--require=KIND] [--require_variant] "      \
+  "[--min_memory=SIZE] [--min_compute_units=N]"
 
 }  // namespace ctxsel::cli
 

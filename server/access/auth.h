@@ -99,6 +99,10 @@ class Authorizer {
   // SIGHUP calls this.
   absl::StatusOr<int> Load();
 
+  // The tokens file loaded now, for what else it configures (the claim
+  // caps, TokenTable::principal_limits and holder_limits); never null.
+  std::shared_ptr<const TokenTable> tokens() const { return table(); }
+
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
   // if it may call it. UnauthenticatedError without credentials or with an
   // unknown token; PermissionDeniedError naming the principal, its role

@@ -91,6 +91,28 @@ TEST(ParseTokensTest, BadRoleAndFieldCountNameTheLine) {
             std::string::npos);
 }
 
+TEST(ParseTokensTest, ClaimCapsOnTokenLinesAndQuotaLines) {
+  const std::string text = TokenLine(Role::kLauncher, "slurm", "ctx_a") +
+                           " max_claims=64 max_device_hours=12.5\n"
+                           "admin ops cert max_claims=2\n"
+                           "quota holder_prefix=slurm-42. max_claims=8\n";
+  absl::StatusOr<TokenTable> table = ParseTokens(text, "tokens");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->principal_limits.at("slurm").max_claims, 64);
+  EXPECT_EQ(table->principal_limits.at("slurm").max_device_hours, 12.5);
+  EXPECT_EQ(table->principal_limits.at("ops").max_claims, 2);
+  EXPECT_EQ(table->holder_limits.at("slurm-42.").max_claims, 8);
+  EXPECT_EQ(table->by_hash.at(Sha256Hex("ctx_a")).name, "slurm");
+  for (const char* bad :
+       {"quota max_claims=1\n", "quota holder_prefix=x max_claims=-1\n",
+        "admin ops cert max_claim=2\n", "admin ops cert holder_prefix=x\n"}) {
+    absl::StatusOr<TokenTable> refused = ParseTokens(bad, "t");
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_EQ(refused.status().message().rfind("t:1: ", 0), 0u) << bad;
+  }
+}
+
 TEST(AuthorizerTest, AgentsActOnlyForTheirOwnNode) {
   const Principal agent{"node-a", Role::kAgent};
   EXPECT_TRUE(Authorizer::CheckNode(agent, "node-a").ok());

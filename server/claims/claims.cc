@@ -1,9 +1,11 @@
 #include "server/claims/claims.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/error_reasons.h"
@@ -41,7 +43,9 @@ ClaimRecord ClaimToRecord(const Claim& claim) {
           claim.holder,
           absl::ToUnixMillis(claim.expires),
           claim.owner,
-          claim.slot};
+          claim.slot,
+          claim.share.memory_bytes,
+          claim.share.compute_percent};
 }
 
 Claim ClaimFromRecord(const ClaimRecord& record) {
@@ -51,7 +55,8 @@ Claim ClaimFromRecord(const ClaimRecord& record) {
           record.holder,
           absl::FromUnixMillis(record.expires_unix_ms),
           record.owner,
-          record.slot};
+          record.slot,
+          {record.memory_bytes, record.compute_percent}};
 }
 
 // Answers the Placer's question for one SelectAndClaim, under the book's
@@ -59,23 +64,28 @@ Claim ClaimFromRecord(const ClaimRecord& record) {
 // message.
 class ClaimBook::Room : public placement::ClaimCheck {
  public:
-  explicit Room(const ClaimBook& book) ABSL_EXCLUSIVE_LOCKS_REQUIRED(book.mu_)
-      : book_(book) {}
+  Room(const ClaimBook& book, const ClaimShare& share)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(book.mu_)
+      : book_(book), share_(share) {}
   bool HasRoom(const std::string& device_id,
-               int32_t claim_capacity) const override
+               const DeviceProperties& device) const override
       ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the constructor's caller holds mu_
-    auto it = book_.held_.find(device_id);
-    if (it == book_.held_.end() ||
-        static_cast<int64_t>(it->second.size()) < claim_capacity) {
-      return true;
-    }
-    refused_.insert(device_id);
-    return false;
+    const Held held = book_.HeldOn(device_id);
+    const bool room =
+        share_.whole()
+            ? held.shares == 0 && held.whole < device.claim_capacity
+            : held.whole == 0 && share_.memory_bytes <= device.memory_bytes &&
+                  held.memory_bytes <=
+                      device.memory_bytes - share_.memory_bytes &&
+                  held.compute_percent + share_.compute_percent <= 100;
+    if (!room) refused_.insert(device_id);
+    return room;
   }
   const std::set<std::string>& refused() const { return refused_; }
 
  private:
   const ClaimBook& book_;
+  const ClaimShare share_;
   mutable std::set<std::string> refused_;
 };
 
@@ -118,15 +128,39 @@ absl::StatusOr<Claim*> ClaimBook::FindLive(const std::string& id,
   return &it->second;
 }
 
-int ClaimBook::FreeSlot(const std::string& device) const {
+int ClaimBook::FreeSlot(const std::string& device,
+                        const ClaimShare& share) const {
   auto it = held_.find(device);
-  int slot = 0;
+  int slot = share.whole() ? 0 : kFirstShareSlot;
   if (it == held_.end()) return slot;
   while (it->second.count(slot) > 0) ++slot;
   return slot;
 }
 
+ClaimBook::Held ClaimBook::HeldOn(const std::string& device) const {
+  Held held;
+  auto it = held_.find(device);
+  if (it == held_.end()) return held;
+  const auto first_share = it->second.lower_bound(kFirstShareSlot);
+  held.whole = static_cast<int>(std::distance(it->second.begin(), first_share));
+  held.shares = static_cast<int>(it->second.size()) - held.whole;
+  if (auto s = shared_.find(device); s != shared_.end()) {
+    held.memory_bytes = s->second.memory_bytes;
+    held.compute_percent = s->second.compute_percent;
+  }
+  return held;
+}
+
 void ClaimBook::Insert(Claim claim) {
+  if (!claim.share.whole()) {
+    // A store that keeps no places (SQLite) loads every claim at place 0.
+    if (claim.slot < kFirstShareSlot) {
+      claim.slot = FreeSlot(claim.device, claim.share);
+    }
+    ClaimShare& sum = shared_[claim.device];
+    sum.memory_bytes += claim.share.memory_bytes;
+    sum.compute_percent += claim.share.compute_percent;
+  }
   held_[claim.device].insert(claim.slot);
   by_expiry_.emplace(claim.expires, claim.id);
   std::string id = claim.id;
@@ -141,6 +175,12 @@ void ClaimBook::Erase(const std::string& id) {
   auto held = held_.find(claim.device);
   held->second.erase(held->second.find(claim.slot));
   if (held->second.empty()) held_.erase(held);
+  if (!claim.share.whole()) {
+    auto sum = shared_.find(claim.device);
+    sum->second.memory_bytes -= claim.share.memory_bytes;
+    sum->second.compute_percent -= claim.share.compute_percent;
+    if (sum->second.whole()) shared_.erase(sum);
+  }
   by_id_.erase(it);
 }
 
@@ -170,6 +210,52 @@ absl::Status ClaimBook::WithFirstExpiry(absl::Status refused,
         kReasonClaimsExhausted, {{"first_expiry", at}});
   }
   return refused;
+}
+
+absl::Status ClaimBook::CheckQuotaLocked(const std::string& owner,
+                                         const std::string& holder, int claims,
+                                         absl::Duration duration,
+                                         absl::Time now,
+                                         const std::string& renewing) const {
+  if (!options_.quotas) return absl::OkStatus();
+  for (const ClaimQuota& q : options_.quotas(owner, holder)) {
+    const bool by_owner = q.holder_prefix.empty();
+    int live = 0;
+    double hours = 0;
+    for (const auto& [id, claim] : by_id_) {
+      if (claim.expires <= now || id == renewing) continue;
+      if (by_owner ? claim.owner != q.owner
+                   : !absl::StartsWith(claim.holder, q.holder_prefix)) {
+        continue;
+      }
+      ++live;
+      hours += absl::ToDoubleHours(claim.expires - now);
+    }
+    const double asked = claims * absl::ToDoubleHours(duration);
+    const std::string who =
+        by_owner ? absl::StrCat("principal '", q.owner, "'")
+                 : absl::StrCat("holders '", q.holder_prefix, "*'");
+    std::string over;
+    if (q.max_claims > 0 && live + claims > q.max_claims) {
+      over = absl::StrCat(who, " holds ", live, " live claims of at most ",
+                          q.max_claims);
+    } else if (q.max_device_hours > 0 && hours + asked > q.max_device_hours) {
+      over = absl::StrFormat(
+          "%s holds %.2f device-hours and asks %.2f more, of at most %g", who,
+          hours, asked, q.max_device_hours);
+    }
+    if (over.empty()) continue;
+    return WithErrorInfo(
+        absl::ResourceExhaustedError(
+            absl::StrCat("claim quota: ", over,
+                         " (tokens file; release or let claims expire first)")),
+        kReasonClaimQuotaExceeded,
+        {{"scope", by_owner ? "principal" : "holder_prefix"},
+         {"name", by_owner ? q.owner : q.holder_prefix},
+         {"max_claims", absl::StrCat(q.max_claims)},
+         {"max_device_hours", absl::StrCat(q.max_device_hours)}});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ClaimBook::CheckClaim(absl::Duration duration,
@@ -253,9 +339,20 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::TrySelectAndClaim(
     const absl::Time now = options_.now();
     // What expired goes to the waiters first.
     ExpireLocked(now, ready);
-    claimed =
-        SelectLocked(placer, job, duration, holder, owner, now, {}, learned);
-    if (wait != nullptr && absl::IsResourceExhausted(claimed.status())) {
+    absl::Status quota =
+        CheckQuotaLocked(owner, holder, job.count, duration, now);
+    if (!quota.ok()) {
+      claimed = quota;  // never queued: waiting does not lift one's own cap
+    } else if (wait != nullptr && reserved_) {
+      // A promoted waiter keeps what frees up: behind it in the queue.
+      claimed = absl::ResourceExhaustedError(
+          "the devices that free up are kept for a promoted waiter ahead");
+    } else {
+      claimed =
+          SelectLocked(placer, job, duration, holder, owner, now, {}, learned);
+    }
+    if (wait != nullptr && quota.ok() &&
+        absl::IsResourceExhausted(claimed.status())) {
       Waiter w;
       w.priority = wait->priority;
       w.kernel = job.kernel;
@@ -286,10 +383,16 @@ void ClaimBook::ExpireLocked(absl::Time now, Ready* ready) {
 
 void ClaimBook::ServeLocked(absl::Time now, Ready* ready) {
   freed_ = false;
+  reserved_ = false;
   for (uint64_t id : queue_.Order()) {
     Pending& p = pending_.at(id);
-    absl::StatusOr<Claimed> claimed = absl::UnknownError("");
-    for (int attempt = 0; attempt < 3; ++attempt) {
+    // Over its owner's cap (it claimed more since it queued): it waits for
+    // its own claims to end.
+    const absl::Status quota =
+        CheckQuotaLocked(p.owner, p.holder, p.job.count, p.duration, now);
+    absl::StatusOr<Claimed> claimed =
+        quota.ok() ? absl::UnknownError("not tried") : quota;
+    for (int attempt = 0; attempt < 3 && quota.ok(); ++attempt) {
       bool learned = false;
       claimed = SelectLocked(*p.placer, p.job, p.duration, p.holder, p.owner,
                              now, {}, &learned);
@@ -301,6 +404,13 @@ void ClaimBook::ServeLocked(absl::Time now, Ready* ready) {
         absl::IsAborted(claimed.status())) {
       if (absl::IsResourceExhausted(claimed.status())) {
         p.last = claimed.status();
+      }
+      // The starvation bound for a waiter of several devices: once
+      // promoted it would still lose every device that frees to the
+      // one-device waiters behind it, so those wait until it is served.
+      if (quota.ok() && p.job.count > 1 && queue_.Find(id)->promoted) {
+        reserved_ = true;
+        break;
       }
       continue;
     }
@@ -322,6 +432,7 @@ void ClaimBook::CancelWaiter(uint64_t id, absl::Status status) {
     auto it = pending_.find(id);
     if (it == pending_.end()) return;
     queue_.Remove(id);
+    freed_ |= reserved_;  // the next Tick serves the ones behind it
     ready.emplace_back(std::move(it->second.done), std::move(status));
     pending_.erase(it);
   }
@@ -346,6 +457,7 @@ void ClaimBook::Tick(bool fleet_changed) {
       queue_.Remove(id);
       ready.emplace_back(std::move(p.done), std::move(expired));
       pending_.erase(id);
+      freed_ |= reserved_;  // the reserving waiter may be the one gone
     }
     const int64_t expired_before = expired_.load();
     ExpireLocked(now, &ready);
@@ -371,7 +483,7 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
     const placement::Placer& placer, const Job& job, absl::Duration duration,
     const std::string& holder, const std::string& owner, absl::Time now,
     ClaimBatch batch, bool* learned) {
-  Room room(*this);
+  Room room(*this, job.share);
   absl::StatusOr<placement::Placement> placement = placer.Select(job, &room);
   if (!placement.ok()) {
     if (!batch.expired.empty()) store_->ApplyClaims(batch).IgnoreError();
@@ -395,7 +507,8 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
     claim.holder = holder;
     claim.owner = owner;
     claim.expires = WholeMillis(now + duration);
-    claim.slot = FreeSlot(claim.device);
+    claim.share = job.share;
+    claim.slot = FreeSlot(claim.device, claim.share);
     batch.puts.push_back(ClaimToRecord(claim));
     claims.push_back(std::move(claim));
   }
@@ -458,6 +571,8 @@ absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   CTXSEL_ASSIGN_OR_RETURN(Claim * live, FindLive(id, now));
+  CTXSEL_RETURN_IF_ERROR(
+      CheckQuotaLocked(live->owner, live->holder, 1, duration, now, id));
   Claim renewed = *live;
   renewed.expires = WholeMillis(now + duration);
   ClaimBatch batch;

@@ -4,7 +4,14 @@
 // a device that still has claim room (fewer live claims than its
 // claim_capacity, 1 unless the device declares more) and records the claim
 // in one step, under the book's lock, so concurrent launchers never get the
-// same device beyond its capacity. Claims are written through the Store
+// same device beyond its capacity. A claim may instead hold a share of a
+// device (Job::share: memory, a percentage of compute): the shares of one
+// device add up to at most its memory and 100% of its compute, a device
+// with shares is not claimed whole and a device claimed whole takes no
+// share. The book checks that under its lock, against every claim it knows:
+// with replicas on etcd, two replicas granting shares of one device in the
+// same instant are not guarded against each other by the store (whole
+// claims are, by their places). Claims are written through the Store
 // (server/store/store.h) before the caller answers, loaded again at start (the
 // expired ones dropped), and end when released or when the injected clock
 // passes their expiry.
@@ -24,9 +31,13 @@
 // (devices added, and releases by other replicas, at the next Tick): a waiter
 // whose retry finds no room (no fitting device is free) stays where it is, and
 // the next one is tried, so a waiter is passed over only for a device it cannot
-// use. Waits are per book: with replicas on one store (server/replicas/), each
-// replica queues and orders its own callers, and serves them when another
-// replica's release reaches it.
+// use. A waiter for several devices (Job::count) could still lose each device
+// that frees to one-device waiters behind it: once the starvation bound has
+// promoted it, the waiters behind it (and new calls that would wait) are not
+// tried while it lacks room, so freed devices gather for it. A claiming
+// Select that does not wait still takes free room at once. Waits are per book:
+// with replicas on one store (server/replicas/), each replica queues and orders
+// its own callers, and serves them when another replica's release reaches it.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef CTXSEL_SERVER_CLAIMS_CLAIMS_H_
@@ -69,8 +80,25 @@ struct Claim {
   // renew or release it. Empty: made without authentication.
   std::string owner;
   // Which of the device's claim_capacity places it holds: the lowest free
-  // one when made (ClaimRecord::slot).
+  // one when made (ClaimRecord::slot); a share's places are numbered from
+  // kFirstShareSlot, so that a store guarding places (etcd) keeps each
+  // share's key apart from the whole device's.
   int slot = 0;
+  // The part of the device it holds (Job::share); whole() for all of it.
+  ClaimShare share;
+};
+
+inline constexpr int kFirstShareSlot = 1 << 20;
+
+// A cap on live claims: those of one principal (`owner`), or of the holders
+// that start with `holder_prefix` (e.g. one Slurm job's "slurm-42."). Zero:
+// no cap. Device-hours are what the live claims still hold: the time left
+// on each, summed; a new claim (or a renewal) counts its whole duration.
+struct ClaimQuota {
+  std::string owner;
+  std::string holder_prefix;
+  int max_claims = 0;
+  double max_device_hours = 0;
 };
 
 struct ClaimOptions {
@@ -81,6 +109,12 @@ struct ClaimOptions {
   std::function<std::string()> new_id;
   // The queue of SelectAndClaimOrWait.
   WaitQueueOptions queue;
+  // The caps on a claim by `owner` for `holder` (every one that applies);
+  // unset: none. Asked on each claim and renewal, under the book's lock, so
+  // a reloaded tokens file applies to the next claim.
+  std::function<std::vector<ClaimQuota>(const std::string& owner,
+                                        const std::string& holder)>
+      quotas;
 };
 
 class ClaimBook {
@@ -104,12 +138,14 @@ class ClaimBook {
   // the device it picks for `duration`, as one step; the claim is durable
   // when this returns OK. Errors: Select's; InvalidArgumentError for
   // claim.duration (not positive, above the limit) or an empty
-  // claim.holder; ResourceExhaustedError when every fitting device is
-  // claimed: "all 8 fitting devices are claimed; the first claim expires
-  // at 2024-05-01T10:00:00Z (in 42s)"; the store's error (nothing claimed).
-  // When the store says another server took the place (ABORTED), the book
-  // learns that claim (Store::ClaimsHolding, else Store::CatchUp) and
-  // selects again, eight attempts at most.
+  // claim.holder; ResourceExhaustedError with reason CLAIM_QUOTA_EXCEEDED
+  // when the claim would take its owner or holder past a ClaimQuota
+  // (checked before the pick, never queued); ResourceExhaustedError when
+  // every fitting device is claimed: "all 8 fitting devices are claimed; the
+  // first claim expires at 2024-05-01T10:00:00Z (in 42s)"; the store's error
+  // (nothing claimed). When the store says another server took the place
+  // (ABORTED), the book learns that claim (Store::ClaimsHolding, else
+  // Store::CatchUp) and selects again, eight attempts at most.
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
@@ -161,7 +197,8 @@ class ClaimBook {
 
   // The claim then expires `duration` from now. NotFoundError for a claim
   // that is unknown, released or expired; InvalidArgumentError for
-  // `duration` as above.
+  // `duration` as above; CLAIM_QUOTA_EXCEEDED when the longer claim passes
+  // its owner's or holder's device-hours.
   absl::StatusOr<Claim> Renew(const std::string& id, absl::Duration duration);
 
   // Ends a claim now. NotFoundError as for Renew.
@@ -224,6 +261,14 @@ class ClaimBook {
                                        const std::string& owner, absl::Time now,
                                        ClaimBatch batch, bool* learned)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // CLAIM_QUOTA_EXCEEDED when `claims` more claims of `duration` by `owner`
+  // for `holder` (besides `renewing`, a claim id being renewed, not counted
+  // twice) pass a cap of ClaimOptions::quotas.
+  absl::Status CheckQuotaLocked(const std::string& owner,
+                                const std::string& holder, int claims,
+                                absl::Duration duration, absl::Time now,
+                                const std::string& renewing = "") const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Retries the waiters in the queue's order (see the file comment).
   void ServeLocked(absl::Time now, Ready* ready)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -231,8 +276,18 @@ class ClaimBook {
   // some, serves the waiters.
   void ExpireLocked(absl::Time now, Ready* ready)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The lowest place on `device` no known claim holds.
-  int FreeSlot(const std::string& device) const
+  // The lowest place on `device` no known claim holds, from 0 for the
+  // whole device, from kFirstShareSlot for a share.
+  int FreeSlot(const std::string& device, const ClaimShare& share) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the known claims hold of `device`.
+  struct Held {
+    int whole = 0;              // claims of the whole device (places)
+    int shares = 0;             // claims of a share
+    uint64_t memory_bytes = 0;  // the shares' sums
+    int32_t compute_percent = 0;
+  };
+  Held HeldOn(const std::string& device) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckDuration(absl::Duration duration,
                              absl::string_view field) const;
@@ -261,6 +316,8 @@ class ClaimBook {
   // device; their number is the device's claim count.
   absl::flat_hash_map<std::string, std::multiset<int>> held_
       ABSL_GUARDED_BY(mu_);
+  // The sums of the shares held per device (devices with shares only).
+  absl::flat_hash_map<std::string, ClaimShare> shared_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, std::string>> by_expiry_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> expired_{0};
   WaitQueue queue_ ABSL_GUARDED_BY(mu_);
@@ -268,6 +325,10 @@ class ClaimBook {
   // Room was freed where no waiter was retried (ApplyStoredDelete): the
   // next Tick retries them.
   bool freed_ ABSL_GUARDED_BY(mu_) = false;
+  // A promoted waiter of several devices found too few free (ServeLocked):
+  // the waiters behind it, and new calls that would wait, are not tried
+  // until the next ServeLocked, so the devices that free up gather for it.
+  bool reserved_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // The stored form of a claim and back.

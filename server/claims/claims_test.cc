@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_details.h"
@@ -46,6 +47,18 @@ class ClaimBookTest : public ::testing::Test {
     ClaimOptions options;
     options.now = [this] { return now_; };
     options.max_duration = absl::Hours(1);
+    options.quotas = [this](const std::string& owner,
+                            const std::string& holder) {
+      std::vector<ClaimQuota> out;
+      for (const ClaimQuota& q : quotas_) {
+        if (q.holder_prefix.empty()
+                ? q.owner == owner
+                : absl::StartsWith(holder, q.holder_prefix)) {
+          out.push_back(q);
+        }
+      }
+      return out;
+    };
     auto book = ClaimBook::Open(store_.get(), options);
     ASSERT_TRUE(book.ok()) << book.status();
     book_ = *std::move(book);
@@ -71,7 +84,8 @@ class ClaimBookTest : public ::testing::Test {
     return c->claim.device;
   }
 
-  absl::Status last_status_;  // ClaimOne's last refusal
+  std::vector<ClaimQuota> quotas_;  // what ClaimOptions::quotas answers
+  absl::Status last_status_;        // ClaimOne's last refusal
   std::string dir_;
   absl::Time now_ = absl::FromUnixSeconds(1700000000);
   placement::Placer placer_;
@@ -275,6 +289,82 @@ TEST_F(ClaimBookTest, ConcurrentClaimsNeverShareADevice) {
   EXPECT_EQ(exhausted, kLaunchers - kDevices);
 }
 
+// --- Shares and quotas (issue 24) ---
+
+TEST_F(ClaimBookTest, SharesNeverOverCommitAndSurviveARestart) {
+  std::vector<Device> devices = {MakeDevice("n", 0, Kind::kH100)};
+  devices[0].properties.memory_bytes = uint64_t{80} << 30;
+  ASSERT_TRUE(placer_.SetNodeDevices("n", devices).ok());
+  Job share = SaxpyJob();
+  share.share.memory_bytes = uint64_t{20} << 30;
+  auto claim = [&](const Job& job) {
+    return book_->SelectAndClaim(placer_, job, kFiveMinutes, "s", "alice");
+  };
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    auto c = claim(share);
+    ASSERT_TRUE(c.ok()) << i << ": " << c.status();
+    EXPECT_EQ(c->claim.share.memory_bytes, uint64_t{20} << 30);
+    ids.push_back(c->claim.id);
+  }
+  EXPECT_EQ(claim(share).status().code(), absl::StatusCode::kResourceExhausted);
+  // The whole device is not free, and shares are not free while it is held.
+  EXPECT_EQ(claim(SaxpyJob()).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  Reopen();  // SQLite keeps the shares
+  EXPECT_EQ(claim(share).status().code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(book_->Release(ids[0]).ok());
+  Job compute = SaxpyJob();
+  compute.share.compute_percent = 60;
+  EXPECT_TRUE(claim(compute).ok());  // 20 GiB left; no compute used yet
+  compute.share.compute_percent = 50;
+  EXPECT_EQ(claim(compute).status().code(),
+            absl::StatusCode::kResourceExhausted);  // 60 + 50 > 100
+  for (const Claim& c : book_->List("")) ASSERT_TRUE(book_->Release(c.id).ok());
+  EXPECT_TRUE(claim(SaxpyJob()).ok());
+  EXPECT_EQ(claim(share).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(ClaimBookTest, QuotasCapLiveClaimsAndDeviceHours) {
+  AddGpus(4);
+  quotas_ = {{"alice", "", /*max_claims=*/2, 0},
+             {"", "job7.", /*max_claims=*/1, 0},
+             {"bob", "", 0, /*max_device_hours=*/1}};
+  auto claim = [&](const std::string& owner, const std::string& holder,
+                   absl::Duration d) {
+    return book_->SelectAndClaim(placer_, SaxpyJob(), d, holder, owner);
+  };
+  ASSERT_TRUE(claim("alice", "a1", kFiveMinutes).ok());
+  ASSERT_TRUE(claim("alice", "a2", kFiveMinutes).ok());
+  auto over = claim("alice", "a3", kFiveMinutes);
+  ASSERT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(over.status().message(),
+              HasSubstr("principal 'alice' holds 2 live claims of at most 2"));
+  auto info = GetDetail<google::rpc::ErrorInfo>(over.status());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->reason(), kReasonClaimQuotaExceeded);
+  EXPECT_EQ(info->metadata().at("scope"), "principal");
+  // Another principal is not capped by alice's quota; a holder prefix caps
+  // whoever claims for it.
+  auto carol = claim("carol", "job7.0", kFiveMinutes);
+  ASSERT_TRUE(carol.ok());
+  auto again = claim("dave", "job7.1", kFiveMinutes);
+  EXPECT_THAT(again.status().message(), HasSubstr("holders 'job7.*'"));
+  // Device-hours: the time left on live claims, plus what is asked.
+  auto b1 = claim("bob", "b", absl::Minutes(40));
+  ASSERT_TRUE(b1.ok());
+  EXPECT_THAT(claim("bob", "b", absl::Minutes(40)).status().message(),
+              HasSubstr("device-hours"));
+  EXPECT_EQ(book_->Renew(b1->claim.id, absl::Minutes(59)).status().code(),
+            absl::StatusCode::kOk);
+  EXPECT_EQ(book_->Renew(b1->claim.id, absl::Minutes(61)).status().code(),
+            absl::StatusCode::kInvalidArgument);  // over max_duration (1 h)
+  now_ += absl::Minutes(40);                      // 19 minutes left on b1
+  EXPECT_TRUE(claim("bob", "b", absl::Minutes(40)).ok());
+  // Ended claims no longer count (carol's expired 35 minutes ago).
+  EXPECT_TRUE(claim("dave", "job7.1", kFiveMinutes).ok());
+}
+
 // --- Waiting in the queue (SelectAndClaimOrWait) ---
 
 // One waiting call's answer, as the RPC edge would get it.
@@ -438,6 +528,42 @@ TEST_F(ClaimWaitTest, BoundsAndBadRequests) {
   EXPECT_EQ(Wait(SaxpyJob(), 0, absl::Hours(25)), 0u);
   EXPECT_THAT(answers_[4]->result.status().message(), HasSubstr("claim.wait"));
   EXPECT_EQ(book_->waiter_count(), 2);
+}
+
+// The starvation bound for a waiter of several devices: once promoted, the
+// devices that free up gather for it instead of going one by one to the
+// one-device waiters behind it (before, `small2` took the device released
+// second and `pair` waited on).
+TEST_F(ClaimWaitTest, APromotedWaiterForTwoDevicesIsNotStarvedByOnes) {
+  ClaimOptions options;
+  options.now = [this] { return now_; };
+  options.queue.max_overtakes = 1;
+  auto book = ClaimBook::Open(store_.get(), options);
+  ASSERT_TRUE(book.ok());
+  book_ = *std::move(book);
+  AddGpus(2);
+  ASSERT_EQ(ClaimOne(), "n/0");
+  const std::string g0 = last_.id;
+  ASSERT_EQ(ClaimOne(), "n/1");
+  const std::string g1 = last_.id;
+  Job pair = SaxpyJob();
+  pair.count = 2;
+  ASSERT_GT(Wait(pair, 0, absl::Minutes(1), "pair"), 0u);
+  ASSERT_GT(Wait(SaxpyJob(), 0, absl::Minutes(1), "small1"), 0u);
+  ASSERT_GT(Wait(SaxpyJob(), 0, absl::Minutes(1), "small2"), 0u);
+  ASSERT_TRUE(book_->Release(g0).ok());
+  // pair needs two: small1 takes n/0, and pair is overtaken (promoted).
+  EXPECT_THAT(Granted(), ::testing::ElementsAre(1));
+  ASSERT_TRUE(book_->Waiters().front().promoted);
+  ASSERT_TRUE(book_->Release(g1).ok());
+  // n/1 is kept for pair: small2 waits behind it.
+  EXPECT_THAT(Granted(), ::testing::ElementsAre(1));
+  // A new waiter queues behind it too, without taking n/1.
+  ASSERT_GT(Wait(SaxpyJob(), 0, absl::Minutes(1), "late"), 0u);
+  EXPECT_THAT(Granted(), ::testing::ElementsAre(1));
+  ASSERT_TRUE(book_->Release(answers_[1]->result->claim.id).ok());
+  EXPECT_THAT(Granted(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(answers_[0]->result->rank_claims.size(), 2u);
 }
 
 }  // namespace

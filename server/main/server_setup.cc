@@ -328,8 +328,28 @@ bool RunningServer::store_stale() const {
 }
 
 absl::Status RunningServer::OpenClaims() {
+  ClaimOptions options;
+  // The caps of the tokens file (docs/security.md, "Claim quotas"), read
+  // on each claim so that a SIGHUP's reload applies to the next one.
+  options.quotas = [authorizer = authorizer_.get()](const std::string& owner,
+                                                    const std::string& holder) {
+    std::vector<ClaimQuota> quotas;
+    const std::shared_ptr<const TokenTable> tokens = authorizer->tokens();
+    if (auto it = tokens->principal_limits.find(owner);
+        !owner.empty() && it != tokens->principal_limits.end()) {
+      quotas.push_back(
+          {owner, "", it->second.max_claims, it->second.max_device_hours});
+    }
+    for (const auto& [prefix, limits] : tokens->holder_limits) {
+      if (absl::StartsWith(holder, prefix)) {
+        quotas.push_back(
+            {"", prefix, limits.max_claims, limits.max_device_hours});
+      }
+    }
+    return quotas;
+  };
   absl::StatusOr<std::unique_ptr<ClaimBook>> claims =
-      ClaimBook::Open(store_.get());
+      ClaimBook::Open(store_.get(), std::move(options));
   if (!claims.ok()) {
     return absl::Status(
         claims.status().code(),

@@ -61,6 +61,14 @@ struct Device {
   DeviceIdentity identity;
 };
 
+// A part of one device that a claim holds (ClaimRequest.memory_bytes,
+// compute_percent); both 0: the whole device.
+struct ClaimShare {
+  uint64_t memory_bytes = 0;
+  int32_t compute_percent = 0;  // 0..100
+  bool whole() const { return memory_bytes == 0 && compute_percent == 0; }
+};
+
 // A job launcher's question: which variant of `kernel`, on which device?
 struct Job {
   std::string kernel;
@@ -84,6 +92,13 @@ struct Job {
   bool require_variant = false;
   // With count > 1: every rank on one node.
   bool same_node = false;
+  // The least capacity a chosen device's class must have (0: any); a host
+  // CPU's class has none (ClassCapacityOf, server/placement/device_class.h).
+  uint64_t min_memory_bytes = 0;
+  int32_t min_compute_units = 0;
+  // With a claim: the share of each chosen device it takes (placement then
+  // skips devices without that much left; server/claims/claims.h).
+  ClaimShare share;
 };
 
 // The most devices one Select may place (Job::count) or name

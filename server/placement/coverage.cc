@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "selector/device_variables.h"
 #include "selector/job_check.h"
 #include "server/model/kernel_errors.h"
 #include "server/placement/device_class.h"
@@ -88,12 +89,14 @@ class Units {
     for (const auto& [node, devices] : by_node) {
       std::vector<std::pair<int32_t, const DeviceClass*>> slots;
       for (const Device* d : devices) {
-        const std::string key = DeviceClassKey(d->traits, d->sycl_architecture);
+        const selector::DeviceCapacity capacity = ClassCapacityOf(*d);
+        const std::string key =
+            DeviceClassKey(d->traits, d->sycl_architecture, capacity);
         const DeviceClass*& c = live_classes[key];
         if (c == nullptr) {
           owned_classes_.push_back(std::make_unique<DeviceClass>(
               MakeDeviceClass(-static_cast<int>(owned_classes_.size()) - 1,
-                              d->traits, d->sycl_architecture)));
+                              d->traits, d->sycl_architecture, capacity)));
           c = owned_classes_.back().get();
         }
         slots.emplace_back(d->index, c);
@@ -203,9 +206,14 @@ absl::StatusOr<std::vector<Point>> MakePoints(const CoverageQuery& q) {
   return points;
 }
 
+// Whether the candidate reads a job variable (device variables are the
+// class's: known here).
 bool ReadsVariables(const selector::Resolution& res,
                     const selector::Resolution::Entry& e) {
-  return !res.declared()[e.index].selector.variables().empty();
+  for (const std::string& name : res.declared()[e.index].selector.variables()) {
+    if (!selector::IsDeviceVariable(name)) return true;
+  }
+  return false;
 }
 
 // The verdict of `kernel` on `u` at `p` (see ClassCoverage).
@@ -242,8 +250,12 @@ absl::StatusOr<ClassCoverage> Judge(const KernelEntry& kernel, const Unit& u,
       return c;
     }
   }
+  selector::Variables variables = p.job.variables;
+  if (kernel.reads_device_variables()) {
+    selector::AddDeviceVariables(u.device_class->capacity, variables);
+  }
   const selector::Selection s = selector::Select(
-      *res, p.job.variables, u.layout->TargetDevicesFor(u.device_class->id));
+      *res, variables, u.layout->TargetDevicesFor(u.device_class->id));
   if (s.base()) {
     c.outcome = CoverageOutcome::kBase;
     return c;

@@ -32,6 +32,9 @@ struct Unit {
   int suspect_count = 0;  // left out: on suspect nodes
   std::string reason;     // why rejected; empty when eligible
   std::optional<selector::Resolution> resolution;
+  // The job's variables and the class's device variables, when the kernel
+  // reads some (KernelEntry::reads_device_variables); unset: the job's.
+  std::optional<selector::Variables> variables;
   selector::Selection selection;
   bool winner = false;
 
@@ -153,19 +156,48 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
   return units;
 }
 
+// The capacity minimums (Job::min_memory_bytes, min_compute_units) against
+// the class's capacity; why not, or empty.
+std::string CapacityShortfall(const Job& job,
+                              const selector::DeviceCapacity& have) {
+  auto has = [&](const selector::DeviceCapacity& part) {
+    return part.memory_bytes + part.compute_units == 0
+               ? std::string("none reported")
+               : CapacityText(part);
+  };
+  if (job.min_memory_bytes > have.memory_bytes) {
+    return absl::StrCat("min_memory: needs ",
+                        CapacityText({.memory_bytes = job.min_memory_bytes}),
+                        ", the class has ",
+                        has({.memory_bytes = have.memory_bytes}));
+  }
+  if (job.min_compute_units > have.compute_units) {
+    return absl::StrCat("min_compute_units: needs ", job.min_compute_units,
+                        ", the class has ",
+                        has({.compute_units = have.compute_units}));
+  }
+  return "";
+}
+
 void CheckFilter(const Request& r, Unit& u) {
   if (!r.job->required_kind.empty() &&
       !u.device_class->traits.kind.contains(r.job->required_kind)) {
     u.reason = absl::StrCat("required_kind: not a ", r.job->required_kind);
     return;
   }
-  if (r.device_filter == nullptr) return;
   std::string reason;
-  if (!r.device_filter->Matches(u.device_class->traits,
+  if (r.device_filter != nullptr &&
+      !r.device_filter->Matches(u.device_class->traits,
                                 u.layout->TargetDevicesFor(u.device_class->id),
                                 &reason)) {
     u.reason = absl::StrCat("device_filter: ", reason);
+    return;
   }
+  u.reason = CapacityShortfall(*r.job, u.device_class->capacity);
+}
+
+const selector::Variables& VariablesOf(const Request& r, const Unit& u) {
+  return u.variables.has_value() ? *u.variables : r.job->variables;
 }
 
 absl::Status Evaluate(const Request& r, Unit& u) {
@@ -178,7 +210,13 @@ absl::Status Evaluate(const Request& r, Unit& u) {
                               "job", res.status().message());
   }
   u.resolution = *std::move(res);
-  u.selection = selector::Select(*u.resolution, r.job->variables,
+  if (r.kernel->reads_device_variables()) {
+    // Classes x variables, never devices: every device of a class has its
+    // capacity.
+    u.variables = r.job->variables;
+    selector::AddDeviceVariables(u.device_class->capacity, *u.variables);
+  }
+  u.selection = selector::Select(*u.resolution, VariablesOf(r, u),
                                  u.layout->TargetDevicesFor(u.device_class->id),
                                  r.condition_verdicts);
   return absl::OkStatus();
@@ -316,6 +354,7 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.device_class_short_name = u.device_class->short_name;
   c.traits = u.device_class->traits;
   c.sycl_architecture = u.device_class->sycl_architecture;
+  c.capacity = u.device_class->capacity;
   c.node_layout = LayoutText(u);
   c.device_count = u.device_count;
   c.eligible_device_count = u.eligible_count;
@@ -325,7 +364,7 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.winner = u.winner;
   if (u.resolution.has_value()) {
     c.explanation =
-        selector::Explain(*u.resolution, u.selection, r.job->variables,
+        selector::Explain(*u.resolution, u.selection, VariablesOf(r, u),
                           u.layout->TargetDevicesFor(u.device_class->id));
   }
   return c;

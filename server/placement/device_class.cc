@@ -38,15 +38,36 @@ void SortSlots(std::vector<std::pair<int32_t, const DeviceClass*>>& slots) {
 
 }  // namespace
 
+selector::DeviceCapacity ClassCapacityOf(const Device& device) {
+  if (device.traits.kind.contains("host")) return {};
+  return {device.properties.memory_bytes, device.properties.compute_units};
+}
+
+std::string CapacityText(const selector::DeviceCapacity& capacity) {
+  std::vector<std::string> parts;
+  if (capacity.memory_bytes > 0) {
+    const uint64_t mib = capacity.memory_bytes >> 20;
+    parts.push_back(mib % 1024 == 0 || mib >= 10 * 1024
+                        ? absl::StrCat(mib / 1024, " GiB")
+                        : absl::StrCat(mib, " MiB"));
+  }
+  if (capacity.compute_units > 0) {
+    parts.push_back(absl::StrCat(capacity.compute_units, " compute units"));
+  }
+  return parts.empty() ? "capacity not reported" : absl::StrJoin(parts, ", ");
+}
+
 std::string DeviceClassKey(const selector::DeviceTraits& traits,
-                           const std::string& sycl_architecture) {
+                           const std::string& sycl_architecture,
+                           const selector::DeviceCapacity& capacity) {
   std::string key;
   for (const auto& [name, values] : Sets(traits)) {
     // '\x1f' and '\x1e' cannot appear in reported names without making the
     // key ambiguous only if an agent sends control characters; harmless.
     absl::StrAppend(&key, name, "\x1f", absl::StrJoin(values, "\x1f"), "\x1e");
   }
-  absl::StrAppend(&key, "sycl\x1f", sycl_architecture);
+  absl::StrAppend(&key, "sycl\x1f", sycl_architecture, "\x1e");
+  absl::StrAppend(&key, capacity.memory_bytes, "\x1f", capacity.compute_units);
   return key;
 }
 
@@ -97,10 +118,12 @@ std::string DeviceClassShortName(const selector::DeviceTraits& traits,
 }
 
 DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
-                            std::string sycl_architecture) {
+                            std::string sycl_architecture,
+                            selector::DeviceCapacity capacity) {
   DeviceClass c;
   c.id = id;
-  c.key = DeviceClassKey(traits, sycl_architecture);
+  c.key = DeviceClassKey(traits, sycl_architecture, capacity);
+  c.capacity = capacity;
   c.name = DeviceClassName(traits);
   c.short_name = DeviceClassShortName(traits, sycl_architecture);
   c.traits = std::move(traits);

@@ -2,8 +2,11 @@
 // reasons about instead of single devices.
 //
 // A *device class* is the set of devices with identical traits (kind, arch,
-// isa, vendor, extension) and SYCL architecture: a fleet of 10,000 H100s is
-// one class, and the engine's static resolution is done once per class. A
+// isa, vendor, extension), SYCL architecture and capacity (memory and
+// compute units, ClassCapacityOf): a fleet of 10,000 H100s is one class, an
+// 80 GB and a 40 GB H100 are two, and the engine's static resolution is done
+// once per class. Two classes that differ only in capacity share their name
+// and short name; DeviceClass::capacity tells them apart. A
 // class is named by its traits written as a device selector, e.g.
 //   device={kind(gpu, nohost), arch(nvptx, sm_90), vendor(nvidia)}
 // so a class name can be pasted into `--device_filter`. Its *short name*
@@ -20,7 +23,8 @@
 // and it depends on traits alone, so it is the same in every process.
 //
 //   DeviceClass gpu = MakeDeviceClass(1, device.traits,
-//                                     device.sycl_architecture);
+//                                     device.sycl_architecture,
+//                                     ClassCapacityOf(device));
 //   NodeLayout layout = MakeNodeLayout(7, {{-1, &cpu}, {0, &gpu}});
 //   selector::TargetDevicesView td = layout.TargetDevicesFor(gpu.id);
 #ifndef CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
@@ -32,7 +36,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "selector/device_variables.h"
 #include "selector/selector.h"
+#include "server/model/model.h"
 
 namespace ctxsel::server::placement {
 
@@ -43,13 +49,26 @@ struct DeviceClass {
   std::string short_name;  // DeviceClassShortName(traits, sycl_architecture)
   selector::DeviceTraits traits;
   std::string sycl_architecture;
+  // What its devices have (ClassCapacityOf); also what condition()s read
+  // through the device variables (selector/device_variables.h).
+  selector::DeviceCapacity capacity;
 };
 
-// The identity of a class: equal keys iff equal traits and SYCL
-// architecture (names within a set are sorted, so report order is
+// The capacity that makes a device's class: its memory and compute units as
+// reported, except for the host CPU, whose memory is the node's and differs
+// between otherwise identical nodes by a few pages (it would split one CPU
+// class per node): a host's class has no capacity.
+selector::DeviceCapacity ClassCapacityOf(const Device& device);
+
+// "80 GiB, 132 compute units" (what is known; "capacity not reported").
+std::string CapacityText(const selector::DeviceCapacity& capacity);
+
+// The identity of a class: equal keys iff equal traits, SYCL architecture
+// and capacity (names within a set are sorted, so report order is
 // irrelevant).
 std::string DeviceClassKey(const selector::DeviceTraits& traits,
-                           const std::string& sycl_architecture);
+                           const std::string& sycl_architecture,
+                           const selector::DeviceCapacity& capacity = {});
 
 // The class name of `traits` (see above); canonical as the selector engine
 // prints it when the traits form a valid selector.
@@ -69,7 +88,8 @@ struct DeviceClassNames {
 };
 
 DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
-                            std::string sycl_architecture);
+                            std::string sycl_architecture,
+                            selector::DeviceCapacity capacity = {});
 
 struct NodeLayout {
   int id = 0;  // stable while the layout lives; never reused

@@ -53,8 +53,7 @@ inline constexpr double kFullUtilisation = 1.0;
 struct Pickable {
   const ClaimCheck* claims = nullptr;
   bool operator()(const DeviceSlot& d) const {
-    return claims == nullptr ||
-           claims->HasRoom(d.id, d.properties.claim_capacity);
+    return claims == nullptr || claims->HasRoom(d.id, d.properties);
   }
 };
 

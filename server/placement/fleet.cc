@@ -150,11 +150,13 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
 }
 
 const DeviceClass* Fleet::InternClass(const Device& d, ClassChanges* changes) {
-  ClassEntry& entry = classes_[DeviceClassKey(d.traits, d.sycl_architecture)];
+  const selector::DeviceCapacity capacity = ClassCapacityOf(d);
+  ClassEntry& entry =
+      classes_[DeviceClassKey(d.traits, d.sycl_architecture, capacity)];
   ++entry.devices;
   if (entry.device_class == nullptr) {
-    entry.device_class = std::make_unique<DeviceClass>(
-        MakeDeviceClass(next_class_id_++, d.traits, d.sycl_architecture));
+    entry.device_class = std::make_unique<DeviceClass>(MakeDeviceClass(
+        next_class_id_++, d.traits, d.sycl_architecture, capacity));
     if (changes != nullptr)
       changes->created.push_back(entry.device_class.get());
   }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "selector/device_variables.h"
 #include "server/registry/kernel_variants.h"
 
 namespace ctxsel::server::placement::internal {
@@ -77,6 +78,9 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
   for (Variant& v : variants) {
     if (v.selector.has_target_device()) entry->layout_dependent_ = true;
     for (std::string& name : v.selector.variables()) {
+      if (selector::IsDeviceVariable(name)) {
+        entry->reads_device_variables_ = true;
+      }
       entry->variables_.push_back(std::move(name));
     }
     candidates.push_back({v.name, v.selector});

@@ -100,6 +100,9 @@ class KernelEntry {
   // The job variables any of its variants' selectors read, sorted: a job
   // must give every one (selector::CheckVariablesGiven).
   const std::vector<std::string>& variables() const { return variables_; }
+  // Some of variables() are device variables (selector/device_variables.h):
+  // each device class then gets its own.
+  bool reads_device_variables() const { return reads_device_variables_; }
 
   // The static resolution of this kernel for `signature` on class `c`, from
   // the cache or computed (and, with kFill, kept: up to max_signatures
@@ -147,6 +150,7 @@ class KernelEntry {
   selector::CandidateList candidates_;
   bool layout_dependent_ = false;
   std::vector<std::string> variables_;
+  bool reads_device_variables_ = false;
   int max_signatures_ = 0;
   mutable absl::Mutex mu_;
   // The cache, by signature key; node-based, so by_id_ can point into it.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "server/placement/device_class.h"
 
 namespace ctxsel::server::placement {
 namespace {
@@ -17,6 +18,9 @@ std::string ChoiceText(const Choice& c) {
 
 std::string ClassText(const ClassReport& c) {
   std::string head = absl::StrCat("device class ", c.device_class_short_name);
+  if (c.capacity.memory_bytes > 0 || c.capacity.compute_units > 0) {
+    absl::StrAppend(&head, " (", CapacityText(c.capacity), ")");
+  }
   if (!c.node_layout.empty()) {
     absl::StrAppend(&head, " on layout ", c.node_layout);
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "selector/device_variables.h"
 #include "selector/selector.h"
 #include "server/model/model.h"
 
@@ -28,8 +29,10 @@ namespace ctxsel::server::placement {
 class ClaimCheck {
  public:
   virtual ~ClaimCheck() = default;
+  // Whether device `device_id` (with these properties: claim_capacity,
+  // memory_bytes) can take the claim being made.
   virtual bool HasRoom(const std::string& device_id,
-                       int32_t claim_capacity) const = 0;
+                       const DeviceProperties& device) const = 0;
 };
 
 // One answer: this variant (or the kernel's base function) on this device.
@@ -82,6 +85,7 @@ struct ClassReport {
   std::string device_class_short_name;
   selector::DeviceTraits traits;
   std::string sycl_architecture;
+  selector::DeviceCapacity capacity;  // DeviceClass::capacity
   // The layout (NodeLayoutText: "-1:x86_64_v4/amx,0-7:nvidia_gpu_sm_90")
   // of the nodes this report covers; empty when the verdict does not depend
   // on the node.

@@ -52,9 +52,9 @@ class RankExclusion : public ClaimCheck {
  public:
   explicit RankExclusion(const ClaimCheck* claims) : claims_(claims) {}
   bool HasRoom(const std::string& device_id,
-               int32_t claim_capacity) const override {
+               const DeviceProperties& device) const override {
     return !taken_.contains(device_id) &&
-           (claims_ == nullptr || claims_->HasRoom(device_id, claim_capacity));
+           (claims_ == nullptr || claims_->HasRoom(device_id, device));
   }
   void Take(const std::string& device_id) { taken_.insert(device_id); }
 

@@ -24,9 +24,9 @@ using ::testing::HasSubstr;
 class FakeClaims : public ClaimCheck {
  public:
   bool HasRoom(const std::string& device_id,
-               int32_t claim_capacity) const override {
+               const DeviceProperties& device) const override {
     auto it = held.find(device_id);
-    return (it == held.end() ? 0 : it->second) < claim_capacity;
+    return (it == held.end() ? 0 : it->second) < device.claim_capacity;
   }
   std::map<std::string, int> held;
 };

@@ -60,6 +60,65 @@ TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
   EXPECT_EQ(placer_.cache_stats().misses, rebuilt.misses);
 }
 
+// Capacity makes classes (issue 24): two H100s that differ only in memory
+// are two classes; a minimum rules the small one out with the capacity that
+// did it; a selector reading ctxsel_device_memory_gib picks per class, and
+// the host CPU's class, which has no capacity, defines no device variable.
+TEST_F(PlacerTest, CapacityMakesClassesThatMinimumsAndConditionsRead) {
+  Device big = MakeDevice("a", 0, Kind::kH100);
+  big.properties.memory_bytes = uint64_t{80} << 30;
+  big.properties.compute_units = 132;
+  Device small = MakeDevice("a", 1, Kind::kH100);
+  small.properties.memory_bytes = uint64_t{40} << 30;
+  small.properties.compute_units = 132;
+  Device host = MakeDevice("a", -1, Kind::kXeon);
+  host.properties.memory_bytes = uint64_t{512} << 30;
+  AddNode("a", {host, big, small});
+  Job job = SaxpyJob();
+  job.required_kind = "gpu";
+  job.min_memory_bytes = uint64_t{60} << 30;
+  absl::StatusOr<PlacementReport> report = placer_.Explain(job);
+  ASSERT_TRUE(report.ok()) << report.status();
+  int gpu_classes = 0;
+  for (const ClassReport& c : report->classes) {
+    if (c.device_class_short_name != "nvidia_gpu_sm_90") continue;
+    ++gpu_classes;
+    if (c.capacity.memory_bytes == uint64_t{40} << 30) {
+      EXPECT_EQ(c.reason, "min_memory: needs 60 GiB, the class has 40 GiB");
+    } else {
+      EXPECT_TRUE(c.eligible) << c.reason;
+    }
+  }
+  EXPECT_EQ(gpu_classes, 2);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  job.required_kind.clear();
+  job.min_compute_units = 200;
+  EXPECT_THAT(DeviceOf(placer_, job),
+              HasSubstr("min_compute_units: needs 200, the class has 132 "
+                        "compute units"));
+  EXPECT_THAT(DeviceOf(placer_, job), HasSubstr("the class has none reported"));
+
+  ASSERT_TRUE(
+      placer_
+          .SetVariants("train", {MakeVariant("train", "big",
+                                             "user={condition("
+                                             "ctxsel_device_memory_gib >= 60)}",
+                                             0),
+                                 MakeVariant("train", "small",
+                                             "user={condition("
+                                             "ctxsel_device_memory_gib >= 8)}",
+                                             1)})
+          .ok());
+  Job train;
+  train.kernel = "train";
+  train.allowed_devices = {"a/0"};
+  EXPECT_EQ(Pick(placer_, train), "big");
+  train.allowed_devices = {"a/1"};
+  EXPECT_EQ(Pick(placer_, train), "small");
+  train.allowed_devices = {"a/host"};
+  EXPECT_EQ(Pick(placer_, train), "base");
+}
+
 // A reader's Explains (and Coverage), whatever their signatures, neither
 // take the signature cap from Select nor write into the live cache.
 TEST(PlacerCacheTest, ExplainAndCoverageLeaveTheCacheToSelect) {

@@ -168,6 +168,11 @@ grpc::ServerUnaryReactor* PlacementService::Select(
       authorizer_->Authorize(*context, "Placement/Select");
   if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
   absl::StatusOr<Job> job = JobFromProto(request->job());
+  if (job.ok() && request->has_claim()) {
+    if (absl::Status s = ShareFromProto(request->claim(), *job); !s.ok()) {
+      job = s;
+    }
+  }
   if (!job.ok()) return Answer(context, ToGrpcStatus(job.status()));
   const bool waits = request->has_claim() && (request->claim().has_wait() ||
                                               request->claim().priority() != 0);

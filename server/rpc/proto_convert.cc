@@ -8,6 +8,7 @@
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "launch/launch_env.h"
+#include "selector/device_variables.h"
 #include "selector/job_check.h"
 #include "server/fleet/node_proto.h"
 #include "server/fleet/node_report.h"
@@ -76,6 +77,8 @@ void ClassToProto(const placement::ClassReport& report,
   out->set_device_class_short_name(report.device_class_short_name);
   TraitsToProto(report.traits, out->mutable_traits());
   out->set_sycl_architecture(report.sycl_architecture);
+  out->set_memory_bytes(report.capacity.memory_bytes);
+  out->set_compute_units(report.capacity.compute_units);
   out->set_device_count(report.device_count);
   out->set_eligible_device_count(report.eligible_device_count);
   out->set_suspect_device_count(report.suspect_device_count);
@@ -233,7 +236,34 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   out.required_kind = job.required_kind();
   out.require_variant = job.require_variant();
   out.same_node = job.same_node();
+  if (job.min_compute_units() < 0) {
+    return FieldViolation(
+        "job.min_compute_units",
+        absl::StrCat(job.min_compute_units(), " is negative"));
+  }
+  out.min_memory_bytes = job.min_memory_bytes();
+  out.min_compute_units = job.min_compute_units();
+  for (const auto& [name, value] : job.variables()) {
+    if (selector::IsDeviceVariable(name)) {
+      return FieldViolation(
+          absl::StrCat("job.variables[", name, "]"),
+          "names starting with ctxsel_device_ are the candidate device's, "
+          "set by the server (docs/selectors.md)");
+    }
+  }
   return out;
+}
+
+absl::Status ShareFromProto(const v1::ClaimRequest& claim, Job& job) {
+  if (claim.compute_percent() < 0 || claim.compute_percent() > 100) {
+    return FieldViolation(
+        "claim.compute_percent",
+        absl::StrCat(claim.compute_percent(), " is not in 0..100"));
+  }
+  job.share.memory_bytes = claim.memory_bytes();
+  job.share.compute_percent = claim.compute_percent();
+  job.min_memory_bytes = std::max(job.min_memory_bytes, claim.memory_bytes());
+  return absl::OkStatus();
 }
 
 void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
@@ -271,13 +301,9 @@ void PlacementToProto(const placement::Placement& placement,
     } else {
       ChoiceToProto(placement.ranks[rank], r->mutable_placement());
     }
-    std::string claim_id;
-    if (rank < claims.size()) {
-      ClaimToProto(claims[rank], r->mutable_claim());
-      claim_id = claims[rank].id;
-    }
+    if (rank < claims.size()) ClaimToProto(claims[rank], r->mutable_claim());
     for (auto& [name, value] :
-         launch::LaunchEnv(r->placement(), kernel, claim_id)) {
+         launch::LaunchEnv(r->placement(), kernel, r->claim())) {
       v1::EnvironmentVariable* variable = r->add_environment();
       variable->set_name(std::move(name));
       variable->set_value(std::move(value));
@@ -302,6 +328,8 @@ void ClaimToProto(const Claim& claim, v1::Claim* out) {
   out->set_device(claim.device);
   out->set_holder(claim.holder);
   *out->mutable_expire_time() = ToProtoTimestamp(claim.expires);
+  out->set_memory_bytes(claim.share.memory_bytes);
+  out->set_compute_percent(claim.share.compute_percent);
 }
 
 void WaiterToProto(const Waiter& waiter, int position, absl::Time now,

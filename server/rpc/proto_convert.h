@@ -41,6 +41,13 @@ void EventToProto(const InventoryEvent& event, const std::string& stream_epoch,
 // value 7", "job.top_k: negative"); names follow selector/job_check.h.
 absl::StatusOr<Job> JobFromProto(const v1::Job& job);
 
+// The share a claim asks for (ClaimRequest.memory_bytes, compute_percent)
+// into `job`: Job::share, and a memory share is also a minimum
+// (Job::min_memory_bytes), so a device too small for it never fits rather
+// than staying "claimed". InvalidArgumentError "claim.compute_percent: 120
+// is not in 0..100".
+absl::Status ShareFromProto(const v1::ClaimRequest& claim, Job& job);
+
 // The Placer's answers (server/placement/placement.h). The choice's device
 // carries its device class, as in ListDevices.
 void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);

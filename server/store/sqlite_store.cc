@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS claims (
   device TEXT NOT NULL,
   holder TEXT NOT NULL,
   expires_unix_ms INTEGER NOT NULL,
-  owner TEXT NOT NULL DEFAULT '');
+  owner TEXT NOT NULL DEFAULT '',
+  memory_bytes INTEGER NOT NULL DEFAULT 0,
+  compute_percent INTEGER NOT NULL DEFAULT 0);
 )sql";
 
 // What a client is told for each code of `SqliteError`: no file names,
@@ -274,6 +276,14 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
     CTXSEL_RETURN_IF_ERROR(Exec(db_, path_,
                                 "ALTER TABLE claims ADD COLUMN owner TEXT NOT "
                                 "NULL DEFAULT ''"));
+  }
+  // Claims from before shares hold their whole device.
+  if (!SqliteStatement(db_, "SELECT memory_bytes FROM claims LIMIT 0").ok()) {
+    CTXSEL_RETURN_IF_ERROR(
+        Exec(db_, path_,
+             "ALTER TABLE claims ADD COLUMN memory_bytes INTEGER NOT NULL "
+             "DEFAULT 0; ALTER TABLE claims ADD COLUMN compute_percent "
+             "INTEGER NOT NULL DEFAULT 0"));
   }
   CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
   CTXSEL_RETURN_IF_ERROR(
@@ -518,8 +528,8 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
 absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
   absl::MutexLock lock(&mu_);
   constexpr char kSelect[] =
-      "SELECT id, node, device, holder, expires_unix_ms, owner FROM claims "
-      "ORDER BY id";
+      "SELECT id, node, device, holder, expires_unix_ms, owner, memory_bytes, "
+      "compute_percent FROM claims ORDER BY id";
   SqliteStatement statement(db_, kSelect);
   if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
   std::vector<ClaimRecord> claims;
@@ -531,6 +541,8 @@ absl::StatusOr<std::vector<ClaimRecord>> SqliteStore::LoadClaims() {
     claim.holder = statement.Text(3);
     claim.expires_unix_ms = statement.Int(4);
     claim.owner = statement.Text(5);
+    claim.memory_bytes = static_cast<uint64_t>(statement.Int(6));
+    claim.compute_percent = static_cast<int32_t>(statement.Int(7));
     claims.push_back(std::move(claim));
   }
   if (statement.rc() != SQLITE_DONE) {
@@ -564,14 +576,17 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
     if (!applied.ok()) break;
     constexpr char kSql[] =
         "INSERT OR REPLACE INTO claims (id, node, device, holder, "
-        "expires_unix_ms, owner) VALUES (?, ?, ?, ?, ?, ?)";
+        "expires_unix_ms, owner, memory_bytes, compute_percent) VALUES (?, ?, "
+        "?, ?, ?, ?, ?, ?)";
     SqliteStatement statement(db_, kSql);
     statement.Bind(1, claim.id)
         .Bind(2, claim.node)
         .Bind(3, claim.device)
         .Bind(4, claim.holder)
         .Bind(5, claim.expires_unix_ms)
-        .Bind(6, claim.owner);
+        .Bind(6, claim.owner)
+        .Bind(7, static_cast<int64_t>(claim.memory_bytes))
+        .Bind(8, static_cast<int64_t>(claim.compute_percent));
     applied = run(statement, kSql);
   }
   if (applied.ok()) applied = Exec(db_, path_, "COMMIT");

@@ -84,6 +84,9 @@ struct ClaimRecord {
   // device of capacity 1): a store that several servers write (etcd)
   // refuses a second claim on the same place.
   int slot = 0;
+  // The share it holds (ClaimShare); both 0: the whole device.
+  uint64_t memory_bytes = 0;
+  int32_t compute_percent = 0;
 };
 
 // One atomic change of the claims: the deletions, then the puts.

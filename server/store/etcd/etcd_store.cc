@@ -142,14 +142,19 @@ absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
 }
 
 std::string ClaimValue(const ClaimRecord& record) {
-  return Json{{"id", record.id},
-              {"node", record.node},
-              {"device", record.device},
-              {"holder", record.holder},
-              {"expires_unix_ms", record.expires_unix_ms},
-              {"owner", record.owner},
-              {"slot", record.slot}}
-      .dump();
+  Json json{{"id", record.id},
+            {"node", record.node},
+            {"device", record.device},
+            {"holder", record.holder},
+            {"expires_unix_ms", record.expires_unix_ms},
+            {"owner", record.owner},
+            {"slot", record.slot}};
+  // Only for shares: a whole claim is stored as before them.
+  if (record.memory_bytes > 0) json["memory_bytes"] = record.memory_bytes;
+  if (record.compute_percent > 0) {
+    json["compute_percent"] = record.compute_percent;
+  }
+  return json.dump();
 }
 
 absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value) {
@@ -163,6 +168,8 @@ absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value) {
     record.expires_unix_ms = json.at("expires_unix_ms").get<int64_t>();
     record.owner = json.value("owner", "");
     record.slot = json.value("slot", 0);
+    record.memory_bytes = json.value("memory_bytes", uint64_t{0});
+    record.compute_percent = json.value("compute_percent", 0);
     return record;
   } catch (const Json::exception& e) {
     return WithErrorInfo(
