@@ -101,7 +101,10 @@ class Authorizer {
 
   // The tokens file loaded now, for what else it configures (the claim
   // caps, TokenTable::principal_limits and holder_limits); never null.
-  std::shared_ptr<const TokenTable> tokens() const { return table(); }
+  std::shared_ptr<const TokenTable> tokens() const {
+    std::shared_ptr<const Grants> loaded = grants();
+    return std::shared_ptr<const TokenTable>(loaded, &loaded->tokens);
+  }
 
   // The caller of `method` ("Service/Method", e.g. "Variants/GetVariant"),
   // if it may call it. UnauthenticatedError without credentials or with an
