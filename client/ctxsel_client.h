@@ -178,6 +178,15 @@ class CtxselClient {
   absl::StatusOr<v1::ListClaimsResponse> ListClaimsAndWaiters(
       const std::string& node);
 
+  // Operators' cordons (Admin.CordonDevices): `cordon` names a device or
+  // a node; the stored cordon.
+  absl::StatusOr<v1::DeviceCordon> CordonDevices(
+      const v1::DeviceCordon& cordon);
+  // Exactly one of `device` and `node`.
+  absl::Status UncordonDevices(const std::string& device,
+                               const std::string& node);
+  absl::StatusOr<std::vector<v1::DeviceCordon>> ListCordons();
+
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   // The deadline of each unary call, counted from its start.
   std::chrono::milliseconds timeout() const { return timeout_; }

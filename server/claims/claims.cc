@@ -458,6 +458,7 @@ absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   CTXSEL_ASSIGN_OR_RETURN(Claim * live, FindLive(id, now));
+  if (options_.may_renew) CTXSEL_RETURN_IF_ERROR(options_.may_renew(*live));
   Claim renewed = *live;
   renewed.expires = WholeMillis(now + duration);
   ClaimBatch batch;

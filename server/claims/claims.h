@@ -81,6 +81,9 @@ struct ClaimOptions {
   std::function<std::string()> new_id;
   // The queue of SelectAndClaimOrWait.
   WaitQueueOptions queue;
+  // Whether a live claim may be renewed; its error is Renew's (a drained
+  // device: CordonBook::CheckRenewal). Unset: always.
+  std::function<absl::Status(const Claim&)> may_renew;
 };
 
 class ClaimBook {
@@ -161,7 +164,8 @@ class ClaimBook {
 
   // The claim then expires `duration` from now. NotFoundError for a claim
   // that is unknown, released or expired; InvalidArgumentError for
-  // `duration` as above.
+  // `duration` as above; ClaimOptions::may_renew's error (the claim is
+  // left to expire).
   absl::StatusOr<Claim> Renew(const std::string& id, absl::Duration duration);
 
   // Ends a claim now. NotFoundError as for Renew.
