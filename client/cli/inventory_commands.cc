@@ -91,7 +91,7 @@ int RunCordon(const std::vector<std::string>& args) {
   const std::string node = absl::GetFlag(FLAGS_node);
   if (args.size() > 2 || (args.size() == 2) == !node.empty()) {
     return BadUsage("devices " + args[0],
-                    "name one DEVICE (its id or UUID), or --node=NODE");
+                    "name one DEVICE (its id, e.g. n7/gpu0), or --node=NODE");
   }
   const std::string device = args.size() == 2 ? args[1] : "";
   const std::string what = absl::StrCat(

@@ -1,5 +1,6 @@
 #include "server/claims/cordons.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
