@@ -148,6 +148,8 @@ TEST_F(PlacerClaimsTest, ConstraintsStillComeFirst) {
 namespace ctxsel::server::placement {
 namespace {
 
+using ::ctxsel::server::placement::testing::DeviceOf;
+
 // Health, cordons and partitions (issue 24): an unhealthy or cordoned
 // device is never picked, a degraded one only when nothing healthy fits,
 // and a partition and its whole device exclude each other's claims.
