@@ -31,7 +31,7 @@ namespace {
 constexpr absl::Duration kHeartbeat = absl::Milliseconds(200);
 // One heartbeat, plus the time a report and a CLI call take on a loaded
 // 2-core machine.
-constexpr absl::Duration kOneBeat = kHeartbeat + absl::Milliseconds(800);
+const absl::Duration kOneBeat = kHeartbeat + absl::Milliseconds(800);
 
 void WriteFile(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
