@@ -98,10 +98,27 @@ TEST(CordonE2E, SurvivesKillDashNineOfTheServerAndDrainStopsRun) {
   std::unique_ptr<Subprocess> agent = StartAgent(address, dir);
   ASSERT_TRUE(PickedBecomes(address, "node/gpu0", absl::Seconds(20)));
 
+  // A watcher sees the cordon as a change of the node: the live node
+  // first (--initial), then the cordon's event.
+  auto watch =
+      Subprocess::Start({CliPath(), "--insecure", "--server=" + address,
+                         "watch", "--initial", "--max_events=2", "-o", "json"},
+                        dir + "/watch.out", dir + "/watch.err");
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  for (absl::Time end = absl::Now() + absl::Seconds(20);
+       absl::Now() < end &&
+       !absl::StrContains(ReadFileOrEmpty(dir + "/watch.out"), "KIND_ADDED");) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   CommandResult cordon = CliOn(
       address, {"devices", "cordon", "node/gpu0", "--reason=fan failing"});
   ASSERT_EQ(cordon.exit_code, 0) << cordon.stderr_text;
   EXPECT_EQ(PickedOn(address), "node/gpu1");
+  EXPECT_EQ((*watch)->Wait(std::chrono::seconds(10)), 0);
+  const std::string events = ReadFileOrEmpty(dir + "/watch.out");
+  EXPECT_TRUE(absl::StrContains(events, "cordons changed")) << events;
+  EXPECT_TRUE(absl::StrContains(events, "\"cordon_reason\":\"fan failing\""))
+      << events;
   CommandResult ls = CliOn(address, {"devices", "ls"});
   EXPECT_TRUE(absl::StrContains(ls.stdout_text, "cordoned")) << ls.stdout_text;
   CommandResult explain = CliOn(
