@@ -40,6 +40,12 @@ std::string DevicesToText(const std::string& node,
       absl::StrAppend(&out, "   numa nodes: ", d.numa_nodes);
     absl::StrAppendFormat(&out, "   utilisation: %.0f%%\n",
                           100 * d.utilisation);
+    if (!d.parent.empty())
+      absl::StrAppend(&out, "  partition of: ", d.parent, "\n");
+    if (d.health != DeviceHealth::kHealthy) {
+      absl::StrAppend(&out, "  health: ", DeviceHealthName(d.health), " (",
+                      d.health_reason, ")\n");
+    }
     for (const auto& [key, value] : d.attributes) {
       absl::StrAppend(&out, "  ", key, ": ", value, "\n");
     }

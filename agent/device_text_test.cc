@@ -27,6 +27,21 @@ TEST(DevicesToTextTest, OneBlockPerDevice) {
             "  uuid: GPU-1\n");
 }
 
+TEST(DevicesToTextTest, SaysHealthAndParentWhenThereIsOne) {
+  DeviceInfo d;
+  d.id = "n7/gpu1";
+  d.name = "NVIDIA H100 MIG 1g.10gb";
+  d.backend = "nvml";
+  d.parent = "n7/gpu0";
+  d.health = DeviceHealth::kUnhealthy;
+  d.health_reason = "Xid 79 at 12:00:00 UTC";
+  const std::string text = DevicesToText("n7", {d});
+  EXPECT_NE(text.find("  partition of: n7/gpu0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  health: unhealthy (Xid 79 at 12:00:00 UTC)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(DevicesToTextTest, NoDevices) {
   EXPECT_EQ(DevicesToText("n7", {}), "n7: no devices found\n");
 }

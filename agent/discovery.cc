@@ -26,7 +26,10 @@ const std::vector<std::pair<std::string, Factory>>& Factories() {
            }},
           {"nvml",
            [](const DiscoveryOptions& o) {
-             return MakeNvmlBackend(o.nvml_library);
+             NvmlOptions nvml;
+             nvml.library = o.nvml_library;
+             nvml.xid_hold = o.xid_hold;
+             return MakeNvmlBackend(std::move(nvml));
            }},
           {"kfd",
            [](const DiscoveryOptions& o) {

@@ -34,7 +34,8 @@ struct DiscoveryOptions {
   std::string proc_stat = "/proc/stat";
   std::string proc_cpuinfo = "/proc/cpuinfo";  // the kernel's CPU flags
   std::string nvml_library = kNvmlLibrary;
-  std::string devices_file;  // empty: none
+  absl::Duration xid_hold = NvmlOptions().xid_hold;  // see NvmlOptions
+  std::string devices_file;                          // empty: none
 };
 
 // The backends the options name; InvalidArgumentError for an unknown name.

@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "devices/arch_traits.h"
 
@@ -87,8 +92,37 @@ class KfdBackend : public DiscoveryBackend {
                        "/device/gpu_busy_percent");
       absl::StatusOr<int64_t> percent = sysfs_.ReadInt(busy);
       if (percent.ok()) d.utilisation = *percent / 100.0;
+      CheckRas(absl::StrCat("class/drm/renderD", Get(props, "drm_render_minor"),
+                            "/device/ras"),
+               d);
     }
     return d;
+  }
+
+  // amdgpu's RAS counters (device/ras/<block>_err_count: "ue: N\nce: M"):
+  // uncorrectable errors in any block make the GPU degraded.
+  void CheckRas(const std::string& dir, DeviceInfo& d) const {
+    int64_t uncorrectable = 0;
+    std::string blocks;
+    for (const std::string& file : sysfs_.List(dir)) {
+      if (!absl::EndsWith(file, "_err_count")) continue;
+      absl::StatusOr<std::string> text = sysfs_.Read(dir + "/" + file);
+      if (!text.ok()) continue;
+      for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+        int64_t n = 0;
+        if (absl::ConsumePrefix(&line, "ue:") &&
+            absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &n) && n > 0) {
+          uncorrectable += n;
+          absl::StrAppend(&blocks, blocks.empty() ? "" : ", ",
+                          file.substr(0, file.size() - 10));
+        }
+      }
+    }
+    if (uncorrectable > 0) {
+      d.health = DeviceHealth::kDegraded;
+      d.health_reason = absl::StrCat(
+          uncorrectable, " uncorrectable RAS errors (", blocks, ")");
+    }
   }
 
   Sysfs sysfs_;

@@ -36,6 +36,9 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   EXPECT_EQ(mi250.compute_units, 110);
   EXPECT_EQ(mi250.memory_bytes, 68702699520);
   EXPECT_DOUBLE_EQ(mi250.utilisation, 0.37);
+  // device/ras/umc_err_count has "ue: 2" (gfx_err_count "ue: 0").
+  EXPECT_EQ(mi250.health, DeviceHealth::kDegraded);
+  EXPECT_EQ(mi250.health_reason, "2 uncorrectable RAS errors (umc)");
   EXPECT_EQ(mi250.attributes.at("pci_location"), "c1:00.0");
   EXPECT_EQ(mi250.pci_bus_id, "0000:c1:00.0");
   EXPECT_EQ(mi250.uuid, "GPU-112210f47de98115");

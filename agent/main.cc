@@ -75,6 +75,9 @@ ABSL_FLAG(std::string, token_file, "",
           "environment).");
 ABSL_FLAG(std::string, nvml_library, ctxsel::agent::kNvmlLibrary,
           "NVML library to dlopen for NVIDIA GPUs.");
+ABSL_FLAG(absl::Duration, xid_hold, ctxsel::agent::NvmlOptions().xid_hold,
+          "How long an NVIDIA GPU stays unhealthy after its last critical "
+          "Xid error.");
 
 namespace {
 
@@ -90,6 +93,7 @@ absl::StatusOr<ctxsel::agent::Discovery> MakeDiscovery(
   options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
   options.devices_file = absl::GetFlag(FLAGS_devices_file);
   options.nvml_library = absl::GetFlag(FLAGS_nvml_library);
+  options.xid_hold = absl::GetFlag(FLAGS_xid_hold);
   auto backends = ctxsel::agent::MakeBackends(options);
   if (!backends.ok()) return backends.status();
   return ctxsel::agent::Discovery(node, *std::move(backends));

@@ -492,6 +492,41 @@ absl::StatusOr<v1::Claim> CtxselClient::RenewClaim(
   return response->claim();
 }
 
+absl::StatusOr<v1::DeviceCordon> CtxselClient::CordonDevices(
+    const v1::DeviceCordon& cordon) {
+  v1::CordonDevicesRequest request;
+  *request.mutable_cordon() = cordon;
+  auto response = Unary<v1::CordonDevicesResponse>(
+      [&](grpc::ClientContext* context, v1::CordonDevicesResponse* out) {
+        return admin_->CordonDevices(context, request, out);
+      });
+  if (!response.ok()) return response.status();
+  return response->cordon();
+}
+
+absl::Status CtxselClient::UncordonDevices(const std::string& device,
+                                           const std::string& node) {
+  v1::UncordonDevicesRequest request;
+  request.set_device(device);
+  request.set_node(node);
+  return Unary<v1::UncordonDevicesResponse>(
+             [&](grpc::ClientContext* context,
+                 v1::UncordonDevicesResponse* out) {
+               return admin_->UncordonDevices(context, request, out);
+             })
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::DeviceCordon>> CtxselClient::ListCordons() {
+  auto response = Unary<v1::ListCordonsResponse>(
+      [&](grpc::ClientContext* context, v1::ListCordonsResponse* out) {
+        return admin_->ListCordons(context, v1::ListCordonsRequest(), out);
+      });
+  if (!response.ok()) return response.status();
+  return std::vector<v1::DeviceCordon>(response->cordons().begin(),
+                                       response->cordons().end());
+}
+
 absl::Status CtxselClient::ReleaseClaim(const std::string& claim_id) {
   v1::ReleaseClaimRequest request;
   request.set_claim_id(claim_id);

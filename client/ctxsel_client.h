@@ -211,6 +211,15 @@ class CtxselClient {
   absl::StatusOr<v1::ListClaimsResponse> ListClaimsAndWaiters(
       const std::string& node);
 
+  // Operators' cordons (Admin.CordonDevices): `cordon` names a device or
+  // a node; the stored cordon.
+  absl::StatusOr<v1::DeviceCordon> CordonDevices(
+      const v1::DeviceCordon& cordon);
+  // Exactly one of `device` and `node`.
+  absl::Status UncordonDevices(const std::string& device,
+                               const std::string& node);
+  absl::StatusOr<std::vector<v1::DeviceCordon>> ListCordons();
+
   // The channel of the replica that answered last.
   const std::shared_ptr<grpc::Channel>& channel() const {
     return replicas_[current_]->channel;

@@ -16,10 +16,26 @@ auto Identity(const DeviceInfo& d) {
                   d.extension, d.sycl_architecture, d.uuid, d.pci_bus_id,
                   d.vendor_index, d.name, d.backend, d.attributes,
                   d.memory_bytes, d.compute_units, d.threads, d.numa_nodes,
-                  d.claim_capacity);
+                  d.claim_capacity, d.health, d.health_reason, d.parent);
 }
 
 }  // namespace
+
+const char* DeviceHealthName(DeviceHealth health) {
+  switch (health) {
+    case DeviceHealth::kDegraded:
+      return "degraded";
+    case DeviceHealth::kUnhealthy:
+      return "unhealthy";
+    case DeviceHealth::kHealthy:
+      break;
+  }
+  return "healthy";
+}
+
+DeviceHealth Worse(DeviceHealth a, DeviceHealth b) {
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
 
 std::string DeviceInfo::PrimaryKind() const { return sycl::IdKind(kind); }
 
@@ -54,6 +70,12 @@ void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices) {
   const std::vector<int> numbers = sycl::VendorIndices(slots);
   for (size_t i = 0; i < devices.size(); ++i) {
     devices[i].vendor_index = numbers[i];
+  }
+  for (DeviceInfo& d : devices) {
+    if (d.parent.empty()) continue;
+    for (const DeviceInfo& p : devices) {
+      if (&p != &d && !p.uuid.empty() && p.uuid == d.parent) d.parent = p.id;
+    }
   }
 }
 

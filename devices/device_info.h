@@ -20,6 +20,14 @@
 
 namespace ctxsel {
 
+// What the agent's checks say of a device (ctxsel.v1.DeviceHealth).
+enum class DeviceHealth { kHealthy, kDegraded, kUnhealthy };
+
+// "healthy", "degraded", "unhealthy".
+const char* DeviceHealthName(DeviceHealth health);
+// The worse of the two.
+DeviceHealth Worse(DeviceHealth a, DeviceHealth b);
+
 struct DeviceInfo {
   // Unique within the fleet, e.g. "n1/gpu0". Assigned by AssignIds() unless
   // a devices file gives one.
@@ -58,6 +66,15 @@ struct DeviceInfo {
   // 1); a devices file sets more for devices that jobs share.
   int claim_capacity = 0;
 
+  // Health, with the reason when not healthy; a change is reported at the
+  // next heartbeat (SameDeviceSet tells it apart).
+  DeviceHealth health = DeviceHealth::kHealthy;
+  std::string health_reason;
+  // The device this one is a partition of (a MIG instance's GPU): before
+  // AssignIds the parent's id or UUID, after it the parent's id. Empty for a
+  // whole device.
+  std::string parent;
+
   // The kind its id numbers it under (sycl::IdKind): the smallest kind other
   // than "host", "nohost" and "any" ("cpu", "gpu"); "device" when none.
   std::string PrimaryKind() const;
@@ -73,8 +90,9 @@ bool SameDeviceSet(const std::vector<DeviceInfo>& a,
 // Sets `node` and `index` (device number) on every device, gives those
 // without an id one of the form "<node>/<kind><n>", n counting per kind and
 // skipping ids already taken ("<node>/cpu0", "<node>/gpu0", "<node>/gpu1"),
-// and numbers the devices without a vendor_index per vendor, as the server
-// would (sycl::VendorIndices).
+// numbers the devices without a vendor_index per vendor, as the server
+// would (sycl::VendorIndices), and turns a `parent` given as a UUID into
+// that device's id.
 void AssignIds(const std::string& node, std::vector<DeviceInfo>& devices);
 
 }  // namespace ctxsel

@@ -56,6 +56,29 @@ TEST(AssignIdsTest, EachVendorNumbersItsOwnDevices) {
   EXPECT_EQ(devices[4].vendor_index, 0);
 }
 
+TEST(AssignIdsTest, AParentGivenByUuidBecomesItsId) {
+  std::vector<DeviceInfo> devices = {Make({"gpu", "nohost"}),
+                                     Make({"gpu", "nohost"})};
+  devices[0].uuid = "GPU-0000";
+  devices[1].uuid = "MIG-0000-0000";
+  devices[1].parent = "GPU-0000";
+  AssignIds("n1", devices);
+  EXPECT_EQ(devices[1].parent, "n1/gpu0");
+  EXPECT_EQ(devices[0].parent, "");
+}
+
+TEST(SameDeviceSetTest, AHealthChangeIsAChange) {
+  std::vector<DeviceInfo> a = {Make({"gpu", "nohost"}, "n1/gpu0")};
+  std::vector<DeviceInfo> b = a;
+  b[0].health = DeviceHealth::kDegraded;
+  b[0].health_reason = "4 volatile uncorrected ECC errors";
+  EXPECT_FALSE(SameDeviceSet(a, b));
+  b[0].utilisation = 0.5;
+  a = b;
+  a[0].utilisation = 0.1;
+  EXPECT_TRUE(SameDeviceSet(a, b));
+}
+
 TEST(SameDeviceSetTest, IgnoresUtilisationOnly) {
   std::vector<DeviceInfo> a = {Make({"gpu"})};
   std::vector<DeviceInfo> b = a;

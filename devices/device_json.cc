@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -55,6 +56,25 @@ absl::Status ReadFraction(const json& v, double& out) {
   }
   out = v.get<double>();
   return absl::OkStatus();
+}
+
+// "healthy", "degraded", "unhealthy", or the API enum's names
+// ("DEVICE_HEALTH_DEGRADED", proto3 JSON).
+absl::Status ReadHealth(const json& v, DeviceHealth& out) {
+  if (v.is_string()) {
+    std::string name = v.get<std::string>();
+    if (name.rfind("DEVICE_HEALTH_", 0) == 0) {
+      name = absl::AsciiStrToLower(name.substr(14));
+    }
+    for (DeviceHealth h : {DeviceHealth::kHealthy, DeviceHealth::kDegraded,
+                           DeviceHealth::kUnhealthy}) {
+      if (name == DeviceHealthName(h)) {
+        out = h;
+        return absl::OkStatus();
+      }
+    }
+  }
+  return Invalid("expected \"healthy\", \"degraded\" or \"unhealthy\"");
 }
 
 absl::Status ReadAttributes(const json& v,
@@ -163,6 +183,14 @@ const std::map<std::string, Reader>& DeviceFields() {
          [](const json& v, DeviceInfo& d) {
            return ReadCount(v, d.vendor_index);
          }},
+        {"health",
+         [](const json& v, DeviceInfo& d) { return ReadHealth(v, d.health); }},
+        {"health_reason",
+         [](const json& v, DeviceInfo& d) {
+           return ReadString(v, d.health_reason);
+         }},
+        {"parent",
+         [](const json& v, DeviceInfo& d) { return ReadString(v, d.parent); }},
         {"agent",
          [](const json& v, DeviceInfo& d) {
            return ReadObject(v, AgentFields(), d);
@@ -175,6 +203,7 @@ const std::map<std::string, Reader>& DeviceFields() {
     (*f)["claimCapacity"] = f->at("claim_capacity");
     (*f)["pciBusId"] = f->at("pci_bus_id");
     (*f)["vendorIndex"] = f->at("vendor_index");
+    (*f)["healthReason"] = f->at("health_reason");
     return f;
   }();
   return *fields;
@@ -211,6 +240,11 @@ json DeviceToJson(const DeviceInfo& d) {
               {"pci_bus_id", d.pci_bus_id},
               {"agent", agent}};
   if (d.vendor_index >= 0) out["vendor_index"] = d.vendor_index;
+  if (d.health != DeviceHealth::kHealthy) {
+    out["health"] = DeviceHealthName(d.health);
+    out["health_reason"] = d.health_reason;
+  }
+  if (!d.parent.empty()) out["parent"] = d.parent;
   return out;
 }
 

@@ -22,7 +22,11 @@
 // `vendor_index` are the API's identity fields. Unknown keys are
 // errors, so a typo does not silently drop a property. `id`, `node` and
 // `index` may be given but the agent assigns node and index itself; the
-// output-only `device_class` is accepted and ignored.
+// output-only `device_class` is accepted and ignored. `health` is
+// "healthy", "degraded" or "unhealthy" (or the API enum's name), with
+// `health_reason`; an agent reads the file every heartbeat, so editing it
+// changes a device's health live. `parent` names the id or UUID of the
+// device (in the same file) this one is a partition of.
 #ifndef CTXSEL_DEVICES_DEVICE_JSON_H_
 #define CTXSEL_DEVICES_DEVICE_JSON_H_
 

@@ -46,6 +46,30 @@ TEST(ParseDevicesTest, AcceptsProto3JsonSpellings) {
   EXPECT_EQ((*devices)[0].claim_capacity, 4);
 }
 
+TEST(ParseDevicesTest, ReadsHealthAndParent) {
+  absl::StatusOr<std::vector<DeviceInfo>> devices = ParseDevices(R"([
+      {"sycl_architecture": "nvidia_gpu_sm_90", "uuid": "GPU-1",
+       "health": "unhealthy", "health_reason": "Xid 79"},
+      {"sycl_architecture": "nvidia_gpu_sm_90", "parent": "GPU-1",
+       "health": "DEVICE_HEALTH_DEGRADED"},
+      {"sycl_architecture": "nvidia_gpu_sm_90", "healthReason": "fine"}])");
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  EXPECT_EQ((*devices)[0].health, DeviceHealth::kUnhealthy);
+  EXPECT_EQ((*devices)[0].health_reason, "Xid 79");
+  EXPECT_EQ((*devices)[1].health, DeviceHealth::kDegraded);
+  EXPECT_EQ((*devices)[1].parent, "GPU-1");
+  EXPECT_EQ((*devices)[2].health, DeviceHealth::kHealthy);
+  // And back: the JSON form reads as the same devices.
+  absl::StatusOr<std::vector<DeviceInfo>> again =
+      ParseDevices(DevicesToJsonText(*devices));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].health, DeviceHealth::kUnhealthy);
+  EXPECT_EQ((*again)[1].parent, "GPU-1");
+  EXPECT_FALSE(ParseDevices(R"([{"sycl_architecture": "x86_64",
+                                 "health": "sick"}])")
+                   .ok());
+}
+
 TEST(ParseDevicesTest, AcceptsABareArray) {
   auto devices = ParseDevices(R"([{"sycl_architecture": "x86_64"}])");
   ASSERT_TRUE(devices.ok()) << devices.status();

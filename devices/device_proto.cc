@@ -23,6 +23,19 @@ v1::Device DeviceToProto(const DeviceInfo& d) {
   device.set_uuid(d.uuid);
   device.set_pci_bus_id(d.pci_bus_id);
   if (d.vendor_index >= 0) device.set_vendor_index(d.vendor_index);
+  switch (d.health) {
+    case DeviceHealth::kHealthy:
+      device.set_health(v1::DEVICE_HEALTH_HEALTHY);
+      break;
+    case DeviceHealth::kDegraded:
+      device.set_health(v1::DEVICE_HEALTH_DEGRADED);
+      break;
+    case DeviceHealth::kUnhealthy:
+      device.set_health(v1::DEVICE_HEALTH_UNHEALTHY);
+      break;
+  }
+  device.set_health_reason(d.health_reason);
+  device.set_parent(d.parent);
   return device;
 }
 

@@ -21,8 +21,19 @@
 #                       total, nvidia-smi rounds it down to MiB; 64 MiB also
 #                       absorbs drivers that round differently, and still
 #                       tells one GPU model from another)
-#   mig_mode            nvidia-smi's mig.mode.current; the agent reports none
-#                       yet, so Enabled fails (it would offer the whole GPU)
+#   mig_mode            the agent's attribute (enabled, disabled; none for a
+#                       GPU without MIG) = nvidia-smi's mig.mode.current
+#   ecc_volatile        the agent's attribute ecc_uncorrected_volatile =
+#                       nvidia-smi's ecc.errors.uncorrected.volatile.total
+#   retired_pages       the agent's attribute retired_pages_pending =
+#                       nvidia-smi's retired_pages.pending
+#   health              the agent's health = degraded when nvidia-smi counts
+#                       volatile uncorrected ECC errors or retired pages
+#                       pending, else healthy (an Xid or a row-remapping
+#                       failure, which nvidia-smi does not show here: SKIP)
+# (the last three from a second nvidia-smi query, SKIP where it fails or a
+# field is [N/A]), then the GPUs' MIG instances: the agent's partitions'
+# UUIDs = the MIG devices `nvidia-smi -L` lists (mig_instances).
 #   compute_units       the agent's SM count: FAIL if 0 or missing (a GPU
 #                       has SMs); equal to nvidia-smi's where it can tell one
 #                       (a --query-gpu field that --help-query-gpu describes
@@ -133,7 +144,8 @@ flatten_json() {
 
 # The agent's devices, one line each in vendor_index order, fields separated
 # by SEP: vendor vendor_index uuid pci_bus_id name memory_bytes
-# sycl_architecture compute_capability isa mig_mode compute_units kind.
+# sycl_architecture compute_capability isa mig_mode compute_units kind
+# parent health health_reason ecc_uncorrected_volatile retired_pages_pending.
 flatten_json <"$tmp/agent.json" | awk -F'\t' -v sep="$SEP" '
   {
     if (split($1, p, ".") < 3 || p[1] != "devices") next
@@ -146,17 +158,28 @@ flatten_json <"$tmp/agent.json" | awk -F'\t' -v sep="$SEP" '
     else if (rest == "agent.name") v[d, "name"] = $2
     else if (rest == "agent.attributes.compute_capability") v[d, "cc"] = $2
     else if (rest == "agent.attributes.mig_mode") v[d, "mig"] = $2
+    else if (rest ~ /^(parent|health|health_reason)$/) v[d, rest] = $2
+    else if (rest == "agent.attributes.ecc_uncorrected_volatile") v[d, "ecc"] = $2
+    else if (rest == "agent.attributes.retired_pages_pending") v[d, "retired"] = $2
   }
   END {
     for (d = 0; d < count; d++)
       print vendor[d] sep v[d, "vendor_index"] sep v[d, "uuid"] sep v[d, "pci_bus_id"] sep \
         v[d, "name"] sep v[d, "memory_bytes"] sep v[d, "sycl_architecture"] sep v[d, "cc"] sep \
-        substr(isa[d], 2) sep v[d, "mig"] sep v[d, "compute_units"] sep substr(kind[d], 2)
+        substr(isa[d], 2) sep v[d, "mig"] sep v[d, "compute_units"] sep substr(kind[d], 2) sep \
+        v[d, "parent"] sep (v[d, "health"] == "" ? "healthy" : v[d, "health"]) sep \
+        v[d, "health_reason"] sep v[d, "ecc"] sep v[d, "retired"]
   }' | sort -t"$SEP" -k1,1 -k2,2n >"$tmp/devices"
 echo "agent: $(wc -l <"$tmp/devices") devices"
 
-# GPUs the agent found of one vendor.
-agent_gpus() { grep "^$1$SEP" "$tmp/devices" | grep "${SEP}gpu\( \|$\)" || true; }
+# Whole GPUs the agent found of one vendor (partitions, which name a parent
+# in field 13, left out).
+agent_gpus() {
+  grep "^$1$SEP" "$tmp/devices" | grep "${SEP}gpu\( [^$SEP]*\)\?$SEP" |
+    awk -F"$SEP" '$13 == ""' || true
+}
+# The partitions (MIG instances) of one vendor's GPUs.
+agent_partitions() { grep "^$1$SEP" "$tmp/devices" | awk -F"$SEP" '$13 != ""' || true; }
 # 0000:17:00.0 from NVML's 00000000:17:00.0 or any case.
 pci() { echo "$1" | tr 'A-F' 'a-f' | sed 's/^0000\([0-9a-f]\{4\}:\)/\1/'; }
 count_check() {  # count_check DEVICES FIELD AGENT_COUNT TOOL TOOL_COUNT
@@ -185,6 +208,7 @@ check_nvidia() {
   echo "nvidia-smi --query-gpu=$fields:"
   sed 's/^/nvidia-smi: /' "$tmp/smi"
   nvidia_sm_counts
+  nvidia_health
   # index, uuid, bus id, name, MiB, compute_cap, MIG mode; by index.
   awk -F',' -v sep="$SEP" '
     NF >= 5 {
@@ -209,6 +233,60 @@ check_nvidia() {
     k=$((k + 1))
   done
   exec 3<&- 4<&-
+  check_nvidia_mig
+}
+
+# Health fields, "index, ecc, retired" lines in $tmp/smi.health, where the
+# driver answers the query; empty otherwise (each GPU's fields SKIP).
+nvidia_health() {
+  local fields=index,ecc.errors.uncorrected.volatile.total,retired_pages.pending
+  : >"$tmp/smi.health"
+  if ! $NVIDIA_SMI --query-gpu=$fields --format=csv,noheader,nounits >"$tmp/smi.h" 2>&1; then
+    echo "nvidia-smi --query-gpu=$fields failed: $(head -2 "$tmp/smi.h" | tr '\n' ' ')"
+    return
+  fi
+  echo "nvidia-smi --query-gpu=$fields:"
+  sed 's/^/nvidia-smi: /' "$tmp/smi.h"
+  awk -F',' '{ for (f = 1; f <= 3; f++) gsub(/^ +| +$/, "", $f); print $1 "," $2 "," $3 }' \
+    "$tmp/smi.h" >"$tmp/smi.health"
+}
+
+compare_nvidia_health() {  # DEVICE SMI_INDEX HEALTH REASON ECC RETIRED
+  local dev="$1" health="$3" reason="$4" ecc="$5" retired="$6" s_ecc s_retired
+  s_ecc="$(awk -F',' -v i="$2" '$1 == i { print $2 }' "$tmp/smi.health")"
+  s_retired="$(awk -F',' -v i="$2" '$1 == i { print $3 }' "$tmp/smi.health")"
+  local expect=healthy why=""
+  if [[ "$s_ecc" =~ ^[0-9]+$ ]]; then
+    same "$dev" ecc_volatile "$ecc" nvidia-smi "$s_ecc"
+    [[ "$s_ecc" -gt 0 ]] && expect=degraded why="$s_ecc volatile uncorrected ECC errors"
+  else
+    verdict SKIP "$dev" ecc_volatile "agent '$ecc', nvidia-smi '$s_ecc'"
+  fi
+  case "$s_retired" in
+    Yes | No)
+      same "$dev" retired_pages "$retired" nvidia-smi "$(echo "$s_retired" | tr '[:upper:]' '[:lower:]')"
+      [[ "$s_retired" == Yes ]] && expect=degraded why="retired pages pending" ;;
+    *) verdict SKIP "$dev" retired_pages "agent '$retired', nvidia-smi '$s_retired'" ;;
+  esac
+  if [[ "$health" == unhealthy && ( "$reason" == Xid* || "$reason" == "row remapping"* ) ]]; then
+    verdict SKIP "$dev" health "agent unhealthy ($reason): nvidia-smi's fields here do not show it"
+  else
+    same "$dev" health "$health${reason:+ ($reason)}" "nvidia-smi ${why:-no ECC error, no retired page pending} ->" \
+      "$expect${why:+ ($why)}"
+  fi
+}
+
+# MIG instances: the agent's partitions' UUIDs against `nvidia-smi -L`'s MIG
+# devices ("  MIG 1g.10gb Device 0: (UUID: MIG-...)").
+check_nvidia_mig() {
+  if ! $NVIDIA_SMI -L >"$tmp/smi.L" 2>&1; then
+    verdict SKIP nvidia mig_instances "nvidia-smi -L failed: $(head -2 "$tmp/smi.L" | tr '\n' ' ')"
+    return
+  fi
+  local agent_migs smi_migs
+  agent_migs="$(agent_partitions nvidia | cut -d"$SEP" -f3 | sort | paste -sd' ')"
+  smi_migs="$(sed -n 's/.*MIG .*(UUID: \(MIG-[^)]*\)).*/\1/p' "$tmp/smi.L" | sort | paste -sd' ')"
+  same nvidia mig_instances "$agent_migs" "nvidia-smi -L" "$smi_migs"
 }
 
 # Each GPU's SM count, "index count" lines in $tmp/smi.sms, where some
@@ -238,8 +316,9 @@ nvidia_sm_counts() {
 
 compare_nvidia() {  # compare_nvidia DEVICE AGENT_LINE SMI_LINE
   local dev="$1" vendor index uuid bus name bytes arch cc isa mig sms
+  local kind parent health reason ecc retired
   local s_index s_uuid s_bus s_name s_mib s_cc s_mig
-  IFS="$SEP" read -r vendor index uuid bus name bytes arch cc isa mig sms _ <<<"$2"
+  IFS="$SEP" read -r vendor index uuid bus name bytes arch cc isa mig sms kind parent health reason ecc retired <<<"$2"
   IFS="$SEP" read -r s_index s_uuid s_bus s_name s_mib s_cc s_mig <<<"$3"
   local rank
   rank="$(awk -v b="$(pci "$s_bus")" '$1 == b { print $2 }' "$tmp/pci.rank")"
@@ -295,6 +374,7 @@ compare_nvidia() {  # compare_nvidia DEVICE AGENT_LINE SMI_LINE
          verdict FAIL "$dev" mig_mode "agent '$mig', nvidia-smi '$s_mig' (no MIG on this GPU)"
        fi ;;
   esac
+  compare_nvidia_health "$dev" "$s_index" "$health" "$reason" "$ecc" "$retired"
 }
 
 # --- AMD: rocm-smi ---------------------------------------------------------

@@ -11,7 +11,8 @@
 // 2. Runs COMMAND once per rank (--count, default 1), each with its rank's
 //    launch environment (select --format=env), CTXSEL_CLAIM included.
 // 3. Renews the claims every third of their duration while COMMAND runs,
-//    and forwards SIGTERM and SIGINT to it.
+//    and forwards SIGTERM and SIGINT to it. A renewal refused because an
+//    operator drains the device (DEVICE_DRAINED) sends COMMAND SIGTERM.
 // 4. Releases the claims (by id: ranks of one Slurm step share a holder)
 //    when the commands have exited, and exits with the status of the lowest
 //    rank that failed, else 0 (128 + signal when one was killed by it).
@@ -33,7 +34,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/error_reasons.h"
 #include "base/proto_time.h"
+#include "base/status_details.h"
 #include "client/cli/command.h"
 #include "client/cli/select_answer.h"
 #include "client/cli/select_command.h"
@@ -121,6 +124,13 @@ int ChildExitCode(int status) {
   return kExitFailure;
 }
 
+// Whether a renewal failed because an operator drains the device.
+bool Drained(const absl::Status& status) {
+  const std::optional<google::rpc::ErrorInfo> info =
+      GetDetail<google::rpc::ErrorInfo>(status);
+  return info.has_value() && info->reason() == kReasonDeviceDrained;
+}
+
 // Runs until every one of `children` has exited: forwards SIGINT/SIGTERM to
 // those still running, renews `claim_ids` (one per child). The exit code of
 // the first child, in order, that failed; 0 when none did.
@@ -158,7 +168,18 @@ int Supervise(client::CtxselClient& client, const std::vector<pid_t>& children,
       if (renewed.ok()) continue;
       std::fprintf(stderr, "ctxsel-cli run: renewing claim %s: %s\n",
                    claim_ids[i].c_str(), ErrorText(renewed.status()).c_str());
-      if (absl::IsNotFound(renewed.status())) {
+      if (Drained(renewed.status())) {
+        // An operator drains the device: stop the command as a scheduler
+        // would, and let the claim run out.
+        renewing[i] = false;
+        if (!exited[i].has_value()) {
+          std::fprintf(stderr,
+                       "ctxsel-cli run: the device is drained: sending "
+                       "SIGTERM to rank %zu (pid %d)\n",
+                       i, static_cast<int>(children[i]));
+          kill(children[i], SIGTERM);
+        }
+      } else if (absl::IsNotFound(renewed.status())) {
         renewing[i] = false;  // it has ended; the device may be someone else's
       } else {
         next_renewal = std::min(next_renewal, absl::Now() + kRenewRetry);

@@ -45,6 +45,9 @@ const std::vector<MethodRow>& MethodRoles() {
       {"Placement/ReleaseClaim", {R::kAdmin, R::kLauncher}},
       {"Placement/ListClaims", {R::kAdmin, R::kLauncher, R::kReader}},
       {"Admin/Backup", {R::kAdmin}},
+      {"Admin/CordonDevices", {R::kAdmin}},
+      {"Admin/UncordonDevices", {R::kAdmin}},
+      {"Admin/ListCordons", {R::kAdmin, R::kLauncher, R::kReader}},
       // With --reflection: the API's descriptors, a read like any other.
       {"ServerReflection/ServerReflectionInfo",
        {R::kAdmin, R::kAgent, R::kLauncher, R::kReader}},

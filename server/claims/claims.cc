@@ -571,6 +571,7 @@ absl::StatusOr<Claim> ClaimBook::Renew(const std::string& id,
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   CTXSEL_ASSIGN_OR_RETURN(Claim * live, FindLive(id, now));
+  if (options_.may_renew) CTXSEL_RETURN_IF_ERROR(options_.may_renew(*live));
   CTXSEL_RETURN_IF_ERROR(
       CheckQuotaLocked(live->owner, live->holder, 1, duration, now, id));
   Claim renewed = *live;

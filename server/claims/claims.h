@@ -115,6 +115,9 @@ struct ClaimOptions {
   std::function<std::vector<ClaimQuota>(const std::string& owner,
                                         const std::string& holder)>
       quotas;
+  // Whether a live claim may be renewed; its error is Renew's (a drained
+  // device: CordonBook::CheckRenewal). Unset: always.
+  std::function<absl::Status(const Claim&)> may_renew;
 };
 
 class ClaimBook {
@@ -198,7 +201,8 @@ class ClaimBook {
   // The claim then expires `duration` from now. NotFoundError for a claim
   // that is unknown, released or expired; InvalidArgumentError for
   // `duration` as above; CLAIM_QUOTA_EXCEEDED when the longer claim passes
-  // its owner's or holder's device-hours.
+  // its owner's or holder's device-hours; ClaimOptions::may_renew's error
+  // (a drained device: the claim is left to expire).
   absl::StatusOr<Claim> Renew(const std::string& id, absl::Duration duration);
 
   // Ends a claim now. NotFoundError as for Renew.

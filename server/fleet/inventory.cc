@@ -185,6 +185,25 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
   return BeatAnswer::kRecorded;
 }
 
+void Inventory::NodesChanged(const std::vector<std::string>& nodes,
+                             const std::string& reason) {
+  Wakes wakes;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& id : nodes) {
+      auto it = nodes_.find(id);
+      if (it == nodes_.end()) continue;
+      auto snapshot =
+          std::make_shared<const NodeState>(NodeOf(it->first, it->second));
+      const size_t bytes = ApproxBytes(*snapshot);
+      RecordEvent(InventoryEvent::Kind::kChanged, std::move(snapshot), reason,
+                  bytes);
+    }
+    wakes = TakeWakesLocked();
+  }
+  Wake(std::move(wakes));
+}
+
 void Inventory::MarkSuspects() {
   if (options_.suspect_after == absl::InfiniteDuration()) return;
   absl::MutexLock lock(&mu_);

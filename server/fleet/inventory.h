@@ -197,6 +197,12 @@ class Inventory {
   // (with ResourceInfo) if unknown.
   absl::Status Deregister(const std::string& node);
 
+  // Records a kChanged event "`reason`" for each of `nodes` still live, its
+  // devices as the store has them now: a change of their condition that
+  // no report made (an operator's cordon).
+  void NodesChanged(const std::vector<std::string>& nodes,
+                    const std::string& reason);
+
   // Removes every node with no beat for the TTL; returns their ids.
   std::vector<std::string> ExpireStale();
 

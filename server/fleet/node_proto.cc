@@ -35,6 +35,16 @@ void DeviceToProto(const Device& device, v1::Device* out) {
   if (device.identity.vendor_index >= 0) {
     out->set_vendor_index(device.identity.vendor_index);
   }
+  const DeviceCondition& c = device.condition;
+  out->set_health(
+      c.health == DeviceHealth::kUnhealthy  ? v1::DEVICE_HEALTH_UNHEALTHY
+      : c.health == DeviceHealth::kDegraded ? v1::DEVICE_HEALTH_DEGRADED
+                                            : v1::DEVICE_HEALTH_HEALTHY);
+  out->set_health_reason(c.health_reason);
+  out->set_parent(c.parent);
+  out->set_cordoned(c.cordoned);
+  out->set_draining(c.draining);
+  out->set_cordon_reason(c.cordon_reason);
 }
 
 Device DeviceFromProto(const v1::Device& device) {
@@ -54,6 +64,23 @@ Device DeviceFromProto(const v1::Device& device) {
   out.identity.pci_bus_id = device.pci_bus_id();
   out.identity.vendor_index =
       device.has_vendor_index() ? device.vendor_index() : -1;
+  // An unknown (newer) health value counts as the worst known.
+  switch (device.health()) {
+    case v1::DEVICE_HEALTH_UNSPECIFIED:
+    case v1::DEVICE_HEALTH_HEALTHY:
+      out.condition.health = DeviceHealth::kHealthy;
+      break;
+    case v1::DEVICE_HEALTH_DEGRADED:
+      out.condition.health = DeviceHealth::kDegraded;
+      break;
+    default:
+      out.condition.health = DeviceHealth::kUnhealthy;
+  }
+  out.condition.health_reason = device.health_reason();
+  out.condition.parent = device.parent();
+  out.condition.cordoned = device.cordoned();
+  out.condition.draining = device.draining();
+  out.condition.cordon_reason = device.cordon_reason();
   return out;
 }
 

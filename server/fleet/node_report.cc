@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -60,6 +61,14 @@ absl::Status NormalizeDevice(const std::string& node_id,
     return FieldViolation(field + ".compute_units",
                           absl::StrCat(device.properties.compute_units));
   }
+  if (!device.condition.health_reason.empty()) {
+    CTXSEL_RETURN_IF_ERROR(
+        ValidateName(device.condition.health_reason, field + ".health_reason"));
+  }
+  // Cordons are the server's (output only in a report).
+  device.condition.cordoned = false;
+  device.condition.draining = false;
+  device.condition.cordon_reason.clear();
   if (device.properties.claim_capacity < 1) {
     return FieldViolation(
         field + ".claim_capacity",
@@ -86,6 +95,31 @@ absl::Status CheckTraits(const std::string& field,
     for (const std::string& name : names) {
       CTXSEL_RETURN_IF_ERROR(
           ValidateName(name, absl::StrCat(field, ".traits.", set.name)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A parent is another device of the report, itself a whole device: one
+// level of partitions, so that a claim's conflicts are its parent and its
+// children.
+absl::Status CheckParents(const std::vector<Device>& devices) {
+  absl::flat_hash_map<std::string, const Device*> by_id;
+  for (const Device& d : devices) by_id[d.id] = &d;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string& parent = devices[i].condition.parent;
+    if (parent.empty()) continue;
+    const std::string field = absl::StrCat("node.devices[", i, "].parent");
+    auto it = by_id.find(parent);
+    if (it == by_id.end() || it->second == &devices[i]) {
+      return FieldViolation(
+          field,
+          absl::StrCat("'", parent, "' is not another device of the node"));
+    }
+    if (!it->second->condition.parent.empty()) {
+      return FieldViolation(
+          field, absl::StrCat("'", parent, "' is itself a partition of '",
+                              it->second->condition.parent, "'"));
     }
   }
   return absl::OkStatus();
@@ -133,6 +167,7 @@ absl::Status NormalizeReport(NodeState& node, const ReportLimits& limits) {
                             absl::StrCat(device.index, " is used twice"));
     }
   }
+  CTXSEL_RETURN_IF_ERROR(CheckParents(node.devices));
   std::sort(node.devices.begin(), node.devices.end(),
             [](const Device& a, const Device& b) { return a.index < b.index; });
   return absl::OkStatus();
@@ -162,7 +197,10 @@ bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b) {
                x.properties.memory_bytes == y.properties.memory_bytes &&
                x.properties.compute_units == y.properties.compute_units &&
                x.properties.claim_capacity == y.properties.claim_capacity &&
-               x.identity == y.identity;
+               x.identity == y.identity &&
+               x.condition.health == y.condition.health &&
+               x.condition.health_reason == y.condition.health_reason &&
+               x.condition.parent == y.condition.parent;
       });
 }
 

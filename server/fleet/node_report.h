@@ -63,8 +63,9 @@ using DeviceBeat = std::pair<std::string, double>;
 // "utilisation[1] (n1/gpu0): 1.5 is not in [0, 1]".
 absl::Status CheckBeat(absl::Span<const DeviceBeat> beat);
 
-// True when two reports describe the same devices (utilisation and times
-// aside): a re-report that changes nothing.
+// True when two reports describe the same devices (utilisation, times and
+// the server's cordons aside; health and parents included): a re-report
+// that changes nothing.
 bool SameDevices(const std::vector<Device>& a, const std::vector<Device>& b);
 
 }  // namespace ctxsel::server

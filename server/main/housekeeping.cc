@@ -9,10 +9,11 @@
 namespace ctxsel::server {
 
 Housekeeping::Housekeeping(Inventory* inventory, ClaimBook* claims,
-                           Metrics* metrics)
+                           Metrics* metrics, CordonBook* cordons)
     : inventory_(inventory),
       claims_(claims),
       metrics_(metrics),
+      cordons_(cordons),
       thread_([this] { Run(); }) {}
 
 Housekeeping::~Housekeeping() {
@@ -27,7 +28,17 @@ void Housekeeping::Run() {
   inventory_->Nodes(&cursor);
   // Waiting on stop_ (not on the inventory) lets the destructor return at
   // once instead of after up to one tick.
+  absl::StatusCode cordon_failure = absl::StatusCode::kOk;
   while (!stop_.WaitForNotificationWithTimeout(tick)) {
+    if (cordons_ != nullptr) {
+      // The cordons known stay while the store does not answer; the first
+      // failure of a streak is logged.
+      absl::Status s = cordons_->Reload();
+      if (!s.ok() && s.code() != cordon_failure) {
+        spdlog::warn("cordons: {}", LogSafe(s.ToString()));
+      }
+      cordon_failure = s.code();
+    }
     const std::vector<std::string> expired = inventory_->ExpireStale();
     if (metrics_ != nullptr && !expired.empty()) {
       metrics_->RecordNodesExpired(static_cast<int>(expired.size()));

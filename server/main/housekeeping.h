@@ -2,7 +2,8 @@
 // heartbeats are overdue as suspect, expires those whose heartbeats
 // stopped, logs one line per inventory change (requests are not logged),
 // and ticks the ClaimBook: expired claims and waits that ran out end, and
-// waiting claims are retried after an expiry or a fleet change.
+// waiting claims are retried after an expiry or a fleet change; and reads
+// the operators' cordons again (another replica's, with etcd).
 //
 //   Housekeeping housekeeping(&inventory, &claims);  // runs until destroyed
 #ifndef CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
@@ -12,6 +13,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "server/claims/claims.h"
+#include "server/claims/cordons.h"
 #include "server/fleet/inventory.h"
 #include "server/metrics/metrics.h"
 
@@ -22,9 +24,11 @@ class Housekeeping {
   // Starts the thread; it checks for suspect and expired nodes every TTL / 4
   // (at least every 50 ms, at most every second), and calls
   // claims->Tick() as often (`claims` may be null). `metrics` (may be null)
-  // counts the expired nodes.
+  // counts the expired nodes; `cordons` (may be null) is reloaded every
+  // tick.
   explicit Housekeeping(Inventory* inventory, ClaimBook* claims = nullptr,
-                        Metrics* metrics = nullptr);
+                        Metrics* metrics = nullptr,
+                        CordonBook* cordons = nullptr);
   // Stops and joins the thread.
   ~Housekeeping();
   Housekeeping(const Housekeeping&) = delete;
@@ -36,6 +40,7 @@ class Housekeeping {
   Inventory* const inventory_;
   ClaimBook* const claims_;
   Metrics* const metrics_;
+  CordonBook* const cordons_;
   absl::Notification stop_;
   std::thread thread_;
 };

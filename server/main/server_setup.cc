@@ -328,6 +328,11 @@ bool RunningServer::store_stale() const {
 }
 
 absl::Status RunningServer::OpenClaims() {
+  cordons_ = std::make_unique<CordonBook>(store_.get(), &placer_);
+  if (absl::Status s = cordons_->Reload(); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrCat("cannot load the cordons: ", s.ToString()));
+  }
   ClaimOptions options;
   // The caps of the tokens file (docs/security.md, "Claim quotas"), read
   // on each claim so that a SIGHUP's reload applies to the next one.
@@ -347,6 +352,10 @@ absl::Status RunningServer::OpenClaims() {
       }
     }
     return quotas;
+  };
+  CordonBook* cordons = cordons_.get();
+  options.may_renew = [cordons](const Claim& claim) {
+    return cordons->CheckRenewal(claim.device, claim.node);
   };
   absl::StatusOr<std::unique_ptr<ClaimBook>> claims =
       ClaimBook::Open(store_.get(), std::move(options));
@@ -378,6 +387,10 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   }
   inventory_ =
       std::make_unique<Inventory>(inventory_options, &bridge_, observer);
+  Inventory* inventory = inventory_.get();
+  cordons_->OnChange([inventory](const std::vector<std::string>& nodes) {
+    inventory->NodesChanged(nodes, "cordons changed");
+  });
   InventoryServiceOptions service_options;
   service_options.heartbeat_interval = options.heartbeat_interval;
   service_options.server_instance = ServerInstance();
@@ -395,8 +408,8 @@ void RunningServer::MakeServices(const ServerOptions& options) {
       [this] { return store_stale(); });
   inventory_service_ = std::make_unique<InventoryService>(
       authorizer, inventory_.get(), &placer_, service_options);
-  admin_service_ = std::make_unique<AdminService>(authorizer, store_.get(),
-                                                  workers_.get(), data_dir_);
+  admin_service_ = std::make_unique<AdminService>(
+      authorizer, store_.get(), workers_.get(), data_dir_, cordons_.get());
   if (options.reflection) {
     std::vector<std::string> services = {
         "grpc.health.v1.Health",
@@ -534,6 +547,13 @@ absl::Status RunningServer::ServeMetrics(const ServerOptions& options) {
       (node.suspect ? counts.suspect_nodes : counts.healthy_nodes) += 1;
       (node.suspect ? counts.suspect_devices : counts.healthy_devices) +=
           devices;
+      for (const Device& d : node.devices) {
+        const DeviceCondition& c = d.condition;
+        counts.degraded_devices += c.health == DeviceHealth::kDegraded;
+        counts.unhealthy_devices += c.health == DeviceHealth::kUnhealthy;
+        counts.cordoned_devices += c.cordoned;
+        counts.draining_devices += c.draining;
+      }
     }
     counts.active_claims = static_cast<int64_t>(claims_->List("").size());
     counts.expired_claims = claims_->expired_count();
@@ -618,7 +638,8 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
     });
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(
-      server->inventory_.get(), server->claims_.get(), server->metrics_.get());
+      server->inventory_.get(), server->claims_.get(), server->metrics_.get(),
+      server->cordons_.get());
   return server;
 }
 

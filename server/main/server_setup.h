@@ -29,6 +29,7 @@
 #include "base/metrics_endpoint.h"
 #include "server/access/auth.h"
 #include "server/claims/claims.h"
+#include "server/claims/cordons.h"
 #include "server/fleet/inventory.h"
 #include "server/main/housekeeping.h"
 #include "server/metrics/metrics.h"
@@ -270,6 +271,7 @@ class RunningServer {
   placement::Placer placer_;
   PlacerBridge bridge_{&placer_};
   std::unique_ptr<VariantRegistry> registry_;
+  std::unique_ptr<CordonBook> cordons_;
   std::unique_ptr<ClaimBook> claims_;
   // Null with SQLite. Before the services: destroyed after them.
   std::unique_ptr<etcd::ReplicaSync> replica_sync_;

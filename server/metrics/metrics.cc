@@ -147,6 +147,14 @@ class Metrics::FleetCollector final : public prometheus::Collectable {
         Gauges("ctxsel_devices", "Devices of live nodes by their node's state.",
                {{"healthy", counts.healthy_devices},
                 {"suspect", counts.suspect_devices}}),
+        Gauges("ctxsel_device_conditions",
+               "Devices of live nodes that are not fully available, by "
+               "condition: the agent's health (degraded, unhealthy) and "
+               "operators' cordons (cordoned, draining).",
+               {{"degraded", counts.degraded_devices},
+                {"unhealthy", counts.unhealthy_devices},
+                {"cordoned", counts.cordoned_devices},
+                {"draining", counts.draining_devices}}),
         Gauges("ctxsel_claims_active", "Claims not yet released or expired.",
                {{"", counts.active_claims}}),
         Gauges("ctxsel_claim_waiters",

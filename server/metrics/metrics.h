@@ -56,6 +56,11 @@ struct FleetCounts {
   int64_t suspect_nodes = 0;
   int64_t healthy_devices = 0;
   int64_t suspect_devices = 0;
+  // Devices of live nodes by condition (a device may count in several).
+  int64_t degraded_devices = 0;
+  int64_t unhealthy_devices = 0;
+  int64_t cordoned_devices = 0;
+  int64_t draining_devices = 0;
   int64_t active_claims = 0;
   int64_t expired_claims = 0;  // since start: a counter
   int64_t claim_waiters = 0;   // claiming Selects in the wait queue

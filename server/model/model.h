@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "selector/selector.h"
+#include "server/model/cordon.h"
 #include "server/model/policy.h"
 #include "server/model/variant_metadata.h"
 
@@ -48,6 +49,31 @@ struct DeviceIdentity {
   }
 };
 
+// What the agent's checks say of a device (ctxsel.v1.DeviceHealth, whose
+// unset value is kHealthy). Ordered: a larger value is worse.
+enum class DeviceHealth { kHealthy = 0, kDegraded = 1, kUnhealthy = 2 };
+
+// A device's condition beyond its traits: its reported health, its parent
+// (it is a partition of that device) and an operator's cordon.
+struct DeviceCondition {
+  DeviceHealth health = DeviceHealth::kHealthy;
+  std::string health_reason;  // empty when healthy
+  std::string parent;         // a device id of the same node; empty: none
+  // Set by the server from its cordons (never from a report).
+  bool cordoned = false;
+  bool draining = false;
+  std::string cordon_reason;
+
+  friend bool operator==(const DeviceCondition& a, const DeviceCondition& b) {
+    return a.health == b.health && a.health_reason == b.health_reason &&
+           a.parent == b.parent && a.cordoned == b.cordoned &&
+           a.draining == b.draining && a.cordon_reason == b.cordon_reason;
+  }
+  friend bool operator!=(const DeviceCondition& a, const DeviceCondition& b) {
+    return !(a == b);
+  }
+};
+
 // One device of one node as the inventory knows it.
 struct Device {
   std::string id;                 // unique in the fleet, e.g. "node7/gpu0"
@@ -59,6 +85,7 @@ struct Device {
   selector::DeviceTraits traits;
   DeviceProperties properties;
   DeviceIdentity identity;
+  DeviceCondition condition;
 };
 
 // A part of one device that a claim holds (ClaimRequest.memory_bytes,

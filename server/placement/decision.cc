@@ -29,8 +29,10 @@ struct Unit {
   std::vector<const DeviceGroup*> groups;  // within the job's nodes
   int device_count = 0;
   int eligible_count = 0;
-  int suspect_count = 0;  // left out: on suspect nodes
-  std::string reason;     // why rejected; empty when eligible
+  int suspect_count = 0;    // left out: on suspect nodes (or degraded)
+  int unhealthy_count = 0;  // left out: unhealthy, not cordoned
+  int cordoned_count = 0;   // left out: cordoned
+  std::string reason;       // why rejected; empty when eligible
   std::optional<selector::Resolution> resolution;
   // The job's variables and the class's device variables, when the kernel
   // reads some (KernelEntry::reads_device_variables); unset: the job's.
@@ -142,6 +144,11 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       units.back().per_layout = per_layout;
     }
     Unit& u = units.back();
+    if (g->excluded()) {
+      // Cordoned or unhealthy: counted for Explain, never picked.
+      g->CountExcluded(&u.cordoned_count, &u.unhealthy_count);
+      continue;
+    }
     if (g->suspect() && !r.include_suspect) {
       u.suspect_count += static_cast<int>(g->size());
       continue;
@@ -359,6 +366,8 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.device_count = u.device_count;
   c.eligible_device_count = u.eligible_count;
   c.suspect_device_count = u.suspect_count;
+  c.unhealthy_device_count = u.unhealthy_count;
+  c.cordoned_device_count = u.cordoned_count;
   c.eligible = u.eligible();
   c.reason = u.reason;
   c.winner = u.winner;
@@ -378,13 +387,18 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   std::vector<Unit*> ranked;
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
-      u.reason = u.device_count == 0 && u.suspect_count > 0
-                     ? absl::StrCat("all ", u.suspect_count,
-                                    " devices are on suspect nodes (heartbeat "
-                                    "overdue)")
-                 : r.job->allowed_devices.empty()
-                     ? "no device on the job's nodes"
-                     : "no device of the job's allowed_devices";
+      u.reason =
+          u.device_count == 0 && u.suspect_count > 0
+              ? absl::StrCat("all ", u.suspect_count,
+                             " devices are on suspect nodes (heartbeat "
+                             "overdue) or degraded")
+          : u.device_count == 0 && u.unhealthy_count + u.cordoned_count > 0
+              ? absl::StrCat("all ", u.unhealthy_count + u.cordoned_count,
+                             " devices are unhealthy (", u.unhealthy_count,
+                             ") or cordoned (", u.cordoned_count, ")")
+          : r.job->allowed_devices.empty()
+              ? "no device on the job's nodes"
+              : "no device of the job's allowed_devices";
       continue;
     }
     CheckFilter(r, u);

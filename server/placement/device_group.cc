@@ -15,6 +15,7 @@ Device DeviceSlot::ToDevice() const {
   d.traits = device_class->traits;
   d.properties = properties;
   d.identity = identity;
+  d.condition = condition;
   return d;
 }
 
@@ -43,7 +44,8 @@ bool DeviceGroup::ByLoad::operator()(const LoadKey& a, const LoadKey& b) const {
 }
 
 void DeviceGroup::Add(const DeviceSlot* slot) {
-  by_load_.insert(KeyOf(slot));
+  if (!by_load_.insert(KeyOf(slot)).second) return;
+  if (slot->condition.cordoned) ++cordoned_;
   std::vector<const DeviceSlot*>& on = on_node_[slot->node];
   if (on.empty()) {
     nodes_.insert(std::lower_bound(nodes_.begin(), nodes_.end(), slot->node),
@@ -54,6 +56,7 @@ void DeviceGroup::Add(const DeviceSlot* slot) {
 
 void DeviceGroup::Remove(const DeviceSlot* slot) {
   if (by_load_.erase(KeyOf(slot)) == 0) return;
+  if (slot->condition.cordoned) --cordoned_;
   auto it = on_node_.find(slot->node);
   std::vector<const DeviceSlot*>& on = it->second;
   on.erase(std::find(on.begin(), on.end(), slot));
@@ -113,6 +116,11 @@ void DeviceGroup::AppendLeastLoaded(size_t n,
   for (auto it = by_load_.begin(); it != by_load_.end() && n > 0; ++it, --n) {
     out->push_back(it->slot);
   }
+}
+
+void DeviceGroup::CountExcluded(int* cordoned, int* unhealthy) const {
+  *cordoned += static_cast<int>(cordoned_);
+  *unhealthy += static_cast<int>(by_load_.size() - cordoned_);
 }
 
 }  // namespace ctxsel::server::placement

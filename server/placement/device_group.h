@@ -37,8 +37,15 @@ struct DeviceSlot {
   int32_t index = 0;
   DeviceProperties properties;
   DeviceIdentity identity;
+  // Health and parent as reported; the cordon fields as the fleet's
+  // cordons say.
+  DeviceCondition condition;
   const DeviceClass* device_class = nullptr;
   DeviceGroup* group = nullptr;  // the fleet's group holding it
+  // Partitions: the whole device this one is part of (condition.parent),
+  // and the partitions of this one; all on the same node.
+  const DeviceSlot* parent = nullptr;
+  std::vector<const DeviceSlot*> children;
 
   // The device as the inventory reported it.
   Device ToDevice() const;
@@ -48,30 +55,48 @@ struct DeviceSlot {
 inline constexpr double kFullUtilisation = 1.0;
 
 // Which devices a pick may return: every device, or (with `claims`) those
-// that can take one more claim. The picks below skip the others, so their
-// cost grows by the number of devices skipped.
+// that can take one more claim and whose parent and children hold none (a
+// partition and its whole device exclude each other). The picks below skip
+// the others, so their cost grows by the number of devices skipped.
 struct Pickable {
   const ClaimCheck* claims = nullptr;
   bool operator()(const DeviceSlot& d) const {
-    return claims == nullptr || claims->HasRoom(d.id, d.properties);
+    if (claims == nullptr) return true;
+    if (!claims->HasRoom(d.id, d.properties)) return false;
+    // A parent and its partitions exclude each other: each must be free.
+    static const DeviceProperties kWhole;
+    if (d.parent != nullptr && !claims->HasRoom(d.parent->id, kWhole)) {
+      return false;
+    }
+    for (const DeviceSlot* child : d.children) {
+      if (!claims->HasRoom(child->id, kWhole)) return false;
+    }
+    return true;
   }
 };
 
 class DeviceGroup {
  public:
-  // `suspect`: the group holds devices of suspect nodes (see fleet.h).
+  // `suspect`: the group holds devices placement falls back on (of suspect
+  // nodes, or degraded; see fleet.h). `excluded`: devices placement never
+  // picks (unhealthy or cordoned), kept for counts and Explain.
   DeviceGroup(const DeviceClass* device_class, const NodeLayout* layout,
-              bool suspect = false)
-      : class_(device_class), layout_(layout), suspect_(suspect) {}
+              bool suspect = false, bool excluded = false)
+      : class_(device_class),
+        layout_(layout),
+        suspect_(suspect),
+        excluded_(excluded) {}
   DeviceGroup(const DeviceGroup&) = delete;
   DeviceGroup& operator=(const DeviceGroup&) = delete;
 
   const DeviceClass& device_class() const { return *class_; }
   const NodeLayout& layout() const { return *layout_; }
   bool suspect() const { return suspect_; }
+  bool excluded() const { return excluded_; }
 
   // Adds or removes a device; `slot` must outlive its membership and its
-  // utilisation may change only through SetUtilisation while a member.
+  // utilisation may change only through SetUtilisation, its
+  // condition.cordoned not at all, while a member.
   void Add(const DeviceSlot* slot);
   void Remove(const DeviceSlot* slot);
   void SetUtilisation(DeviceSlot* slot, double utilisation);
@@ -90,6 +115,9 @@ class DeviceGroup {
   // The least loaded device of this group on `node`; null if none.
   const DeviceSlot* LeastLoadedOn(absl::string_view node,
                                   const Pickable& pickable = {}) const;
+  // Adds this group's cordoned devices to *cordoned and its other ones to
+  // *unhealthy (an excluded group's counts, for Explain), in O(1).
+  void CountExcluded(int* cordoned, int* unhealthy) const;
   // Appends up to `n` devices, least loaded first.
   void AppendLeastLoaded(size_t n, std::vector<const DeviceSlot*>* out) const;
 
@@ -115,10 +143,12 @@ class DeviceGroup {
   const DeviceClass* class_;
   const NodeLayout* layout_;
   const bool suspect_;
+  const bool excluded_;
   // A B-tree: keys by value, many to a node, so a re-sort touches a few
   // cache lines where a red-black tree touched one per level.
   absl::btree_set<LoadKey, ByLoad> by_load_;
   std::vector<std::string> nodes_;  // sorted, unique
+  size_t cordoned_ = 0;             // members with condition.cordoned
   absl::flat_hash_map<std::string, std::vector<const DeviceSlot*>> on_node_;
 };
 

@@ -136,9 +136,9 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
     slot->index = d.index;
     slot->properties = d.properties;
     slot->identity = d.identity;
+    slot->condition = std::move(d.condition);
     slot->device_class = layout_slots[i].second;
-    slot->group = GroupFor(slot->device_class, layout, /*suspect=*/false);
-    slot->group->Add(slot.get());
+    Place(slot.get(), entry);
     entry.devices.push_back(slot.get());
     if (!slot->identity.uuid.empty()) {
       by_uuid_[slot->identity.uuid] = slot.get();
@@ -146,6 +146,15 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
     // Ids are unique (NormalizeReport checked the report, CheckIdsFree
     // the fleet), so this never replaces a live slot.
     devices_[slot->id] = std::move(slot);
+  }
+  // Partitions: NormalizeReport checked that each parent is a whole device
+  // of this report.
+  for (DeviceSlot* slot : entry.devices) {
+    if (slot->condition.parent.empty()) continue;
+    auto parent = devices_.find(slot->condition.parent);
+    if (parent == devices_.end() || parent->second->node != node) continue;
+    slot->parent = parent->second.get();
+    parent->second->children.push_back(slot);
   }
 }
 
@@ -176,23 +185,80 @@ const NodeLayout* Fleet::InternLayout(
 }
 
 DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout,
-                             bool suspect) {
+                             bool suspect, bool excluded) {
   std::unique_ptr<DeviceGroup>& group =
-      groups_[GroupKey(c->name, c->id, layout->id, suspect)];
+      groups_[GroupKey(c->name, c->id, layout->id, suspect, excluded)];
   if (group == nullptr) {
-    group = std::make_unique<DeviceGroup>(c, layout, suspect);
+    group = std::make_unique<DeviceGroup>(c, layout, suspect, excluded);
   }
   return group.get();
 }
 
 void Fleet::LeaveGroup(DeviceSlot* slot) {
   DeviceGroup* group = slot->group;
+  if (group == nullptr) return;
   group->Remove(slot);
   if (group->size() == 0) {
     groups_.erase(GroupKey(group->device_class().name, group->device_class().id,
-                           group->layout().id, group->suspect()));
+                           group->layout().id, group->suspect(),
+                           group->excluded()));
   }
   slot->group = nullptr;
+}
+
+void Fleet::Place(DeviceSlot* slot, const NodeEntry& node) {
+  const Cordon* cordon = nullptr;
+  if (auto it = device_cordons_.find(slot->id); it != device_cordons_.end()) {
+    cordon = &it->second;
+  } else if (auto n = node_cordons_.find(slot->node);
+             n != node_cordons_.end()) {
+    cordon = &n->second;
+  }
+  // Out of the group first: it counts its members' cordons.
+  LeaveGroup(slot);
+  DeviceCondition& c = slot->condition;
+  c.cordoned = cordon != nullptr;
+  c.draining = cordon != nullptr && cordon->drain;
+  c.cordon_reason = cordon != nullptr ? cordon->reason : "";
+  const bool excluded = c.cordoned || c.health == DeviceHealth::kUnhealthy;
+  const bool suspect = node.suspect || c.health == DeviceHealth::kDegraded;
+  slot->group = GroupFor(slot->device_class, node.layout, suspect, excluded);
+  slot->group->Add(slot);
+}
+
+std::vector<std::string> Fleet::SetCordons(const std::vector<Cordon>& cordons) {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_set<std::string> touched;  // nodes to re-place
+  for (const auto* old : {&device_cordons_, &node_cordons_}) {
+    for (const auto& [key, c] : *old) {
+      if (auto it = devices_.find(c.device); it != devices_.end()) {
+        touched.insert(it->second->node);
+      }
+      if (!c.node.empty()) touched.insert(c.node);
+    }
+  }
+  device_cordons_.clear();
+  node_cordons_.clear();
+  for (const Cordon& c : cordons) {
+    if (!c.device.empty()) {
+      device_cordons_[c.device] = c;
+      if (auto it = devices_.find(c.device); it != devices_.end()) {
+        touched.insert(it->second->node);
+      }
+    } else {
+      node_cordons_[c.node] = c;
+      touched.insert(c.node);
+    }
+  }
+  std::vector<std::string> live;
+  for (const std::string& name : touched) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    for (DeviceSlot* slot : it->second.devices) Place(slot, it->second);
+    live.push_back(name);
+  }
+  std::sort(live.begin(), live.end());
+  return live;
 }
 
 void Fleet::SetSuspect(absl::string_view node, bool suspect) {
@@ -200,11 +266,7 @@ void Fleet::SetSuspect(absl::string_view node, bool suspect) {
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.suspect == suspect) return;
   it->second.suspect = suspect;
-  for (DeviceSlot* slot : it->second.devices) {
-    LeaveGroup(slot);
-    slot->group = GroupFor(slot->device_class, it->second.layout, suspect);
-    slot->group->Add(slot);
-  }
+  for (DeviceSlot* slot : it->second.devices) Place(slot, it->second);
 }
 
 absl::Status Fleet::UpdateUtilisations(
@@ -293,7 +355,7 @@ std::vector<const DeviceGroup*> Fleet::Reader::groups() const {
 
 bool Fleet::Reader::has_suspect() const {
   for (const auto& [key, group] : fleet_.groups_) {
-    if (group->suspect()) return true;
+    if (group->suspect() && !group->excluded()) return true;
   }
   return false;
 }

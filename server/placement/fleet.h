@@ -88,6 +88,13 @@ class Fleet {
   void SetSuspect(absl::string_view node, bool suspect)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Replaces the operators' cordons (device and node cordons; a cordon of
+  // a device or node not live now applies when it reports). Cordoned
+  // devices move to the excluded groups, in O(cordons changed x log n).
+  // Returns the live nodes whose devices an old or new cordon covers.
+  std::vector<std::string> SetCordons(const std::vector<Cordon>& cordons)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // The device class of a live device; NotFoundError for an unknown one.
   absl::StatusOr<DeviceClassNames> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -105,7 +112,8 @@ class Fleet {
     explicit Reader(const Fleet& fleet) ABSL_SHARED_LOCK_FUNCTION(fleet.mu_);
     ~Reader() ABSL_UNLOCK_FUNCTION();
     // Non-empty groups, by class name, then layout id, healthy before
-    // suspect.
+    // suspect (suspect nodes' and degraded devices), excluded (unhealthy
+    // or cordoned devices) last.
     std::vector<const DeviceGroup*> groups() const;
     // Whether some live device is on a suspect node.
     bool has_suspect() const;
@@ -120,8 +128,8 @@ class Fleet {
   };
 
  private:
-  // Class name, class id, layout id, suspect.
-  using GroupKey = std::tuple<std::string, int, int, bool>;
+  // Class name, class id, layout id, suspect, excluded.
+  using GroupKey = std::tuple<std::string, int, int, bool, bool>;
   struct NodeEntry {
     std::vector<DeviceSlot*> devices;
     const NodeLayout* layout = nullptr;
@@ -155,7 +163,13 @@ class Fleet {
       std::vector<std::pair<int32_t, const DeviceClass*>> slots)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   DeviceGroup* GroupFor(const DeviceClass* c, const NodeLayout* layout,
-                        bool suspect) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                        bool suspect, bool excluded)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets `slot`'s cordon from the cordons and (re)joins the group its
+  // standing says: excluded when unhealthy or cordoned, else suspect when
+  // its node is or it is degraded.
+  void Place(DeviceSlot* slot, const NodeEntry& node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `slot` out of its group, dropping the group when it empties.
   void LeaveGroup(DeviceSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -173,6 +187,9 @@ class Fleet {
   absl::flat_hash_map<std::string, std::unique_ptr<DeviceSlot>> devices_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Cordons by device id and by node name.
+  absl::flat_hash_map<std::string, Cordon> device_cordons_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Cordon> node_cordons_ ABSL_GUARDED_BY(mu_);
   // Live devices by UUID, for jobs that name their allocation by UUID.
   absl::flat_hash_map<std::string, DeviceSlot*> by_uuid_ ABSL_GUARDED_BY(mu_);
 };

@@ -30,6 +30,12 @@ std::string ClassText(const ClassReport& c) {
     absl::StrAppend(&head, c.suspect_device_count,
                     " on suspect nodes left out; ");
   }
+  if (c.unhealthy_device_count > 0) {
+    absl::StrAppend(&head, c.unhealthy_device_count, " unhealthy left out; ");
+  }
+  if (c.cordoned_device_count > 0) {
+    absl::StrAppend(&head, c.cordoned_device_count, " cordoned left out; ");
+  }
   if (!c.eligible) {
     absl::StrAppend(&head, "rejected: ", c.reason, "\n");
     return head;

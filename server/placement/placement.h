@@ -95,6 +95,10 @@ struct ClassReport {
   // Devices of the class on suspect nodes (heartbeat overdue), left out
   // while healthy devices can serve; not in the counts above then.
   int suspect_device_count = 0;
+  // Devices of the class never picked now: unhealthy, and cordoned (a
+  // device both is counted cordoned); not in the counts above.
+  int unhealthy_device_count = 0;
+  int cordoned_device_count = 0;
   bool eligible = false;  // false: `reason` says why
   std::string reason;
   bool winner = false;  // its devices competed in the policy pick

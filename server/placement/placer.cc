@@ -289,6 +289,11 @@ absl::Status Placer::UpdateUtilisations(
   return fleet_->UpdateUtilisations(node, updates);
 }
 
+std::vector<std::string> Placer::SetCordons(
+    const std::vector<Cordon>& cordons) {
+  return fleet_->SetCordons(cordons);
+}
+
 void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
   fleet_->SetSuspect(node, suspect);
 }

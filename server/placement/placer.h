@@ -143,6 +143,11 @@ class Placer {
   // is rebuilt. No-op for an unknown node.
   void SetNodeSuspect(absl::string_view node, bool suspect);
 
+  // Replaces the operators' cordons (Fleet::SetCordons): placement skips
+  // cordoned devices, listings and Explain show them. Cheap: no snapshot
+  // is rebuilt. Returns the live nodes an old or new cordon covers.
+  std::vector<std::string> SetCordons(const std::vector<Cordon>& cordons);
+
   // The devices of `node` as they are now (utilisation included), by
   // index as reported; empty for an unknown node. For listings.
   std::vector<Device> NodeDevices(absl::string_view node) const;

@@ -144,3 +144,101 @@ TEST_F(PlacerClaimsTest, ConstraintsStillComeFirst) {
 
 }  // namespace
 }  // namespace ctxsel::server::placement
+
+namespace ctxsel::server::placement {
+namespace {
+
+using ::ctxsel::server::placement::testing::DeviceOf;
+
+// Health, cordons and partitions (issue 24): an unhealthy or cordoned
+// device is never picked, a degraded one only when nothing healthy fits,
+// and a partition and its whole device exclude each other's claims.
+class PlacerConditionTest : public PlacerTest {
+ protected:
+  // Node "a": an idle H100 (a/0) and a busier one (a/1).
+  void AddNode(DeviceHealth health0, DeviceHealth health1) {
+    Device d0 = MakeDevice("a", 0, Kind::kH100, 0.1);
+    Device d1 = MakeDevice("a", 1, Kind::kH100, 0.6);
+    d0.condition.health = health0;
+    d1.condition.health = health1;
+    PlacerTest::AddNode("a", {d0, d1});
+  }
+};
+
+TEST_F(PlacerConditionTest, UnhealthyIsNeverPickedDegradedOnlyAsALastResort) {
+  const Job job = SaxpyJob();
+  AddNode(DeviceHealth::kHealthy, DeviceHealth::kHealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  AddNode(DeviceHealth::kUnhealthy, DeviceHealth::kHealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/1");
+  AddNode(DeviceHealth::kDegraded, DeviceHealth::kHealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/1");
+  AddNode(DeviceHealth::kDegraded, DeviceHealth::kUnhealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+  AddNode(DeviceHealth::kUnhealthy, DeviceHealth::kUnhealthy);
+  EXPECT_THAT(DeviceOf(placer_, job), HasSubstr("unhealthy"));
+  absl::StatusOr<PlacementReport> report = placer_.Explain(job);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->ToText(), HasSubstr("2 unhealthy left out"));
+  AddNode(DeviceHealth::kHealthy, DeviceHealth::kHealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+}
+
+TEST_F(PlacerConditionTest, CordonsExcludeDevicesAndNodesUntilLifted) {
+  const Job job = SaxpyJob();
+  AddNode(DeviceHealth::kHealthy, DeviceHealth::kHealthy);
+  Cordon device;
+  device.device = "a/0";
+  device.reason = "fan";
+  placer_.SetCordons({device});
+  EXPECT_EQ(DeviceOf(placer_, job), "a/1");
+  std::vector<Device> listed = placer_.NodeDevices("a");
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_TRUE(listed[0].condition.cordoned);
+  EXPECT_EQ(listed[0].condition.cordon_reason, "fan");
+  EXPECT_FALSE(listed[1].condition.cordoned);
+  // A re-report keeps the cordon.
+  AddNode(DeviceHealth::kHealthy, DeviceHealth::kHealthy);
+  EXPECT_EQ(DeviceOf(placer_, job), "a/1");
+  Cordon node;
+  node.node = "a";
+  node.reason = "maintenance";
+  node.drain = true;
+  placer_.SetCordons({device, node});
+  EXPECT_THAT(DeviceOf(placer_, job), HasSubstr("cordoned"));
+  absl::StatusOr<PlacementReport> report = placer_.Explain(job);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->ToText(), HasSubstr("2 cordoned left out"));
+  EXPECT_TRUE(placer_.NodeDevices("a")[1].condition.draining);
+  placer_.SetCordons({});
+  EXPECT_EQ(DeviceOf(placer_, job), "a/0");
+}
+
+TEST_F(PlacerConditionTest, APartitionAndItsParentExcludeEachOthersClaims) {
+  Device gpu = MakeDevice("a", 0, Kind::kH100, 0.5);
+  Device mig0 = MakeDevice("a", 1, Kind::kH100, 0.0);
+  Device mig1 = MakeDevice("a", 2, Kind::kH100, 0.1);
+  mig0.condition.parent = "a/0";
+  mig1.condition.parent = "a/0";
+  PlacerTest::AddNode("a", {gpu, mig0, mig1});
+  const Job job = SaxpyJob();
+  // The instances, then nothing: the GPU is blocked by them.
+  FakeClaims claims;
+  EXPECT_THAT(ClaimEach(placer_, job, claims, 3),
+              ::testing::ElementsAre("a/1", "a/2",
+                                     HasSubstr("fitting devices are claimed")));
+  // The GPU claimed first: its instances are blocked.
+  FakeClaims gpu_first;
+  gpu_first.held["a/0"] = 1;
+  EXPECT_THAT(ClaimEach(placer_, job, gpu_first, 1),
+              ::testing::ElementsAre(HasSubstr("fitting devices are claimed")));
+  // One instance claimed: the other is free, the GPU is not.
+  FakeClaims one;
+  one.held["a/1"] = 1;
+  EXPECT_THAT(
+      ClaimEach(placer_, job, one, 2),
+      ::testing::ElementsAre("a/2", HasSubstr("fitting devices are claimed")));
+}
+
+}  // namespace
+}  // namespace ctxsel::server::placement

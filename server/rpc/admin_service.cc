@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/time/time.h"
+#include "base/proto_time.h"
 #include "base/status_details.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/callback_call.h"
@@ -16,6 +18,16 @@
 
 namespace ctxsel::server {
 namespace {
+
+void CordonToProto(const Cordon& cordon, v1::DeviceCordon* out) {
+  out->set_device(cordon.device);
+  out->set_node(cordon.node);
+  out->set_reason(cordon.reason);
+  out->set_drain(cordon.drain);
+  out->set_cordoned_by(cordon.by);
+  *out->mutable_create_time() =
+      ToProtoTimestamp(absl::FromUnixMillis(cordon.unix_ms));
+}
 
 // Well under the default 4 MiB message limit.
 constexpr size_t kChunkBytes = 256 << 10;
@@ -139,6 +151,65 @@ grpc::ServerWriteReactor<v1::BackupChunk>* AdminService::Backup(
         ToGrpcStatus(caller.status()));
   }
   return new BackupReactor(context, store_, *workers_, scratch_dir_);
+}
+
+grpc::ServerUnaryReactor* AdminService::CordonDevices(
+    grpc::CallbackServerContext* context,
+    const v1::CordonDevicesRequest* request,
+    v1::CordonDevicesResponse* response) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Admin/CordonDevices");
+  if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
+  return AnswerOnWorker(
+      *workers_, context, [this, who = *std::move(who), request, response] {
+        const v1::DeviceCordon& in = request->cordon();
+        Cordon cordon;
+        cordon.device = in.device();
+        cordon.node = in.node();
+        cordon.reason = in.reason();
+        cordon.drain = in.drain();
+        cordon.by = who.name;
+        absl::StatusOr<Cordon> stored = cordons_->Put(std::move(cordon));
+        if (!stored.ok()) {
+          return ToGrpcStatus(
+              RebaseFieldViolations(stored.status(), "", "cordon."));
+        }
+        spdlog::info("cordon: {} by {}{}: {}", stored->Key(), who.name,
+                     stored->drain ? " (drain)" : "", stored->reason);
+        CordonToProto(*stored, response->mutable_cordon());
+        return grpc::Status::OK;
+      });
+}
+
+grpc::ServerUnaryReactor* AdminService::UncordonDevices(
+    grpc::CallbackServerContext* context,
+    const v1::UncordonDevicesRequest* request,
+    v1::UncordonDevicesResponse* /*response*/) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Admin/UncordonDevices");
+  if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
+  return AnswerOnWorker(
+      *workers_, context, [this, who = *std::move(who), request] {
+        absl::Status s = cordons_->Remove(request->device(), request->node());
+        if (s.ok()) {
+          spdlog::info("uncordon: {}{} by {}", request->device(),
+                       request->node(), who.name);
+        }
+        return ToGrpcStatus(s);
+      });
+}
+
+grpc::ServerUnaryReactor* AdminService::ListCordons(
+    grpc::CallbackServerContext* context,
+    const v1::ListCordonsRequest* /*request*/,
+    v1::ListCordonsResponse* response) {
+  absl::StatusOr<Principal> who =
+      authorizer_->Authorize(*context, "Admin/ListCordons");
+  if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
+  for (const Cordon& c : cordons_->List()) {
+    CordonToProto(c, response->add_cordons());
+  }
+  return Answer(context, grpc::Status::OK);
 }
 
 }  // namespace ctxsel::server

@@ -82,6 +82,8 @@ void ClassToProto(const placement::ClassReport& report,
   out->set_device_count(report.device_count);
   out->set_eligible_device_count(report.eligible_device_count);
   out->set_suspect_device_count(report.suspect_device_count);
+  out->set_unhealthy_device_count(report.unhealthy_device_count);
+  out->set_cordoned_device_count(report.cordoned_device_count);
   out->set_eligible(report.eligible);
   out->set_reason(report.reason);
   out->set_node_layout(report.node_layout);

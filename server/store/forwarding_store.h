@@ -48,6 +48,15 @@ class ForwardingStore : public Store {
   absl::Status ApplyClaims(const ClaimBatch& batch) override {
     return store_->ApplyClaims(batch);
   }
+  absl::StatusOr<std::vector<Cordon>> LoadCordons() override {
+    return store_->LoadCordons();
+  }
+  absl::Status PutCordon(const Cordon& cordon) override {
+    return store_->PutCordon(cordon);
+  }
+  absl::Status DeleteCordon(const std::string& key) override {
+    return store_->DeleteCordon(key);
+  }
 
  protected:
   Store& wrapped() const { return *store_; }

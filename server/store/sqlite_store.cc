@@ -39,6 +39,19 @@ CREATE TABLE IF NOT EXISTS claims (
   compute_percent INTEGER NOT NULL DEFAULT 0);
 )sql";
 
+// Operators' cordons (server/claims/cordons.h), kept until removed; like
+// claims, not part of STATE: a store from before cordons gets the table.
+constexpr char kCordonsSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS cordons (
+  key TEXT PRIMARY KEY,
+  device TEXT NOT NULL,
+  node TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  drain INTEGER NOT NULL,
+  cordoned_by TEXT NOT NULL,
+  unix_ms INTEGER NOT NULL);
+)sql";
+
 // What a client is told for each code of `SqliteError`: no file names,
 // which are the server's business.
 struct ClientMessage {
@@ -270,6 +283,7 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
   // Claims are short-lived and not part of STATE: a store from before
   // claims existed simply gets the table.
   CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, kClaimsSchema));
+  CTXSEL_RETURN_IF_ERROR(Exec(db_, path_, kCordonsSchema));
   // Claims from before owners existed belong to no one (only admins may
   // release them).
   if (!SqliteStatement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
@@ -592,6 +606,65 @@ absl::Status SqliteStore::ApplyClaims(const ClaimBatch& batch) {
   if (applied.ok()) applied = Exec(db_, path_, "COMMIT");
   if (!applied.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   return applied;
+}
+
+// --- Cordons ---------------------------------------------------------------
+
+absl::StatusOr<std::vector<Cordon>> SqliteStore::LoadCordons() {
+  absl::MutexLock lock(&mu_);
+  constexpr char kSelect[] =
+      "SELECT device, node, reason, drain, cordoned_by, unix_ms FROM cordons "
+      "ORDER BY key";
+  SqliteStatement statement(db_, kSelect);
+  if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
+  std::vector<Cordon> cordons;
+  while (statement.Step() == SQLITE_ROW) {
+    Cordon cordon;
+    cordon.device = statement.Text(0);
+    cordon.node = statement.Text(1);
+    cordon.reason = statement.Text(2);
+    cordon.drain = statement.Int(3) != 0;
+    cordon.by = statement.Text(4);
+    cordon.unix_ms = statement.Int(5);
+    cordons.push_back(std::move(cordon));
+  }
+  if (statement.rc() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSelect);
+  }
+  return cordons;
+}
+
+absl::Status SqliteStore::PutCordon(const Cordon& cordon) {
+  absl::MutexLock lock(&mu_);
+  constexpr char kSql[] =
+      "INSERT OR REPLACE INTO cordons (key, device, node, reason, drain, "
+      "cordoned_by, unix_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+  SqliteStatement statement(db_, kSql);
+  statement.Bind(1, cordon.Key())
+      .Bind(2, cordon.device)
+      .Bind(3, cordon.node)
+      .Bind(4, cordon.reason)
+      .Bind(5, int64_t{cordon.drain ? 1 : 0})
+      .Bind(6, cordon.by)
+      .Bind(7, cordon.unix_ms);
+  if (!statement.ok() || statement.Step() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSql);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::DeleteCordon(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  constexpr char kSql[] = "DELETE FROM cordons WHERE key = ?";
+  SqliteStatement statement(db_, kSql);
+  statement.Bind(1, key);
+  if (!statement.ok() || statement.Step() != SQLITE_DONE) {
+    return SqliteError(db_, statement.rc(), path_, kSql);
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("no cordon on ", key));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ctxsel::server

@@ -84,6 +84,9 @@ class SqliteStore final : public Store {
   // change: older stores simply have no claims).
   absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() override;
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
+  absl::StatusOr<std::vector<Cordon>> LoadCordons() override;
+  absl::Status PutCordon(const Cordon& cordon) override;
+  absl::Status DeleteCordon(const std::string& key) override;
 
  private:
   SqliteStore(std::unique_ptr<DataDirLock> lock, std::string dir,

@@ -1,4 +1,5 @@
-// store.h: durable storage of the variant registry and of device claims.
+// store.h: durable storage of the variant registry, of device claims and
+// of operators' cordons.
 //
 // The registry (and the ClaimBook, server/claims/claims.h) keeps its state in
 // memory and writes every change through a `Store` before it acknowledges
@@ -28,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "formats/store_file.h"  // StoreSummary
+#include "server/model/cordon.h"
 #include "server/model/variant_metadata.h"
 
 namespace ctxsel::server {
@@ -144,6 +146,21 @@ class Store {
   // ABORTED when a put takes a (node, device, slot) that another claim
   // holds (a store that several servers write).
   virtual absl::Status ApplyClaims(const ClaimBatch& batch) = 0;
+
+  // --- Cordons (server/claims/cordons.h): few, and kept until removed.
+
+  // Every stored cordon, by Cordon::Key().
+  virtual absl::StatusOr<std::vector<Cordon>> LoadCordons() {
+    return absl::UnimplementedError("this store keeps no cordons");
+  }
+  // Stores `cordon` durably, replacing the one with the same Key().
+  virtual absl::Status PutCordon(const Cordon& cordon) {
+    return absl::UnimplementedError("this store keeps no cordons");
+  }
+  // Removes the cordon with this Key(); NotFoundError when there is none.
+  virtual absl::Status DeleteCordon(const std::string& key) {
+    return absl::UnimplementedError("this store keeps no cordons");
+  }
 };
 
 }  // namespace ctxsel::server

@@ -163,6 +163,16 @@ case "$*" in
     for n in $SMI_SMS; do echo "$i, $n"; i=$((i + 1)); done
     exit 0 ;;
   "$want") ;;
+  "--query-gpu=index,ecc.errors.uncorrected.volatile.total,retired_pages.pending --format=csv,noheader,nounits")
+    printf '%s\n' "${SMI_HEALTH:-0, 0, No
+1, 0, No
+2, [N/A], [N/A]}"
+    exit 0 ;;
+  -L)
+    printf '%s\n' 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0000)'
+    for m in ${SMI_MIGS:-}; do echo "  MIG 1g.10gb     Device  0: (UUID: $m)"; done
+    printf '%s\n' 'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-1111)' 'GPU 2: NVIDIA B200 (UUID: GPU-2222)'
+    exit 0 ;;
   *) echo "fake nvidia-smi: unexpected arguments: $*" >&2; exit 2 ;;
 esac
 sed -e "${SMI_EDIT:-}" <<'END'
@@ -185,14 +195,23 @@ for dev in nvidia0 nvidia1 nvidia2; do
   done
 done
 grep -q "^PASS nvidia count: agent 3, nvidia-smi 3$" "$T/check.out" || fail "no count"
-grep -q "^SKIP nvidia0 mig_mode: " "$T/check.out" || fail "nvidia0 mig_mode not skipped"
+grep -q "^PASS nvidia0 mig_mode: agent 'disabled', nvidia-smi 'disabled'$" "$T/check.out" ||
+  fail "nvidia0 mig_mode not compared"
+grep -q "^PASS nvidia1 mig_mode: agent none, nvidia-smi '\[N/A\]'" "$T/check.out" || fail "nvidia1 mig_mode"
+for dev in nvidia0 nvidia1; do
+  for field in ecc_volatile retired_pages health; do
+    grep -q "^PASS $dev $field: " "$T/check.out" || fail "no PASS $dev $field"
+  done
+done
+grep -q "^SKIP nvidia2 ecc_volatile: agent '0', nvidia-smi '\[N/A\]'$" "$T/check.out" || fail "nvidia2 ecc"
+grep -q "^PASS nvidia mig_instances: agent '', nvidia-smi -L ''$" "$T/check.out" || fail "mig_instances"
 grep -q "^PASS nvidia2 architecture: agent isa 'sm_100'" "$T/check.out" || fail "nvidia2 architecture"
 # The SM counts are shown: nvidia-smi has none to compare with.
 for sms in nvidia0:132 nvidia1:108 nvidia2:148; do
   grep -q "^SKIP ${sms%:*} compute_units: agent '${sms#*:}', nvidia-smi --help-query-gpu names no SM count$" \
     "$T/check.out" || fail "no SKIP of $sms compute_units"
 done
-grep -q "^gpu_check: 24 PASS, 0 FAIL, 7 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
+grep -q "^gpu_check: 33 PASS, 0 FAIL, 8 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
 
 # Where nvidia-smi can tell the SM count, it is compared.
 SMI_SMS="132 108 148" gpu_check "" || fail "gpu_check.sh with nvidia-smi's SM counts: $(cat "$T/check.out")"
@@ -200,7 +219,7 @@ for sms in nvidia0:132 nvidia1:108 nvidia2:148; do
   grep -q "^PASS ${sms%:*} compute_units: agent '${sms#*:}', nvidia-smi fake.sm_count '${sms#*:}'$" \
     "$T/check.out" || fail "no PASS of $sms compute_units: $(cat "$T/check.out")"
 done
-grep -q "^gpu_check: 27 PASS, 0 FAIL, 4 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
+grep -q "^gpu_check: 36 PASS, 0 FAIL, 5 SKIP$" "$T/check.out" || fail "summary: $(tail -1 "$T/check.out")"
 if SMI_SMS="132 107 148" gpu_check ""; then fail "gpu_check.sh passed a wrong SM count"; fi
 [[ "$(grep '^FAIL' "$T/check.out")" == "FAIL nvidia1 compute_units: agent '108', nvidia-smi fake.sm_count '107'" ]] ||
   fail "nvidia-smi's SM count off by one: $(cat "$T/check.out")"
@@ -229,6 +248,38 @@ nvidia2 name s/B200/B100/
 nvidia0 mig_mode s/Disabled/Enabled/
 nvidia count 3d
 EOF
+
+# MIG and health from the fake NVML's state file: the H100 in MIG mode with
+# two instances, the A100 with ECC errors (degraded). A matching nvidia-smi
+# passes; one that lists one instance fewer, or no ECC errors, fails there.
+printf 'mig 0 2\necc 1 3\n' >"$T/nvml_state"
+smi_migs="MIG-0000-0000 MIG-0000-0001"
+mig_check() {  # mig_check SMI_MIGS SMI_HEALTH
+  FAKE_NVML_STATE="$T/nvml_state" SMI_MIGS="$1" SMI_HEALTH="$2" gpu_check s/Disabled/Enabled/
+}
+health="0, 0, No
+1, 3, No
+2, [N/A], [N/A]"
+mig_check "$smi_migs" "$health" || fail "gpu_check.sh with MIG and ECC errors: $(cat "$T/check.out")"
+grep -q "^PASS nvidia count: agent 3, nvidia-smi 3$" "$T/check.out" || fail "MIG instances counted as GPUs"
+grep -q "^PASS nvidia0 mig_mode: agent 'enabled', nvidia-smi 'enabled'$" "$T/check.out" || fail "mig enabled"
+grep -q "^PASS nvidia mig_instances: agent '$smi_migs', nvidia-smi -L '$smi_migs'$" "$T/check.out" ||
+  fail "mig_instances: $(cat "$T/check.out")"
+grep -q "^PASS nvidia1 health: agent 'degraded (3 volatile uncorrected ECC errors)'" "$T/check.out" ||
+  fail "nvidia1 health: $(cat "$T/check.out")"
+if mig_check "MIG-0000-0000" "$health"; then fail "gpu_check.sh passed a missing MIG instance"; fi
+[[ "$(grep '^FAIL' "$T/check.out")" == "FAIL nvidia mig_instances: "* ]] || fail "one MIG instance fewer: $(cat "$T/check.out")"
+grep '^FAIL' "$T/check.out"
+if mig_check "$smi_migs" "$(sed 's/^1, 3,/1, 0,/' <<<"$health")"; then fail "gpu_check.sh passed wrong ECC counts"; fi
+[[ "$(grep -c '^FAIL' "$T/check.out")" -eq 2 && "$(grep '^FAIL' "$T/check.out" | head -1)" == "FAIL nvidia1 ecc_volatile: "* ]] ||
+  fail "ECC errors nvidia-smi does not see: $(cat "$T/check.out")"
+grep '^FAIL' "$T/check.out"
+
+# A driver without the MIG and health calls: the GPUs are still described.
+NVML_LIB="$R/agent/testdata/libfake_nvml_no_mig.so" FAKE_NVML_STATE="$T/nvml_state" \
+  gpu_check "" || true
+grep -q "^PASS nvidia count: agent 3, nvidia-smi 3$" "$T/check.out" || fail "no-MIG driver: $(cat "$T/check.out")"
+grep -q "^PASS nvidia0 uuid: " "$T/check.out" || fail "no-MIG driver: $(cat "$T/check.out")"
 
 # AMD: rocm-smi over the AMD fixture's three GPUs, then one bus id off.
 cat >"$T/bin/rocm-smi" <<'EOF'

@@ -50,6 +50,10 @@ const std::map<std::string, std::string> kNotDrivenHere = {
     {kReasonCallCancelled, "a client that cancels (it sees no answer)"},
     {kReasonWatchFellBehind, "a watch slower than the event buffer"},
     {kReasonTooManyVariants, "50,000 variants of one kernel"},
+    {kReasonDeviceDrained,
+     "a drained device's renewal: tests/agent:cordon_e2e_test"},
+    {kReasonCordonNotFound,
+     "an uncordon of nothing: tests/agent:cordon_e2e_test"},
 };
 
 // What a row expects back.

@@ -178,6 +178,34 @@ absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value) {
   }
 }
 
+std::string CordonValue(const Cordon& cordon) {
+  return Json{{"device", cordon.device}, {"node", cordon.node},
+              {"reason", cordon.reason}, {"drain", cordon.drain},
+              {"by", cordon.by},         {"unix_ms", cordon.unix_ms}}
+      .dump();
+}
+
+absl::StatusOr<Cordon> CordonFromValue(const std::string& value) {
+  try {
+    const Json json = Json::parse(value);
+    Cordon cordon;
+    cordon.device = json.value("device", "");
+    cordon.node = json.value("node", "");
+    cordon.reason = json.value("reason", "");
+    cordon.drain = json.value("drain", false);
+    cordon.by = json.value("by", "");
+    cordon.unix_ms = json.value("unix_ms", int64_t{0});
+    if (cordon.device.empty() != cordon.node.empty()) return cordon;
+    return WithErrorInfo(absl::DataLossError("not a stored cordon: neither "
+                                             "or both of device and node"),
+                         kReasonStoreDamaged);
+  } catch (const Json::exception& e) {
+    return WithErrorInfo(
+        absl::DataLossError(absl::StrCat("not a stored cordon: ", e.what())),
+        kReasonStoreDamaged);
+  }
+}
+
 std::string EtcdKeys::ClaimSlot(const ClaimRecord& claim) const {
   return absl::StrCat(prefix_, "claim-slots/", EscapeKeySegment(claim.node),
                       "/", EscapeKeySegment(claim.device), "/", claim.slot);
@@ -361,6 +389,43 @@ absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ReadClaims(
     records.push_back(*std::move(record));
   }
   return records;
+}
+
+absl::StatusOr<std::vector<Cordon>> EtcdStore::LoadCordons() {
+  CTXSEL_ASSIGN_OR_RETURN(
+      etcdserverpb::RangeResponse stored,
+      client_->Range(keys_.Cordons(), PrefixEnd(keys_.Cordons())));
+  std::vector<Cordon> cordons;
+  for (const mvccpb::KeyValue& kv : stored.kvs()) {
+    absl::StatusOr<Cordon> cordon = CordonFromValue(kv.value());
+    if (!cordon.ok()) {
+      // Keep the others: a cordon that cannot be read is logged, counted.
+      CorruptRecord(kv.key(), cordon.status()).IgnoreError();
+      continue;
+    }
+    cordons.push_back(*std::move(cordon));
+  }
+  return cordons;
+}
+
+absl::Status EtcdStore::PutCordon(const Cordon& cordon) {
+  TxnRequest txn;
+  AddPut(txn, keys_.Cordon(cordon.Key()), CordonValue(cordon));
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  if (!response.ok()) return Failed(response.status(), "the cordon");
+  return absl::OkStatus();
+}
+
+absl::Status EtcdStore::DeleteCordon(const std::string& key) {
+  TxnRequest txn;
+  AddDelete(txn, keys_.Cordon(key));
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  if (!response.ok()) return Failed(response.status(), "the uncordon");
+  if (response->responses_size() == 0 ||
+      response->responses(0).response_delete_range().deleted() == 0) {
+    return absl::NotFoundError(absl::StrCat("no cordon on ", key));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {

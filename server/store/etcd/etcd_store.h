@@ -16,6 +16,9 @@
 //                           on the claim's lease: created only if absent,
 //                           so two replicas never hand out the same place
 //   nodes/NODE              one node of the fleet (node_sync.h)
+//   cordons/KEY             one operator's cordon (Cordon::Key()): JSON,
+//                           kept until removed; replicas read them again
+//                           every housekeeping tick
 // Apply is one etcd transaction (all or nothing) that holds only if every
 // kernel it changes is still at the revision the registry last saw; else
 // ABORTED. Revisions are etcd's. Other replicas' changes reach this one
@@ -56,6 +59,8 @@ std::string VariantValue(const VariantRecord& record);
 absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value);
 std::string ClaimValue(const ClaimRecord& record);
 absl::StatusOr<ClaimRecord> ClaimFromValue(const std::string& value);
+std::string CordonValue(const Cordon& cordon);
+absl::StatusOr<Cordon> CordonFromValue(const std::string& value);
 
 // The key layout under one prefix.
 class EtcdKeys {
@@ -80,6 +85,10 @@ class EtcdKeys {
   }
   std::string ClaimSlot(const ClaimRecord& claim) const;
   std::string Nodes() const { return prefix_ + "nodes/"; }
+  std::string Cordons() const { return prefix_ + "cordons/"; }
+  std::string Cordon(const std::string& key) const {
+    return Cordons() + EscapeKeySegment(key);
+  }
   std::string Node(const std::string& node) const {
     return Nodes() + EscapeKeySegment(node);
   }
@@ -112,6 +121,9 @@ class EtcdStore final : public Store {
   absl::Status ApplyClaims(const ClaimBatch& batch) override;
   absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
       const std::vector<ClaimRecord>& wanted) override;
+  absl::StatusOr<std::vector<server::Cordon>> LoadCordons() override;
+  absl::Status PutCordon(const server::Cordon& cordon) override;
+  absl::Status DeleteCordon(const std::string& key) override;
   // Waits (up to 2 s) until ReplicaSync has applied the latest change
   // under the prefix; at once when no sync runs.
   void CatchUp() override;
