@@ -496,9 +496,11 @@ absl::StatusOr<v1::DeviceCordon> CtxselClient::CordonDevices(
     const v1::DeviceCordon& cordon) {
   v1::CordonDevicesRequest request;
   *request.mutable_cordon() = cordon;
+  // A cordon is stored whole: sending it twice stores the same one.
   auto response = Unary<v1::CordonDevicesResponse>(
-      [&](grpc::ClientContext* context, v1::CordonDevicesResponse* out) {
-        return admin_->CordonDevices(context, request, out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::CordonDevicesResponse* out) {
+        return replica.admin->CordonDevices(context, request, out);
       });
   if (!response.ok()) return response.status();
   return response->cordon();
@@ -509,18 +511,22 @@ absl::Status CtxselClient::UncordonDevices(const std::string& device,
   v1::UncordonDevicesRequest request;
   request.set_device(device);
   request.set_node(node);
+  // Sent once: a repeat after an unknown outcome would answer NOT_FOUND.
   return Unary<v1::UncordonDevicesResponse>(
-             [&](grpc::ClientContext* context,
+             [&](const Replica& replica, grpc::ClientContext* context,
                  v1::UncordonDevicesResponse* out) {
-               return admin_->UncordonDevices(context, request, out);
-             })
+               return replica.admin->UncordonDevices(context, request, out);
+             },
+             Resend::kNever)
       .status();
 }
 
 absl::StatusOr<std::vector<v1::DeviceCordon>> CtxselClient::ListCordons() {
   auto response = Unary<v1::ListCordonsResponse>(
-      [&](grpc::ClientContext* context, v1::ListCordonsResponse* out) {
-        return admin_->ListCordons(context, v1::ListCordonsRequest(), out);
+      [&](const Replica& replica, grpc::ClientContext* context,
+          v1::ListCordonsResponse* out) {
+        return replica.admin->ListCordons(context, v1::ListCordonsRequest(),
+                                          out);
       });
   if (!response.ok()) return response.status();
   return std::vector<v1::DeviceCordon>(response->cordons().begin(),

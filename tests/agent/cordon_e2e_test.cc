@@ -193,9 +193,9 @@ TEST(CordonE2E, SurvivesKillDashNineOfTheServerAndDrainStopsRun) {
 TEST(CordonE2E, SurvivesReplicaAndEtcdLeaderFailover) {
   auto etcd = EtcdCluster::Start(3);
   ASSERT_TRUE(etcd.ok()) << etcd.status();
-  const std::vector<std::string> flags = {
-      "--store=" + (*etcd)->StoreUrl(),
-      absl::StrCat("--heartbeat_interval=", absl::FormatDuration(kHeartbeat))};
+  std::vector<std::string> flags = (*etcd)->ServerFlags();  // TLS to etcd
+  flags.push_back(
+      absl::StrCat("--heartbeat_interval=", absl::FormatDuration(kHeartbeat)));
   auto a = ServerProcess::Start(flags);
   ASSERT_TRUE(a.ok()) << a.status();
   auto b = ServerProcess::Start(flags);
