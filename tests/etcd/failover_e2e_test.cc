@@ -53,9 +53,9 @@ class FailoverE2E : public ::testing::Test {
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
     for (int i = 0; i < 2; ++i) {
-      auto server = ServerProcess::Start(
-          {"--store=etcd://" + etcd_->endpoint(),
-           absl::StrCat("--heartbeat_interval=", kHeartbeat)});
+      std::vector<std::string> flags = etcd_->ServerFlags();  // TLS to etcd
+      flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
+      auto server = ServerProcess::Start(flags);
       ASSERT_TRUE(server.ok()) << server.status();
       replicas_.push_back(*std::move(server));
     }
