@@ -46,6 +46,8 @@ const std::map<std::string, std::string> kNotDrivenHere = {
     {kReasonPriorityNotAllowed,
      "a launcher's priority: tests/agent:claim_queue_e2e_test"},
     {kReasonClaimQueueFull, "1,024 waiters: server/claims:wait_queue_test"},
+    {kReasonClaimQuotaExceeded,
+     "a tokens file with claim caps: tests/agent:capacity_e2e_test"},
     {kReasonCallDeadlinePassed, "a deadline passing inside a handler"},
     {kReasonCallCancelled, "a client that cancels (it sees no answer)"},
     {kReasonWatchFellBehind, "a watch slower than the event buffer"},
