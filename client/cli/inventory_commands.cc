@@ -226,8 +226,8 @@ const Command kDevicesCommand = {
     "devices cordon DEVICE|--node=NODE --reason=WHY [--drain] [--json]\n"
     "devices uncordon DEVICE|--node=NODE\n"
     "devices cordons [--json]",
-    "List live devices (optionally only those that pass a device filter); "
-    "cordon a device or node so placement skips it (admin).",
+    "List live devices (optionally through a device filter); cordon one "
+    "or a node so placement skips it (admin).",
     RunDevices};
 const Command kWatchCommand = {"watch",
                                "watch [--initial] [--max_events=N] [--json]",
