@@ -59,7 +59,7 @@ struct Credential {
   Kind kind = Kind::kNone;
   // kToken: the token's SHA-256 (hex; the token itself is not kept);
   // kCertificate: the certificate's identity (its first SAN other than the
-  // agent marker, or its CN).
+  // agent marker, or its CN; through the front, the CN it forwards).
   std::string id;
   // kCertificate: what the certificate says beyond its identity (usage,
   // marker, fingerprint); client_auth is false when it could not be read.
