@@ -51,7 +51,8 @@ class StoreHealth final : public ForwardingStore {
 
   absl::StatusOr<int64_t> Apply(const StoreBatch& batch) override {
     absl::StatusOr<int64_t> applied = wrapped().Apply(batch);
-    Record(applied.status());
+    // The outcome travels in `applied`; Record only notes it.
+    Record(applied.status()).IgnoreError();
     return applied;
   }
   absl::Status ApplyClaims(const ClaimBatch& batch) override {
