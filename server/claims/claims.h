@@ -147,9 +147,10 @@ class ClaimBook {
   // (checked before the pick, never queued); ResourceExhaustedError when
   // every fitting device is claimed: "all 8 fitting devices are claimed; the
   // first claim expires at 2024-05-01T10:00:00Z (in 42s)"; the store's error
-  // (nothing claimed). When the store says another server took the place
-  // (ABORTED), the book learns that claim (Store::ClaimsHolding, else
-  // Store::CatchUp) and selects again, eight attempts at most.
+  // (nothing claimed). When the store says another server took the place,
+  // or holds a claim on the device the book did not count (ABORTED), the
+  // book learns those claims (Store::ClaimsHolding, else Store::CatchUp) and
+  // selects again, eight attempts at most.
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
