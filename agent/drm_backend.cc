@@ -3,7 +3,9 @@
 #include <regex>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -77,7 +79,57 @@ class DrmBackend : public DiscoveryBackend {
     d.memory_bytes =
         sysfs_.ReadInt(absl::StrCat("class/drm/", card, "/lmem_total_bytes"))
             .value_or(0);
+    CheckHealth(card, dir, d);
     return d;
+  }
+
+  // What the kernel's sysfs says of the GPU's health, where it says it
+  // (Level Zero's sysman needs the runtime): PCIe AER counters of the
+  // device (fatal: unhealthy; non-fatal: degraded), i915's captured error
+  // state (a hang or reset, kept until an operator clears it) and a
+  // devcoredump the driver (xe, i915) left, which the kernel drops after 5
+  // minutes: each degraded. The worst one, with its reason, is the device's.
+  void CheckHealth(const std::string& card, const std::string& dir,
+                   DeviceInfo& d) const {
+    auto report = [&](DeviceHealth health, std::string reason) {
+      if (Worse(d.health, health) == d.health) return;
+      d.health = health;
+      d.health_reason = std::move(reason);
+    };
+    if (int64_t n = AerTotal(dir + "/aer_dev_nonfatal", "TOTAL_ERR_NONFATAL")) {
+      report(DeviceHealth::kDegraded,
+             absl::StrCat(n, " non-fatal PCIe errors (AER)"));
+    }
+    if (sysfs_.Exists(dir + "/devcoredump")) {
+      report(DeviceHealth::kDegraded,
+             "the driver dumped a GPU crash state (devcoredump)");
+    }
+    absl::StatusOr<std::string> error =
+        sysfs_.Read(absl::StrCat("class/drm/", card, "/error"));
+    if (error.ok() && !absl::StripAsciiWhitespace(*error).empty() &&
+        !absl::StartsWith(*error, "No error state collected")) {
+      report(DeviceHealth::kDegraded,
+             "i915 captured a GPU error state (a hang or reset)");
+    }
+    if (int64_t n = AerTotal(dir + "/aer_dev_fatal", "TOTAL_ERR_FATAL")) {
+      report(DeviceHealth::kUnhealthy,
+             absl::StrCat(n, " fatal PCIe errors (AER)"));
+    }
+  }
+
+  // The `total` line of an AER counters file ("TOTAL_ERR_FATAL 2"); 0 when
+  // the file or the line is absent.
+  int64_t AerTotal(const std::string& path, absl::string_view total) const {
+    absl::StatusOr<std::string> text = sysfs_.Read(path);
+    if (!text.ok()) return 0;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      int64_t n = 0;
+      if (absl::ConsumePrefix(&line, total) &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &n)) {
+        return n;
+      }
+    }
+    return 0;
   }
 
   Sysfs sysfs_;

@@ -4,6 +4,10 @@
 // `device/vendor` and `device/device` are its PCI ids. For Intel (0x8086) the
 // device id is looked up in intel_gpu_ids.def to name the SYCL architecture
 // ("intel_gpu_pvc"); other vendors are left to their own backends (NVML, KFD).
+// Health comes from what the kernel publishes in sysfs: the device's PCIe AER
+// counters, i915's captured error state (cardN/error) and a driver's
+// devcoredump (i915 or xe); a fatal AER error makes the GPU unhealthy, the
+// others degraded.
 //
 //   auto drm = MakeDrmBackend(Sysfs("/"));
 //   absl::StatusOr<std::vector<DeviceInfo>> gpus = drm->Discover();

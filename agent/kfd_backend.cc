@@ -25,7 +25,6 @@ class KfdBackend : public DiscoveryBackend {
   std::string name() const override { return "kfd"; }
 
   absl::StatusOr<std::vector<DeviceInfo>> Discover() override {
-    std::vector<DeviceInfo> devices;
     // ROCm numbers GPUs in KFD node order: sort "10" after "9".
     std::vector<std::string> nodes = sysfs_.List(kNodes);
     std::stable_sort(nodes.begin(), nodes.end(),
@@ -33,6 +32,11 @@ class KfdBackend : public DiscoveryBackend {
                        return a.size() != b.size() ? a.size() < b.size()
                                                    : a < b;
                      });
+    // The GPU nodes, grouped by board: a partitioned GPU (compute
+    // partitions, amdgpu's DPX/QPX/CPX modes) is one KFD node per
+    // partition, all at the board's PCI bus and device.
+    std::vector<std::vector<Found>> boards;
+    int rocm_index = 0;
     for (const std::string& node : nodes) {
       std::string dir = absl::StrCat(kNodes, "/", node);
       CTXSEL_ASSIGN_OR_RETURN(auto props,
@@ -44,13 +48,123 @@ class KfdBackend : public DiscoveryBackend {
         return absl::InvalidArgumentError(
             absl::StrCat(dir, "/properties: bad gfx_target_version ", version));
       }
-      devices.push_back(Describe(dir, gfx, props));
-      devices.back().vendor_index = static_cast<int>(devices.size()) - 1;
+      Found found{Describe(dir, gfx, props), BoardKey(props),
+                  props.count("drm_render_minor") > 0
+                      ? absl::StrCat("class/drm/renderD",
+                                     Get(props, "drm_render_minor"), "/device")
+                      : ""};
+      found.device.vendor_index = rocm_index++;
+      auto board = std::find_if(
+          boards.begin(), boards.end(), [&](const std::vector<Found>& b) {
+            return found.board != 0 && b.front().board == found.board;
+          });
+      if (board == boards.end()) {
+        boards.push_back({std::move(found)});
+      } else {
+        board->push_back(std::move(found));
+      }
     }
+    std::vector<DeviceInfo> devices;
+    for (std::vector<Found>& board : boards) AddBoard(board, devices);
     return devices;
   }
 
  private:
+  struct Found {
+    DeviceInfo device;
+    int64_t board;           // BoardKey; 0 when KFD gives no location
+    std::string pci_device;  // its DRM device's sysfs folder, or ""
+  };
+
+  // The board's PCI domain, bus and device. The kernel puts a partition's
+  // number in location_id too, in the function bits or (some releases) in
+  // bits 31..28, so both are left out.
+  static int64_t BoardKey(const std::map<std::string, int64_t>& props) {
+    const int64_t location = Get(props, "location_id") & 0xfff8;
+    if (location == 0) return 0;
+    return (Get(props, "domain") << 16) | location;
+  }
+
+  // One board's devices: a whole GPU as it is; a partitioned one as a
+  // device for the board with its partitions after it, each naming it as
+  // its parent (as NVML's MIG instances do), so a claim on the board
+  // blocks its partitions and the reverse. amdgpu's modes become the
+  // attributes "compute_partition" ("SPX", "DPX", "CPX", ...) and
+  // "memory_partition" ("NPS1", ...) where the driver has them.
+  void AddBoard(std::vector<Found>& board,
+                std::vector<DeviceInfo>& devices) const {
+    std::string compute_mode, memory_mode;
+    DeviceHealth health = DeviceHealth::kHealthy;
+    std::string health_reason;
+    for (const Found& f : board) {
+      if (f.pci_device.empty()) continue;
+      if (compute_mode.empty()) {
+        compute_mode = ReadMode(f.pci_device + "/current_compute_partition");
+        memory_mode = ReadMode(f.pci_device + "/current_memory_partition");
+      }
+      if (Worse(health, f.device.health) != health) {
+        health = f.device.health;
+        health_reason = f.device.health_reason;
+      }
+    }
+    auto set_modes = [&](DeviceInfo& d) {
+      if (!compute_mode.empty())
+        d.attributes["compute_partition"] = compute_mode;
+      if (!memory_mode.empty()) d.attributes["memory_partition"] = memory_mode;
+    };
+    const std::string uuid = board.front().device.uuid;
+    if (board.size() == 1 || uuid.empty()) {
+      // Without a UUID no partition could name its board: each is whole.
+      for (Found& f : board) {
+        set_modes(f.device);
+        devices.push_back(std::move(f.device));
+      }
+      return;
+    }
+    // RAS counters and busy time are the board's: the first node's PCI
+    // device has them, the other partitions' platform devices do not.
+    DeviceInfo parent = board.front().device;
+    parent.vendor_index = -1;  // no ROCm agent of its own in this mode
+    parent.compute_units = 0;
+    parent.memory_bytes = 0;
+    parent.health = health;
+    parent.health_reason = health_reason;
+    for (const Found& f : board) {
+      parent.compute_units += f.device.compute_units;
+      parent.memory_bytes += f.device.memory_bytes;
+    }
+    const std::string location = absl::StrCat(
+        parent.attributes["pci_location"].substr(0, 6), "0");  // "c1:00.0"
+    parent.attributes["pci_location"] = location;
+    if (!parent.pci_bus_id.empty()) {
+      parent.pci_bus_id =
+          absl::StrCat(parent.pci_bus_id.substr(0, 5), location);
+    }
+    set_modes(parent);
+    devices.push_back(parent);
+    for (size_t i = 0; i < board.size(); ++i) {
+      DeviceInfo& d = board[i].device;
+      // Partitions share the board's unique_id: ROCm tells them apart by
+      // their number (vendor_index), so the UUID stays the board's.
+      if (d.uuid == uuid) d.uuid.clear();
+      d.parent = uuid;
+      d.pci_bus_id = parent.pci_bus_id;
+      d.attributes["pci_location"] = location;
+      d.attributes["partition_index"] = absl::StrCat(i);
+      d.health = health;
+      d.health_reason = health_reason;
+      set_modes(d);
+      devices.push_back(std::move(d));
+    }
+  }
+
+  // A partition mode file's value ("CPX"), or "" when absent.
+  std::string ReadMode(const std::string& path) const {
+    absl::StatusOr<std::string> text = sysfs_.Read(path);
+    if (!text.ok()) return "";
+    return std::string(absl::StripAsciiWhitespace(*text));
+  }
+
   static int64_t Get(const std::map<std::string, int64_t>& props,
                      const std::string& key) {
     auto it = props.find(key);

@@ -4,7 +4,12 @@
 // /sys/class/kfd/kfd/topology/nodes/N; GPU nodes have a non-zero
 // `gfx_target_version` (e.g. 90010), which names the architecture
 // ("gfx90a" -> SYCL "amd_gpu_gfx90a"). Without the driver the directory is
-// absent and the backend finds nothing.
+// absent and the backend finds nothing. A GPU in a compute partition mode
+// (amdgpu's current_compute_partition: DPX, QPX, CPX, ...) has one node per
+// partition at one PCI device: it is reported as a device for the board
+// (its partitions' compute units and memory, the board's UUID and health,
+// no ROCm number) followed by its partitions, each with the board as its
+// `parent` and ROCm's number for it, as NVML's MIG instances are.
 //
 //   auto kfd = MakeKfdBackend(Sysfs("/"));
 //   absl::StatusOr<std::vector<DeviceInfo>> gpus = kfd->Discover();

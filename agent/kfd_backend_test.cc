@@ -50,6 +50,52 @@ TEST(KfdBackendTest, FindsTheFixtureGpus) {
   EXPECT_EQ((*gpus)[2].compute_units, 96);
 }
 
+// An MI300X in DPX mode (two KFD nodes at one PCI device, the kernel's
+// partition number in location_id's function bits) beside a whole MI250X.
+TEST(KfdBackendTest, ComputePartitionsAreDevicesWithTheBoardAsParent) {
+  auto kfd = MakeKfdBackend(Sysfs(TestdataPath("sysfs_amd_dpx")));
+  absl::StatusOr<std::vector<DeviceInfo>> gpus = kfd->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 4u);  // the board, its 2 partitions, the MI250X
+  const DeviceInfo& board = (*gpus)[0];
+  EXPECT_EQ(board.sycl_architecture, "amd_gpu_gfx942");
+  EXPECT_EQ(board.uuid, "GPU-1234567890abcdef");
+  EXPECT_EQ(board.parent, "");
+  EXPECT_EQ(board.compute_units, 304);
+  EXPECT_EQ(board.memory_bytes, 2 * 103079215104);
+  EXPECT_EQ(board.pci_bus_id, "0000:c1:00.0");
+  EXPECT_EQ(board.attributes.at("compute_partition"), "DPX");
+  EXPECT_EQ(board.attributes.at("memory_partition"), "NPS1");
+  EXPECT_EQ(board.vendor_index, -1);  // not a ROCm agent in DPX mode
+  // The board's RAS counters ("ue: 1") make the board and both partitions
+  // degraded, though only the first partition's DRM device has them.
+  EXPECT_EQ(board.health, DeviceHealth::kDegraded);
+  for (int i = 0; i < 2; ++i) {
+    const DeviceInfo& part = (*gpus)[1 + i];
+    EXPECT_EQ(part.parent, "GPU-1234567890abcdef") << i;
+    EXPECT_EQ(part.uuid, "") << i;  // ROCm numbers partitions instead
+    EXPECT_EQ(part.vendor_index, i);
+    EXPECT_EQ(part.compute_units, 152);
+    EXPECT_EQ(part.memory_bytes, 103079215104);
+    EXPECT_EQ(part.pci_bus_id, "0000:c1:00.0");  // not "c1:00.1"
+    EXPECT_EQ(part.attributes.at("partition_index"), std::to_string(i));
+    EXPECT_EQ(part.attributes.at("compute_partition"), "DPX");
+    EXPECT_EQ(part.health, DeviceHealth::kDegraded);
+    EXPECT_EQ(part.health_reason, "1 uncorrectable RAS errors (umc)");
+  }
+  const DeviceInfo& whole = (*gpus)[3];
+  EXPECT_EQ(whole.sycl_architecture, "amd_gpu_gfx90a");
+  EXPECT_EQ(whole.parent, "");
+  EXPECT_EQ(whole.vendor_index, 2);
+  EXPECT_EQ(whole.attributes.count("compute_partition"), 0u);
+  EXPECT_EQ(whole.health, DeviceHealth::kHealthy);
+  // The agent's ids: the partitions name the board's id.
+  AssignIds("n", *gpus);
+  EXPECT_EQ((*gpus)[1].parent, (*gpus)[0].id);
+  EXPECT_EQ((*gpus)[2].parent, (*gpus)[0].id);
+  EXPECT_EQ((*gpus)[3].parent, "");
+}
+
 TEST(KfdBackendTest, NoDriverIsNotAnError) {
   auto kfd = MakeKfdBackend(Sysfs(TestdataPath("sysfs_intel")));
   absl::StatusOr<std::vector<DeviceInfo>> gpus = kfd->Discover();

@@ -161,7 +161,7 @@ void ClaimBook::Insert(Claim claim) {
     sum.memory_bytes += claim.share.memory_bytes;
     sum.compute_percent += claim.share.compute_percent;
   }
-  held_[claim.device].insert(claim.slot);
+  held_[claim.device].emplace(claim.slot, claim.id);
   by_expiry_.emplace(claim.expires, claim.id);
   std::string id = claim.id;
   by_id_[id] = std::move(claim);
@@ -173,7 +173,10 @@ void ClaimBook::Erase(const std::string& id) {
   const Claim& claim = it->second;
   by_expiry_.erase({claim.expires, claim.id});
   auto held = held_.find(claim.device);
-  held->second.erase(held->second.find(claim.slot));
+  auto [first, last] = held->second.equal_range(claim.slot);
+  held->second.erase(std::find_if(first, last, [&](const auto& slot_id) {
+    return slot_id.second == claim.id;
+  }));
   if (held->second.empty()) held_.erase(held);
   if (!claim.share.whole()) {
     auto sum = shared_.find(claim.device);
@@ -510,6 +513,12 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
     claim.share = job.share;
     claim.slot = FreeSlot(claim.device, claim.share);
     batch.puts.push_back(ClaimToRecord(claim));
+    // Room was judged against these: the store refuses the claim if another
+    // server's claim on the device is not among them.
+    std::set<std::string>& counted = batch.counted[claim.device];
+    if (auto held = held_.find(claim.device); held != held_.end()) {
+      for (const auto& [slot, id] : held->second) counted.insert(id);
+    }
     claims.push_back(std::move(claim));
   }
   if (absl::Status s = store_->ApplyClaims(batch); !s.ok()) {
@@ -518,10 +527,10 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
           store_->ClaimsHolding(batch.puts);
       if (holders.ok()) {
         for (const ClaimRecord& record : *holders) {
+          *learned |= by_id_.count(record.id) == 0;
           Erase(record.id);
           Insert(ClaimFromRecord(record));
         }
-        *learned = !holders->empty();
       }
     }
     return s;

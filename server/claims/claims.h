@@ -8,10 +8,11 @@
 // device (Job::share: memory, a percentage of compute): the shares of one
 // device add up to at most its memory and 100% of its compute, a device
 // with shares is not claimed whole and a device claimed whole takes no
-// share. The book checks that under its lock, against every claim it knows:
-// with replicas on etcd, two replicas granting shares of one device in the
-// same instant are not guarded against each other by the store (whole
-// claims are, by their places). Claims are written through the Store
+// share. The book checks that under its lock, against every claim it knows,
+// and tells the store which claims it counted on the device
+// (ClaimBatch::counted): with replicas on etcd, the store refuses the claim
+// when another replica's claim on the device was not among them, and the
+// book learns it and selects again. Claims are written through the Store
 // (server/store/store.h) before the caller answers, loaded again at start (the
 // expired ones dropped), and end when released or when the injected clock
 // passes their expiry.
@@ -146,9 +147,10 @@ class ClaimBook {
   // (checked before the pick, never queued); ResourceExhaustedError when
   // every fitting device is claimed: "all 8 fitting devices are claimed; the
   // first claim expires at 2024-05-01T10:00:00Z (in 42s)"; the store's error
-  // (nothing claimed). When the store says another server took the place
-  // (ABORTED), the book learns that claim (Store::ClaimsHolding, else
-  // Store::CatchUp) and selects again, eight attempts at most.
+  // (nothing claimed). When the store says another server took the place,
+  // or holds a claim on the device the book did not count (ABORTED), the
+  // book learns those claims (Store::ClaimsHolding, else Store::CatchUp) and
+  // selects again, eight attempts at most.
   absl::StatusOr<Claimed> SelectAndClaim(const placement::Placer& placer,
                                          const Job& job,
                                          absl::Duration duration,
@@ -316,9 +318,9 @@ class ClaimBook {
   const ClaimOptions options_;
   mutable absl::Mutex mu_;
   std::map<std::string, Claim> by_id_ ABSL_GUARDED_BY(mu_);
-  // The slots of the claims (live or expired but not yet dropped) per
-  // device; their number is the device's claim count.
-  absl::flat_hash_map<std::string, std::multiset<int>> held_
+  // The claims (live or expired but not yet dropped) per device, slot ->
+  // claim id; their number is the device's claim count.
+  absl::flat_hash_map<std::string, std::multimap<int, std::string>> held_
       ABSL_GUARDED_BY(mu_);
   // The sums of the shares held per device (devices with shares only).
   absl::flat_hash_map<std::string, ClaimShare> shared_ ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/claims/claims.h"
+#include "server/placement/placer_test_util.h"
 #include "server/registry/variant_registry.h"
 #include "server/replicas/replica_sync.h"
 #include "tests/testing/etcd_process.h"
@@ -247,6 +248,80 @@ TEST_F(EtcdStoreTest, AClaimRenewedElsewhereSurvivesAStaleExpiry) {
   ASSERT_EQ(claims->size(), 1u);
   EXPECT_EQ((*claims)[0].id, "c-1");
   EXPECT_EQ((*claims)[0].expires_unix_ms, claim.expires_unix_ms);
+}
+
+// Two books on one prefix with no watch between them, so each sees the
+// other's claims only when the store refuses one of its own: the stalest
+// view a replica can have, on one 80 GiB GPU. Room on a device is judged
+// against every claim on it (ClaimBatch::counted); when only the places
+// guarded claims, both tests' last claims were granted (issue 24).
+class TwoStaleReplicasTest : public EtcdStoreTest {
+ protected:
+  void SetUp() override {
+    store_a_ = OpenStore();
+    store_b_ = OpenStore();
+    ASSERT_NE(store_a_, nullptr);
+    ASSERT_NE(store_b_, nullptr);
+    auto book_a = ClaimBook::Open(store_a_.get());
+    auto book_b = ClaimBook::Open(store_b_.get());
+    ASSERT_TRUE(book_a.ok() && book_b.ok());
+    book_a_ = *std::move(book_a);
+    book_b_ = *std::move(book_b);
+    ASSERT_TRUE(
+        placer_.SetVariants("saxpy", placement::testing::SaxpyVariants()).ok());
+    Device gpu =
+        placement::testing::MakeDevice("n", 0, placement::testing::Kind::kH100);
+    gpu.properties.memory_bytes = uint64_t{80} << 30;
+    ASSERT_TRUE(placer_.SetNodeDevices("n", {gpu}).ok());
+  }
+  // A claim of `gib` GiB of the GPU (0: all of it) through `book`.
+  absl::StatusOr<ClaimBook::Claimed> Claim(ClaimBook& book, uint64_t gib) {
+    Job job = placement::testing::SaxpyJob();
+    job.share.memory_bytes = gib << 30;
+    return book.SelectAndClaim(placer_, job, absl::Minutes(1), "h");
+  }
+  // What the stored claims hold, in GiB (80 for a whole claim).
+  uint64_t StoredGib() {
+    absl::StatusOr<std::vector<ClaimRecord>> stored = store_a_->LoadClaims();
+    EXPECT_TRUE(stored.ok());
+    uint64_t gib = 0;
+    for (const ClaimRecord& c : *stored) {
+      gib += c.memory_bytes > 0 ? c.memory_bytes >> 30 : 80;
+    }
+    return gib;
+  }
+
+  std::unique_ptr<EtcdStore> store_a_, store_b_;
+  std::unique_ptr<ClaimBook> book_a_, book_b_;
+  placement::Placer placer_;
+};
+
+TEST_F(TwoStaleReplicasTest, NoWholeClaimBesideAnotherReplicasShare) {
+  ASSERT_TRUE(Claim(*book_a_, 20).ok());
+  auto whole = Claim(*book_b_, 0);
+  EXPECT_EQ(whole.status().code(), absl::StatusCode::kResourceExhausted)
+      << whole.status();
+  EXPECT_EQ(StoredGib(), 20u);
+  // B learned A's share: a share beside it still fits.
+  ASSERT_TRUE(Claim(*book_b_, 20).ok());
+  EXPECT_EQ(StoredGib(), 40u);
+}
+
+TEST_F(TwoStaleReplicasTest, NoSharesBeyondTheMemoryAfterAStaleRelease) {
+  auto x = Claim(*book_a_, 20);
+  ASSERT_TRUE(x.ok()) << x.status();
+  ASSERT_TRUE(Claim(*book_a_, 20).ok());
+  // B learns both shares from its refused claim: 40 + 60 > 80.
+  EXPECT_EQ(Claim(*book_b_, 60).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // A frees x's place and puts 50 GiB there; B, which saw x but not its
+  // release, would put 40 GiB on a place of its own: 110 GiB in all.
+  ASSERT_TRUE(book_a_->Release(x->claim.id).ok());
+  ASSERT_TRUE(Claim(*book_a_, 50).ok());
+  auto forty = Claim(*book_b_, 40);
+  EXPECT_EQ(forty.status().code(), absl::StatusCode::kResourceExhausted)
+      << forty.status();
+  EXPECT_EQ(StoredGib(), 70u);
 }
 
 // Two replicas: a registry each, on one prefix, kept in step by the watch.

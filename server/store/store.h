@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,14 @@ struct ClaimBatch {
   // it since it was read: another server may have renewed it.
   std::vector<std::string> expired;
   std::vector<ClaimRecord> puts;  // inserted or replacing the same id
+  // The claims (ids) the caller counted on each device (by id) of a new
+  // claim in `puts` when it found room there. A store that several servers
+  // write applies the batch only if each such device holds no other live
+  // claim, then and when the batch commits, else ABORTED: room is decided
+  // against all of a device's claims, so two servers never grant shares of
+  // a device, or a share and the whole device, beyond it. A device not
+  // listed is guarded by its places only.
+  std::map<std::string, std::set<std::string>> counted;
 };
 
 class Store {
@@ -127,8 +136,9 @@ class Store {
   virtual std::string Describe() const = 0;
 
   // After ApplyClaims said ABORTED: the stored claims that hold the
-  // (node, device, slot) places `wanted` asked for, so the caller learns
-  // them without waiting for CatchUp. A store with one writer has none.
+  // (node, device, slot) places `wanted` asked for, and the other live
+  // claims on their devices, so the caller learns them without waiting for
+  // CatchUp. A store with one writer has none.
   virtual absl::StatusOr<std::vector<ClaimRecord>> ClaimsHolding(
       const std::vector<ClaimRecord>& wanted) {
     return std::vector<ClaimRecord>{};
@@ -144,7 +154,8 @@ class Store {
   virtual absl::StatusOr<std::vector<ClaimRecord>> LoadClaims() = 0;
   // Applies `batch` atomically and durably, with Apply's guarantees;
   // ABORTED when a put takes a (node, device, slot) that another claim
-  // holds (a store that several servers write).
+  // holds, or its device holds a claim the batch did not count
+  // (ClaimBatch::counted; a store that several servers write).
   virtual absl::Status ApplyClaims(const ClaimBatch& batch) = 0;
 
   // --- Cordons (server/claims/cordons.h): few, and kept until removed.

@@ -4,7 +4,8 @@
 // file edited, or an Xid from the fake NVML) is not chosen within one
 // heartbeat and is chosen again once it recovers; a degraded device serves
 // only when no healthy one can; launchers racing on a MIG GPU and its
-// instances never hold both.
+// instances never hold both; an AMD GPU in a compute partition mode (a
+// sysfs fixture) is the board and its partitions, claimed the same way.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -285,6 +286,42 @@ TEST_F(DeviceHealthE2E, ClaimsOnAMigGpuAndItsInstancesExcludeEachOther) {
     }
     EXPECT_EQ(claimed, held);
   }
+}
+
+// An MI300X in DPX mode beside an MI250X, from a sysfs fixture through
+// the agent's KFD backend: the board (gpu0) and its two partitions (gpu1,
+// gpu2) with the board as parent, each partition pinned by ROCm's number;
+// a claim on a partition leaves the board unclaimable and the reverse.
+TEST_F(DeviceHealthE2E, AmdComputePartitionsAreClaimedLikeMigInstances) {
+  StartAgent({"--backends=kfd",
+              "--sysfs_root=" + RunfilePath("agent/testdata/sysfs_amd_dpx")});
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline && Device("node/gpu3").is_null()) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_FALSE(Device("node/gpu3").is_null()) << "the devices never reported";
+  EXPECT_EQ(Device("node/gpu0").value("parent", ""), "");
+  EXPECT_EQ(Device("node/gpu1").value("parent", ""), "node/gpu0");
+  EXPECT_EQ(Device("node/gpu2").value("parent", ""), "node/gpu0");
+  EXPECT_EQ(Device("node/gpu3").value("parent", ""), "");  // the MI250X
+  EXPECT_EQ(Device("node/gpu0").value("memory_bytes", uint64_t{0}),
+            uint64_t{192} << 30);
+  auto claim = [&](const std::string& device) {
+    return Cli({"select", "--kernel=saxpy", "--construct=target",
+                "--devices=" + device, "--claim=1m", "--holder=" + device,
+                "--format=env"});
+  };
+  CommandResult part = claim("node/gpu2");
+  ASSERT_EQ(part.exit_code, 0) << part.stderr_text;
+  EXPECT_TRUE(
+      absl::StrContains(part.stdout_text, "export ROCR_VISIBLE_DEVICES='1'"))
+      << part.stdout_text;
+  EXPECT_EQ(claim("node/gpu0").exit_code, 4);  // its partition is held
+  ASSERT_EQ(Cli({"claims", "release", "--holder=node/gpu2"}).exit_code, 0);
+  CommandResult board = claim("node/gpu0");
+  ASSERT_EQ(board.exit_code, 0) << board.stderr_text;
+  EXPECT_EQ(claim("node/gpu1").exit_code, 4);  // the board is held
+  EXPECT_EQ(claim("node/gpu3").exit_code, 0);  // another GPU
 }
 
 }  // namespace

@@ -63,6 +63,25 @@ void AddDeleteIfUnchanged(TxnRequest& txn, const std::string& key,
   AddDelete(*nested, key);
 }
 
+// Every key in [key, range_end) was created before `revision`, as a nested
+// compare of the transaction: true for an empty range.
+void AddCreatedBefore(TxnRequest& txn, const std::string& key,
+                      const std::string& range_end, int64_t revision) {
+  Compare* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_range_end(range_end);
+  compare->set_target(Compare::CREATE);
+  compare->set_result(Compare::LESS);
+  compare->set_create_revision(revision);
+}
+
+absl::Status ClaimedFirst() {
+  return WithErrorInfo(
+      absl::AbortedError(
+          "another server claimed the device first; the claim was not made"),
+      kReasonStoreConflict);
+}
+
 // Store errors go to clients as they are; say what failed.
 absl::Status Failed(const absl::Status& status, const std::string& what) {
   return absl::Status(
@@ -206,9 +225,13 @@ absl::StatusOr<Cordon> CordonFromValue(const std::string& value) {
   }
 }
 
-std::string EtcdKeys::ClaimSlot(const ClaimRecord& claim) const {
+std::string EtcdKeys::DeviceClaimSlots(const ClaimRecord& claim) const {
   return absl::StrCat(prefix_, "claim-slots/", EscapeKeySegment(claim.node),
-                      "/", EscapeKeySegment(claim.device), "/", claim.slot);
+                      "/", EscapeKeySegment(claim.device), "/");
+}
+
+std::string EtcdKeys::ClaimSlot(const ClaimRecord& claim) const {
+  return absl::StrCat(DeviceClaimSlots(claim), claim.slot);
 }
 
 absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
@@ -475,6 +498,41 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
   for (const std::string& id : batch.expired) {
     CTXSEL_RETURN_IF_ERROR(end_claim(id, /*expired=*/true));
   }
+  // A new claim's room was judged against the claims its book counted on
+  // the device: another replica's claim there since (a share, or the whole
+  // device) may leave none, so the device must hold no other live claim
+  // now, and no place may be created on it before the batch commits.
+  std::set<std::string> ending(batch.deletes.begin(), batch.deletes.end());
+  ending.insert(batch.expired.begin(), batch.expired.end());
+  std::set<std::string> guarded;  // devices' place folders, once each
+  auto guard_device = [&](const ClaimRecord& record) -> absl::Status {
+    auto counted = batch.counted.find(record.device);
+    if (counted == batch.counted.end()) return absl::OkStatus();
+    const std::string places = keys_.DeviceClaimSlots(record);
+    if (!guarded.insert(places).second) return absl::OkStatus();
+    absl::StatusOr<etcdserverpb::RangeResponse> held =
+        client_->Range(places, PrefixEnd(places));
+    if (!held.ok()) return Failed(held.status(), "the claim");
+    std::vector<std::string> others;
+    for (const mvccpb::KeyValue& kv : held->kvs()) {
+      if (!counted->second.count(kv.value()) && !ending.count(kv.value())) {
+        others.push_back(kv.value());
+      }
+    }
+    if (!others.empty()) {
+      // A place whose claim is gone or expired holds no room.
+      absl::StatusOr<std::vector<ClaimRecord>> stored = StoredClaims(others);
+      if (!stored.ok()) return Failed(stored.status(), "the claim");
+      for (const ClaimRecord& other : *stored) {
+        if (absl::FromUnixMillis(other.expires_unix_ms) > now) {
+          return ClaimedFirst();
+        }
+      }
+    }
+    AddCreatedBefore(txn, places, PrefixEnd(places),
+                     held->header().revision() + 1);
+    return absl::OkStatus();
+  };
   for (const ClaimRecord& record : batch.puts) {
     absl::StatusOr<etcdserverpb::RangeResponse> stored =
         client_->Range(keys_.Claim(record.id), "");
@@ -499,6 +557,12 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
     } else {
       // A new claim: its place must be free.
       AddCompare(txn, slot_key, Compare::CREATE, 0);
+    }
+    if (stored->kvs_size() == 0) {
+      if (absl::Status guard = guard_device(record); !guard.ok()) {
+        revoke(new_leases);
+        return guard;
+      }
     }
     absl::StatusOr<int64_t> lease = client_->LeaseGrant(
         absl::FromUnixMillis(record.expires_unix_ms) - now + kLeaseSlack);
@@ -539,10 +603,7 @@ absl::Status EtcdStore::ApplyClaims(const ClaimBatch& batch) {
         kReasonStoreUnavailable);
   }
   revoke(new_leases);
-  return WithErrorInfo(
-      absl::AbortedError(
-          "another server claimed the device first; the claim was not made"),
-      kReasonStoreConflict);
+  return ClaimedFirst();
 }
 
 bool EtcdStore::StoredAsPut(const std::vector<ClaimRecord>& puts) {
@@ -563,21 +624,38 @@ bool EtcdStore::StoredAsPut(const std::vector<ClaimRecord>& puts) {
   return true;
 }
 
-absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(
-    const std::vector<ClaimRecord>& wanted) {
-  std::vector<ClaimRecord> holders;
-  for (const ClaimRecord& place : wanted) {
-    CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse slot,
-                            client_->Range(keys_.ClaimSlot(place), ""));
-    if (slot.kvs_size() == 0 || slot.kvs(0).value() == place.id) continue;
-    CTXSEL_ASSIGN_OR_RETURN(
-        etcdserverpb::RangeResponse claim,
-        client_->Range(keys_.Claim(slot.kvs(0).value()), ""));
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::StoredClaims(
+    const std::vector<std::string>& ids) {
+  std::vector<ClaimRecord> records;
+  for (const std::string& id : ids) {
+    CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse claim,
+                            client_->Range(keys_.Claim(id), ""));
     if (claim.kvs_size() == 0) continue;  // released meanwhile
     absl::StatusOr<ClaimRecord> record = ClaimFromValue(claim.kvs(0).value());
-    if (record.ok()) holders.push_back(*std::move(record));
+    if (record.ok()) records.push_back(*std::move(record));
   }
-  return holders;
+  return records;
+}
+
+absl::StatusOr<std::vector<ClaimRecord>> EtcdStore::ClaimsHolding(
+    const std::vector<ClaimRecord>& wanted) {
+  // Every claim on the wanted devices: on the place a put asked for, or
+  // one its room was not judged against (ClaimBatch::counted). Expired
+  // ones too: the caller drops them, and its store write frees them.
+  std::set<std::string> wanted_ids;
+  for (const ClaimRecord& place : wanted) wanted_ids.insert(place.id);
+  std::set<std::string> folders;
+  std::vector<std::string> ids;
+  for (const ClaimRecord& place : wanted) {
+    const std::string folder = keys_.DeviceClaimSlots(place);
+    if (!folders.insert(folder).second) continue;
+    CTXSEL_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse slots,
+                            client_->Range(folder, PrefixEnd(folder)));
+    for (const mvccpb::KeyValue& kv : slots.kvs()) {
+      if (!wanted_ids.count(kv.value())) ids.push_back(kv.value());
+    }
+  }
+  return StoredClaims(ids);
 }
 
 void EtcdStore::MarkApplied(int64_t revision) {

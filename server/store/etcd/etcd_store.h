@@ -14,7 +14,11 @@
 //   claim-slots/NODE/DEVICE/SLOT
 //                           the claim id holding that place of the device,
 //                           on the claim's lease: created only if absent,
-//                           so two replicas never hand out the same place
+//                           so two replicas never hand out the same place;
+//                           a new claim also needs the device's places to
+//                           hold only the claims its replica counted
+//                           (ClaimBatch::counted), and none created since
+//                           it read them, so shares never over-commit
 //   nodes/NODE              one node of the fleet (node_sync.h)
 //   cordons/KEY             one operator's cordon (Cordon::Key()): JSON,
 //                           kept until removed; replicas read them again
@@ -83,6 +87,8 @@ class EtcdKeys {
   std::string Claim(const std::string& id) const {
     return Claims() + EscapeKeySegment(id);
   }
+  // The places of one device (a folder), and one place in it.
+  std::string DeviceClaimSlots(const ClaimRecord& claim) const;
   std::string ClaimSlot(const ClaimRecord& claim) const;
   std::string Nodes() const { return prefix_ + "nodes/"; }
   std::string Cordons() const { return prefix_ + "cordons/"; }
@@ -158,6 +164,9 @@ class EtcdStore final : public Store {
   // a transaction that answered an error or a failed compare after a retry
   // may have been stored by an earlier attempt.
   bool StoredAsPut(const std::vector<ClaimRecord>& puts);
+  // The stored claims `ids` names; one gone or not decoding is left out.
+  absl::StatusOr<std::vector<ClaimRecord>> StoredClaims(
+      const std::vector<std::string>& ids);
 
   const std::unique_ptr<EtcdClient> client_;
   const EtcdKeys keys_;
