@@ -21,12 +21,18 @@
 namespace ctxsel::selector {
 
 enum class CompilerProfile {
-#define CTXSEL_COMPILER_PROFILE(e, name, ties, kind_any, condition_score, \
-                                summary)                                  \
-  e,
+#define CTXSEL_COMPILER_PROFILE(e, name, summary, ...) e,
 #include "selector/compiler_profiles.def"
-#undef CTXSEL_COMPILER_PROFILE
 };
+
+// Which declare-variant candidate wins a tie: the compiler's rule (spec:
+// the first declared; gcc-12, clang-14: the last), or an explicit choice.
+// Metadirectives always take the first `when`, as the texts require.
+enum class TieChoice { kCompilerDefault, kFirstDeclared, kLastDeclared };
+
+// "" (the compiler's), "first" or "last"; InvalidArgument otherwise.
+absl::StatusOr<TieChoice> TieChoiceFromName(absl::string_view name);
+absl::string_view TieChoiceName(TieChoice ties);  // "", "first", "last"
 
 // "spec", "gcc-12", "clang-14".
 absl::string_view CompilerProfileName(CompilerProfile profile);
@@ -37,13 +43,16 @@ absl::StatusOr<CompilerProfile> CompilerProfileFromName(absl::string_view name);
 // The known names, comma-separated, in table order.
 std::string CompilerProfileNames();
 
-// How `profile`'s binaries resolve candidates of `directive`. Metadirectives
-// keep the spec's rule in every profile (the first `when` wins a tie): no
+// How `profile`'s binaries resolve candidates of `directive`, with `ties`
+// replacing the profile's tie rule for declare variant. Metadirectives keep
+// the texts' tie rule in every profile (the first `when` wins a tie): no
 // profile's compiler has been seen to differ.
-ResolveOptions ResolveOptionsFor(CompilerProfile profile, Directive directive);
+ResolveOptions ResolveOptionsFor(CompilerProfile profile, Directive directive,
+                                 TieChoice ties = TieChoice::kCompilerDefault);
 
 // InvalidArgument ("L:C: ...") when `profile`'s compiler refuses `selector`
-// although the texts allow it (clang 14: a score in `condition(...)`).
+// although the texts allow it (clang 14: a score in `condition(...)`), or
+// does not implement its directive (GCC 12 ignores metadirectives).
 absl::Status CheckForCompiler(CompilerProfile profile,
                               const Selector& selector);
 

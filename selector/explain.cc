@@ -20,13 +20,14 @@ CandidateReport StaticReport(const internal::ResolutionData& data, size_t i) {
   r.dynamic = c.selector.is_dynamic();
   r.compatible = s.compatible;
   const Context& context = *data.context;
-  internal::StaticMatch m = internal::MatchStatic(c.selector.ast(), context);
+  internal::StaticMatch m = internal::MatchStatic(
+      c.selector.ast(), context, data.options.lowest_embedding);
   r.reason = std::move(m.reason);
   if (s.compatible) {
     absl::StatusOr<internal::ScoreSum> sum =
         internal::SumScore(c.selector.ast(), m.construct_positions,
                            static_cast<int>(context.construct.size()),
-                           /*with_terms=*/true, data.options.kind_any_scored);
+                           /*with_terms=*/true, data.options);
     if (sum.ok()) r.terms = std::move(sum->terms);  // Resolve checked it
   }
   r.score = s.score;
@@ -51,6 +52,8 @@ std::string CandidateText(const CandidateReport& c) {
     status = "SELECTED";
   } else if (c.runtime_only) {
     status = absl::StrCat("not chosen: ", c.reason);
+  } else if (c.compatible && !c.reason.empty()) {
+    status = absl::StrCat("not called: ", c.reason);  // Selection::replaced
   } else if (!c.compatible) {
     status = absl::StrCat("not compatible: ", c.reason);
   } else if (c.in_dynamic_prefix && !c.evaluated) {
@@ -99,6 +102,8 @@ Explanation Explain(const Resolution& resolution, const Selection& selection,
     c.evaluated = true;
     if (e.index == selection.index) {
       c.selected = true;
+    } else if (e.index == selection.replaced) {
+      c.reason = "names simd: this compiler calls the base function instead";
     } else if (e.dynamic) {
       // Select passed it over: only the words are found here.
       internal::MatchDynamic((*data.declared)[e.index].selector.ast(),

@@ -46,9 +46,10 @@ std::string ConstructListText(const std::vector<ConstructTrait>& cs) {
 
 // Highest-valued ordered embedding: the earliest embedding bounds each
 // selector from below; then each selector, last first, takes the latest
-// matching position before its successor's.
+// matching position before its successor's. With `lowest` (GCC 12, clang
+// 14) the earliest embedding itself.
 bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
-                     const ConstructNames& names, bool with_reason,
+                     const ConstructNames& names, bool with_reason, bool lowest,
                      StaticMatch& out) {
   const std::vector<TraitSelector>& sel = set.selectors;
   absl::InlinedVector<int, 8> earliest(sel.size());
@@ -66,6 +67,12 @@ bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
     earliest[i] = static_cast<int>(j++);
   }
   out.construct_positions.assign(sel.size(), 0);
+  if (lowest) {
+    for (size_t k = 0; k < sel.size(); ++k) {
+      out.construct_positions[k] = earliest[k] + 1;
+    }
+    return true;
+  }
   int bound = static_cast<int>(cs.size());
   for (size_t k = sel.size(); k-- > 0;) {
     int p = bound - 1;
@@ -237,8 +244,8 @@ ConstructNames ConstructNamesOf(const Context& context) {
 }
 
 StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
-                        const ConstructNames& construct_names,
-                        bool with_reason) {
+                        const ConstructNames& construct_names, bool with_reason,
+                        bool lowest_embedding) {
   StaticMatch out;
   static const Variables kNoVariables;
   std::string* reason = with_reason ? &out.reason : nullptr;
@@ -247,7 +254,7 @@ StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
     switch (set.id) {
       case SetId::kConstruct:
         ok = EmbedConstructs(set, context.construct, construct_names,
-                             with_reason, out);
+                             with_reason, lowest_embedding, out);
         break;
       case SetId::kDevice:
         ok = DeviceActive(set, context.device, reason);

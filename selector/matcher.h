@@ -28,7 +28,7 @@ struct StaticMatch {
   // First failing trait when not compatible (only when asked for).
   std::string reason;
   // 1-based context positions of the construct selectors in their
-  // highest-valued ordered embedding.
+  // highest-valued ordered embedding (or, when asked, the lowest).
   absl::InlinedVector<int, 8> construct_positions;
 };
 
@@ -41,12 +41,16 @@ ConstructNames ConstructNamesOf(const Context& context);
 // Matches the static part of `ast` against `context` (construct, device,
 // implementation, constant user conditions). `construct_names` is
 // ConstructNamesOf(context). Without `with_reason` it builds no strings
-// (Resolve's path; Explain asks again for the reason).
+// (Resolve's path; Explain asks again for the reason). With
+// `lowest_embedding` (ResolveOptions) the constructs take their lowest
+// positions.
 StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
-                        const ConstructNames& construct_names,
-                        bool with_reason);
-inline StaticMatch MatchStatic(const SelectorAst& ast, const Context& context) {
-  return MatchStatic(ast, context, ConstructNamesOf(context), true);
+                        const ConstructNames& construct_names, bool with_reason,
+                        bool lowest_embedding = false);
+inline StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
+                               bool lowest_embedding = false) {
+  return MatchStatic(ast, context, ConstructNamesOf(context), true,
+                     lowest_embedding);
 }
 
 enum class DynamicMatch {
@@ -75,6 +79,9 @@ struct DynamicPart {
   // differs between device classes, so requests do not share it.
   bool reads_device = false;
   const TraitSet* target_device = nullptr;  // null: none
+  // The compiler calls the base function instead of this candidate
+  // (ResolveOptions::simd_variant_calls_base); set by Resolve.
+  bool calls_base = false;
 };
 DynamicPart DynamicPartOf(const SelectorAst& ast);
 

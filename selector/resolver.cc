@@ -28,6 +28,36 @@ absl::Status CheckContextSize(const Context& context) {
   return absl::OkStatus();
 }
 
+size_t ConstructSetStart(const Context& context,
+                         const ResolveOptions& options) {
+  const std::vector<ConstructTrait>& cs = context.construct;
+  if (options.empty_construct_set) return cs.size();
+  if (options.keep_constructs_outside_target) return 0;
+  for (size_t i = cs.size(); i-- > 1;) {
+    if (ResolveAlias(SetId::kConstruct, cs[i].name) == "target") return i;
+  }
+  return 0;
+}
+
+std::shared_ptr<const Context> WithConstructSet(
+    std::shared_ptr<const Context> context, const ResolveOptions& options) {
+  const size_t start = ConstructSetStart(*context, options);
+  if (start == 0) return context;
+  auto copy = std::make_shared<Context>(*context);
+  copy->construct.erase(copy->construct.begin(),
+                        copy->construct.begin() + start);
+  return copy;
+}
+
+bool NamesSimd(const SelectorAst& ast) {
+  const TraitSet* construct = ast.FindSet(SetId::kConstruct);
+  if (construct == nullptr) return false;
+  for (const TraitSelector& t : construct->selectors) {
+    if (t.id == SelectorId::kConstructSimd) return true;
+  }
+  return false;
+}
+
 }  // namespace internal
 
 namespace {
@@ -117,9 +147,11 @@ void SortCandidates(ResolutionData& data) {
   }
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
-    data.prefix_parts.push_back(
-        e.dynamic ? internal::DynamicPartOf(declared[e.index].selector.ast())
-                  : internal::DynamicPart());
+    const internal::SelectorAst& ast = declared[e.index].selector.ast();
+    data.prefix_parts.push_back(e.dynamic ? internal::DynamicPartOf(ast)
+                                          : internal::DynamicPart());
+    data.prefix_parts.back().calls_base =
+        data.options.simd_variant_calls_base && internal::NamesSimd(ast);
   }
 }
 
@@ -136,6 +168,8 @@ const std::vector<Candidate>& Resolution::declared() const {
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context,
     const ResolveOptions& options) {
+  static_context =
+      internal::WithConstructSet(std::move(static_context), options);
   const Context& context = *static_context;
   CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   auto data = std::make_shared<ResolutionData>();
@@ -154,12 +188,13 @@ absl::StatusOr<Resolution> Resolve(
         ast.sets.front().id == internal::SetId::kConstruct) {
       names = internal::ConstructNamesOf(context);
     }
-    internal::StaticMatch match = internal::MatchStatic(
-        ast, context, names ? *names : none, /*with_reason=*/false);
+    internal::StaticMatch match =
+        internal::MatchStatic(ast, context, names ? *names : none,
+                              /*with_reason=*/false, options.lowest_embedding);
     if (!match.compatible) continue;
     absl::StatusOr<internal::ScoreSum> sum =
         internal::SumScore(ast, match.construct_positions, l,
-                           /*with_terms=*/false, options.kind_any_scored);
+                           /*with_terms=*/false, options);
     if (!sum.ok() || sum->sum == UINT64_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variant '", declared[i].name, "': ",
@@ -226,6 +261,10 @@ Selection Select(const Resolution& resolution, const Variables& variables,
       }
       if (m != internal::DynamicMatch::kHolds) continue;
     }
+    if (data.prefix_parts[r].calls_base) {
+      out.replaced = e.index;
+      return out;
+    }
     out.index = e.index;
     out.score = e.score;
     out.dynamic = e.dynamic;
@@ -242,6 +281,13 @@ absl::StatusOr<Match> MatchSelector(const Selector& selector,
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context,
                                     TargetDevicesView target_devices) {
+  if (internal::ConstructSetStart(context, {}) != 0) {
+    Context device_part = context;  // rare: constructs outside a target
+    device_part.construct.erase(device_part.construct.begin(),
+                                device_part.construct.begin() +
+                                    internal::ConstructSetStart(context, {}));
+    return MatchSelector(selector, device_part, target_devices);
+  }
   CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
   Match out;
   internal::StaticMatch m = internal::MatchStatic(selector.ast(), context);

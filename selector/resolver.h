@@ -45,6 +45,17 @@ struct ResolutionData {
 // Fails when the context has more than kMaxConstructTraits constructs.
 absl::Status CheckContextSize(const Context& context);
 
+// Where the construct set `options` see starts in context.construct: at the
+// innermost `target` (the texts), 0 (keep_constructs_outside_target) or the
+// end (empty_construct_set).
+size_t ConstructSetStart(const Context& context, const ResolveOptions& options);
+// `context`, or a copy whose construct set starts there.
+std::shared_ptr<const Context> WithConstructSet(
+    std::shared_ptr<const Context> context, const ResolveOptions& options);
+
+// True when the selector's construct set names `simd`.
+bool NamesSimd(const SelectorAst& ast);
+
 }  // namespace ctxsel::selector::internal
 
 #endif  // CTXSEL_SELECTOR_RESOLVER_H_

@@ -80,8 +80,10 @@ bool Includes(const std::vector<std::string>& big,
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
                                   absl::Span<const int> construct_positions,
                                   int l, bool with_terms,
-                                  bool kind_any_scored) {
+                                  const ResolveOptions& options) {
   ScoreSum out;
+  const int context_l = l;
+  if (options.l_from_selector) l = static_cast<int>(construct_positions.size());
   for (const TraitSet& set : ast.sets) {
     for (size_t i = 0; i < set.selectors.size(); ++i) {
       const TraitSelector& t = set.selectors[i];
@@ -92,11 +94,20 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
           int p = construct_positions.at(i);
           s = AddTerm(
               out, with_terms,
-              [&] { return absl::StrCat(TermName(t), "@", p); }, Pow2(p - 1));
+              [&] { return absl::StrCat(TermName(t), "@", p); },
+              Pow2(options.positions_from_innermost ? context_l - p : p - 1));
           break;
         }
         case Weight::kKind:
-          if (kind_any_scored || !IsOnlyAny(t)) {
+          if (options.kind_per_property) {
+            for (const NameProperty& k : t.names) {
+              if (k.name == "any" && !options.kind_any_scored) continue;
+              s.Update(AddTerm(
+                  out, with_terms,
+                  [&] { return absl::StrCat(TermName(t), "(", k.name, ")"); },
+                  Pow2(l)));
+            }
+          } else if (options.kind_any_scored || !IsOnlyAny(t)) {
             s = AddTerm(out, with_terms, name, Pow2(l));
           }
           break;

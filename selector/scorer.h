@@ -33,12 +33,13 @@ struct ScoreSum {
 // from MatchStatic(); `l` the context's construct count (<= 60). Fails when
 // the sum does not fit 64 bits (naming the term). Without `with_terms` only
 // the sum is filled (Resolve's path: no strings).
-// With `kind_any_scored` (GCC 12, ResolveOptions), `kind(any)` scores as
-// any kind does.
+// `options` give a compiler's rules where it departs from the texts
+// (selector.h: kind(any) scored, positions from the innermost, l from the
+// selector, each kind property scored).
 absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
                                   absl::Span<const int> construct_positions,
                                   int l, bool with_terms = true,
-                                  bool kind_any_scored = false);
+                                  const ResolveOptions& options = {});
 
 // The items of `ast` for the strict-subset test (SubsetItems in ast.h);
 // Selector::Parse stores them in the syntax tree once. With

@@ -226,7 +226,9 @@ struct ImplementationTraits {
 };
 
 struct Context {
-  std::vector<ConstructTrait> construct;  // outermost first
+  // Outermost first. Constructs before the innermost `target` are not part
+  // of the construct set (OpenMP 5.1 §2.3.1); Resolve() drops them.
+  std::vector<ConstructTrait> construct;
   DeviceTraits device;
   ImplementationTraits implementation;
   TargetDevices target_devices;  // dynamic: used by Select()
@@ -260,8 +262,9 @@ struct Match {
 // parts). A failing expression (overflow, division by zero, unknown
 // variable) makes the selector not compatible, with the reason; so does a
 // runtime-only condition ("runtime-only condition(foo()): the program
-// decides"). Fails only
-// on contexts over kMaxConstructTraits and on a score over 64 bits.
+// decides"). The construct set starts at the innermost `target`, as in
+// Resolve(). Fails only on contexts over kMaxConstructTraits and on a score
+// over 64 bits.
 absl::StatusOr<Match> MatchSelector(const Selector& selector,
                                     const Context& context);
 // The same with `target_devices` in place of context.target_devices.
@@ -283,12 +286,36 @@ struct Candidate {
 // GCC 12 and clang 14 call the last declared variant (compiler_profile.h).
 enum class TieBreak { kFirstDeclared, kLastDeclared };
 
+// The rules a compiler's binaries follow where they depart from the OpenMP
+// texts (compiler_profile.h makes them from one table; the defaults are the
+// texts). Each names the compilers seen to follow it.
 struct ResolveOptions {
   TieBreak ties = TieBreak::kFirstDeclared;
   // GCC 12: `kind(any)` adds to the score and counts for the strict-subset
   // rule like any other kind (the texts: it matches everything and adds
   // nothing).
   bool kind_any_scored = false;
+  // GCC 12, clang 14: a selector's constructs take their lowest positions
+  // in the context's construct set (the texts: the highest-valued ones).
+  bool lowest_embedding = false;
+  // GCC 12: a construct at position p of l adds 2^(l-p), positions counted
+  // from the innermost (the texts: 2^(p-1)).
+  bool positions_from_innermost = false;
+  // clang 14: `l` in the weights of kind, arch and isa is the selector's
+  // own construct count (the texts: the context's).
+  bool l_from_selector = false;
+  // clang 14: each `kind` property adds 2^l (the texts: once per selector).
+  bool kind_per_property = false;
+  // GCC 12: when the best candidate names `simd`, the base function is
+  // called (Selection::replaced says which candidate it replaced).
+  bool simd_variant_calls_base = false;
+  // clang 14: constructs enclosing the innermost `target` stay in the
+  // construct set (the texts: it ends at a target construct, OpenMP 5.1
+  // §2.3.1, so those are dropped).
+  bool keep_constructs_outside_target = false;
+  // clang 14, metadirectives: the construct set is empty, whatever
+  // encloses the directive.
+  bool empty_construct_set = false;
 };
 
 // A candidate list shared by the Resolutions made from it (one per static
@@ -327,11 +354,13 @@ class Resolution {
 
 // Does all static work: matches the static parts of every candidate against
 // `static_context` (its construct, device and implementation sets; the
-// variables and target devices are ignored), scores, applies the
+// variables and target devices are ignored; the construct set starts at
+// the innermost `target` unless `options` say otherwise), scores, applies the
 // strict-subset rule, sorts and keeps the dynamic prefix. Fails on contexts
 // over kMaxConstructTraits and on a score sum that overflows 64 bits.
 // Builds no strings; the Resolution shares `candidates` and
-// `static_context` (Explain reads them again for reasons and terms).
+// `static_context` (Explain reads them again for reasons and terms), or a
+// copy with the construct set `options` give when that drops constructs.
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context,
     const ResolveOptions& options = {});
@@ -344,6 +373,10 @@ absl::StatusOr<Resolution> Resolve(std::vector<Candidate> candidates,
 // The outcome of Select().
 struct Selection {
   int index = -1;  // declaration index of the chosen candidate; -1: base
+  // With ResolveOptions::simd_variant_calls_base: the declaration index of
+  // the simd candidate that ranked first and that the compiler replaces by
+  // the base function (index is then -1); -1 otherwise.
+  int replaced = -1;
   uint64_t score = 0;
   bool dynamic = false;  // the chosen candidate's selector is dynamic
   int evaluated = 0;     // dynamic-prefix entries looked at
@@ -403,7 +436,9 @@ struct CandidateReport {
   std::string selector;     // canonical text
   bool dynamic = false;     // selector is dynamic
   bool compatible = false;  // static and (if evaluated) dynamic part hold
-  std::string reason;       // why not compatible; empty otherwise
+  std::string reason;       // why not compatible, or why a compatible one
+                            // was not called (Selection::replaced); empty
+                            // otherwise
   uint64_t score = 0;       // final score (0 when not a replacement
                             // candidate or a strict subset of another); a
                             // dynamic candidate whose dynamic part failed

@@ -33,6 +33,13 @@ ABSL_FLAG(std::string, kernel, "",
 ABSL_FLAG(std::vector<std::string>, construct, {},
           "Construct trait set of the call site, outermost first, e.g. "
           "target,teams,parallel,for.");
+ABSL_FLAG(std::string, compiler, "",
+          "select/explain/eval: answer for the binary this compiler builds: "
+          "spec (the OpenMP texts, the default), gcc-12 or clang-14");
+ABSL_FLAG(std::string, ties, "",
+          "select/explain/eval: which of equal-scored declare variant "
+          "candidates wins: first or last declared (default: the compiler's; "
+          "spec: first)");
 ABSL_FLAG(std::vector<std::string>, var, {},
           "Job variables as NAME=INTEGER, e.g. N=4096,tasking=1.");
 ABSL_FLAG(std::string, device_filter, "",

@@ -47,6 +47,8 @@ ABSL_DECLARE_FLAG(bool, no_headers);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(std::string, kernel);
 ABSL_DECLARE_FLAG(std::vector<std::string>, construct);
+ABSL_DECLARE_FLAG(std::string, compiler);  // selector/compiler_profile.h
+ABSL_DECLARE_FLAG(std::string, ties);
 ABSL_DECLARE_FLAG(std::vector<std::string>, var);
 ABSL_DECLARE_FLAG(std::string, device_filter);
 

@@ -19,10 +19,6 @@
 ABSL_FLAG(std::string, directive, "",
           "eval: declare_variant, begin_declare_variant or metadirective "
           "(overrides the document's)");
-ABSL_FLAG(std::string, compiler, "",
-          "eval: answer for the binary this compiler builds: spec (the "
-          "OpenMP texts, the default), gcc-12 or clang-14 (overrides the "
-          "document's)");
 ABSL_FLAG(std::vector<std::string>, device_kind, {}, "eval: device kinds");
 ABSL_FLAG(std::vector<std::string>, device_arch, {}, "eval: device arches");
 ABSL_FLAG(std::vector<std::string>, device_isa, {}, "eval: device ISAs");
@@ -123,9 +119,9 @@ json CandidateJson(const sel::CandidateReport& c) {
 }
 
 EvalDocument Read(const json& input) {
-  Check(
-      CheckFields(input, "the document",
-                  {"directive", "context", "variants", "kernel", "compiler"}));
+  Check(CheckFields(
+      input, "the document",
+      {"directive", "context", "variants", "kernel", "compiler", "ties"}));
   sel::CompilerProfile compiler = sel::CompilerProfile::kSpec;
   if (input.contains("compiler")) {
     absl::StatusOr<sel::CompilerProfile> c =
@@ -133,6 +129,9 @@ EvalDocument Read(const json& input) {
     Check(c.status());
     compiler = *c;
   }
+  absl::StatusOr<sel::TieChoice> ties = sel::TieChoiceFromName(
+      input.contains("ties") ? String(input["ties"], "ties") : "");
+  Check(ties.status());
   sel::Directive directive = sel::Directive::kDeclareVariant;
   if (input.contains("directive")) {
     absl::StatusOr<sel::Directive> d = sel::ParseDirective(
@@ -149,6 +148,7 @@ EvalDocument Read(const json& input) {
   doc.context = *std::move(read);
   doc.directive = directive;
   doc.compiler = compiler;
+  doc.ties = *ties;
   std::vector<KernelVariant> variants =
       Variants(input.value("variants", json::array()), directive, compiler);
   absl::StatusOr<std::string> kernel = ChooseKernel(
@@ -165,9 +165,10 @@ EvalDocument Read(const json& input) {
 EvalOutcome Evaluate(const json& input) {
   EvalDocument doc = Read(input);
   const sel::Context& ctx = doc.context;
+  const sel::ResolveOptions options =
+      sel::ResolveOptionsFor(doc.compiler, doc.directive, doc.ties);
   absl::StatusOr<sel::Resolution> r =
-      sel::Resolve(std::move(doc.candidates), ctx,
-                   sel::ResolveOptionsFor(doc.compiler, doc.directive));
+      sel::Resolve(std::move(doc.candidates), ctx, options);
   if (!r.ok())
     throw InputError{nullptr, 0, 0, std::string(r.status().message())};
   sel::Explanation e = sel::Explain(*r, ctx.variables, ctx.target_devices);
@@ -181,6 +182,7 @@ EvalOutcome Evaluate(const json& input) {
   out.output = {
       {"kernel", doc.kernel.empty() ? json(nullptr) : json(doc.kernel)},
       {"compiler", sel::CompilerProfileName(doc.compiler)},
+      {"ties", options.ties == sel::TieBreak::kLastDeclared ? "last" : "first"},
       {"selected", e.selection.base()
                        ? json(nullptr)
                        : json(e.candidates[e.selection.index].name)},
@@ -207,6 +209,8 @@ void ApplyFlags(json& doc, const std::vector<std::string>& variants) {
     doc["kernel"] = absl::GetFlag(FLAGS_kernel);
   if (!absl::GetFlag(FLAGS_compiler).empty())
     doc["compiler"] = absl::GetFlag(FLAGS_compiler);
+  if (!absl::GetFlag(FLAGS_ties).empty())
+    doc["ties"] = absl::GetFlag(FLAGS_ties);
   json& ctx = doc["context"];
   if (ctx.is_null()) ctx = json::object();
   for (const std::string& c : ConstructNamesFromFlags())
@@ -318,7 +322,7 @@ const Command kEvalCommand = {
     "[--directive=declare_variant|begin_declare_variant|metadirective] "
     "[--construct=C,...] [--device_kind=K,...] [--device_arch=A,...] "
     "[--device_isa=I,...] [--var=NAME=INTEGER,...] "
-    "[--compiler=spec|gcc-12|clang-14] [--json]",
+    "[--compiler=spec|gcc-12|clang-14] [--ties=first|last] [--json]",
     "Evaluate selectors offline (no server).", RunEval};
 
 }  // namespace ctxsel::cli

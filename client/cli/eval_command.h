@@ -29,8 +29,8 @@ namespace ctxsel::cli {
 struct EvalOutcome {
   // kExitOk, or kExitBadInput with an "error" document.
   int exit_code = kExitOk;
-  nlohmann::json output;  // {"kernel", "compiler", "selected", "score",
-                          // "candidates"} or {"error"}
+  nlohmann::json output;  // {"kernel", "compiler", "ties", "selected",
+                          // "score", "candidates"} or {"error"}
   std::string text;       // readable rendering (explanation or error)
 };
 
@@ -43,6 +43,9 @@ struct EvalDocument {
   selector::Directive directive = selector::Directive::kDeclareVariant;
   // "compiler": whose binary the answer is for (compiler_profile.h).
   selector::CompilerProfile compiler = selector::CompilerProfile::kSpec;
+  // "ties": "first" or "last" replaces the compiler's tie rule for declare
+  // variant ("" or absent: the compiler's).
+  selector::TieChoice ties = selector::TieChoice::kCompilerDefault;
 };
 
 // Reads `input` into `document` without evaluating it (benchmarks parse

@@ -45,6 +45,7 @@
 #include "devices/node_id.h"
 #include "formats/gres_conf.h"
 #include "launch/env_format.h"
+#include "selector/compiler_profile.h"
 
 // The names come from base/policy.def (help text is read at run time).
 ABSL_FLAG(std::string, policy, "least_loaded",
@@ -221,6 +222,22 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
     return absl::InvalidArgumentError("--min_compute_units: negative");
   }
   job.set_min_compute_units(absl::GetFlag(FLAGS_min_compute_units));
+  if (const std::string compiler = absl::GetFlag(FLAGS_compiler);
+      !compiler.empty()) {
+    if (absl::Status s = selector::CompilerProfileFromName(compiler).status();
+        !s.ok()) {
+      return Prefixed(s, "--compiler: ");
+    }
+    job.set_compiler(compiler);
+  }
+  absl::StatusOr<selector::TieChoice> ties =
+      selector::TieChoiceFromName(absl::GetFlag(FLAGS_ties));
+  if (!ties.ok()) return Prefixed(ties.status(), "--ties: ");
+  job.set_ties(*ties == selector::TieChoice::kFirstDeclared
+                   ? v1::TIE_BREAK_FIRST_DECLARED
+               : *ties == selector::TieChoice::kLastDeclared
+                   ? v1::TIE_BREAK_LAST_DECLARED
+                   : v1::TIE_BREAK_UNSPECIFIED);
   for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
     job.add_allowed_devices(d);
   }

@@ -86,7 +86,8 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
   "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
   "[--count=N [--same_node]] [--require=KIND] [--require_variant] "      \
-  "[--min_memory=SIZE] [--min_compute_units=N]"
+  "[--min_memory=SIZE] [--min_compute_units=N] "                         \
+  "[--compiler=spec|gcc-12|clang-14] [--ties=first|last]"
 
 }  // namespace ctxsel::cli
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "selector/compiler_profile.h"
 #include "selector/selector.h"
 #include "server/model/cordon.h"
 #include "server/model/policy.h"
@@ -126,6 +127,10 @@ struct Job {
   // With a claim: the share of each chosen device it takes (placement then
   // skips devices without that much left; server/claims/claims.h).
   ClaimShare share;
+  // Whose binary the answer is for, and its tie rule (compiler_profile.h):
+  // part of the job's signature, so resolutions are cached per compiler.
+  selector::CompilerProfile compiler = selector::CompilerProfile::kSpec;
+  selector::TieChoice ties = selector::TieChoice::kCompilerDefault;
 };
 
 // The most devices one Select may place (Job::count) or name

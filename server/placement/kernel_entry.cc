@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "selector/compiler_profile.h"
 #include "selector/device_variables.h"
 #include "server/registry/kernel_variants.h"
 
@@ -48,6 +49,12 @@ JobSignature JobSignature::Of(const Job& job) {
   absl::StrAppend(&s.key, "|", SortedList(impl.vendor), "|",
                   SortedList(impl.extension), "|", SortedList(impl.requires_),
                   "|", impl.atomic_default_mem_order);
+  // Registered variants are declare variants (a begin declare variant's
+  // follow the same rules).
+  s.options = selector::ResolveOptionsFor(
+      job.compiler, selector::Directive::kDeclareVariant, job.ties);
+  absl::StrAppend(&s.key, "|", selector::CompilerProfileName(job.compiler), "|",
+                  selector::TieChoiceName(job.ties));
   return s;
 }
 
@@ -96,7 +103,8 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
 
 absl::StatusOr<selector::Resolution> KernelEntry::Compute(
     const JobSignature& signature, const DeviceClass& c) const {
-  return selector::Resolve(candidates_, signature.ContextFor(c));
+  return selector::Resolve(candidates_, signature.ContextFor(c),
+                           signature.options);
 }
 
 int SignatureIds::Intern(const std::string& key) {

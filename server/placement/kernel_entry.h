@@ -44,15 +44,20 @@ struct ResolutionCounters {
   std::atomic<int64_t> rebuild_nanos{0};
 };
 
-// The static, non-device part of a job's OpenMP context and its key.
+// The static, non-device part of a job's OpenMP context, the rules of the
+// compiler it asks for, and its key.
 struct JobSignature {
-  std::string key;  // equal keys iff equal construct and implementation sets
+  // Equal keys iff equal construct and implementation sets, compiler and
+  // tie rule.
+  std::string key;
   // The key's number in the Placer's SignatureIds, -1 when it has none:
   // with one, a kernel finds its cached resolutions by (id, class) without
   // hashing the key again or comparing it with its own (cold) copy.
   int id = -1;
   std::vector<selector::ConstructTrait> construct;
   selector::ImplementationTraits implementation;
+  // The job's compiler's rules (Job::compiler, Job::ties).
+  selector::ResolveOptions options;
 
   static JobSignature Of(const Job& job);
   // The static context for a device of class `c`, shared by the

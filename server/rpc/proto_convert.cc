@@ -8,6 +8,7 @@
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "launch/launch_env.h"
+#include "selector/compiler_profile.h"
 #include "selector/device_variables.h"
 #include "selector/job_check.h"
 #include "server/fleet/node_proto.h"
@@ -245,6 +246,28 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   }
   out.min_memory_bytes = job.min_memory_bytes();
   out.min_compute_units = job.min_compute_units();
+  if (!job.compiler().empty()) {
+    absl::StatusOr<selector::CompilerProfile> compiler =
+        selector::CompilerProfileFromName(job.compiler());
+    if (!compiler.ok()) {
+      return FieldViolation("job.compiler", compiler.status().message());
+    }
+    out.compiler = *compiler;
+  }
+  switch (job.ties()) {
+    case v1::TIE_BREAK_UNSPECIFIED:
+      out.ties = selector::TieChoice::kCompilerDefault;
+      break;
+    case v1::TIE_BREAK_FIRST_DECLARED:
+      out.ties = selector::TieChoice::kFirstDeclared;
+      break;
+    case v1::TIE_BREAK_LAST_DECLARED:
+      out.ties = selector::TieChoice::kLastDeclared;
+      break;
+    default:
+      return FieldViolation("job.ties",
+                            absl::StrCat(job.ties(), " is not a TieBreak"));
+  }
   for (const auto& [name, value] : job.variables()) {
     if (selector::IsDeviceVariable(name)) {
       return FieldViolation(

@@ -37,6 +37,26 @@ def set_up(address):
     host = node.devices.add(index=-1, sycl_architecture="x86_64")
     host.traits.kind.extend(["cpu", "host"])
     pb_grpc.InventoryStub(channel).ReportNode(pb.ReportNodeRequest(node=node))
+    variants.RegisterVariants(pb.RegisterVariantsRequest(
+        kernel="tie", variants=[
+            pb.Variant(name="tie_first", selector="device={kind(cpu)}"),
+            pb.Variant(name="tie_last", selector="device={kind(cpu)}"),
+        ]))
+
+
+def compilers(client):
+    """A job names the compiler whose binary asks, and the tie rule."""
+    def variant(**job):
+        return client.select(kernel="tie", require="cpu", **job).variant
+    assert variant() == "tie_first"
+    assert variant(compiler="gcc-12") == "tie_last"
+    assert variant(compiler="gcc-12", ties="first") == "tie_first"
+    assert variant(ties="last") == "tie_last"
+    try:
+        variant(compiler="icc")
+        raise SystemExit("an unknown compiler was accepted")
+    except ctxsel.InvalidArgument as e:
+        assert "job.compiler" in [f for f, _ in e.field_violations], e
 
 
 def wait_in_queue(client):
@@ -139,6 +159,7 @@ def main(address):
     assert not listed, listed  # released on exit
 
     wait_in_queue(client)
+    compilers(client)
 
     client.select(kernel="saxpy", construct=["target"], require="gpu",
                   count=2, claim=30, holder="slurm-7.0")

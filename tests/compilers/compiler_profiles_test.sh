@@ -27,20 +27,45 @@ check() {  # check WHAT WANT GOT
   fi
 }
 
-# eval's document: the imported variants of the one kernel, on the host.
+# A program's header lines: "// context: C1,C2" (the constructs enclosing
+# the call, outermost first) and "// compilers: NAME..." (only these).
+header() {  # header SOURCE KEY
+  sed -n "s|^// $2: ||p" "$1" | head -1
+}
+
+# eval's document: the imported variants of the one kernel (or the `when`
+# clauses of the one metadirective, named by their directive), in the
+# context the binary runs in: the host, the compiler's vendor, the
+# program's constructs.
 document() {  # document SOURCE VENDOR
   "$cli" import "$1" 2>/dev/null |
-    jq --arg vendor "$2" '{
-      variants: [.variants[] | {name: .variant, selector: .selector,
-                                kernel: .base}],
-      context: {device: {kind: ["host", "cpu"]},
+    jq --arg vendor "$2" --arg arch "$(uname -m)" \
+      --arg constructs "$(header "$1" context)" '
+      (if (.metadirectives | length) > 0 then
+         {directive: "metadirective",
+          variants: [.metadirectives[0].when[] |
+                     {name: .directive, selector: .selector}]}
+       else
+         {variants: [.variants[] | {name: .variant, selector: .selector,
+                                    kernel: .base}]}
+       end) + {
+      context: {construct: ($constructs | split(",") | map(select(. != ""))),
+                device: {kind: ["host", "cpu"], arch: [$arch]},
                 implementation: {vendor: [$vendor]}}}'
 }
 
-predicted() {  # predicted DOCUMENT COMPILER: the variant, or "refused"
+# What runs when no variant is chosen: the base function, or the
+# metadirective's otherwise/default directive.
+fallback() {  # fallback SOURCE
+  "$cli" import "$1" 2>/dev/null |
+    jq -r 'if (.metadirectives | length) > 0
+           then .metadirectives[0].otherwise else "base" end'
+}
+
+predicted() {  # predicted DOCUMENT COMPILER FALLBACK: the variant, or "refused"
   local out
   if out=$("$cli" --json eval "$1" --compiler="$2" 2>/dev/null); then
-    jq -r '.selected // "base"' <<<"$out"
+    jq -r --arg fallback "$3" '.selected // $fallback' <<<"$out"
   else
     echo "refused (exit $?)"
   fi
@@ -58,7 +83,13 @@ for row in "gcc-12 gcc gnu 12" "clang-14 clang-14 llvm 14"; do
   for program in "$@"; do
     source=${program%%=*} spec_answer=${program#*=}
     name=$(basename "$source" .c)
+    only=$(header "$source" compilers)
+    if [[ -n "$only" && " $only " != *" $profile "* ]]; then
+      echo "SKIP $name, $profile: the program is for $only"
+      continue
+    fi
     document "$source" "$vendor" >"$work/$name.$profile.json"
+    fallback=$(fallback "$source")
     if "$cc" -fopenmp "$source" -o "$work/$name.$profile" \
       2>"$work/$name.$profile.log"; then
       called=$("$work/$name.$profile")
@@ -66,9 +97,10 @@ for row in "gcc-12 gcc gnu 12" "clang-14 clang-14 llvm 14"; do
       called="refused (exit 2)"
     fi
     check "$name, $profile: eval predicts the binary" "$called" \
-      "$(predicted "$work/$name.$profile.json" "$profile")"
+      "$(predicted "$work/$name.$profile.json" "$profile" "$fallback")"
     check "$name, $profile: --compiler=spec keeps the texts' answer" \
-      "$spec_answer" "$(predicted "$work/$name.$profile.json" spec)"
+      "$spec_answer" \
+      "$(predicted "$work/$name.$profile.json" spec "$fallback")"
   done
 done
 echo "$passed passed, $failed failed"

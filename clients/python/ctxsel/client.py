@@ -176,15 +176,21 @@ class Client:
     @staticmethod
     def job(kernel, construct=(), variables=None, nodes=(), devices=(),
             count=0, same_node=False, require=None, require_variant=False,
-            device_filter="", policy=None, top_k=0):
+            device_filter="", policy=None, top_k=0, compiler="", ties=None):
         """The ctxsel.v1.Job of these arguments (`devices`: the allocation,
-        device ids or UUIDs; `require`: a device kind such as "gpu")."""
+        device ids or UUIDs; `require`: a device kind such as "gpu";
+        `compiler`: answer for the binary it builds, "spec", "gcc-12" or
+        "clang-14"; `ties`: "first" or "last" declared wins a tie, None:
+        the compiler's rule)."""
         job = pb.Job(kernel=kernel, nodes=list(nodes),
                      allowed_devices=list(devices), count=count,
                      same_node=same_node,
                      required_kind=require or "",
                      require_variant=require_variant,
-                     device_filter=device_filter, top_k=top_k)
+                     device_filter=device_filter, top_k=top_k,
+                     compiler=compiler)
+        if ties:
+            job.ties = pb.TieBreak.Value("TIE_BREAK_%s_DECLARED" % ties.upper())
         for name in construct:
             job.construct.add(name=name)
         for name, value in (variables or {}).items():
