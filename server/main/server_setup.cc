@@ -640,7 +640,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(
       server->inventory_.get(), server->claims_.get(), server->metrics_.get(),
-      server->cordons_.get());
+      server->cordons_.get(), [s = server.get()] { return s->store_stale(); });
   return server;
 }
 
