@@ -129,6 +129,13 @@ class KernelEntry {
       std::shared_ptr<const selector::Context> context,
       CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Keeps `resolution` for `signature` on class `class_id` (up to
+  // max_signatures signatures): one a class of equal traits got from
+  // ResolveFor, since the static context holds no capacity.
+  void Store(const JobSignature& signature, int class_id,
+             const selector::Resolution& resolution) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).
   void ResolveAhead(const std::vector<const DeviceClass*>& classes) const
@@ -149,9 +156,6 @@ class KernelEntry {
   };
 
   KernelEntry() = default;
-  void Store(const JobSignature& signature, int class_id,
-             const selector::Resolution& resolution) const
-      ABSL_LOCKS_EXCLUDED(mu_);
   // The cached signature `signature` is, or null.
   const SignatureCache* Find(const JobSignature& signature) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

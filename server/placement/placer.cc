@@ -394,13 +394,31 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
       }
       return d;
     }
+    // Classes that differ only in capacity (device_class.h) have one static
+    // context, so one resolution serves them all: an 80 GB and a 40 GB H100
+    // class cost one Resolve.
+    std::vector<std::pair<std::string, int>> resolved_traits;
     for (internal::Unresolved& u : unresolved) {
       if (resolved.contains(u.class_id)) continue;
+      std::string traits = DeviceClassKey(u.context->device, "");
+      auto same = std::find_if(resolved_traits.begin(), resolved_traits.end(),
+                               [&](const std::pair<std::string, int>& r) {
+                                 return r.first == traits;
+                               });
+      if (same != resolved_traits.end()) {
+        absl::StatusOr<selector::Resolution> r = resolved.at(same->second);
+        if (r.ok() && !explain) {
+          request.kernel->Store(signature, u.class_id, *r);
+        }
+        resolved.emplace(u.class_id, std::move(r));
+        continue;
+      }
       resolved.emplace(u.class_id,
                        request.kernel->ResolveFor(
                            signature, u.class_id, std::move(u.context),
                            explain ? internal::CacheUse::kReadOnly
                                    : internal::CacheUse::kFill));
+      resolved_traits.emplace_back(std::move(traits), u.class_id);
     }
     unresolved.clear();
   }
