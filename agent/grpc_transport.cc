@@ -1,5 +1,6 @@
 #include "agent/grpc_transport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -136,12 +137,20 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(
   return grpc::CreateCustomChannel(ServerTarget(address), credentials, args);
 }
 
+absl::Duration HeartbeatAnswerTimeout(absl::Duration heartbeat) {
+  return std::clamp(2 * heartbeat, absl::Seconds(2), absl::Seconds(5));
+}
+
 GrpcInventoryTransport::GrpcInventoryTransport(ChannelFactory make_channel,
                                                std::string agent_version,
-                                               absl::Duration rpc_timeout)
+                                               absl::Duration rpc_timeout,
+                                               absl::Duration answer_timeout)
     : make_channel_(std::move(make_channel)),
       agent_version_(std::move(agent_version)),
-      rpc_timeout_(rpc_timeout) {}
+      rpc_timeout_(rpc_timeout),
+      answer_timeout_(answer_timeout == absl::ZeroDuration() ? rpc_timeout
+                                                             : answer_timeout) {
+}
 
 std::shared_ptr<v1::Inventory::Stub> GrpcInventoryTransport::Stub() {
   absl::MutexLock lock(&mu_);
@@ -179,7 +188,7 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
 
 std::unique_ptr<HeartbeatStream> GrpcInventoryTransport::OpenHeartbeat() {
   return std::make_unique<GrpcHeartbeatStream>(
-      Stub(), [this] { DropChannel(); }, rpc_timeout_);
+      Stub(), [this] { DropChannel(); }, answer_timeout_);
 }
 
 absl::Status GrpcInventoryTransport::Deregister(const std::string& node) {

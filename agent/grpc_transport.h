@@ -36,6 +36,15 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(
 
 using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 
+// How long an agent beating every `heartbeat` waits for a beat's answer
+// before it leaves the replica (paused, or cut off): twice the interval,
+// at least 2 s (a loaded server's answer is late, not lost), at most 5 s.
+// With a list of replicas, a paused one's agents are thus reporting to
+// another within heartbeat + this + one reconnect backoff (at most the
+// heartbeat): about 3 s at 500 ms, before the paused replica's node lease
+// (5 s at least, server/replicas/node_sync.h) lets their nodes lapse.
+absl::Duration HeartbeatAnswerTimeout(absl::Duration heartbeat);
+
 // After a failed report or heartbeat the transport drops its channel and
 // makes a fresh one for the next call (a failed Deregister, the last call,
 // keeps it): a channel that saw its server die keeps failing with the old
@@ -43,11 +52,13 @@ using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 // the moment a restarted server listens.
 class GrpcInventoryTransport : public InventoryTransport {
  public:
-  // Unary calls give up after `rpc_timeout`, and so does a heartbeat whose
-  // answer has not come: the stream is cancelled and the channel dropped,
-  // so a paused or cut-off server cannot hold the agent.
+  // Unary calls give up after `rpc_timeout`, and a heartbeat whose answer
+  // has not come after `answer_timeout` (zero: `rpc_timeout`;
+  // HeartbeatAnswerTimeout) cancels its stream and drops the channel, so a
+  // paused or cut-off server cannot hold the agent.
   GrpcInventoryTransport(ChannelFactory make_channel, std::string agent_version,
-                         absl::Duration rpc_timeout = absl::Seconds(5));
+                         absl::Duration rpc_timeout = absl::Seconds(5),
+                         absl::Duration answer_timeout = absl::ZeroDuration());
 
   absl::StatusOr<ReportAnswer> ReportNode(
       const std::string& node, const std::vector<DeviceInfo>& devices) override;
@@ -65,6 +76,7 @@ class GrpcInventoryTransport : public InventoryTransport {
   std::shared_ptr<v1::Inventory::Stub> stub_ ABSL_GUARDED_BY(mu_);
   std::string agent_version_;
   absl::Duration rpc_timeout_;
+  absl::Duration answer_timeout_;
 };
 
 }  // namespace ctxsel::agent

@@ -107,6 +107,15 @@ TEST(GrpcTransportTest, ABeatWithoutAnswerFailsAfterTheTimeout) {
   server->Shutdown();
 }
 
+// The agent leaves a replica that does not answer within twice its beat
+// (at least 2 s, at most 5 s): a paused replica's agents report elsewhere
+// before its node lease (5 s) lets their nodes lapse.
+TEST(GrpcTransportTest, AnswerTimeoutFollowsTheHeartbeat) {
+  EXPECT_EQ(HeartbeatAnswerTimeout(absl::Milliseconds(500)), absl::Seconds(2));
+  EXPECT_EQ(HeartbeatAnswerTimeout(absl::Seconds(2)), absl::Seconds(4));
+  EXPECT_EQ(HeartbeatAnswerTimeout(absl::Seconds(5)), absl::Seconds(5));
+}
+
 // The server's google.rpc details reach the reporter (they used to be
 // dropped here, leaving only code and message).
 TEST(GrpcTransportTest, RefusalsKeepTheirDetails) {

@@ -168,17 +168,18 @@ int Serve(ctxsel::agent::Discovery& discovery) {
     std::cerr << "ctxsel-agent: " << credentials.status().message() << "\n";
     return 2;
   }
-  // With TLS, a list of replicas is one channel per replica, each verified
-  // against its own name: the next one each time the transport drops its
-  // channel (base/server_target.h). Plaintext: one failing-over channel.
-  ctxsel::ServerRotation servers(server, /*tls=*/!security.insecure);
+  // A list of replicas is one channel per replica (with TLS verified against
+  // its own name): the next one each time the transport drops its channel
+  // (base/server_target.h), as when a stale replica refuses beats.
+  ctxsel::ServerRotation servers(server);
   ctxsel::agent::GrpcInventoryTransport transport(
       [&] {
         // Under the transport's lock: ServerRotation needs no other.
         return ctxsel::agent::MakeAgentChannel(servers.Next(), *credentials,
                                                heartbeat);
       },
-      AgentVersion());
+      AgentVersion(), /*rpc_timeout=*/absl::Seconds(5),
+      ctxsel::agent::HeartbeatAnswerTimeout(heartbeat));
   ctxsel::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();

@@ -95,8 +95,8 @@ std::vector<std::shared_ptr<grpc::Channel>> ServerChannels(
   return channels;
 }
 
-ServerRotation::ServerRotation(const std::string& servers, bool tls)
-    : targets_(tls ? ServerList(servers) : std::vector<std::string>{}) {
+ServerRotation::ServerRotation(const std::string& servers)
+    : targets_(ServerList(servers)) {
   if (targets_.size() <= 1) targets_ = {servers};
 }
 

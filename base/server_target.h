@@ -51,14 +51,16 @@ std::vector<std::shared_ptr<grpc::Channel>> ServerChannels(
     const std::shared_ptr<grpc::ChannelCredentials>& credentials);
 
 // The target of each new channel a long-lived client (the agent) makes to
-// `servers`: with `tls` and a list, its entries in turn, one per channel;
-// otherwise `servers` whole, for ServerTarget's failing-over channel (the
-// agent's heartbeat deadline drops a channel stuck on a paused replica). Not
-// thread-safe: the caller serialises Next() (the agent's transport calls it
-// under its own lock).
+// `servers`: a list's entries in turn, one per channel (one address, or a
+// DNS name, as it is). A replica the agent must leave while it still
+// accepts connections (paused, or cut off from etcd and refusing beats)
+// is passed over for the next entry; one failing-over channel over the
+// whole list would connect to the same replica again. With TLS each entry
+// is also verified against its own name. Not thread-safe: the caller
+// serialises Next() (the agent's transport calls it under its own lock).
 class ServerRotation {
  public:
-  ServerRotation(const std::string& servers, bool tls);
+  explicit ServerRotation(const std::string& servers);
   const std::string& Next();
 
  private:

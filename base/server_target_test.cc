@@ -24,17 +24,15 @@ TEST(ServerTargetTest, UnresolvableHostsAreLeftOut) {
             "no-such-host.invalid:1");
 }
 
-// The agent's rule: with TLS a list is its entries in turn, one per new
-// channel; plaintext, or one address, is the target as given.
-TEST(ServerRotationTest, TlsListsTurnPlaintextStaysWhole) {
-  ServerRotation tls("a:1, b:2", /*tls=*/true);
-  EXPECT_EQ(tls.Next(), "a:1");
-  EXPECT_EQ(tls.Next(), "b:2");
-  EXPECT_EQ(tls.Next(), "a:1");
-  ServerRotation plain("a:1,b:2", /*tls=*/false);
-  EXPECT_EQ(plain.Next(), "a:1,b:2");
-  EXPECT_EQ(plain.Next(), "a:1,b:2");
-  ServerRotation one("a:1", /*tls=*/true);
+// The agent's rule: a list is its entries in turn, one per new channel,
+// with TLS or without; one address is the target as given.
+TEST(ServerRotationTest, ListsTurnOneAddressStays) {
+  ServerRotation list("a:1, b:2");
+  EXPECT_EQ(list.Next(), "a:1");
+  EXPECT_EQ(list.Next(), "b:2");
+  EXPECT_EQ(list.Next(), "a:1");
+  ServerRotation one("a:1");
+  EXPECT_EQ(one.Next(), "a:1");
   EXPECT_EQ(one.Next(), "a:1");
 }
 

@@ -1,6 +1,7 @@
 #include "server/main/housekeeping.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "server/model/log_text.h"
@@ -9,11 +10,13 @@
 namespace ctxsel::server {
 
 Housekeeping::Housekeeping(Inventory* inventory, ClaimBook* claims,
-                           Metrics* metrics, CordonBook* cordons)
+                           Metrics* metrics, CordonBook* cordons,
+                           std::function<bool()> stale)
     : inventory_(inventory),
       claims_(claims),
       metrics_(metrics),
       cordons_(cordons),
+      stale_(std::move(stale)),
       thread_([this] { Run(); }) {}
 
 Housekeeping::~Housekeeping() {
@@ -39,11 +42,13 @@ void Housekeeping::Run() {
       }
       cordon_failure = s.code();
     }
-    const std::vector<std::string> expired = inventory_->ExpireStale();
-    if (metrics_ != nullptr && !expired.empty()) {
-      metrics_->RecordNodesExpired(static_cast<int>(expired.size()));
+    if (!stale_ || !stale_()) {
+      const std::vector<std::string> expired = inventory_->ExpireStale();
+      if (metrics_ != nullptr && !expired.empty()) {
+        metrics_->RecordNodesExpired(static_cast<int>(expired.size()));
+      }
+      inventory_->MarkSuspects();
     }
-    inventory_->MarkSuspects();
     absl::StatusOr<std::vector<InventoryEvent>> events =
         inventory_->EventsAfter(cursor, absl::ZeroDuration());
     if (!events.ok()) {

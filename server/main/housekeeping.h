@@ -9,6 +9,7 @@
 #ifndef CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
 #define CTXSEL_SERVER_MAIN_HOUSEKEEPING_H_
 
+#include <functional>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -25,10 +26,16 @@ class Housekeeping {
   // (at least every 50 ms, at most every second), and calls
   // claims->Tick() as often (`claims` may be null). `metrics` (may be null)
   // counts the expired nodes; `cordons` (may be null) is reloaded every
-  // tick.
+  // tick. While `stale` (may be empty) says true, no node is marked suspect
+  // or expired: a stale replica refuses its agents' beats so that they go
+  // to a replica that can write their nodes (heartbeat_reactor.h), and
+  // answers from the last state it had, its nodes included, until it is in
+  // step again (with etcd away altogether, every replica is stale and no
+  // agent's beat is taken anywhere).
   explicit Housekeeping(Inventory* inventory, ClaimBook* claims = nullptr,
                         Metrics* metrics = nullptr,
-                        CordonBook* cordons = nullptr);
+                        CordonBook* cordons = nullptr,
+                        std::function<bool()> stale = nullptr);
   // Stops and joins the thread.
   ~Housekeeping();
   Housekeeping(const Housekeeping&) = delete;
@@ -41,6 +48,7 @@ class Housekeeping {
   ClaimBook* const claims_;
   Metrics* const metrics_;
   CordonBook* const cordons_;
+  const std::function<bool()> stale_;
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -396,6 +396,7 @@ void RunningServer::MakeServices(const ServerOptions& options) {
   service_options.server_instance = ServerInstance();
   service_options.page_bytes = PageBytes(options.max_message_bytes);
   service_options.metrics = metrics_.get();
+  service_options.store_stale = [this] { return store_stale(); };
   const Authorizer* authorizer = authorizer_.get();
   workers_ = std::make_unique<WorkerPool>(WorkerPoolOptions{
       .threads = options.max_threads, .max_queued = 16 * options.max_threads});
@@ -639,7 +640,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
   }
   server->housekeeping_ = std::make_unique<Housekeeping>(
       server->inventory_.get(), server->claims_.get(), server->metrics_.get(),
-      server->cordons_.get());
+      server->cordons_.get(), [s = server.get()] { return s->store_stale(); });
   return server;
 }
 

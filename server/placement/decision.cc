@@ -207,10 +207,35 @@ const selector::Variables& VariablesOf(const Request& r, const Unit& u) {
   return u.variables.has_value() ? *u.variables : r.job->variables;
 }
 
+// The unit's class's Resolution: the request's own, the kernel's cached
+// one, or, without Request::unresolved, one resolved here. nullopt: the
+// class went to Request::unresolved.
+std::optional<absl::StatusOr<selector::Resolution>> Lookup(const Request& r,
+                                                           const Unit& u) {
+  const int id = u.device_class->id;
+  if (r.resolved != nullptr) {
+    if (auto it = r.resolved->find(id); it != r.resolved->end()) {
+      return it->second;
+    }
+  }
+  if (r.unresolved == nullptr) {
+    return r.kernel->Resolution(
+        *r.signature, *u.device_class, r.counters,
+        r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
+  }
+  if (std::optional<selector::Resolution> cached =
+          r.kernel->Cached(*r.signature, id, r.counters)) {
+    return *std::move(cached);
+  }
+  r.unresolved->push_back({id, r.signature->ContextFor(*u.device_class)});
+  return std::nullopt;
+}
+
+// Leaves u.resolution unset when the class went to Request::unresolved.
 absl::Status Evaluate(const Request& r, Unit& u) {
-  absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class, r.counters,
-                           r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
+  std::optional<absl::StatusOr<selector::Resolution>> found = Lookup(r, u);
+  if (!found.has_value()) return absl::OkStatus();
+  absl::StatusOr<selector::Resolution>& res = *found;
   if (!res.ok()) {
     return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
                                   "job: ", res.status().message())),
@@ -404,11 +429,15 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     CheckFilter(r, u);
     if (!u.eligible()) continue;
     CTXSEL_RETURN_IF_ERROR(Evaluate(r, u));
+    if (!u.resolution.has_value()) continue;  // in Request::unresolved
     if (r.job->require_variant && u.selection.base()) {
       u.reason = "require_variant: no variant fits, only the base function";
       continue;
     }
     ranked.push_back(&u);
+  }
+  if (r.unresolved != nullptr && !r.unresolved->empty()) {
+    return absl::AbortedError("classes left to resolve without the lock");
   }
   std::stable_sort(
       ranked.begin(), ranked.end(),

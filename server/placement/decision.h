@@ -12,9 +12,11 @@
 #define CTXSEL_SERVER_PLACEMENT_DECISION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "selector/selector.h"
@@ -25,6 +27,17 @@
 #include "server/placement/placement.h"
 
 namespace ctxsel::server::placement::internal {
+
+// Resolutions a request made with no fleet lock held, by class id.
+using ResolvedClasses =
+    absl::flat_hash_map<int, absl::StatusOr<selector::Resolution>>;
+
+// A class a request found neither cached nor in its ResolvedClasses: its
+// id and static context (JobSignature::ContextFor), to resolve unlocked.
+struct Unresolved {
+  int class_id = -1;
+  std::shared_ptr<const selector::Context> context;
+};
 
 struct Request {
   const KernelEntry* kernel = nullptr;
@@ -46,6 +59,13 @@ struct Request {
   const ClaimCheck* claims = nullptr;
   // Counts resolution cache hits and misses; null: not counted.
   ResolutionCounters* counters = nullptr;
+  // Consulted before the kernel's cache; null: none.
+  const ResolvedClasses* resolved = nullptr;
+  // Non-null: a class to resolve is not resolved here, under the fleet lock
+  // (a kernel of 40,000 variants takes tens of ms, and heartbeats wait for
+  // that lock), but appended, and Decide fails (see there). Null: resolved
+  // in place.
+  std::vector<Unresolved>* unresolved = nullptr;
   // The job's condition verdicts, shared by every class the request asks
   // (each condition evaluated once per request); null: none kept.
   selector::ConditionVerdicts* condition_verdicts = nullptr;
@@ -60,7 +80,9 @@ struct Decision {
   std::vector<ClassReport> classes;  // only with Request::explain
 };
 
-// Fails only with the engine's Resolve errors (InvalidArgumentError).
+// Fails with the engine's Resolve errors (InvalidArgumentError), or with
+// AbortedError after appending to Request::unresolved: the caller resolves
+// those classes, with no lock held, into Request::resolved and asks again.
 absl::StatusOr<Decision> Decide(const Request& request,
                                 const Fleet::Reader& fleet);
 

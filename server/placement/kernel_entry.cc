@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,12 +102,6 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
   return entry;
 }
 
-absl::StatusOr<selector::Resolution> KernelEntry::Compute(
-    const JobSignature& signature, const DeviceClass& c) const {
-  return selector::Resolve(candidates_, signature.ContextFor(c),
-                           signature.options);
-}
-
 int SignatureIds::Intern(const std::string& key) {
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -143,13 +138,13 @@ void KernelEntry::Number(SignatureCache& cached, int id) const {
   by_id_.emplace(id, &cached);
 }
 
-absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
-    const JobSignature& signature, const DeviceClass& c,
-    ResolutionCounters* counters, CacheUse use) const {
+std::optional<selector::Resolution> KernelEntry::Cached(
+    const JobSignature& signature, int class_id,
+    ResolutionCounters* counters) const {
   {
     absl::ReaderMutexLock lock(&mu_);
     if (const SignatureCache* cached = Find(signature); cached != nullptr) {
-      auto r = cached->by_class.find(c.id);
+      auto r = cached->by_class.find(class_id);
       if (r != cached->by_class.end()) {
         if (counters != nullptr) counters->hits.fetch_add(1);
         return r->second;
@@ -157,9 +152,26 @@ absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
     }
   }
   if (counters != nullptr) counters->misses.fetch_add(1);
-  absl::StatusOr<selector::Resolution> r = Compute(signature, c);
-  if (r.ok() && use == CacheUse::kFill) Store(signature, c.id, *r);
+  return std::nullopt;
+}
+
+absl::StatusOr<selector::Resolution> KernelEntry::ResolveFor(
+    const JobSignature& signature, int class_id,
+    std::shared_ptr<const selector::Context> context, CacheUse use) const {
+  absl::StatusOr<selector::Resolution> r =
+      selector::Resolve(candidates_, std::move(context), signature.options);
+  if (r.ok() && use == CacheUse::kFill) Store(signature, class_id, *r);
   return r;
+}
+
+absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
+    const JobSignature& signature, const DeviceClass& c,
+    ResolutionCounters* counters, CacheUse use) const {
+  if (std::optional<selector::Resolution> cached =
+          Cached(signature, c.id, counters)) {
+    return *std::move(cached);
+  }
+  return ResolveFor(signature, c.id, signature.ContextFor(c), use);
 }
 
 void KernelEntry::Store(const JobSignature& signature, int class_id,

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,6 +119,28 @@ class KernelEntry {
       ResolutionCounters* counters = nullptr,
       CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The Resolution cached for `signature` on the class numbered `class_id`,
+  // or nullopt; with `counters`, counts a hit or a miss. Takes only this
+  // entry's reader lock: the Placer asks it under the fleet lock, and
+  // resolves a miss with ResolveFor once it has let go of that lock.
+  std::optional<selector::Resolution> Cached(
+      const JobSignature& signature, int class_id,
+      ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Resolves this kernel for `signature` on class `class_id`, whose static
+  // context is `context` (JobSignature::ContextFor), and with kFill keeps
+  // it as Resolution() does.
+  absl::StatusOr<selector::Resolution> ResolveFor(
+      const JobSignature& signature, int class_id,
+      std::shared_ptr<const selector::Context> context,
+      CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Keeps `resolution` for `signature` on class `class_id` (up to
+  // max_signatures signatures): one a class of equal traits got from
+  // ResolveFor, since the static context holds no capacity.
+  void Store(const JobSignature& signature, int class_id,
+             const selector::Resolution& resolution) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).
   void ResolveAhead(const std::vector<const DeviceClass*>& classes) const
@@ -138,11 +161,6 @@ class KernelEntry {
   };
 
   KernelEntry() = default;
-  absl::StatusOr<selector::Resolution> Compute(const JobSignature& signature,
-                                               const DeviceClass& c) const;
-  void Store(const JobSignature& signature, int class_id,
-             const selector::Resolution& resolution) const
-      ABSL_LOCKS_EXCLUDED(mu_);
   // The cached signature `signature` is, or null.
   const SignatureCache* Find(const JobSignature& signature) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

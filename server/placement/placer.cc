@@ -181,6 +181,18 @@ absl::StatusOr<Decision> DecideRanksOnOneNode(internal::Request request,
   return failed;
 }
 
+// One decision under the fleet's reader lock.
+absl::StatusOr<Decision> DecideLocked(const internal::Request& request,
+                                      const Fleet& fleet) {
+  Fleet::Reader reader(fleet);
+  if (request.job->count > 1 && !request.explain) {
+    return request.job->same_node ? DecideRanksOnOneNode(request, reader)
+                                  : DecideRanks(request, reader);
+  }
+  internal::Request once = request;
+  return DecideOnce(once, reader);
+}
+
 }  // namespace
 
 Placer::Placer(PlacerOptions options)
@@ -354,12 +366,62 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
         explain ? spread_ticket_.load(std::memory_order_relaxed)
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
-  Fleet::Reader reader(*fleet_);
-  if (job.count > 1 && !explain) {
-    return job.same_node ? DecideRanksOnOneNode(request, reader)
-                         : DecideRanks(request, reader);
+  // Resolving is the one slow step (tens of ms for a kernel of 40,000
+  // variants), and heartbeats take the fleet lock exclusively: a class not
+  // yet resolved for this signature is resolved after the reader lets go,
+  // and the request decides again. A few rounds cover classes created
+  // meanwhile; the last resolves in place, so a request always ends.
+  constexpr int kUnlockedRounds = 4;
+  internal::ResolvedClasses resolved;
+  std::vector<internal::Unresolved> unresolved;
+  request.resolved = &resolved;
+  for (int round = 0;; ++round) {
+    request.unresolved = round < kUnlockedRounds ? &unresolved : nullptr;
+    absl::StatusOr<Decision> d = DecideLocked(request, *fleet_);
+    if (unresolved.empty()) {
+      if (!resolved.empty() && !explain) {
+        // A class freed before its resolution was kept escaped the
+        // Forget that its removal made: forget it here.
+        absl::flat_hash_set<int> live;
+        for (const DeviceClass* c : fleet_->Classes()) {
+          live.insert(c->id);
+        }
+        std::vector<int> gone;
+        for (const auto& [id, r] : resolved) {
+          if (!live.contains(id)) gone.push_back(id);
+        }
+        request.kernel->Forget(gone);
+      }
+      return d;
+    }
+    // Classes that differ only in capacity (device_class.h) have one static
+    // context, so one resolution serves them all: an 80 GB and a 40 GB H100
+    // class cost one Resolve.
+    std::vector<std::pair<std::string, int>> resolved_traits;
+    for (internal::Unresolved& u : unresolved) {
+      if (resolved.contains(u.class_id)) continue;
+      std::string traits = DeviceClassKey(u.context->device, "");
+      auto same = std::find_if(resolved_traits.begin(), resolved_traits.end(),
+                               [&](const std::pair<std::string, int>& r) {
+                                 return r.first == traits;
+                               });
+      if (same != resolved_traits.end()) {
+        absl::StatusOr<selector::Resolution> r = resolved.at(same->second);
+        if (r.ok() && !explain) {
+          request.kernel->Store(signature, u.class_id, *r);
+        }
+        resolved.emplace(u.class_id, std::move(r));
+        continue;
+      }
+      resolved.emplace(u.class_id,
+                       request.kernel->ResolveFor(
+                           signature, u.class_id, std::move(u.context),
+                           explain ? internal::CacheUse::kReadOnly
+                                   : internal::CacheUse::kFill));
+      resolved_traits.emplace_back(std::move(traits), u.class_id);
+    }
+    unresolved.clear();
   }
-  return DecideOnce(request, reader);
 }
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,

@@ -27,16 +27,26 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
   return response;
 }
 
+grpc::Status StaleReplicaStatus() {
+  return ToGrpcStatus(WithErrorInfo(
+      absl::UnavailableError(
+          "this replica is stale (cut off from the store its replicas "
+          "share, or the store has no quorum): report to another replica"),
+      kReasonStoreUnavailable));
+}
+
 HeartbeatReactor::HeartbeatReactor(
     std::shared_ptr<ReactorLink<HeartbeatReactor>> link, Inventory* inventory,
     absl::Duration interval, Authorizer::StreamGrant grant,
-    PrincipalLimits* limits, Metrics* metrics)
+    PrincipalLimits* limits, Metrics* metrics,
+    const std::function<bool()>* stale)
     : link_(std::move(link)),
       inventory_(inventory),
       interval_(interval),
       grant_(std::move(grant)),
       limits_(limits),
       metrics_(metrics),
+      stale_(stale),
       last_beat_(absl::Now()) {
   absl::MutexLock lock(&link_->mu);
   link_->reactor = this;
@@ -70,6 +80,10 @@ void HeartbeatReactor::HandleBeat() {
   }
   if (absl::Status s = limits_->Take(Budget::kHeartbeat, node_); !s.ok()) {
     FinishOnce(ToGrpcStatus(s));
+    return;
+  }
+  if (stale_ != nullptr && *stale_ && (*stale_)()) {
+    FinishOnce(StaleReplicaStatus());
     return;
   }
   // Assigned in place: once the stream has beaten, the ids' buffers are

@@ -9,7 +9,10 @@
 // refuses; PERMISSION_DENIED for a node not the caller's
 // (Authorizer::CheckNode); RESOURCE_EXHAUSTED when the caller beats faster
 // than its limits allow; UNAUTHENTICATED when a reload of the tokens file
-// revokes its credential (at once, or once the answer being sent is).
+// revokes its credential (at once, or once the answer being sent is);
+// UNAVAILABLE (STORE_UNAVAILABLE) at the first beat while the replica is
+// stale (StaleReplicaStatus), so that its agent fails over to a replica
+// that can still write its node for the others.
 //
 //   // InventoryService::Heartbeat:
 //   auto link = std::make_shared<ReactorLink<HeartbeatReactor>>();
@@ -18,12 +21,14 @@
 //                                    RevokeThrough(link));
 //   if (!grant.ok()) ...  // refuse the stream
 //   return new HeartbeatReactor(link, inventory_, interval,
-//                               *std::move(grant), &authorizer_->limits());
+//                               *std::move(grant), &authorizer_->limits(),
+//                               metrics, &options_.store_stale);
 #ifndef CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 #define CTXSEL_SERVER_RPC_HEARTBEAT_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +47,12 @@ v1::HeartbeatResponse HeartbeatAnswer(const std::string& node,
                                       Inventory::BeatAnswer answer,
                                       absl::Duration interval);
 
+// How a replica behind the store its replicas share (server/replicas/
+// replica_sync.h: partitioned from etcd, or etcd without quorum) refuses an
+// agent's report and ends its heartbeat stream: its node's record cannot
+// reach the other replicas from here, so the agent must go to another.
+grpc::Status StaleReplicaStatus();
+
 class HeartbeatReactor final
     : public grpc::ServerBidiReactor<v1::HeartbeatRequest,
                                      v1::HeartbeatResponse> {
@@ -51,11 +62,13 @@ class HeartbeatReactor final
   // (the principal of `grant`, which the reactor holds until done) may beat
   // only for its own node (Authorizer::CheckNode), at most as often as
   // `limits` allow. `metrics` (may be null) counts each beat by its answer,
-  // and late beats.
+  // and late beats. While `stale` (may be null or empty, and must outlive
+  // the reactor) says true, a beat ends the stream (StaleReplicaStatus).
   HeartbeatReactor(std::shared_ptr<ReactorLink<HeartbeatReactor>> link,
                    Inventory* inventory, absl::Duration interval,
                    Authorizer::StreamGrant grant, PrincipalLimits* limits,
-                   Metrics* metrics = nullptr);
+                   Metrics* metrics = nullptr,
+                   const std::function<bool()>* stale = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -74,6 +87,7 @@ class HeartbeatReactor final
   const Authorizer::StreamGrant grant_;
   PrincipalLimits* const limits_;
   Metrics* const metrics_;
+  const std::function<bool()>* const stale_;
   // Guarded by link_->mu (not annotated: the analysis cannot follow link_).
   // The stream's start or its previous beat: a beat later than the
   // inventory's suspect_after after it is counted late.

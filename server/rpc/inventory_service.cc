@@ -31,6 +31,9 @@ grpc::Status InventoryService::DoReportNode(
       !s.ok()) {
     return ToGrpcStatus(s);
   }
+  if (options_.store_stale && options_.store_stale()) {
+    return StaleReplicaStatus();
+  }
   absl::Status reported = inventory_->Report(NodeFromProto(request.node()));
   if (!reported.ok()) return ToGrpcStatus(reported);
   *response->mutable_heartbeat_interval() =
@@ -52,7 +55,8 @@ InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
   }
   return new HeartbeatReactor(std::move(link), inventory_,
                               options_.heartbeat_interval, *std::move(grant),
-                              &authorizer_->limits(), options_.metrics);
+                              &authorizer_->limits(), options_.metrics,
+                              &options_.store_stale);
 }
 
 grpc::ServerUnaryReactor* InventoryService::Deregister(

@@ -10,6 +10,7 @@
 #ifndef CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 #define CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -31,6 +32,10 @@ struct InventoryServiceOptions {
   size_t page_bytes = PageBytes(4 << 20);
   // Counts heartbeats and watchers; may be null (no metrics).
   Metrics* metrics = nullptr;
+  // Whether this replica is stale (RunningServer::store_stale); empty: never.
+  // While it is, ReportNode and heartbeats answer StaleReplicaStatus()
+  // (heartbeat_reactor.h), so agents fail over to another replica.
+  std::function<bool()> store_stale;
 };
 
 class InventoryService final : public v1::Inventory::CallbackService {

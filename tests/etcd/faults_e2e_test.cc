@@ -29,7 +29,11 @@
 // partitioned replica says it is stale (Explain `stale`, and health
 // "ctxsel.store" and "ctxsel.v1.Placement" NOT_SERVING) within kStaleBound
 // until the partition heals, answers every Ping meanwhile (its etcd calls
-// hold no RPC thread), and is in step again after it (e).
+// hold no RPC thread), and is in step again after it (e). The agents of
+// the paused replica, and of the partitioned one, report to another: the
+// other replicas list every GPU at every look from kFailoverBound (paused)
+// or kAgentCutOffBound (partitioned) after the fault began until it ends,
+// though the replica's node lease (5 s) lapses within the fault.
 // The log ends with a summary (lines starting "FAULTS").
 #include <signal.h>
 
@@ -95,6 +99,13 @@ constexpr absl::Duration kPropagationBound = absl::Seconds(5);
 // Launchers of a killed or paused replica are answered by another within
 // this (the call timeout and one more call).
 constexpr absl::Duration kFailoverBound = absl::Seconds(5);
+// The paused replica's agents report to another within kFailoverBound
+// (docs/deployment.md, "Agents"); the pause outlasts its node lease (5 s),
+// so agents that stayed would take their nodes off the other replicas.
+constexpr absl::Duration kReplicaPause = absl::Seconds(8);
+// The partitioned replica's agents: it says it is stale after about 3 s,
+// then ends their streams at their next beat (agent_failover_e2e_test).
+constexpr absl::Duration kAgentCutOffBound = absl::Seconds(8);
 // A claim succeeds within this once quorum is back (the issue saw 10 s).
 constexpr absl::Duration kClaimAfterQuorumBound = absl::Seconds(5);
 // The issue saw a 10 s pause of the etcd leader let every node lease lapse.
@@ -268,9 +279,11 @@ class FaultsE2E : public ::testing::Test {
       Sleep(absl::Seconds(4));
     }
     {
-      Fault f = Begin("SIGSTOP replica 1 for 5s", true);
+      Fault f = Begin(
+          absl::StrCat("SIGSTOP replica 1 for ", Seconds(kReplicaPause)), true);
       replicas_[1]->process().Signal(SIGSTOP);
-      Sleep(absl::Seconds(5));
+      pause_listed_since_ =
+          WatchListed(f.start, f.start + kReplicaPause, /*except=*/1);
       replicas_[1]->process().Signal(SIGCONT);
       f.healed = clock_.Now();
       faults_.push_back(f);
@@ -337,6 +350,28 @@ class FaultsE2E : public ::testing::Test {
     return gpus.ok() ? static_cast<int>(gpus->size()) : -1;
   }
 
+  // From `since` to `until`: for each replica but `except`, from when on
+  // it listed every GPU at every look (as StaleSince; zero for `except`).
+  std::vector<absl::Duration> WatchListed(Mono since, Mono until, int except) {
+    std::vector<std::unique_ptr<client::CtxselClient>> clients;
+    for (const std::string& address : addresses_) {
+      clients.push_back(client::CtxselClient::Connect(
+          address, std::chrono::milliseconds(1000)));
+    }
+    std::vector<absl::Duration> listed(kReplicas, absl::InfiniteDuration());
+    listed[except] = absl::ZeroDuration();
+    while (clock_.Now() < until) {
+      for (int r = 0; r < kReplicas; ++r) {
+        if (r == except) continue;
+        const Mono looked = clock_.Now();
+        StaleSince(GpuCount(*clients[r]) == kNodes * kGpusPerNode,
+                   looked - since, listed[r]);
+      }
+      Sleep(absl::Milliseconds(100));
+    }
+    return listed;
+  }
+
   // Until `until`: the fewest GPUs each replica listed at a look.
   void WatchFleet(Mono until) {
     std::vector<std::unique_ptr<client::CtxselClient>> clients;
@@ -372,6 +407,8 @@ class FaultsE2E : public ::testing::Test {
     partition_store_ = absl::InfiniteDuration();
     partition_placement_ = absl::InfiniteDuration();
     partition_fewest_gpus_.assign(kReplicas, kNodes * kGpusPerNode);
+    partition_listed_since_.assign(kReplicas, absl::InfiniteDuration());
+    partition_listed_since_[kPartitioned] = absl::ZeroDuration();
     while (clock_.Now() < until) {
       const absl::Duration at = clock_.Now() - since;
       auto explained = cut->Explain(job);
@@ -387,8 +424,10 @@ class FaultsE2E : public ::testing::Test {
       if (!cut->Ping().ok()) ++partition_pings_failed_;
       for (int r = 0; r < kReplicas; ++r) {
         if (r == kPartitioned) continue;
-        partition_fewest_gpus_[r] =
-            std::min(partition_fewest_gpus_[r], GpuCount(*clients[r]));
+        const int gpus = GpuCount(*clients[r]);
+        partition_fewest_gpus_[r] = std::min(partition_fewest_gpus_[r], gpus);
+        StaleSince(gpus == kNodes * kGpusPerNode, clock_.Now() - since,
+                   partition_listed_since_[r]);
       }
       Sleep(absl::Milliseconds(100));
     }
@@ -663,6 +702,25 @@ class FaultsE2E : public ::testing::Test {
         Seconds(partition_placement_).c_str(), Seconds(kStaleBound).c_str(),
         partition_pings_failed_, partition_pings_,
         absl::StrJoin(others, ", ").c_str(), kNodes * kGpusPerNode);
+    std::vector<std::string> paused_listed, cut_listed;
+    for (int r = 0; r < kReplicas; ++r) {
+      if (r != 1) {
+        paused_listed.push_back(
+            absl::StrCat("replica ", r, " ", Seconds(pause_listed_since_[r])));
+      }
+      if (r != kPartitioned) {
+        cut_listed.push_back(absl::StrCat("replica ", r, " ",
+                                          Seconds(partition_listed_since_[r])));
+      }
+    }
+    std::printf(
+        "FAULTS agents moved: every GPU listed at every look after the "
+        "pause of replica 1 from %s (bound %s), after the partition from "
+        "%s (bound %s)\n",
+        absl::StrJoin(paused_listed, ", ").c_str(),
+        Seconds(kFailoverBound).c_str(),
+        absl::StrJoin(cut_listed, ", ").c_str(),
+        Seconds(kAgentCutOffBound).c_str());
     std::printf("FAULTS most certain holders at once / capacity: %s\n",
                 absl::StrJoin(holders, ", ").c_str());
     std::printf(
@@ -709,6 +767,10 @@ class FaultsE2E : public ::testing::Test {
   absl::Duration partition_store_;
   absl::Duration partition_placement_;
   std::vector<int> partition_fewest_gpus_;
+  // From when on each other replica listed every GPU at every look
+  // (WatchListed, WatchPartition).
+  std::vector<absl::Duration> pause_listed_since_;
+  std::vector<absl::Duration> partition_listed_since_;
   int partition_pings_ = 0;
   int partition_pings_failed_ = 0;
   Mono stopped_;  // when the launchers stopped
@@ -772,6 +834,12 @@ TEST_F(FaultsE2E, ClaimsKeepTheirPromiseUnderFaults) {
       << "the partitioned replica's ctxsel.v1.Placement stayed SERVING";
   EXPECT_EQ(partition_pings_failed_, 0)
       << "the partitioned replica left Pings unanswered";
+  for (int r = 0; r < kReplicas; ++r) {
+    EXPECT_LE(pause_listed_since_[r], kFailoverBound)
+        << "replica " << r << " lost the paused replica's agents' GPUs";
+    EXPECT_LE(partition_listed_since_[r], kAgentCutOffBound)
+        << "replica " << r << " lost the partitioned replica's agents' GPUs";
+  }
 }
 
 }  // namespace
