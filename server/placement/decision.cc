@@ -135,7 +135,9 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
                             const DeviceScope& scope) {
   std::vector<Unit> units;
   bool per_layout = r.kernel->layout_dependent();
-  for (const DeviceGroup* g : fleet.groups()) {
+  const std::vector<const DeviceGroup*> groups = fleet.groups();
+  units.reserve(groups.size());  // at most one unit per group
+  for (const DeviceGroup* g : groups) {
     if (per_layout || units.empty() ||
         units.back().device_class != &g->device_class()) {
       units.emplace_back();
@@ -295,6 +297,7 @@ std::vector<Choice> Alternatives(const Request& r,
                                  const DeviceSlot* chosen) {
   std::vector<Choice> out;
   size_t k = static_cast<size_t>(std::max(0, r.top_k));
+  out.reserve(k);
   std::vector<const DeviceGroup*> winner_groups;
   for (const Unit* u : ranked) {
     if (u->winner) {
@@ -385,6 +388,7 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   DeviceScope scope(*r.job, fleet);
   std::vector<Unit> units = MakeUnits(r, fleet, scope);
   std::vector<Unit*> ranked;
+  ranked.reserve(units.size());
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
       u.reason =
@@ -442,8 +446,10 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
     const Unit* unit = WinnerOf(rest, *chosen);
     d.placement.choice = MakeChoice(r, *unit, *chosen);
-    d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
-                                          winners, devices, tier > 0);
+    if (r.job->explanation) {
+      d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
+                                            winners, devices, tier > 0);
+    }
     d.placement.alternatives = Alternatives(r, rest, chosen);
   }
   if (chosen == nullptr && ranked.empty()) {

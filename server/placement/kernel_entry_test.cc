@@ -91,6 +91,33 @@ TEST(SignatureIdsTest, SameKeySameIdUpToCapacity) {
   EXPECT_EQ(ids.Intern("b"), b);
 }
 
+TEST(SignatureIdsTest, JobsOfEqualTraitsGetOneNumberedSignature) {
+  SignatureIds ids(3);
+  Job gnu_llvm = JobWith({"target", "teams"}, {"gnu", "llvm"});
+  const JobSignature* a =
+      ids.Intern(JobWith({"target", "teams"}, {"llvm", "gnu"}));
+  ASSERT_NE(a, nullptr);
+  EXPECT_GE(a->id, 0);
+  EXPECT_EQ(a->key, JobSignature::Of(gnu_llvm).key);
+  EXPECT_EQ(ids.Intern(gnu_llvm), a);
+  EXPECT_EQ(ids.Find(gnu_llvm), a);
+  EXPECT_EQ(ids.Find(JobWith({"teams", "target"}, {})), nullptr);  // not new
+  const JobSignature* reordered = ids.Intern(JobWith({"teams", "target"}, {}));
+  ASSERT_NE(reordered, nullptr);
+  EXPECT_NE(reordered, a);
+  EXPECT_NE(reordered->id, a->id);
+  // Clause values count; a uniform linear step ignores its constant.
+  Job simd = JobWith({"simd"}, {});
+  simd.construct[0].linear["x"].uniform = "n";
+  const JobSignature* uniform_step = ids.Intern(simd);
+  ASSERT_NE(uniform_step, nullptr);
+  simd.construct[0].linear["x"].constant = 4;
+  EXPECT_EQ(ids.Intern(simd), uniform_step);
+  simd.construct[0].simdlen = 8;
+  EXPECT_EQ(ids.Intern(simd), nullptr);  // full: found by key instead
+  EXPECT_EQ(ids.Intern(gnu_llvm), a);
+}
+
 TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
   absl::StatusOr<std::shared_ptr<KernelEntry>> e =
       KernelEntry::Make("saxpy", SaxpyVariants(), 4);
