@@ -209,10 +209,9 @@ const selector::Variables& VariablesOf(const Request& r, const Unit& u) {
   return u.variables.has_value() ? *u.variables : r.job->variables;
 }
 
-absl::Status Evaluate(const Request& r, Unit& u) {
-  absl::StatusOr<selector::Resolution> res =
-      r.kernel->Resolution(*r.signature, *u.device_class, r.counters,
-                           r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
+// Runs the dynamic prefix of `res`, the unit's static resolution.
+absl::Status Evaluate(const Request& r, Unit& u,
+                      absl::StatusOr<selector::Resolution> res) {
   if (!res.ok()) {
     return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
                                   "job: ", res.status().message())),
@@ -389,6 +388,10 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   std::vector<Unit> units = MakeUnits(r, fleet, scope);
   std::vector<Unit*> ranked;
   ranked.reserve(units.size());
+  std::vector<Unit*> fitting_units;  // the units whose class fits the job
+  std::vector<const DeviceClass*> classes;
+  fitting_units.reserve(units.size());
+  classes.reserve(units.size());
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
       u.reason =
@@ -407,7 +410,15 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     }
     CheckFilter(r, u);
     if (!u.eligible()) continue;
-    CTXSEL_RETURN_IF_ERROR(Evaluate(r, u));
+    fitting_units.push_back(&u);
+    classes.push_back(u.device_class);
+  }
+  std::vector<absl::StatusOr<selector::Resolution>> resolutions =
+      r.kernel->Resolutions(*r.signature, classes, r.counters,
+                            r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
+  for (size_t i = 0; i < fitting_units.size(); ++i) {
+    Unit& u = *fitting_units[i];
+    CTXSEL_RETURN_IF_ERROR(Evaluate(r, u, std::move(resolutions[i])));
     if (r.job->require_variant && u.selection.base()) {
       u.reason = "require_variant: no variant fits, only the base function";
       continue;

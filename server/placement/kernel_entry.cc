@@ -249,6 +249,36 @@ absl::StatusOr<selector::Resolution> KernelEntry::Resolution(
   return r;
 }
 
+std::vector<absl::StatusOr<selector::Resolution>> KernelEntry::Resolutions(
+    const JobSignature& signature,
+    const std::vector<const DeviceClass*>& classes,
+    ResolutionCounters* counters, CacheUse use) const {
+  std::vector<absl::StatusOr<selector::Resolution>> out;
+  out.reserve(classes.size());
+  std::vector<size_t> missed;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const SignatureCache* cached = Find(signature);
+    for (const DeviceClass* c : classes) {
+      if (cached != nullptr) {
+        auto r = cached->by_class.find(c->id);
+        if (r != cached->by_class.end()) {
+          out.emplace_back(r->second);
+          continue;
+        }
+      }
+      missed.push_back(out.size());
+      out.emplace_back(absl::NotFoundError("not cached"));  // replaced below
+    }
+  }
+  const int64_t hits = static_cast<int64_t>(out.size() - missed.size());
+  if (counters != nullptr && hits > 0) counters->hits.fetch_add(hits);
+  for (size_t i : missed) {
+    out[i] = Resolution(signature, *classes[i], counters, use);
+  }
+  return out;
+}
+
 void KernelEntry::Store(const JobSignature& signature, int class_id,
                         const selector::Resolution& resolution) const {
   absl::MutexLock lock(&mu_);

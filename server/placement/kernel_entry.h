@@ -133,6 +133,14 @@ class KernelEntry {
       ResolutionCounters* counters = nullptr,
       CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Resolution() for each of `classes`, in order, finding the cached ones
+  // under one hold of the lock: a Select asks for every class at once.
+  std::vector<absl::StatusOr<selector::Resolution>> Resolutions(
+      const JobSignature& signature,
+      const std::vector<const DeviceClass*>& classes,
+      ResolutionCounters* counters = nullptr,
+      CacheUse use = CacheUse::kFill) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).
   void ResolveAhead(const std::vector<const DeviceClass*>& classes) const

@@ -141,6 +141,28 @@ TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
   EXPECT_EQ(counters.misses.load(), 2);  // the class's resolutions went
 }
 
+TEST(KernelEntryTest, ResolutionsAreResolutionPerClassInOrder) {
+  absl::StatusOr<std::shared_ptr<KernelEntry>> e =
+      KernelEntry::Make("saxpy", SaxpyVariants(), 4);
+  ASSERT_TRUE(e.ok());
+  DeviceClass gpu = MakeDeviceClass(1, {{"gpu"}, {"nvptx"}, {}, {}, {}}, "");
+  DeviceClass amd = MakeDeviceClass(2, {{"gpu"}, {"amdgcn"}, {}, {}, {}}, "");
+  JobSignature target = JobSignature::Of(JobWith({"target"}, {}));
+  ResolutionCounters counters;
+  ASSERT_TRUE((*e)->Resolution(target, gpu, &counters).ok());
+  std::vector<absl::StatusOr<selector::Resolution>> both =
+      (*e)->Resolutions(target, {&amd, &gpu, &amd}, &counters);
+  ASSERT_EQ(both.size(), 3u);
+  for (const auto& r : both) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(counters.misses.load(), 2);  // gpu, then amd once
+  EXPECT_EQ(counters.hits.load(), 2);    // gpu; amd found again
+  absl::StatusOr<selector::Resolution> gpu_alone =
+      (*e)->Resolution(target, gpu);
+  EXPECT_EQ(&both[1]->data(), &gpu_alone->data());
+  EXPECT_EQ(&both[0]->data(), &both[2]->data());
+  EXPECT_NE(&both[0]->data(), &both[1]->data());
+}
+
 // Explain and Coverage read the cache and keep nothing: a reader's jobs,
 // however many signatures, leave the cap to Select's (they used to fill it).
 TEST(KernelEntryTest, ReadOnlyLookupsNeitherFillTheCapNorTheCache) {
