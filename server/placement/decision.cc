@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,8 +26,9 @@ struct Unit {
   const DeviceClass* device_class = nullptr;
   const NodeLayout* layout = nullptr;  // gives the target devices
   bool per_layout = false;
-  std::vector<const DeviceGroup*> fleet_groups;
-  std::vector<const DeviceGroup*> groups;  // within the job's nodes
+  // Within the job's nodes; a class has a group per layout (a few), so
+  // they fit inline.
+  absl::InlinedVector<const DeviceGroup*, 4> groups;
   int device_count = 0;
   int eligible_count = 0;
   int suspect_count = 0;    // left out: on suspect nodes (or degraded)
@@ -155,7 +157,6 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       u.suspect_count += static_cast<int>(g->size());
       continue;
     }
-    u.fleet_groups.push_back(g);
     u.device_count += static_cast<int>(g->size());
     if (const DeviceGroup* mine = scope.Restrict(g); mine != nullptr) {
       u.groups.push_back(mine);
