@@ -79,6 +79,15 @@ BENCHMARK(BM_Select)
     ->Args({100000, 1})
     ->Args({100000, 2});
 
+// As a launcher's `select --format=env` asks: no explanation text.
+void BM_SelectWithoutExplanation(benchmark::State& state) {
+  const Placer& placer = PlacerFor(static_cast<int>(state.range(0)));
+  std::vector<Job> jobs = Jobs(Policy::kLeastLoaded);
+  for (Job& job : jobs) job.explanation = false;
+  RunSelects(state, placer, jobs);
+}
+BENCHMARK(BM_SelectWithoutExplanation)->Arg(1000)->Arg(100000);
+
 void BM_SelectOnNamedNodes(benchmark::State& state) {
   const Placer& placer = PlacerFor(100000);
   std::vector<Job> jobs = Jobs(Policy::kLeastLoaded);

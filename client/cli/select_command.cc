@@ -457,6 +457,10 @@ int RunSelect(const std::vector<std::string>& args) {
   auto client = ConnectToServer();
   auto request = SelectRequestFromFlags(client.get(), absl::ZeroDuration());
   if (!request.ok()) return ReportError("select", request.status());
+  // Only the table prints the explanation, and json shows the whole answer.
+  if (env_format.has_value() || format == "sbatch") {
+    request->set_omit_explanation(true);
+  }
   std::optional<int> rank;
   if (env_format.has_value()) {
     absl::StatusOr<int> r = RankToPrint(request->job());

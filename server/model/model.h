@@ -112,6 +112,9 @@ struct Job {
   std::vector<std::string> allowed_devices;
   Policy policy = kDefaultPolicy;
   int top_k = 3;  // alternatives to return besides the choice
+  // Write Placement::explanation; false leaves it empty (a launcher that
+  // reads only the placement spares the server formatting it).
+  bool explanation = true;
   // Devices to place on, each a distinct device (all or nothing).
   int count = 1;
   // A `kind` trait every chosen device must have ("gpu"); empty: any.

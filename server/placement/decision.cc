@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,8 +26,9 @@ struct Unit {
   const DeviceClass* device_class = nullptr;
   const NodeLayout* layout = nullptr;  // gives the target devices
   bool per_layout = false;
-  std::vector<const DeviceGroup*> fleet_groups;
-  std::vector<const DeviceGroup*> groups;  // within the job's nodes
+  // Within the job's nodes; a class has a group per layout (a few), so
+  // they fit inline.
+  absl::InlinedVector<const DeviceGroup*, 4> groups;
   int device_count = 0;
   int eligible_count = 0;
   int suspect_count = 0;    // left out: on suspect nodes (or degraded)
@@ -135,7 +137,9 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
                             const DeviceScope& scope) {
   std::vector<Unit> units;
   bool per_layout = r.kernel->layout_dependent();
-  for (const DeviceGroup* g : fleet.groups()) {
+  const std::vector<const DeviceGroup*> groups = fleet.groups();
+  units.reserve(groups.size());  // at most one unit per group
+  for (const DeviceGroup* g : groups) {
     if (per_layout || units.empty() ||
         units.back().device_class != &g->device_class()) {
       units.emplace_back();
@@ -153,7 +157,6 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       u.suspect_count += static_cast<int>(g->size());
       continue;
     }
-    u.fleet_groups.push_back(g);
     u.device_count += static_cast<int>(g->size());
     if (const DeviceGroup* mine = scope.Restrict(g); mine != nullptr) {
       u.groups.push_back(mine);
@@ -207,35 +210,9 @@ const selector::Variables& VariablesOf(const Request& r, const Unit& u) {
   return u.variables.has_value() ? *u.variables : r.job->variables;
 }
 
-// The unit's class's Resolution: the request's own, the kernel's cached
-// one, or, without Request::unresolved, one resolved here. nullopt: the
-// class went to Request::unresolved.
-std::optional<absl::StatusOr<selector::Resolution>> Lookup(const Request& r,
-                                                           const Unit& u) {
-  const int id = u.device_class->id;
-  if (r.resolved != nullptr) {
-    if (auto it = r.resolved->find(id); it != r.resolved->end()) {
-      return it->second;
-    }
-  }
-  if (r.unresolved == nullptr) {
-    return r.kernel->Resolution(
-        *r.signature, *u.device_class, r.counters,
-        r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
-  }
-  if (std::optional<selector::Resolution> cached =
-          r.kernel->Cached(*r.signature, id, r.counters)) {
-    return *std::move(cached);
-  }
-  r.unresolved->push_back({id, r.signature->ContextFor(*u.device_class)});
-  return std::nullopt;
-}
-
-// Leaves u.resolution unset when the class went to Request::unresolved.
-absl::Status Evaluate(const Request& r, Unit& u) {
-  std::optional<absl::StatusOr<selector::Resolution>> found = Lookup(r, u);
-  if (!found.has_value()) return absl::OkStatus();
-  absl::StatusOr<selector::Resolution>& res = *found;
+// Runs the dynamic prefix of `res`, the unit's static resolution.
+absl::Status Evaluate(const Request& r, Unit& u,
+                      absl::StatusOr<selector::Resolution> res) {
   if (!res.ok()) {
     return WithFieldViolation(absl::InvalidArgumentError(absl::StrCat(
                                   "job: ", res.status().message())),
@@ -320,6 +297,7 @@ std::vector<Choice> Alternatives(const Request& r,
                                  const DeviceSlot* chosen) {
   std::vector<Choice> out;
   size_t k = static_cast<size_t>(std::max(0, r.top_k));
+  out.reserve(k);
   std::vector<const DeviceGroup*> winner_groups;
   for (const Unit* u : ranked) {
     if (u->winner) {
@@ -410,6 +388,11 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   DeviceScope scope(*r.job, fleet);
   std::vector<Unit> units = MakeUnits(r, fleet, scope);
   std::vector<Unit*> ranked;
+  ranked.reserve(units.size());
+  std::vector<Unit*> fitting_units;  // the units whose class fits the job
+  std::vector<const DeviceClass*> classes;
+  fitting_units.reserve(units.size());
+  classes.reserve(units.size());
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
       u.reason =
@@ -428,8 +411,44 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     }
     CheckFilter(r, u);
     if (!u.eligible()) continue;
-    CTXSEL_RETURN_IF_ERROR(Evaluate(r, u));
-    if (!u.resolution.has_value()) continue;  // in Request::unresolved
+    fitting_units.push_back(&u);
+  }
+  // Each fitting unit's static resolution: the request's own (resolved
+  // with no fleet lock held), else the kernel's cached one, looked up for
+  // every class under one hold of its lock. A class with neither goes to
+  // Request::unresolved, or without it is resolved here.
+  std::vector<std::optional<absl::StatusOr<selector::Resolution>>> found(
+      fitting_units.size());
+  std::vector<size_t> looked_up;  // indexes of `classes` into fitting_units
+  for (size_t i = 0; i < fitting_units.size(); ++i) {
+    const int id = fitting_units[i]->device_class->id;
+    if (r.resolved != nullptr) {
+      if (auto it = r.resolved->find(id); it != r.resolved->end()) {
+        found[i] = it->second;
+        continue;
+      }
+    }
+    classes.push_back(fitting_units[i]->device_class);
+    looked_up.push_back(i);
+  }
+  std::vector<std::optional<selector::Resolution>> cached =
+      r.kernel->Cached(*r.signature, classes, r.counters);
+  for (size_t j = 0; j < looked_up.size(); ++j) {
+    if (cached[j].has_value()) found[looked_up[j]] = *std::move(cached[j]);
+  }
+  for (size_t i = 0; i < fitting_units.size(); ++i) {
+    Unit& u = *fitting_units[i];
+    if (!found[i].has_value()) {
+      const DeviceClass& c = *u.device_class;
+      if (r.unresolved != nullptr) {
+        r.unresolved->push_back({c.id, r.signature->ContextFor(c)});
+        continue;
+      }
+      found[i] = r.kernel->ResolveFor(
+          *r.signature, c.id, r.signature->ContextFor(c),
+          r.explain ? CacheUse::kReadOnly : CacheUse::kFill);
+    }
+    CTXSEL_RETURN_IF_ERROR(Evaluate(r, u, *std::move(found[i])));
     if (r.job->require_variant && u.selection.base()) {
       u.reason = "require_variant: no variant fits, only the base function";
       continue;
@@ -471,8 +490,10 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
     const Unit* unit = WinnerOf(rest, *chosen);
     d.placement.choice = MakeChoice(r, *unit, *chosen);
-    d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
-                                          winners, devices, tier > 0);
+    if (r.job->explanation) {
+      d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
+                                            winners, devices, tier > 0);
+    }
     d.placement.alternatives = Alternatives(r, rest, chosen);
   }
   if (chosen == nullptr && ranked.empty()) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -37,6 +38,65 @@ void AppendConstruct(const selector::ConstructTrait& t, std::string* key) {
                   t.inbranch, t.notinbranch, ")");
 }
 
+// Hashes of the traits a signature holds, equal for equal signatures (sets
+// and maps hash the same in any order: their elements' hashes are summed).
+uint64_t Mix(uint64_t h, uint64_t v) {
+  return (h ^ v) * uint64_t{0x9E3779B97F4A7C15} + (h >> 29);
+}
+
+uint64_t NamesHash(const selector::NameSet& names) {
+  uint64_t sum = names.size();
+  for (const std::string& n : names) sum += absl::HashOf(n);
+  return sum;
+}
+
+uint64_t SignatureHash(const Job& job) {
+  uint64_t h = job.construct.size();
+  for (const selector::ConstructTrait& t : job.construct) {
+    uint64_t aligned = 0;
+    for (const auto& [variable, alignment] : t.aligned) {
+      aligned += absl::HashOf(variable, alignment);
+    }
+    uint64_t linear = 0;
+    for (const auto& [variable, step] : t.linear) {
+      // As LinearStep's operator==: a uniform step ignores `constant`.
+      linear += step.uniform.empty() ? absl::HashOf(variable, step.constant)
+                                     : absl::HashOf(variable, step.uniform);
+    }
+    h = Mix(h, absl::HashOf(t.name, t.simdlen, t.inbranch, t.notinbranch));
+    h = Mix(h, aligned);
+    h = Mix(h, linear);
+    h = Mix(h, NamesHash(t.uniform));
+  }
+  const selector::ImplementationTraits& impl = job.implementation;
+  h = Mix(h, NamesHash(impl.vendor));
+  h = Mix(h, NamesHash(impl.extension));
+  h = Mix(h, NamesHash(impl.requires_));
+  h = Mix(h, absl::HashOf(impl.atomic_default_mem_order));
+  return Mix(h, absl::HashOf(job.compiler, job.ties));
+}
+
+// Whether `job` has the traits of `s`: what equal keys say, without a key.
+bool SameSignature(const Job& job, const JobSignature& s) {
+  if (job.construct.size() != s.construct.size()) return false;
+  for (size_t i = 0; i < s.construct.size(); ++i) {
+    const selector::ConstructTrait& a = job.construct[i];
+    const selector::ConstructTrait& b = s.construct[i];
+    if (a.name != b.name || a.simdlen != b.simdlen ||
+        a.inbranch != b.inbranch || a.notinbranch != b.notinbranch ||
+        a.aligned != b.aligned || a.linear != b.linear ||
+        a.uniform != b.uniform) {
+      return false;
+    }
+  }
+  const selector::ImplementationTraits& a = job.implementation;
+  const selector::ImplementationTraits& b = s.implementation;
+  return a.vendor == b.vendor && a.extension == b.extension &&
+         a.requires_ == b.requires_ &&
+         a.atomic_default_mem_order == b.atomic_default_mem_order &&
+         job.compiler == s.compiler && job.ties == s.ties;
+}
+
 }  // namespace
 
 JobSignature JobSignature::Of(const Job& job) {
@@ -52,6 +112,8 @@ JobSignature JobSignature::Of(const Job& job) {
                   "|", impl.atomic_default_mem_order);
   // Registered variants are declare variants (a begin declare variant's
   // follow the same rules).
+  s.compiler = job.compiler;
+  s.ties = job.ties;
   s.options = selector::ResolveOptionsFor(
       job.compiler, selector::Directive::kDeclareVariant, job.ties);
   absl::StrAppend(&s.key, "|", selector::CompilerProfileName(job.compiler), "|",
@@ -109,11 +171,48 @@ int SignatureIds::Intern(const std::string& key) {
     if (it != ids_.end()) return it->second;
   }
   absl::MutexLock lock(&mu_);
+  return InternLocked(key);
+}
+
+int SignatureIds::InternLocked(const std::string& key) {
   if (static_cast<int>(ids_.size()) >= capacity_) {
     auto it = ids_.find(key);
     return it == ids_.end() ? -1 : it->second;
   }
   return ids_.try_emplace(key, static_cast<int>(ids_.size())).first->second;
+}
+
+const JobSignature* SignatureIds::FindLocked(const Job& job,
+                                             uint64_t hash) const {
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return nullptr;
+  for (const JobSignature* s : it->second) {
+    if (SameSignature(job, *s)) return s;
+  }
+  return nullptr;
+}
+
+const JobSignature* SignatureIds::Intern(const Job& job) {
+  const uint64_t hash = SignatureHash(job);
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (const JobSignature* s = FindLocked(job, hash)) return s;
+  }
+  auto made = std::make_unique<JobSignature>(JobSignature::Of(job));
+  absl::MutexLock lock(&mu_);
+  if (const JobSignature* s = FindLocked(job, hash)) return s;
+  made->id = InternLocked(made->key);
+  if (made->id < 0) return nullptr;
+  const JobSignature* kept = made.get();
+  kept_.push_back(std::move(made));
+  by_hash_[hash].push_back(kept);
+  return kept;
+}
+
+const JobSignature* SignatureIds::Find(const Job& job) const {
+  const uint64_t hash = SignatureHash(job);
+  absl::ReaderMutexLock lock(&mu_);
+  return FindLocked(job, hash);
 }
 
 int SignatureIds::Find(const std::string& key) const {
@@ -153,6 +252,30 @@ std::optional<selector::Resolution> KernelEntry::Cached(
   }
   if (counters != nullptr) counters->misses.fetch_add(1);
   return std::nullopt;
+}
+
+std::vector<std::optional<selector::Resolution>> KernelEntry::Cached(
+    const JobSignature& signature,
+    const std::vector<const DeviceClass*>& classes,
+    ResolutionCounters* counters) const {
+  std::vector<std::optional<selector::Resolution>> out(classes.size());
+  int64_t hits = 0;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (const SignatureCache* cached = Find(signature); cached != nullptr) {
+      for (size_t i = 0; i < classes.size(); ++i) {
+        auto r = cached->by_class.find(classes[i]->id);
+        if (r == cached->by_class.end()) continue;
+        out[i] = r->second;
+        ++hits;
+      }
+    }
+  }
+  if (counters != nullptr) {
+    counters->hits.fetch_add(hits);
+    counters->misses.fetch_add(static_cast<int64_t>(classes.size()) - hits);
+  }
+  return out;
 }
 
 absl::StatusOr<selector::Resolution> KernelEntry::ResolveFor(

@@ -57,9 +57,13 @@ struct JobSignature {
   int id = -1;
   std::vector<selector::ConstructTrait> construct;
   selector::ImplementationTraits implementation;
-  // The job's compiler's rules (Job::compiler, Job::ties).
+  // The job's compiler and tie rule, and the rules they make.
+  selector::CompilerProfile compiler = selector::CompilerProfile::kSpec;
+  selector::TieChoice ties = selector::TieChoice::kCompilerDefault;
   selector::ResolveOptions options;
 
+  // Copies the job's traits and builds the key: for a signature that is
+  // kept (SignatureIds, the resolution cache) or used once.
   static JobSignature Of(const Job& job);
   // The static context for a device of class `c`, shared by the
   // Resolution made from it (Explain reads it again).
@@ -77,10 +81,28 @@ class SignatureIds {
   // The id `key` has, -1 when none; never gives one.
   int Find(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The numbered signature of `job` (its construct and implementation
+  // traits), kept here while this lives; null when the ids are full and
+  // the job's signature has none (the caller uses JobSignature::Of). The
+  // per-request path: a job already seen is found by a hash of its traits
+  // and compared field by field, so no key is built, sorted or copied.
+  const JobSignature* Intern(const Job& job) ABSL_LOCKS_EXCLUDED(mu_);
+  // As Intern, but never numbers a new signature (null then).
+  const JobSignature* Find(const Job& job) const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
+  const JobSignature* FindLocked(const Job& job, uint64_t hash) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  int InternLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const int capacity_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, int> ids_ ABSL_GUARDED_BY(mu_);
+  // The signatures Intern(job) numbered, never removed (the pointers stay
+  // valid), and an index of them by the hash of their traits.
+  std::vector<std::unique_ptr<const JobSignature>> kept_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::vector<const JobSignature*>> by_hash_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // How a lookup may use a KernelEntry's cache (see the file comment).
@@ -125,6 +147,12 @@ class KernelEntry {
   // resolves a miss with ResolveFor once it has let go of that lock.
   std::optional<selector::Resolution> Cached(
       const JobSignature& signature, int class_id,
+      ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Cached() for each of `classes`, in order, under one hold of the lock:
+  // a Select asks for every class that fits its job at once.
+  std::vector<std::optional<selector::Resolution>> Cached(
+      const JobSignature& signature,
+      const std::vector<const DeviceClass*>& classes,
       ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
   // Resolves this kernel for `signature` on class `class_id`, whose static
   // context is `context` (JobSignature::ContextFor), and with kFill keeps

@@ -91,6 +91,33 @@ TEST(SignatureIdsTest, SameKeySameIdUpToCapacity) {
   EXPECT_EQ(ids.Intern("b"), b);
 }
 
+TEST(SignatureIdsTest, JobsOfEqualTraitsGetOneNumberedSignature) {
+  SignatureIds ids(3);
+  Job gnu_llvm = JobWith({"target", "teams"}, {"gnu", "llvm"});
+  const JobSignature* a =
+      ids.Intern(JobWith({"target", "teams"}, {"llvm", "gnu"}));
+  ASSERT_NE(a, nullptr);
+  EXPECT_GE(a->id, 0);
+  EXPECT_EQ(a->key, JobSignature::Of(gnu_llvm).key);
+  EXPECT_EQ(ids.Intern(gnu_llvm), a);
+  EXPECT_EQ(ids.Find(gnu_llvm), a);
+  EXPECT_EQ(ids.Find(JobWith({"teams", "target"}, {})), nullptr);  // not new
+  const JobSignature* reordered = ids.Intern(JobWith({"teams", "target"}, {}));
+  ASSERT_NE(reordered, nullptr);
+  EXPECT_NE(reordered, a);
+  EXPECT_NE(reordered->id, a->id);
+  // Clause values count; a uniform linear step ignores its constant.
+  Job simd = JobWith({"simd"}, {});
+  simd.construct[0].linear["x"].uniform = "n";
+  const JobSignature* uniform_step = ids.Intern(simd);
+  ASSERT_NE(uniform_step, nullptr);
+  simd.construct[0].linear["x"].constant = 4;
+  EXPECT_EQ(ids.Intern(simd), uniform_step);
+  simd.construct[0].simdlen = 8;
+  EXPECT_EQ(ids.Intern(simd), nullptr);  // full: found by key instead
+  EXPECT_EQ(ids.Intern(gnu_llvm), a);
+}
+
 TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
   absl::StatusOr<std::shared_ptr<KernelEntry>> e =
       KernelEntry::Make("saxpy", SaxpyVariants(), 4);
@@ -112,6 +139,28 @@ TEST(KernelEntryTest, FindsResolutionsByIdAndForgetsThem) {
   (*e)->Forget({gpu.id});
   ASSERT_TRUE((*e)->Resolution(numbered, gpu, &counters).ok());
   EXPECT_EQ(counters.misses.load(), 2);  // the class's resolutions went
+}
+
+TEST(KernelEntryTest, CachedLooksUpEveryClassInOrderUnderOneLock) {
+  absl::StatusOr<std::shared_ptr<KernelEntry>> e =
+      KernelEntry::Make("saxpy", SaxpyVariants(), 4);
+  ASSERT_TRUE(e.ok());
+  DeviceClass gpu = MakeDeviceClass(1, {{"gpu"}, {"nvptx"}, {}, {}, {}}, "");
+  DeviceClass amd = MakeDeviceClass(2, {{"gpu"}, {"amdgcn"}, {}, {}, {}}, "");
+  JobSignature target = JobSignature::Of(JobWith({"target"}, {}));
+  ResolutionCounters counters;
+  ASSERT_TRUE((*e)->Resolution(target, gpu, &counters).ok());
+  std::vector<std::optional<selector::Resolution>> three =
+      (*e)->Cached(target, {&amd, &gpu, &amd}, &counters);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_FALSE(three[0].has_value());  // never resolved: left to the caller
+  ASSERT_TRUE(three[1].has_value());
+  EXPECT_FALSE(three[2].has_value());
+  EXPECT_EQ(counters.misses.load(), 3);  // gpu first, then amd twice
+  EXPECT_EQ(counters.hits.load(), 1);    // gpu
+  absl::StatusOr<selector::Resolution> gpu_alone =
+      (*e)->Resolution(target, gpu);
+  EXPECT_EQ(&three[1]->data(), &gpu_alone->data());
 }
 
 // Explain and Coverage read the cache and keep nothing: a reader's jobs,

@@ -6,7 +6,7 @@
 namespace ctxsel::server::placement {
 namespace {
 
-const DeviceSlot* LeastLoaded(const std::vector<const DeviceGroup*>& groups,
+const DeviceSlot* LeastLoaded(absl::Span<const DeviceGroup* const> groups,
                               const Pickable& pickable) {
   const DeviceSlot* best = nullptr;
   for (const DeviceGroup* g : groups) {
@@ -16,7 +16,7 @@ const DeviceSlot* LeastLoaded(const std::vector<const DeviceGroup*>& groups,
   return best;
 }
 
-const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups,
+const DeviceSlot* Pack(absl::Span<const DeviceGroup* const> groups,
                        const Pickable& pickable) {
   const DeviceSlot* best = nullptr;
   for (const DeviceGroup* g : groups) {
@@ -33,9 +33,8 @@ const DeviceSlot* Pack(const std::vector<const DeviceGroup*>& groups,
 }
 
 // The groups' nodes in order: group by group, each group's by name.
-const DeviceSlot* LeastLoadedOnNode(
-    const std::vector<const DeviceGroup*>& groups, uint64_t i,
-    const Pickable& pickable) {
+const DeviceSlot* LeastLoadedOnNode(absl::Span<const DeviceGroup* const> groups,
+                                    uint64_t i, const Pickable& pickable) {
   for (const DeviceGroup* g : groups) {
     if (i < g->node_count()) return g->LeastLoadedOn(g->node(i), pickable);
     i -= g->node_count();
@@ -43,7 +42,7 @@ const DeviceSlot* LeastLoadedOnNode(
   return nullptr;  // unreachable for i < the total
 }
 
-const DeviceSlot* Spread(const std::vector<const DeviceGroup*>& groups,
+const DeviceSlot* Spread(absl::Span<const DeviceGroup* const> groups,
                          uint64_t ticket, const Pickable& pickable) {
   uint64_t total = 0;
   for (const DeviceGroup* g : groups) total += g->node_count();
@@ -65,7 +64,7 @@ bool LessLoaded(const DeviceSlot* a, const DeviceSlot* b) {
 }
 
 const DeviceSlot* PickDevice(Policy policy,
-                             const std::vector<const DeviceGroup*>& groups,
+                             absl::Span<const DeviceGroup* const> groups,
                              uint64_t ticket, const Pickable& pickable) {
   switch (policy) {
     case Policy::kPack:
@@ -79,7 +78,7 @@ const DeviceSlot* PickDevice(Policy policy,
 }
 
 std::vector<const DeviceSlot*> LeastLoadedDevices(
-    const std::vector<const DeviceGroup*>& groups, size_t n,
+    absl::Span<const DeviceGroup* const> groups, size_t n,
     const DeviceSlot* skip) {
   std::vector<const DeviceSlot*> all;
   for (const DeviceGroup* g : groups) g->AppendLeastLoaded(n + 1, &all);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "server/model/model.h"
 #include "server/placement/device_group.h"
 
@@ -32,12 +33,12 @@ bool LessLoaded(const DeviceSlot* a, const DeviceSlot* b);
 //                 groups' nodes by name, then its least loaded device; the
 //                 next node when it has no pickable device.
 const DeviceSlot* PickDevice(Policy policy,
-                             const std::vector<const DeviceGroup*>& groups,
+                             absl::Span<const DeviceGroup* const> groups,
                              uint64_t ticket, const Pickable& pickable = {});
 
 // Up to `n` devices of `groups`, least loaded first, without `skip`.
 std::vector<const DeviceSlot*> LeastLoadedDevices(
-    const std::vector<const DeviceGroup*>& groups, size_t n,
+    absl::Span<const DeviceGroup* const> groups, size_t n,
     const DeviceSlot* skip);
 
 }  // namespace ctxsel::server::placement

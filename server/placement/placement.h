@@ -65,7 +65,7 @@ struct Choice {
 struct Placement {
   Choice choice;
   // Readable, a few lines: the winning class and variant, how many classes
-  // competed, what the policy saw.
+  // competed, what the policy saw. Empty when Job::explanation is false.
   std::string explanation;
   // The next best answers, best first: further devices of the winning
   // classes (least loaded first), then the best device of each other class

@@ -343,15 +343,20 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   }
   CTXSEL_ASSIGN_OR_RETURN(DeviceFilter filter,
                           filters_.Get(job.device_filter, "job.device_filter"));
-  JobSignature signature = JobSignature::Of(job);
   // Only Select numbers new signatures and fills the caches; Explain reads
-  // them (a reader's jobs must not fill the caps, kernel_entry.h).
-  signature.id = explain ? signature_ids_.Find(signature.key)
-                         : signature_ids_.Intern(signature.key);
+  // them (a reader's jobs must not fill the caps, kernel_entry.h). A
+  // signature seen before is the numbered one: nothing copied per request.
+  const JobSignature* signature =
+      explain ? signature_ids_.Find(job) : signature_ids_.Intern(job);
+  JobSignature unnumbered;  // found by key
+  if (signature == nullptr) {
+    unnumbered = JobSignature::Of(job);
+    signature = &unnumbered;
+  }
   internal::Request request;
   request.kernel = it->second.get();
   request.job = &job;
-  request.signature = &signature;
+  request.signature = signature;
   request.device_filter = &filter;
   request.top_k = job.top_k > 0 ? std::min(job.top_k, options_.max_top_k)
                                 : options_.default_top_k;
@@ -408,14 +413,14 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
       if (same != resolved_traits.end()) {
         absl::StatusOr<selector::Resolution> r = resolved.at(same->second);
         if (r.ok() && !explain) {
-          request.kernel->Store(signature, u.class_id, *r);
+          request.kernel->Store(*signature, u.class_id, *r);
         }
         resolved.emplace(u.class_id, std::move(r));
         continue;
       }
       resolved.emplace(u.class_id,
                        request.kernel->ResolveFor(
-                           signature, u.class_id, std::move(u.context),
+                           *signature, u.class_id, std::move(u.context),
                            explain ? internal::CacheUse::kReadOnly
                                    : internal::CacheUse::kFill));
       resolved_traits.emplace_back(std::move(traits), u.class_id);

@@ -39,6 +39,41 @@ TEST_F(PlacerTest, HighestScoringClassWins) {
   EXPECT_THAT(p->explanation, HasSubstr("least_loaded"));
 }
 
+TEST_F(PlacerTest, WithoutExplanationTheSameAnswerAndNoText) {
+  AddNode("a",
+          {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kH100),
+           MakeDevice("a", 1, Kind::kMi250, 0.9)});
+  Job job = SaxpyJob();
+  job.explanation = false;
+  absl::StatusOr<Placement> p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->choice.variant->name, "saxpy_hip");
+  EXPECT_EQ(p->choice.device.id, "a/1");
+  EXPECT_EQ(p->explanation, "");
+  EXPECT_EQ(p->alternatives.size(), 2u);
+}
+
+// Jobs whose traits differ only in set order share a signature (and so the
+// cached resolutions); a different construct order is another one.
+TEST_F(PlacerTest, JobsOfEqualTraitsShareTheirResolutions) {
+  AddNode("a", {MakeDevice("a", -1, Kind::kXeon)});
+  Job job = SaxpyJob();
+  job.implementation.vendor = {"llvm", "gnu", "amd"};
+  job.implementation.requires_ = {"unified_shared_memory", "reverse_offload"};
+  ASSERT_TRUE(placer_.Select(job).ok());
+  const Placer::CacheStats first = placer_.cache_stats();
+  Job same = SaxpyJob();
+  same.implementation.vendor = {"amd", "gnu", "llvm"};
+  same.implementation.requires_ = {"reverse_offload", "unified_shared_memory"};
+  same.variables["N"] = 7;  // dynamic: not part of the signature
+  ASSERT_TRUE(placer_.Select(same).ok());
+  EXPECT_EQ(placer_.cache_stats().misses, first.misses);
+  Job other = same;
+  other.implementation.vendor.erase("amd");
+  ASSERT_TRUE(placer_.Select(other).ok());
+  EXPECT_EQ(placer_.cache_stats().misses, first.misses + 1);
+}
+
 TEST_F(PlacerTest, CacheStatsCountLookupsAndRebuilds) {
   AddNode("a", {MakeDevice("a", -1, Kind::kXeon)});
   const Placer::CacheStats before = placer_.cache_stats();

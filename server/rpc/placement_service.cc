@@ -168,6 +168,7 @@ grpc::ServerUnaryReactor* PlacementService::Select(
       authorizer_->Authorize(*context, "Placement/Select");
   if (!who.ok()) return Answer(context, ToGrpcStatus(who.status()));
   absl::StatusOr<Job> job = JobFromProto(request->job());
+  if (job.ok()) job->explanation = !request->omit_explanation();
   if (job.ok() && request->has_claim()) {
     if (absl::Status s = ShareFromProto(request->claim(), *job); !s.ok()) {
       job = s;

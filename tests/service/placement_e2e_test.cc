@@ -96,6 +96,32 @@ TEST_F(PlacementE2E, SelectThroughCliFollowsVariables) {
   EXPECT_THAT(explain.stdout_text, HasSubstr("saxpy_amd_big"));
 }
 
+// A launcher that reads only the placement asks for no explanation: the
+// same answer, without the text (the server skips formatting it).
+TEST_F(PlacementE2E, OmitExplanationKeepsTheAnswerWithoutItsText) {
+  Start();
+  ReportFleet();
+  RegisterSaxpy();
+  v1::SelectRequest request;
+  request.mutable_job()->set_kernel("saxpy");
+  request.mutable_job()->add_construct()->set_name("target");
+  (*request.mutable_job()->mutable_variables())["N"] = 4096;
+  absl::StatusOr<v1::SelectResponse> full = client_->Select(request);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_THAT(full->explanation(), HasSubstr("saxpy_nv"));
+  request.set_omit_explanation(true);
+  absl::StatusOr<v1::SelectResponse> lean = client_->Select(request);
+  ASSERT_TRUE(lean.ok()) << lean.status();
+  EXPECT_EQ(lean->explanation(), "");
+  EXPECT_EQ(lean->placement().variant(), full->placement().variant());
+  EXPECT_EQ(lean->placement().device_class(), full->placement().device_class());
+  EXPECT_EQ(lean->placement().device().traits().arch_size(),
+            full->placement().device().traits().arch_size());
+  ASSERT_EQ(lean->ranks_size(), 1);
+  EXPECT_EQ(lean->ranks(0).environment_size(),
+            full->ranks(0).environment_size());
+}
+
 TEST_F(PlacementE2E, NoCompatibleDeviceIsExitOne) {
   Start();
   ReportFleet();
