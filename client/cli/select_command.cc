@@ -44,6 +44,7 @@
 #include "client/cli/wait_notice.h"
 #include "devices/node_id.h"
 #include "formats/gres_conf.h"
+#include "images/binary_file.h"
 #include "launch/env_format.h"
 
 // The names come from base/policy.def (help text is read at run time).
@@ -93,6 +94,10 @@ ABSL_FLAG(std::string, min_memory, "",
 ABSL_FLAG(int, min_compute_units, 0,
           "select/explain/run: only devices with at least this many compute "
           "units (SMs, CUs, EUs).");
+ABSL_FLAG(
+    std::string, binary, "",
+    "select/explain/run: only devices that run one of the device "
+    "images this executable or shared object carries (docs/binaries.md).");
 ABSL_FLAG(bool, here, false,
           "select/explain/run: only this node's devices (the node id "
           "ctxsel-agent reports as: the host name).");
@@ -165,6 +170,17 @@ absl::Status AddAllocation(client::CtxselClient& client, v1::Job& job) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<std::string>> BinaryImageIds(
+    const std::string& path) {
+  CTXSEL_ASSIGN_OR_RETURN(images::BinaryImages found,
+                          images::ReadBinaryFile(path));
+  std::vector<std::string> ids;
+  for (const images::DeviceImage& image : found.images) {
+    ids.push_back(images::ImageId(image));
+  }
+  return ids;
+}
+
 absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
                                      bool read_variables) {
   v1::Job job;
@@ -221,6 +237,11 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
     return absl::InvalidArgumentError("--min_compute_units: negative");
   }
   job.set_min_compute_units(absl::GetFlag(FLAGS_min_compute_units));
+  if (const std::string binary = absl::GetFlag(FLAGS_binary); !binary.empty()) {
+    absl::StatusOr<std::vector<std::string>> ids = BinaryImageIds(binary);
+    if (!ids.ok()) return Prefixed(ids.status(), "--binary: ");
+    for (std::string& id : *ids) job.add_images(std::move(id));
+  }
   for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
     job.add_allowed_devices(d);
   }
@@ -364,6 +385,7 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
   std::string row = absl::StrCat(
       p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
       device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
+  if (!p.image().empty()) absl::StrAppend(&row, " image ", p.image());
   if (p.runtime_only_variants_size() > 0) {
     absl::StrAppend(&row, "; runtime-only above it, the program decides: ",
                     absl::StrJoin(p.runtime_only_variants(), ", "));

@@ -43,6 +43,12 @@ namespace ctxsel::cli {
 absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
                                      bool read_variables = true);
 
+// The image ids ("cubin:sm_90", images/device_image.h) of the device
+// images the binary at `path` carries, for --binary and --from_binary;
+// images::ReadBinaryFile's errors (none carried is FAILED_PRECONDITION).
+absl::StatusOr<std::vector<std::string>> BinaryImageIds(
+    const std::string& path);
+
 // JobFromFlags() plus a claim: for --claim, or `default_claim` when --claim
 // is not given (0: none), held by --holder (default DefaultHolder()).
 // INVALID_ARGUMENT for --holder without a claim, which would record
@@ -67,8 +73,8 @@ std::string DefaultHolder();
 // saying on stderr what it waits for (WaitNotice, wait_notice.h). The last
 // answer otherwise. An OK answer that does not keep the job's terms (Job.count
 // ranks, allowed_devices, required_kind, require_variant, min_memory_bytes,
-// min_compute_units: a server that predates them ignores them) has its claims
-// released and is FAILED_PRECONDITION saying which.
+// min_compute_units, images: a server that predates them ignores them) has its
+// claims released and is FAILED_PRECONDITION saying which.
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait,
@@ -86,7 +92,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "[--device_filter=SELECTOR] [--impl_vendor=V,...] [--requires=R,...] " \
   "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
   "[--count=N [--same_node]] [--require=KIND] [--require_variant] "      \
-  "[--min_memory=SIZE] [--min_compute_units=N]"
+  "[--min_memory=SIZE] [--min_compute_units=N] [--binary=APP]"
 
 }  // namespace ctxsel::cli
 

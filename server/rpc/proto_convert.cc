@@ -7,6 +7,7 @@
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "images/device_image.h"
 #include "launch/launch_env.h"
 #include "selector/device_variables.h"
 #include "selector/job_check.h"
@@ -88,6 +89,8 @@ void ClassToProto(const placement::ClassReport& report,
   out->set_reason(report.reason);
   out->set_node_layout(report.node_layout);
   out->set_winner(report.winner);
+  out->set_image(report.image);
+  out->set_image_note(report.image_note);
   const selector::Selection& selection = report.explanation.selection;
   out->set_base(selection.base());
   out->set_score(selection.score);
@@ -123,6 +126,9 @@ void VariantToProto(const Variant& variant, v1::Variant* out) {
   }
   metadata->set_source_file(variant.metadata.source_file);
   metadata->set_source_line(variant.metadata.source_line);
+  for (const std::string& id : variant.metadata.images) {
+    metadata->add_images(id);
+  }
 }
 
 VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
@@ -136,6 +142,8 @@ VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
                                    metadata.append_args().end());
   spec.metadata.source_file = metadata.source_file();
   spec.metadata.source_line = metadata.source_line();
+  spec.metadata.images.assign(metadata.images().begin(),
+                              metadata.images().end());
   return spec;
 }
 
@@ -245,6 +253,20 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
   }
   out.min_memory_bytes = job.min_memory_bytes();
   out.min_compute_units = job.min_compute_units();
+  if (job.images_size() > static_cast<int>(kMaxImages)) {
+    return FieldViolation(
+        "job.images",
+        absl::StrCat(job.images_size(), " images; at most ", kMaxImages));
+  }
+  for (int i = 0; i < job.images_size(); ++i) {
+    absl::StatusOr<images::DeviceImage> image =
+        images::ParseImageId(job.images(i));
+    if (!image.ok()) {
+      return FieldViolation(absl::StrCat("job.images[", i, "]"),
+                            image.status().message());
+    }
+    out.images.push_back(*std::move(image));
+  }
   for (const auto& [name, value] : job.variables()) {
     if (selector::IsDeviceVariable(name)) {
       return FieldViolation(
@@ -283,6 +305,7 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
   for (const std::string& name : choice.runtime_only_variants) {
     out->add_runtime_only_variants(name);
   }
+  out->set_image(choice.image);
 }
 
 void PlacementToProto(const placement::Placement& placement,
