@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct Unit {
   std::string reason;       // why rejected; empty when eligible
   // The binary's image that would run here (ImagesOf); null: none known.
   const images::DeviceImage* image = nullptr;
+  images::Fit image_fit = images::Fit::kNone;
   std::string image_note;  // why a generic image runs
   std::optional<selector::Resolution> resolution;
   // The job's variables and the class's device variables, when the kernel
@@ -45,9 +47,11 @@ struct Unit {
   bool winner = false;
 
   bool eligible() const { return reason.empty(); }
-  // Variants rank above the base function, then by score.
-  std::pair<int, uint64_t> rank() const {
-    return {selection.base() ? 0 : 1, selection.score};
+  // Variants rank above the base function, then by score, then a class
+  // with an image built for it above one that JIT-compiles PTX.
+  std::tuple<int, uint64_t, bool> rank() const {
+    return {selection.base() ? 0 : 1, selection.score,
+            image_fit == images::Fit::kExact};
   }
 };
 
@@ -200,8 +204,8 @@ const std::vector<images::DeviceImage>& ImagesOf(const Request& r) {
 void CheckImages(const Request& r, Unit& u) {
   const std::vector<images::DeviceImage>& all = ImagesOf(r);
   if (all.empty()) return;
-  images::Fit fit;
-  u.image = images::BestImage(all, u.device_class->traits, &fit, &u.image_note);
+  u.image = images::BestImage(all, u.device_class->traits, &u.image_fit,
+                              &u.image_note);
   if (u.image != nullptr) return;
   std::vector<std::string> ids;
   for (const images::DeviceImage& image : all) ids.push_back(ImageId(image));
