@@ -475,6 +475,9 @@ void CoverageToProto(const placement::CoverageReport& report,
         dc->set_dynamic(d.dynamic);
       }
       for (const std::string& t : c.tied_with) cc->add_tied_with(t);
+      cc->set_image(c.image);
+      cc->set_image_note(c.image_note);
+      cc->set_no_image(c.no_image);
     }
     for (const placement::OutcomeShare& s : p.shares) {
       v1::OutcomeShare* share = point->add_shares();

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -157,6 +158,27 @@ TEST_F(BinaryImagesE2E, ExactImageBeforePtxAndExplainSaysJit) {
               HasSubstr("runs image ptx:sm_80 (PTX sm_80, JIT-compiled by the "
                         "CUDA driver for sm_80)"));
   EXPECT_THAT(explain.stdout_text, HasSubstr("runs image cubin:sm_90\n"));
+  // Coverage names the image each class would run, from the registered
+  // images or a job's --binary.
+  CommandResult coverage = Cli({"coverage", "--kernel=saxpy", "--json"});
+  ASSERT_EQ(coverage.exit_code, 0) << coverage.stderr_text;
+  nlohmann::json report =
+      nlohmann::json::parse(coverage.stdout_text, nullptr, false);
+  std::map<std::string, std::string> images;
+  for (const auto& c : report["points"][0]["classes"]) {
+    images[c.value("device_class_short_name", "")] =
+        c.value("no_image", false) ? "none" : c.value("image", "");
+  }
+  EXPECT_EQ(images, (std::map<std::string, std::string>{
+                        {"nvidia_gpu_sm_80", "ptx:sm_80"},
+                        {"nvidia_gpu_sm_90", "cubin:sm_90"},
+                        {"amd_gpu_gfx90a", "none"},
+                        {"x86_64", "none"}}));
+  const std::string hip = Fixture("hip", {"hip", "gfx90a:xnack-"});
+  coverage = Cli({"coverage", "--kernel=saxpy", "--binary=" + hip});
+  ASSERT_EQ(coverage.exit_code, 0) << coverage.stderr_text;
+  EXPECT_THAT(coverage.stdout_text, HasSubstr("amdgcn:gfx90a:xnack-"));
+  EXPECT_THAT(coverage.stdout_text, HasSubstr("none: cannot run"));
 }
 
 TEST_F(BinaryImagesE2E, RealClangHostOffloadBinaryRunsOnTheCpuOnly) {
