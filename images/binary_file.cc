@@ -25,4 +25,12 @@ absl::StatusOr<BinaryImages> ReadBinaryFile(const std::string& path) {
   return found;
 }
 
+absl::StatusOr<std::vector<std::string>> ReadImageIds(const std::string& path) {
+  absl::StatusOr<BinaryImages> found = ReadBinaryFile(path);
+  if (!found.ok()) return found.status();
+  std::vector<std::string> ids;
+  for (const DeviceImage& image : found->images) ids.push_back(ImageId(image));
+  return ids;
+}
+
 }  // namespace ctxsel::images

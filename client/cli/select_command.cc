@@ -170,17 +170,6 @@ absl::Status AddAllocation(client::CtxselClient& client, v1::Job& job) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> BinaryImageIds(
-    const std::string& path) {
-  CTXSEL_ASSIGN_OR_RETURN(images::BinaryImages found,
-                          images::ReadBinaryFile(path));
-  std::vector<std::string> ids;
-  for (const images::DeviceImage& image : found.images) {
-    ids.push_back(images::ImageId(image));
-  }
-  return ids;
-}
-
 absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
                                      bool read_variables) {
   v1::Job job;
@@ -238,7 +227,7 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
   }
   job.set_min_compute_units(absl::GetFlag(FLAGS_min_compute_units));
   if (const std::string binary = absl::GetFlag(FLAGS_binary); !binary.empty()) {
-    absl::StatusOr<std::vector<std::string>> ids = BinaryImageIds(binary);
+    absl::StatusOr<std::vector<std::string>> ids = images::ReadImageIds(binary);
     if (!ids.ok()) return Prefixed(ids.status(), "--binary: ");
     for (std::string& id : *ids) job.add_images(std::move(id));
   }

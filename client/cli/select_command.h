@@ -43,12 +43,6 @@ namespace ctxsel::cli {
 absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
                                      bool read_variables = true);
 
-// The image ids ("cubin:sm_90", images/device_image.h) of the device
-// images the binary at `path` carries, for --binary and --from_binary;
-// images::ReadBinaryFile's errors (none carried is FAILED_PRECONDITION).
-absl::StatusOr<std::vector<std::string>> BinaryImageIds(
-    const std::string& path);
-
 // JobFromFlags() plus a claim: for --claim, or `default_claim` when --claim
 // is not given (0: none), held by --holder (default DefaultHolder()).
 // INVALID_ARGUMENT for --holder without a claim, which would record

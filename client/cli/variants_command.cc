@@ -30,7 +30,6 @@
 #include "client/cli/command.h"
 #include "client/cli/common_flags.h"
 #include "client/cli/input_file.h"
-#include "client/cli/select_command.h"
 #include "client/cli/service_output.h"
 #include "client/cli/source_import.h"
 #include "client/cli/variants_file.h"
@@ -41,10 +40,6 @@ ABSL_FLAG(std::string, variants_file, "",
 ABSL_FLAG(bool, from_source, false,
           "variants register: the arguments are C/C++/Fortran sources whose "
           "declare variant directives are registered.");
-ABSL_FLAG(std::string, from_binary, "",
-          "variants register: record the device images this executable or "
-          "shared object carries with every variant registered "
-          "(docs/binaries.md): the kernel is then placed only where one runs.");
 ABSL_FLAG(bool, keep_going, false,
           "variants register --from_source: register every kernel whose "
           "directives are all valid, report the others, exit 2 if any was "
@@ -79,24 +74,13 @@ void PrintRegistered(const std::string& kernel,
               static_cast<long long>(response.revision()));
 }
 
-// The image ids of --from_binary's binary; none without the flag.
-absl::StatusOr<std::vector<std::string>> FromBinaryImages() {
-  const std::string binary = absl::GetFlag(FLAGS_from_binary);
-  if (binary.empty()) return std::vector<std::string>();
-  absl::StatusOr<std::vector<std::string>> ids = BinaryImageIds(binary);
-  if (!ids.ok()) {
-    return absl::Status(
-        ids.status().code(),
-        absl::StrCat("--from_binary: ", ids.status().message()));
-  }
-  return ids;
-}
-
-// Every variant of the batch records the binary's images.
+// Every variant of the batch records the binary's images (instead of any
+// a variants file gave).
 void AddImages(const std::vector<std::string>& ids,
                v1::RegisterVariantsRequest& request) {
+  if (ids.empty()) return;
   for (v1::Variant& v : *request.mutable_variants()) {
-    for (const std::string& id : ids) v.mutable_metadata()->add_images(id);
+    v.mutable_metadata()->mutable_images()->Assign(ids.begin(), ids.end());
   }
 }
 

@@ -181,6 +181,36 @@ TEST_F(BinaryImagesE2E, ExactImageBeforePtxAndExplainSaysJit) {
   EXPECT_THAT(coverage.stdout_text, HasSubstr("none: cannot run"));
 }
 
+// import --from_binary lists the images with the sources' variants; a
+// variants file carries them at the top for register --variants_file.
+TEST_F(BinaryImagesE2E, ImportFromBinaryFeedsAVariantsFile) {
+  const std::string app = Fixture("app", {"cuda", "cubin:sm_90"});
+  const std::string source = dir_ + "/saxpy.c";
+  std::ofstream(source) << "void saxpy_gpu(int n);\n"
+                           "#pragma omp declare variant(saxpy_gpu) "
+                           "match(device={kind(gpu)})\n"
+                           "void saxpy(int n);\n";
+  CommandResult imported = Cli({"import", "--from_binary=" + app, source});
+  ASSERT_EQ(imported.exit_code, 0) << imported.stderr_text;
+  nlohmann::json doc =
+      nlohmann::json::parse(imported.stdout_text, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["images"], nlohmann::json::array({"cubin:sm_90"}));
+  ASSERT_EQ(doc["variants"].size(), 1u);
+  // A variants file with the images at the top.
+  const std::string file = dir_ + "/variants.json";
+  std::ofstream(file) << nlohmann::json{
+      {"images", doc["images"]},
+      {"variants",
+       {{{"name", "saxpy_gpu"}, {"selector", "device={kind(gpu)}"}}}}};
+  CommandResult reg =
+      Cli({"variants", "register", "saxpy", "--variants_file=" + file});
+  ASSERT_EQ(reg.exit_code, 0) << reg.stderr_text;
+  EXPECT_EQ(
+      Placed({"--kernel=saxpy"}),
+      std::make_pair(std::string("node/gpu1"), std::string("cubin:sm_90")));
+}
+
 TEST_F(BinaryImagesE2E, RealClangHostOffloadBinaryRunsOnTheCpuOnly) {
   const std::string source = dir_ + "/offload.c";
   std::ofstream(source) << "int main(void) { int x = 0;\n"
