@@ -52,7 +52,10 @@ TEST(BinaryImagesTest, WholeFileBundleWithSeveralTargetIds) {
        {"openmp-nvptx64-nvidia-cuda-sm_80", "ptx text"},
        {"openmp-nvptx64-nvidia-cuda", DeviceElf(190, 90)},
        {"openmp-amdgcn-amd-amdhsa", DeviceElf(224, 0x3f | 0x200, 2)},
-       {"openmp-riscv64-unknown-linux-gnu", "z"}});
+       {"openmp-riscv64-unknown-linux-gnu", "z"},
+       // No processor in the id, and no ELF header to read it from (the
+       // fuzzer's first find: a null processor split into no parts).
+       {"openmp-nvptx64-nvidia-cuda", "ptx text"}});
   absl::StatusOr<BinaryImages> found = ReadBinaryImages(bundle);
   ASSERT_TRUE(found.ok()) << found.status();
   std::vector<std::string> ids;
@@ -60,8 +63,9 @@ TEST(BinaryImagesTest, WholeFileBundleWithSeveralTargetIds) {
   EXPECT_THAT(ids, ElementsAre("host:x86_64-pc-linux-gnu",
                                "amdgcn:gfx90a:sramecc+:xnack-", "ptx:sm_80",
                                "cubin:sm_90", "amdgcn:gfx90a:xnack-"));
-  ASSERT_EQ(found->skipped.size(), 1u);
+  ASSERT_EQ(found->skipped.size(), 2u);
   EXPECT_THAT(found->skipped[0], HasSubstr("riscv64"));
+  EXPECT_THAT(found->skipped[1], HasSubstr("bad processor"));
 }
 
 TEST(BinaryImagesTest, Clang14ObjectSectionsAndEmbeddedImages) {

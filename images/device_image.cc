@@ -120,8 +120,9 @@ absl::StatusOr<DeviceImage> ImageFor(absl::string_view triple_arch,
     image.sycl_architecture = std::string(row->sycl);
     return image;
   }
+  // A null string_view splits into no parts at all.
   std::vector<std::string> parts = absl::StrSplit(processor, ':');
-  if (!ValidProcessor(row->kind, parts[0])) {
+  if (parts.empty() || !ValidProcessor(row->kind, parts[0])) {
     return absl::InvalidArgumentError(absl::StrCat(
         "device image for ", triple_arch, ": bad processor '", processor, "'"));
   }
