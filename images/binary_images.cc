@@ -102,9 +102,12 @@ uint64_t ElfSize(const ElfHeader& h) {
 absl::StatusOr<DeviceImage> ImageOfDeviceElf(const ElfHeader& h) {
   absl::string_view arch = TripleArchOfMachine(h.machine);
   if (h.machine == kEmCuda) {
-    // CUDA 12.8 moved the sm from bits 0-7 to 8-15.
-    uint32_t sm = h.flags & 0xff;
-    if (sm == 0) sm = (h.flags >> 8) & 0xff;
+    // ELF ABI version 8 (CUDA 12.8 on) moved the sm from bits 0-7 to 8-15
+    // (LLVM's EF_CUDA_SM_MASK); a CUDA 13 driver's cubin for sm_90 has
+    // e_flags 0x6005a04.
+    constexpr unsigned kCudaAbiV2 = 8;
+    const uint32_t sm =
+        h.abi_version >= kCudaAbiV2 ? (h.flags >> 8) & 0xff : h.flags & 0xff;
     return ImageFor(arch, absl::StrCat("sm_", sm));
   }
   if (h.machine == kEmAmdgpu) {

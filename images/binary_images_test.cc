@@ -1,7 +1,10 @@
 #include "images/binary_images.h"
 
+#include <fstream>
 #include <random>
+#include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "images/image_fixtures.h"
@@ -93,7 +96,23 @@ TEST(BinaryImagesTest, Clang14ObjectSectionsAndEmbeddedImages) {
 
 TEST(BinaryImagesTest, DeviceCodeObjectOnItsOwn) {
   EXPECT_THAT(Ids(DeviceElf(224, 0x30)), ElementsAre("amdgcn:gfx908"));
-  EXPECT_THAT(Ids(DeviceElf(190, 86)), ElementsAre("cubin:sm_86"));
+  // CUDA ELF ABI 7 (before CUDA 12.8): the sm in bits 0-7; ABI 8: 8-15.
+  EXPECT_THAT(Ids(DeviceElf(190, 86, 7)), ElementsAre("cubin:sm_86"));
+  EXPECT_THAT(Ids(DeviceElf(190, 0x6005a04, 8)), ElementsAre("cubin:sm_90"));
+}
+
+// Cubins a CUDA 13 driver (580.159, on an H200) linked from PTX for
+// sm_80, sm_86 and sm_90 (cuLinkCreate with CU_JIT_TARGET): the sm_80 ones
+// read sm_4 before the ABI 8 rule (e_flags 0x6005004).
+TEST(BinaryImagesTest, RealCudaDriverCubins) {
+  for (const char* sm : {"80", "86", "90"}) {
+    std::ifstream in(absl::StrCat("images/testdata/cuda13_sm", sm, ".cubin"),
+                     std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    ASSERT_FALSE(bytes.str().empty()) << sm;
+    EXPECT_THAT(Ids(bytes.str()), ElementsAre(absl::StrCat("cubin:sm_", sm)));
+  }
 }
 
 TEST(BinaryImagesTest, RejectsWhatItCannotRead) {

@@ -120,6 +120,11 @@ absl::StatusOr<DeviceImage> ImageFor(absl::string_view triple_arch,
     image.sycl_architecture = std::string(row->sycl);
     return image;
   }
+  if (processor.empty() && row->kind == ImageKind::kSpirv) {
+    // Generic SPIR-V: any Intel GPU's driver JIT-compiles it.
+    image.target = std::string(row->triple_arch);
+    return image;
+  }
   // A null string_view splits into no parts at all.
   std::vector<std::string> parts = absl::StrSplit(processor, ':');
   if (parts.empty() || !ValidProcessor(row->kind, parts[0])) {
@@ -146,7 +151,8 @@ absl::StatusOr<DeviceImage> ParseImageId(absl::string_view id) {
     absl::StatusOr<DeviceImage> image =
         k.kind == ImageKind::kHost
             ? ImageFor(kt.second.substr(0, kt.second.find('-')), "", kt.second)
-            : ImageFor(k.triple_arch, kt.second);
+            : ImageFor(k.triple_arch,
+                       kt.second == k.triple_arch ? "" : kt.second);
     if (!image.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("image '", id, "': ", image.status().message()));

@@ -39,6 +39,14 @@ TEST(ImageIdTest, MapsTargetsToTheSyclCatalog) {
   EXPECT_EQ(newer.sycl_architecture, "");
   EXPECT_EQ(newer.isa, "sm_120");
   EXPECT_EQ(ImageId(Image("amdgcn:gfx90a:xnack-")), "amdgcn:gfx90a:xnack-");
+  // Generic SPIR-V names its triple: the id reads back (the images
+  // fuzzer's second find: "spirv:" did not).
+  absl::StatusOr<DeviceImage> spirv = ImageFor("spir64", "");
+  ASSERT_TRUE(spirv.ok()) << spirv.status();
+  EXPECT_EQ(ImageId(*spirv), "spirv:spir64");
+  EXPECT_EQ(ImageId(Image("spirv:spir64")), "spirv:spir64");
+  EXPECT_EQ(ImageFit(*spirv, Traits("intel_gpu_pvc")), Fit::kGeneric);
+  EXPECT_EQ(ImageFit(Image("spirv:pvc"), Traits("intel_gpu_pvc")), Fit::kExact);
 }
 
 TEST(ImageIdTest, RejectsMalformedIds) {
