@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS variants (
   append_args TEXT NOT NULL,
   source_file TEXT NOT NULL,
   source_line INTEGER NOT NULL,
+  images TEXT NOT NULL DEFAULT '[]',
   PRIMARY KEY (kernel, name));
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', 0);

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes the selector engine and the pragma importer with libFuzzer, ASan and
-# UBSan.
+# Fuzzes the selector engine, the pragma importer and the binary image
+# reader with libFuzzer, ASan and UBSan.
 #
-#   tools/fuzz.sh ci [selector|importer ...]          the CI step (test.sh)
-#   tools/fuzz.sh [SECONDS] [selector|importer ...]   exploring, SECONDS each
+#   tools/fuzz.sh ci [selector|importer|images ...]          the CI step (test.sh)
+#   tools/fuzz.sh [SECONDS] [selector|importer|images ...]   exploring, SECONDS each
 #
-# Both build //selector:selector_fuzzer and //selector/pragma:importer_fuzzer
-# with --config=fuzz in an output base of their own (the clang toolchain must
+# Both build //selector:selector_fuzzer, //selector/pragma:importer_fuzzer and
+# //images:images_fuzzer with --config=fuzz in an output base of their own (the clang toolchain must
 # not replace the gcc one of everyone else's builds), installing clang-14,
 # lld-14, libclang-rt-14-dev and jq when missing.
 #
@@ -39,14 +39,14 @@ if [[ $mode == explore && ${1:-} =~ ^[0-9]+$ ]]; then
   shift
 fi
 targets=("$@")
-((${#targets[@]})) || targets=(selector importer)
+((${#targets[@]})) || targets=(selector importer images)
 work=${CTXSEL_FUZZ_DIR:-/tmp/ctxsel-fuzz}
 # One output base per workspace: worktrees fuzzing at once must not share one.
 output_base=${CTXSEL_FUZZ_OUTPUT_BASE:-$HOME/.cache/ctxsel-fuzz-bazel-$(pwd | md5sum | cut -c1-8)}
 # The CI exploration: libFuzzer's -seed and -runs per target (about 10 s each
 # on one core).
 ci_seed=${CTXSEL_FUZZ_SEED:-1}
-declare -A ci_runs=([selector]=60000 [importer]=6000)
+declare -A ci_runs=([selector]=60000 [importer]=6000 [images]=60000)
 
 install_missing() {
   local need=()
@@ -84,6 +84,8 @@ seed() {
         tests/conformance/cases.json | seed_lines "$corpus" ;;
     importer)
       cp tests/sources/fixtures/* "$corpus"/ ;;
+    images)  # fixture binaries (images/image_fixtures.h) and clang's
+      cp selector/fuzz/corpus/images/seed-* "$corpus"/ ;;
   esac
 }
 
@@ -115,7 +117,8 @@ for t in "${targets[@]}"; do
   case $t in
     selector) labels+=(//selector:selector_fuzzer) ;;
     importer) labels+=(//selector/pragma:importer_fuzzer) ;;
-    *) echo "unknown fuzz target '$t' (selector or importer)" >&2; exit 2 ;;
+    images) labels+=(//images:images_fuzzer) ;;
+    *) echo "unknown fuzz target '$t' (selector, importer or images)" >&2; exit 2 ;;
   esac
 done
 # --symlink_prefix=/: leave the workspace's bazel-* links to the main build.
@@ -134,6 +137,7 @@ for t in "${targets[@]}"; do
   case $t in
     selector) binary=$bin/selector/selector_fuzzer ;;
     importer) binary=$bin/selector/pragma/importer_fuzzer ;;
+    images) binary=$bin/images/images_fuzzer ;;
   esac
   regression=selector/fuzz/corpus/$t
   if [[ $mode == ci ]]; then

@@ -237,6 +237,12 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide, bool per_layout) {
     rows[0].push_back(header);
   }
   if (wide) rows[0].push_back("TIED WITH");
+  // An IMAGE column only when the job or the kernel names images.
+  bool images = false;
+  for (const v1::ClassCoverage& c : p.classes()) {
+    images |= c.no_image() || !c.image().empty();
+  }
+  if (images) rows[0].push_back("IMAGE");
   for (const v1::ClassCoverage& c : p.classes()) {
     rows.push_back(ClassCells(c, wide, per_layout));
     for (std::string cell :
@@ -245,6 +251,12 @@ void PrintPoint(const v1::CoveragePoint& p, bool wide, bool per_layout) {
       rows.back().push_back(std::move(cell));
     }
     if (wide) rows.back().push_back(JoinList(c.tied_with()));
+    if (images) {
+      rows.back().push_back(c.no_image() ? "none: cannot run"
+                            : c.image_note().empty()
+                                ? c.image()
+                                : absl::StrCat(c.image(), " (generic)"));
+    }
   }
   PrintTable(rows);
   std::vector<std::string> shares;
@@ -414,7 +426,7 @@ const Command kCoverageCommand = {
     "[--construct_lists='NAME,...;NAME,...'] [--var=NAME=V[,V...],...] "
     "[--impl_vendor=NAME,...] [--requires=NAME,...] "
     "[--with='NAME=SELECTOR;...'] [--without=NAME,...] "
-    "[--with_devices=FILE[:COUNT],...]\n"
+    "[--with_devices=FILE[:COUNT],...] [--binary=APP]\n"
     "coverage --kernel=KERNEL --from_source [--define=NAME[=VALUE],...] "
     "[--undefine=NAME,...] [--fortran_form=auto|fixed|free] [job and "
     "what-if flags] FILE...",

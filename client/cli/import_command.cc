@@ -69,6 +69,12 @@ int RunImport(const std::vector<std::string>& args) {
                  std::string(options.status().message()).c_str());
     return kExitBadInput;
   }
+  absl::StatusOr<std::vector<std::string>> images = FromBinaryImages();
+  if (!images.ok()) {
+    std::fprintf(stderr, "ctxsel-cli import: %s\n",
+                 std::string(images.status().message()).c_str());
+    return kExitBadInput;
+  }
   json variants = json::array(), metadirectives = json::array(),
        errors = json::array(), warnings = json::array();
   for (const std::string& path : args) {
@@ -96,10 +102,12 @@ int RunImport(const std::vector<std::string>& args) {
           {{"location", Location(w.location)}, {"message", w.message}});
     }
   }
-  const json out = {{"variants", variants},
-                    {"metadirectives", metadirectives},
-                    {"errors", errors},
-                    {"warnings", warnings}};
+  json out = {{"variants", variants},
+              {"metadirectives", metadirectives},
+              {"errors", errors},
+              {"warnings", warnings}};
+  // A variants file (--variants_file) records them with every variant.
+  if (!images->empty()) out["images"] = *images;
   if (!PrintJsonDocument(out)) std::printf("%s\n", out.dump(2).c_str());
   return errors.empty() ? kExitOk : kExitBadInput;
 }
@@ -109,7 +117,7 @@ int RunImport(const std::vector<std::string>& args) {
 const Command kImportCommand = {
     "import",
     "import [--define=NAME[=VALUE],...] [--undefine=NAME,...] "
-    "[--fortran_form=auto|fixed|free] FILE...",
+    "[--fortran_form=auto|fixed|free] [--from_binary=APP] FILE...",
     "Variants declared in C/C++/Fortran sources, as JSON.", RunImport};
 
 }  // namespace ctxsel::cli

@@ -37,6 +37,9 @@ std::string Broken(const v1::Job& job, const v1::PlacementChoice& choice) {
   if (job.require_variant() && choice.base()) {
     return "the base function despite Job.require_variant";
   }
+  if (job.images_size() > 0 && !Contains(job.images(), choice.image())) {
+    return absl::StrCat(device.id(), ", which runs none of Job.images");
+  }
   if (device.memory_bytes() < job.min_memory_bytes() ||
       device.compute_units() < job.min_compute_units()) {
     return absl::StrCat(device.id(),

@@ -135,6 +135,13 @@ TEST(CheckTermsTest, AnAnswerThatIgnoresTheJobFails) {
          return r;
        }(),
        Answer({Gpu(0, true)}), "the base function despite"},
+      // A server from before Job.images answers no image.
+      {[] {
+         v1::SelectRequest r = Request();
+         r.mutable_job()->add_images("cubin:sm_90");
+         return r;
+       }(),
+       Answer({Gpu(0)}), "n1/gpu0, which runs none of Job.images"},
   };
   for (const auto& c : cases) {
     absl::Status terms = CheckTerms(c.request, c.answer);
@@ -145,6 +152,11 @@ TEST(CheckTermsTest, AnAnswerThatIgnoresTheJobFails) {
   v1::SelectRequest by_uuid = Request();
   by_uuid.mutable_job()->add_allowed_devices("GPU-0");
   EXPECT_TRUE(CheckTerms(by_uuid, Answer({Gpu(0)})).ok());
+  v1::SelectRequest with_images = Request();
+  with_images.mutable_job()->add_images("cubin:sm_90");
+  v1::PlacementChoice runs = Gpu(0);
+  runs.set_image("cubin:sm_90");
+  EXPECT_TRUE(CheckTerms(with_images, Answer({runs})).ok());
 }
 
 }  // namespace

@@ -44,6 +44,7 @@
 #include "client/cli/wait_notice.h"
 #include "devices/node_id.h"
 #include "formats/gres_conf.h"
+#include "images/binary_file.h"
 #include "launch/env_format.h"
 #include "selector/compiler_profile.h"
 
@@ -94,6 +95,10 @@ ABSL_FLAG(std::string, min_memory, "",
 ABSL_FLAG(int, min_compute_units, 0,
           "select/explain/run: only devices with at least this many compute "
           "units (SMs, CUs, EUs).");
+ABSL_FLAG(
+    std::string, binary, "",
+    "select/explain/run: only devices that run one of the device "
+    "images this executable or shared object carries (docs/binaries.md).");
 ABSL_FLAG(bool, here, false,
           "select/explain/run: only this node's devices (the node id "
           "ctxsel-agent reports as: the host name).");
@@ -238,6 +243,11 @@ absl::StatusOr<v1::Job> JobFromFlags(client::CtxselClient* client,
                : *ties == selector::TieChoice::kLastDeclared
                    ? v1::TIE_BREAK_LAST_DECLARED
                    : v1::TIE_BREAK_UNSPECIFIED);
+  if (const std::string binary = absl::GetFlag(FLAGS_binary); !binary.empty()) {
+    absl::StatusOr<std::vector<std::string>> ids = images::ReadImageIds(binary);
+    if (!ids.ok()) return Prefixed(ids.status(), "--binary: ");
+    for (std::string& id : *ids) job.add_images(std::move(id));
+  }
   for (const std::string& d : absl::GetFlag(FLAGS_devices)) {
     job.add_allowed_devices(d);
   }
@@ -381,6 +391,7 @@ std::string ChoiceRow(const v1::PlacementChoice& p) {
   std::string row = absl::StrCat(
       p.base() ? "(base)" : p.variant(), " on ", p.device().id(), " [",
       device_class, "] score ", p.score(), p.dynamic() ? " (dynamic)" : "");
+  if (!p.image().empty()) absl::StrAppend(&row, " image ", p.image());
   if (p.runtime_only_variants_size() > 0) {
     absl::StrAppend(&row, "; runtime-only above it, the program decides: ",
                     absl::StrJoin(p.runtime_only_variants(), ", "));

@@ -67,8 +67,8 @@ std::string DefaultHolder();
 // saying on stderr what it waits for (WaitNotice, wait_notice.h). The last
 // answer otherwise. An OK answer that does not keep the job's terms (Job.count
 // ranks, allowed_devices, required_kind, require_variant, min_memory_bytes,
-// min_compute_units: a server that predates them ignores them) has its claims
-// released and is FAILED_PRECONDITION saying which.
+// min_compute_units, images: a server that predates them ignores them) has its
+// claims released and is FAILED_PRECONDITION saying which.
 absl::StatusOr<v1::SelectResponse> SelectWaiting(
     client::CtxselClient& client, const v1::SelectRequest& request,
     absl::Duration wait,
@@ -87,7 +87,7 @@ absl::StatusOr<v1::SelectResponse> SelectWaiting(
   "[--top_k=N] [--here] [--devices=ID_OR_UUID,...|--from_allocation] "   \
   "[--count=N [--same_node]] [--require=KIND] [--require_variant] "      \
   "[--min_memory=SIZE] [--min_compute_units=N] "                         \
-  "[--compiler=spec|gcc-12|clang-14] [--ties=first|last]"
+  "[--compiler=spec|gcc-12|clang-14] [--ties=first|last] [--binary=APP]"
 
 }  // namespace ctxsel::cli
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "client/cli/input_file.h"
+#include "images/binary_file.h"
 
 ABSL_FLAG(std::vector<std::string>, define, {},
           "import, variants register --from_source: NAME[=VALUE],... as "
@@ -16,6 +17,10 @@ ABSL_FLAG(std::vector<std::string>, define, {},
 ABSL_FLAG(std::vector<std::string>, undefine, {},
           "import, variants register --from_source: NAME,... as with -U "
           "(applied after --define; -U _OPENMP too).");
+ABSL_FLAG(std::string, from_binary, "",
+          "variants register, import: the device images this executable or "
+          "shared object carries, recorded with the variants "
+          "(docs/binaries.md): the kernel is then placed only where one runs.");
 ABSL_FLAG(std::string, fortran_form, "auto",
           "import, variants register --from_source: auto (fixed form for "
           ".f .for .ftn), fixed or free.");
@@ -41,6 +46,18 @@ v1::Variant FromImported(const pragma::ImportedVariant& imported) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> FromBinaryImages() {
+  const std::string binary = absl::GetFlag(FLAGS_from_binary);
+  if (binary.empty()) return std::vector<std::string>();
+  absl::StatusOr<std::vector<std::string>> ids = images::ReadImageIds(binary);
+  if (!ids.ok()) {
+    return absl::Status(
+        ids.status().code(),
+        absl::StrCat("--from_binary: ", ids.status().message()));
+  }
+  return ids;
+}
 
 absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags() {
   pragma::ImportOptions options;

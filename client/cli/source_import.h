@@ -5,6 +5,8 @@
 //   --undefine=NAME,...         like -U (after the defines; _OPENMP too)
 //   --fortran_form=auto|fixed|free
 //                               auto: fixed form for .f .for .ftn (any case)
+//   --from_binary=APP           the device images the built program carries
+//                               (docs/binaries.md), recorded with the variants
 //
 // Warnings (skipped constructs) go to stderr as "file:line:column: warning:
 // ..." by the caller.
@@ -25,6 +27,10 @@ namespace ctxsel::cli {
 // The importer options from the flags above; InvalidArgumentError naming
 // the flag when one is malformed.
 absl::StatusOr<pragma::ImportOptions> ImportOptionsFromFlags();
+
+// The image ids of --from_binary's binary (images::ReadImageIds); none
+// without the flag. Errors name the flag.
+absl::StatusOr<std::vector<std::string>> FromBinaryImages();
 
 // One kernel's variants from source files, in source order.
 using SourceBatches = std::map<std::string, std::vector<v1::Variant>>;

@@ -4,6 +4,7 @@
 //   ctxsel-cli variants register saxpy --variants_file=saxpy.json --replace
 //   ctxsel-cli variants register --from_source saxpy.c gemm.f90
 //   ctxsel-cli variants register --from_source --keep_going src/*.c
+//   ctxsel-cli variants register --from_source saxpy.c --from_binary=./app
 //   ctxsel-cli variants ls [KERNEL]
 //   ctxsel-cli variants get KERNEL NAME
 //   ctxsel-cli variants rm KERNEL NAME
@@ -73,7 +74,18 @@ void PrintRegistered(const std::string& kernel,
               static_cast<long long>(response.revision()));
 }
 
-int RegisterFromSources(const std::vector<std::string>& files) {
+// Every variant of the batch records the binary's images (instead of any
+// a variants file gave).
+void AddImages(const std::vector<std::string>& ids,
+               v1::RegisterVariantsRequest& request) {
+  if (ids.empty()) return;
+  for (v1::Variant& v : *request.mutable_variants()) {
+    v.mutable_metadata()->mutable_images()->Assign(ids.begin(), ids.end());
+  }
+}
+
+int RegisterFromSources(const std::vector<std::string>& files,
+                        const std::vector<std::string>& images) {
   const bool keep_going = absl::GetFlag(FLAGS_keep_going);
   auto imported = ImportSources(files);
   if (!imported.ok()) {
@@ -102,6 +114,7 @@ int RegisterFromSources(const std::vector<std::string>& files) {
     request.set_kernel(kernel);
     request.set_replace(absl::GetFlag(FLAGS_replace));
     for (v1::Variant& v : variants) *request.add_variants() = std::move(v);
+    AddImages(images, request);
     auto response = client->RegisterVariants(request);
     if (!response.ok()) {
       return ReportError("variants register " + kernel, response.status());
@@ -137,11 +150,13 @@ void PrintVariants(const std::vector<v1::Variant>& variants) {
 }
 
 int Register(const std::vector<std::string>& args) {
+  absl::StatusOr<std::vector<std::string>> images = FromBinaryImages();
+  if (!images.ok()) return ReportError("variants register", images.status());
   if (absl::GetFlag(FLAGS_from_source)) {
     if (args.empty()) {
       return BadUsage("variants register", "--from_source needs FILE...");
     }
-    return RegisterFromSources(args);
+    return RegisterFromSources(args, *images);
   }
   if (args.empty()) return UsageError(kVariantsCommand);
   v1::RegisterVariantsRequest request;
@@ -165,6 +180,7 @@ int Register(const std::vector<std::string>& args) {
     v->set_name(args[i].substr(0, eq));
     v->set_selector(args[i].substr(eq + 1));
   }
+  AddImages(*images, request);
   auto response = ConnectToServer()->RegisterVariants(request);
   if (!response.ok())
     return ReportError("variants register", response.status());
@@ -194,13 +210,13 @@ int Get(const std::vector<std::string>& args) {
   std::printf(
       "kernel:      %s\nvariant:     %s\nselector:    %s\ncanonical:   %s\n"
       "order:       %lld\nrevision:    %lld\nadjust_args: %s\n"
-      "append_args: %s\nsource:      %s\n",
+      "append_args: %s\nsource:      %s\nimages:      %s\n",
       variant->kernel().c_str(), variant->name().c_str(),
       variant->selector().c_str(), variant->canonical_selector().c_str(),
       static_cast<long long>(variant->order()),
       static_cast<long long>(variant->revision()),
       JoinList(m.adjust_args()).c_str(), JoinList(m.append_args()).c_str(),
-      source.c_str());
+      source.c_str(), JoinList(m.images()).c_str());
   return kExitOk;
 }
 
@@ -238,8 +254,9 @@ int RunVariants(const std::vector<std::string>& args) {
 const Command kVariantsCommand = {
     "variants",
     "variants register KERNEL [NAME=SELECTOR...] [--variants_file=FILE] "
-    "[--replace] [--expected_revision=N] [--json]\n"
+    "[--replace] [--expected_revision=N] [--from_binary=APP] [--json]\n"
     "variants register --from_source [--replace] [--keep_going] "
+    "[--from_binary=APP] "
     "[--define=NAME[=VALUE],...] [--undefine=NAME,...] "
     "[--fortran_form=auto|fixed|free] FILE...\n"
     "variants ls [KERNEL] [--json]\n"

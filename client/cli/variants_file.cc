@@ -58,10 +58,11 @@ absl::StatusOr<ctxsel::v1::Variant> ParseVariant(const json& item, size_t i,
   variant.set_name(item["name"].get<std::string>());
   variant.set_selector(item["selector"].get<std::string>());
   ctxsel::v1::VariantMetadata* metadata = variant.mutable_metadata();
-  for (const char* field : {"adjust_args", "append_args"}) {
-    auto* out = std::string(field) == "adjust_args"
-                    ? metadata->mutable_adjust_args()
-                    : metadata->mutable_append_args();
+  for (const char* field : {"adjust_args", "append_args", "images"}) {
+    auto* out =
+        std::string(field) == "adjust_args"   ? metadata->mutable_adjust_args()
+        : std::string(field) == "append_args" ? metadata->mutable_append_args()
+                                              : metadata->mutable_images();
     CTXSEL_RETURN_IF_ERROR(AddStrings(item, field, where, out));
   }
   const json file = item.value("source_file", json(""));
@@ -89,10 +90,19 @@ absl::StatusOr<std::vector<ctxsel::v1::Variant>> ParseVariantsFile(
   if (!list.is_array()) {
     return absl::InvalidArgumentError("expected an array of variants");
   }
+  // `import --from_binary` writes the binary's images once, at the top.
+  ctxsel::v1::VariantMetadata top;
+  if (doc.is_object()) {
+    CTXSEL_RETURN_IF_ERROR(
+        AddStrings(doc, "images", "the document", top.mutable_images()));
+  }
   std::vector<ctxsel::v1::Variant> variants;
   for (size_t i = 0; i < list.size(); ++i) {
     CTXSEL_ASSIGN_OR_RETURN(ctxsel::v1::Variant variant,
                             ParseVariant(list[i], i, kernel));
+    if (variant.metadata().images().empty()) {
+      *variant.mutable_metadata()->mutable_images() = top.images();
+    }
     variants.push_back(std::move(variant));
   }
   return variants;

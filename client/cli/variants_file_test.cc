@@ -21,6 +21,23 @@ TEST(VariantsFileTest, ReadsAnEvalDocument) {
   EXPECT_EQ((*variants)[1].selector(), "device={kind(cpu)}");
 }
 
+// `import --from_binary` writes the images once; a variant's own win.
+TEST(VariantsFileTest, TopLevelImagesGoToEachVariantWithoutItsOwn) {
+  auto variants = ParseVariantsFile(
+      R"({"images": ["cubin:sm_90"], "variants": [
+            {"name": "a", "selector": "device={kind(gpu)}"},
+            {"name": "b", "selector": "device={kind(gpu)}",
+             "images": ["amdgcn:gfx90a"]}]})",
+      "saxpy");
+  ASSERT_TRUE(variants.ok()) << variants.status();
+  ASSERT_EQ(variants->size(), 2u);
+  EXPECT_EQ((*variants)[0].metadata().images(0), "cubin:sm_90");
+  ASSERT_EQ((*variants)[1].metadata().images_size(), 1);
+  EXPECT_EQ((*variants)[1].metadata().images(0), "amdgcn:gfx90a");
+  EXPECT_FALSE(
+      ParseVariantsFile(R"({"images": "x", "variants": []})", "k").ok());
+}
+
 TEST(VariantsFileTest, ReadsABareArray) {
   auto variants = ParseVariantsFile(R"([{"name": "a", "selector": "x"}])", "k");
   ASSERT_TRUE(variants.ok()) << variants.status();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "images/device_image.h"
 #include "selector/compiler_profile.h"
 #include "selector/selector.h"
 #include "server/model/cordon.h"
@@ -127,6 +128,9 @@ struct Job {
   // CPU's class has none (ClassCapacityOf, server/placement/device_class.h).
   uint64_t min_memory_bytes = 0;
   int32_t min_compute_units = 0;
+  // The binary's device images: only devices that run one, instead of the
+  // kernel's images (KernelEntry::images); empty: the kernel's.
+  std::vector<images::DeviceImage> images;
   // With a claim: the share of each chosen device it takes (placement then
   // skips devices without that much left; server/claims/claims.h).
   ClaimShare share;
@@ -141,6 +145,9 @@ struct Job {
 // multi-node job of more asks per node.
 inline constexpr int kMaxJobCount = 256;
 inline constexpr int kMaxAllowedDevices = 4096;
+// The most device images a variant or a job names (a fat binary carries
+// one per target it was built for: a few dozen at most).
+inline constexpr size_t kMaxImages = 256;
 
 }  // namespace ctxsel::server
 

@@ -16,6 +16,9 @@ struct VariantMetadata {
   std::vector<std::string> append_args;  // e.g. "interop(target,targetsync)"
   std::string source_file;               // where it was imported from, if any
   int source_line = 0;
+  // Image ids ("cubin:sm_90") of the binary it was registered from
+  // (images/device_image.h); checked at registration.
+  std::vector<std::string> images;
 };
 
 }  // namespace ctxsel::server

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "images/device_image.h"
 #include "selector/device_variables.h"
 #include "selector/job_check.h"
 #include "server/model/kernel_errors.h"
@@ -233,6 +234,14 @@ absl::StatusOr<ClassCoverage> Judge(const KernelEntry& kernel, const Unit& u,
   c.hypothetical = u.hypothetical;
   c.device_count = u.devices;
   c.node_count = u.nodes;
+  const std::vector<images::DeviceImage>& all =
+      p.job.images.empty() ? kernel.images() : p.job.images;
+  if (!all.empty()) {
+    const images::DeviceImage* image = images::BestImage(
+        all, u.device_class->traits, /*fit=*/nullptr, &c.image_note);
+    c.no_image = image == nullptr;
+    if (image != nullptr) c.image = images::ImageId(*image);
+  }
   const auto& sorted = res->candidates();
   const size_t prefix = res->dynamic_prefix_size();
   if (p.job.variables.empty()) {

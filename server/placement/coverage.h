@@ -89,6 +89,11 @@ struct ClassCoverage {
   std::vector<DecidingCandidate> deciding;  // with kDepends
   // Other variants with the chosen one's score: declaration order decided.
   std::vector<std::string> tied_with;
+  // With images (Job::images, else KernelEntry::images): the one that would
+  // run and why a generic one runs; `no_image` when the class runs none.
+  std::string image;
+  std::string image_note;
+  bool no_image = false;
 
   // The variant name, "" for the base, "?" when variables decide.
   std::string OutcomeKey() const;

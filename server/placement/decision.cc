@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "images/device_image.h"
 #include "server/model/policy.h"
 #include "server/placement/pick.h"
 
@@ -35,6 +37,10 @@ struct Unit {
   int unhealthy_count = 0;  // left out: unhealthy, not cordoned
   int cordoned_count = 0;   // left out: cordoned
   std::string reason;       // why rejected; empty when eligible
+  // The binary's image that would run here (ImagesOf); null: none known.
+  const images::DeviceImage* image = nullptr;
+  images::Fit image_fit = images::Fit::kNone;
+  std::string image_note;  // why a generic image runs
   std::optional<selector::Resolution> resolution;
   // The job's variables and the class's device variables, when the kernel
   // reads some (KernelEntry::reads_device_variables); unset: the job's.
@@ -43,9 +49,11 @@ struct Unit {
   bool winner = false;
 
   bool eligible() const { return reason.empty(); }
-  // Variants rank above the base function, then by score.
-  std::pair<int, uint64_t> rank() const {
-    return {selection.base() ? 0 : 1, selection.score};
+  // Variants rank above the base function, then by score, then a class
+  // with an image built for it above one that JIT-compiles PTX.
+  std::tuple<int, uint64_t, bool> rank() const {
+    return {selection.base() ? 0 : 1, selection.score,
+            image_fit == images::Fit::kExact};
   }
 };
 
@@ -189,6 +197,25 @@ std::string CapacityShortfall(const Job& job,
   return "";
 }
 
+// The images the job's binary carries: the job's own, else the kernel's.
+const std::vector<images::DeviceImage>& ImagesOf(const Request& r) {
+  return r.job->images.empty() ? r.kernel->images() : r.job->images;
+}
+
+// No device runs a program without an image for it: the class needs one of
+// the binary's images, the one built for it before a generic one.
+void CheckImages(const Request& r, Unit& u) {
+  const std::vector<images::DeviceImage>& all = ImagesOf(r);
+  if (all.empty()) return;
+  u.image = images::BestImage(all, u.device_class->traits, &u.image_fit,
+                              &u.image_note);
+  if (u.image != nullptr) return;
+  std::vector<std::string> ids;
+  for (const images::DeviceImage& image : all) ids.push_back(ImageId(image));
+  u.reason = absl::StrCat("images: the binary has no image this class runs (",
+                          FewOf(ids), ")");
+}
+
 void CheckFilter(const Request& r, Unit& u) {
   if (!r.job->required_kind.empty() &&
       !u.device_class->traits.kind.contains(r.job->required_kind)) {
@@ -204,6 +231,7 @@ void CheckFilter(const Request& r, Unit& u) {
     return;
   }
   u.reason = CapacityShortfall(*r.job, u.device_class->capacity);
+  if (u.reason.empty()) CheckImages(r, u);
 }
 
 const selector::Variables& VariablesOf(const Request& r, const Unit& u) {
@@ -270,6 +298,7 @@ Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
   c.device_class_short_name = u.device_class->short_name;
   c.score = u.selection.score;
   c.dynamic = u.selection.dynamic;
+  if (u.image != nullptr) c.image = images::ImageId(*u.image);
   for (int index : u.selection.runtime_only) {
     c.runtime_only_variants.push_back(r.kernel->variants()[index]->name);
   }
@@ -337,6 +366,11 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
   if (better_claimed) {
     absl::StrAppend(&text, " (every device of the better classes is claimed)");
   }
+  if (u.image != nullptr) {
+    absl::StrAppend(
+        &text, "; runs image ", images::ImageId(*u.image),
+        u.image_note.empty() ? "" : absl::StrCat(" (", u.image_note, ")"));
+  }
   if (u.selection.dynamic) {
     absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
                     u.selection.evaluated, " dynamic candidates evaluated)");
@@ -374,6 +408,10 @@ ClassReport Report(const Request& r, const Unit& u) {
   c.eligible = u.eligible();
   c.reason = u.reason;
   c.winner = u.winner;
+  if (u.image != nullptr) {
+    c.image = images::ImageId(*u.image);
+    c.image_note = u.image_note;
+  }
   if (u.resolution.has_value()) {
     c.explanation =
         selector::Explain(*u.resolution, u.selection, VariablesOf(r, u),

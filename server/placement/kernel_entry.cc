@@ -153,6 +153,14 @@ absl::StatusOr<std::shared_ptr<KernelEntry>> KernelEntry::Make(
       }
       entry->variables_.push_back(std::move(name));
     }
+    if (!v.metadata.images.empty()) {
+      // Sorted by order: the latest registration's images win.
+      entry->images_.clear();
+      for (const std::string& id : v.metadata.images) {
+        // Checked by CheckKernelVariants above.
+        entry->images_.push_back(*images::ParseImageId(id));
+      }
+    }
     candidates.push_back({v.name, v.selector});
     entry->variants_.push_back(std::make_shared<const Variant>(std::move(v)));
   }

@@ -29,6 +29,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "images/device_image.h"
 #include "selector/selector.h"
 #include "server/model/model.h"
 #include "server/placement/device_class.h"
@@ -131,6 +132,9 @@ class KernelEntry {
   // Some of variables() are device variables (selector/device_variables.h):
   // each device class then gets its own.
   bool reads_device_variables() const { return reads_device_variables_; }
+  // The device images of the binary its latest variant with images was
+  // registered from (VariantMetadata::images); empty: any device.
+  const std::vector<images::DeviceImage>& images() const { return images_; }
 
   // The static resolution of this kernel for `signature` on class `c`, from
   // the cache or computed (and, with kFill, kept: up to max_signatures
@@ -202,6 +206,7 @@ class KernelEntry {
   bool layout_dependent_ = false;
   std::vector<std::string> variables_;
   bool reads_device_variables_ = false;
+  std::vector<images::DeviceImage> images_;
   int max_signatures_ = 0;
   mutable absl::Mutex mu_;
   // The cache, by signature key; node-based, so by_id_ can point into it.

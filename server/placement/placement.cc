@@ -13,7 +13,8 @@ std::string ChoiceText(const Choice& c) {
   return absl::StrCat(c.base() ? "base function" : c.variant->name, " (score ",
                       c.score, ") on ", c.device.id, " [",
                       c.device_class_short_name, "], utilisation ",
-                      c.device.properties.utilisation);
+                      c.device.properties.utilisation,
+                      c.image.empty() ? "" : ", image ", c.image);
 }
 
 std::string ClassText(const ClassReport& c) {
@@ -41,6 +42,12 @@ std::string ClassText(const ClassReport& c) {
     return head;
   }
   absl::StrAppend(&head, c.winner ? "WINNER" : "outranked", "\n");
+  if (!c.image.empty()) {
+    absl::StrAppend(
+        &head, "  runs image ", c.image,
+        c.image_note.empty() ? "" : absl::StrCat(" (", c.image_note, ")"),
+        "\n");
+  }
   std::string body = c.explanation.ToText();
   // Indent the engine's text under its class.
   absl::StrAppend(&head, "  ", absl::StrReplaceAll(body, {{"\n", "\n  "}}));

@@ -55,6 +55,9 @@ struct Choice {
   // only the program can evaluate), best first: the program itself may
   // pick one of them. The service never chooses them.
   std::vector<std::string> runtime_only_variants;
+  // The image id of the binary's image that runs on the device; empty when
+  // neither the job nor the kernel names images.
+  std::string image;
 
   bool base() const { return variant == nullptr; }
   // The variant's name, or "" for the base function.
@@ -102,6 +105,10 @@ struct ClassReport {
   bool eligible = false;  // false: `reason` says why
   std::string reason;
   bool winner = false;  // its devices competed in the policy pick
+  // The image that would run on the class (Choice::image), and why a
+  // generic one runs ("PTX sm_80, JIT-compiled ..."); empty: none known.
+  std::string image;
+  std::string image_note;
   // The engine's breakdown: selection (index -1: base), every variant in
   // declaration order. Empty candidates when the class is not eligible.
   selector::Explanation explanation;

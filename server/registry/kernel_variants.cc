@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "images/device_image.h"
 #include "server/model/names.h"
 
 namespace ctxsel::server {
@@ -37,6 +38,25 @@ absl::Status CheckKernelVariants(const std::string& kernel,
       return WithFieldViolation(
           absl::InvalidArgumentError(where + ".name: repeated in the batch"),
           field + ".name", "repeated in the batch");
+    }
+    if (v.metadata.images.size() > kMaxImages) {
+      return WithFieldViolation(
+          absl::InvalidArgumentError(absl::StrCat(
+              where, ".metadata.images: ", v.metadata.images.size(),
+              " images; at most ", kMaxImages)),
+          field + ".metadata.images", "too many");
+    }
+    for (size_t j = 0; j < v.metadata.images.size(); ++j) {
+      if (absl::StatusOr<images::DeviceImage> image =
+              images::ParseImageId(v.metadata.images[j]);
+          !image.ok()) {
+        return WithFieldViolation(
+            absl::InvalidArgumentError(
+                absl::StrCat(where, ".metadata.images[", j,
+                             "]: ", image.status().message())),
+            absl::StrCat(field, ".metadata.images[", j, "]"),
+            image.status().message());
+      }
     }
     if (taken.contains(v.name)) {
       return WithResourceInfo(

@@ -35,7 +35,9 @@ inline constexpr int kMaxVariantsPerKernel = 50000;
 //   AlreadyExistsError    a name of `added` that `kept` has (VARIANT_EXISTS,
 //                         with the variant as ResourceInfo);
 //   InvalidArgumentError  more than kMaxVariantsPerKernel together
-//                         (TOO_MANY_VARIANTS, field "variants").
+//                         (TOO_MANY_VARIANTS, field "variants"); an image
+//                         id that images::ParseImageId refuses, or more
+//                         than kMaxImages (model.h) (field violation).
 // Names and selectors of single variants are VariantFromSpec's to check
 // (variant_registry.h).
 absl::Status CheckKernelVariants(const std::string& kernel,

@@ -53,5 +53,20 @@ TEST(KernelVariantsTest, AKernelHasAtMostTheCapOfVariants) {
                              " variants; at most ", kMaxVariantsPerKernel)));
 }
 
+// Image ids are checked where the list is: placement parses them unchecked.
+TEST(KernelVariantsTest, ImagesMustBeImageIds) {
+  std::vector<Variant> added = Named("saxpy", 0, 1);
+  added[0].metadata.images = {"cubin:sm_90", "amdgcn:gfx90a:xnack-"};
+  EXPECT_TRUE(CheckKernelVariants("saxpy", {}, added).ok());
+  added[0].metadata.images.push_back("fpga:x");
+  absl::Status bad = CheckKernelVariants("saxpy", {}, added);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(),
+              HasSubstr("variants[0] (saxpy_0).metadata.images[2]"));
+  added[0].metadata.images.assign(kMaxImages + 1, "ptx:sm_80");
+  EXPECT_THAT(CheckKernelVariants("saxpy", {}, added).message(),
+              HasSubstr("at most 256"));
+}
+
 }  // namespace
 }  // namespace ctxsel::server

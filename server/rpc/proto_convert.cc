@@ -7,6 +7,7 @@
 #include "base/proto_time.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
+#include "images/device_image.h"
 #include "launch/launch_env.h"
 #include "selector/compiler_profile.h"
 #include "selector/device_variables.h"
@@ -89,6 +90,8 @@ void ClassToProto(const placement::ClassReport& report,
   out->set_reason(report.reason);
   out->set_node_layout(report.node_layout);
   out->set_winner(report.winner);
+  out->set_image(report.image);
+  out->set_image_note(report.image_note);
   const selector::Selection& selection = report.explanation.selection;
   out->set_base(selection.base());
   out->set_score(selection.score);
@@ -124,6 +127,9 @@ void VariantToProto(const Variant& variant, v1::Variant* out) {
   }
   metadata->set_source_file(variant.metadata.source_file);
   metadata->set_source_line(variant.metadata.source_line);
+  for (const std::string& id : variant.metadata.images) {
+    metadata->add_images(id);
+  }
 }
 
 VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
@@ -137,6 +143,8 @@ VariantSpec VariantSpecFromProto(const v1::Variant& variant) {
                                    metadata.append_args().end());
   spec.metadata.source_file = metadata.source_file();
   spec.metadata.source_line = metadata.source_line();
+  spec.metadata.images.assign(metadata.images().begin(),
+                              metadata.images().end());
   return spec;
 }
 
@@ -268,6 +276,20 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job) {
       return FieldViolation("job.ties",
                             absl::StrCat(job.ties(), " is not a TieBreak"));
   }
+  if (job.images_size() > static_cast<int>(kMaxImages)) {
+    return FieldViolation(
+        "job.images",
+        absl::StrCat(job.images_size(), " images; at most ", kMaxImages));
+  }
+  for (int i = 0; i < job.images_size(); ++i) {
+    absl::StatusOr<images::DeviceImage> image =
+        images::ParseImageId(job.images(i));
+    if (!image.ok()) {
+      return FieldViolation(absl::StrCat("job.images[", i, "]"),
+                            image.status().message());
+    }
+    out.images.push_back(*std::move(image));
+  }
   for (const auto& [name, value] : job.variables()) {
     if (selector::IsDeviceVariable(name)) {
       return FieldViolation(
@@ -306,6 +328,7 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
   for (const std::string& name : choice.runtime_only_variants) {
     out->add_runtime_only_variants(name);
   }
+  out->set_image(choice.image);
 }
 
 void PlacementToProto(const placement::Placement& placement,
@@ -475,6 +498,9 @@ void CoverageToProto(const placement::CoverageReport& report,
         dc->set_dynamic(d.dynamic);
       }
       for (const std::string& t : c.tied_with) cc->add_tied_with(t);
+      cc->set_image(c.image);
+      cc->set_image_note(c.image_note);
+      cc->set_no_image(c.no_image);
     }
     for (const placement::OutcomeShare& s : p.shares) {
       v1::OutcomeShare* share = point->add_shares();

@@ -299,6 +299,12 @@ absl::Status SqliteStore::Init(const SqliteStoreOptions& options) {
              "DEFAULT 0; ALTER TABLE claims ADD COLUMN compute_percent "
              "INTEGER NOT NULL DEFAULT 0"));
   }
+  // Variants from before device images carry none (any device).
+  if (!SqliteStatement(db_, "SELECT images FROM variants LIMIT 0").ok()) {
+    CTXSEL_RETURN_IF_ERROR(Exec(db_, path_,
+                                "ALTER TABLE variants ADD COLUMN images TEXT "
+                                "NOT NULL DEFAULT '[]'"));
+  }
   CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
   CTXSEL_RETURN_IF_ERROR(
       CheckAgainstState(summary.revision, summary.variant_count));
@@ -355,6 +361,9 @@ absl::Status SqliteStore::OpenReadOnly(const absl::Status& writable) {
   if (!SqliteStatement(db_, "SELECT owner FROM claims LIMIT 0").ok()) {
     return refused("it has no claims table yet");
   }
+  if (!SqliteStatement(db_, "SELECT images FROM variants LIMIT 0").ok()) {
+    return refused("its variants have no images column yet");
+  }
   CTXSEL_ASSIGN_OR_RETURN(StoreSummary summary, ReadSummary(db_, path_));
   CTXSEL_RETURN_IF_ERROR(
       CheckAgainstState(summary.revision, summary.variant_count));
@@ -402,7 +411,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
   contents.revision = std::stoll(revision);
   constexpr char kSelect[] =
       "SELECT kernel, name, selector, ord, revision, adjust_args, "
-      "append_args, source_file, source_line FROM variants "
+      "append_args, source_file, source_line, images FROM variants "
       "ORDER BY kernel, ord";
   SqliteStatement statement(db_, kSelect);
   if (!statement.ok()) return SqliteError(db_, statement.rc(), path_, kSelect);
@@ -415,11 +424,15 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     record.revision = statement.Int(4);
     auto adjust = FromJson(statement.Text(5));
     auto append = FromJson(statement.Text(6));
-    if (!adjust.ok() || !append.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          "store ", path_, ": variant ", record.kernel, "/", record.name, ": ",
-          (adjust.ok() ? append : adjust).status().message()));
+    auto images = FromJson(statement.Text(9));
+    for (const auto* list : {&adjust, &append, &images}) {
+      if (!list->ok()) {
+        return absl::DataLossError(
+            absl::StrCat("store ", path_, ": variant ", record.kernel, "/",
+                         record.name, ": ", list->status().message()));
+      }
     }
+    record.metadata.images = *std::move(images);
     record.metadata.adjust_args = *std::move(adjust);
     record.metadata.append_args = *std::move(append);
     record.metadata.source_file = statement.Text(7);
@@ -517,8 +530,8 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
   for (const VariantRecord& record : batch.puts) {
     constexpr char kSql[] =
         "INSERT OR REPLACE INTO variants (kernel, name, selector, ord, "
-        "revision, adjust_args, append_args, source_file, source_line) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        "revision, adjust_args, append_args, source_file, source_line, "
+        "images) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     SqliteStatement statement(db_, kSql);
     statement.Bind(1, record.kernel)
         .Bind(2, record.name)
@@ -528,7 +541,8 @@ absl::Status SqliteStore::ApplyLocked(const StoreBatch& batch) {
         .Bind(6, ToJson(record.metadata.adjust_args))
         .Bind(7, ToJson(record.metadata.append_args))
         .Bind(8, record.metadata.source_file)
-        .Bind(9, static_cast<int64_t>(record.metadata.source_line));
+        .Bind(9, static_cast<int64_t>(record.metadata.source_line))
+        .Bind(10, ToJson(record.metadata.images));
     CTXSEL_RETURN_IF_ERROR(run(statement, kSql));
   }
   constexpr char kSql[] = "UPDATE meta SET value = ? WHERE key = 'revision'";

@@ -38,6 +38,7 @@ VariantRecord Record(const std::string& kernel, const std::string& name,
   record.metadata.append_args = {"interop(target)", "x"};
   record.metadata.source_file = "saxpy.c";
   record.metadata.source_line = 12;
+  record.metadata.images = {"cubin:sm_90", "ptx:sm_80"};
   return record;
 }
 
@@ -79,6 +80,43 @@ TEST(SqliteStoreTest, ChangesSurviveReopen) {
             (std::vector<std::string>{"interop(target)", "x"}));
   EXPECT_EQ(b.metadata.source_file, "saxpy.c");
   EXPECT_EQ(b.metadata.source_line, 12);
+  EXPECT_EQ(b.metadata.images,
+            (std::vector<std::string>{"cubin:sm_90", "ptx:sm_80"}));
+}
+
+// A store written before device images (no images column) opens, its
+// variants with none, and stores images from then on.
+TEST(SqliteStoreTest, StoreFromBeforeImagesGetsTheColumn) {
+  const std::string dir = FreshDir("before_images");
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    StoreBatch batch;
+    batch.puts = {Record("saxpy", "a", 0, 1)};
+    batch.revision = 1;
+    ASSERT_TRUE((*store)->Apply(batch).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/ctxsel.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE variants DROP COLUMN images", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->variants.size(), 1u);
+  EXPECT_TRUE(contents->variants[0].metadata.images.empty());
+  StoreBatch batch;
+  batch.puts = {Record("saxpy", "b", 1, 2)};
+  batch.revision = 2;
+  ASSERT_TRUE((*store)->Apply(batch).ok());
+  contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_EQ(contents->variants[1].metadata.images,
+            (std::vector<std::string>{"cubin:sm_90", "ptx:sm_80"}));
 }
 
 TEST(SqliteStoreTest, ClearDeleteAndReplace) {

@@ -12,7 +12,9 @@ addresses and paths that a test cannot use as written become the test's own
 (HOST:7070 -> the test server; /var/lib/ctxsel, /backups, /ctxsel/env ->
 the test's temporary directory), placeholder files become real ones
 (kernels.c -> tools/demo/saxpy.c, selectors.json -> tools/demo/
-spec_scoring.json, saxpy.json -> a variants file written here; commands run
+spec_scoring.json, saxpy.json -> a variants file written here; ./app and
+./hip_app -> docs/binaries.md's fatbins, from images/image_fixtures_tool;
+commands run
 in tests/sources/corpus, where docs/sources.md's files are), an example
 claim id ->
 the claim the previous command took, `[OPTIONAL]` parts are dropped
@@ -116,6 +118,8 @@ def substitutions(port):
         ("c-5f1e0c2a9b3d4e67", "$CTXSEL_CLAIM"),
         ("[--max_events=N]", "--max_events=1"),
         ("./saxpy", "echo saxpy"),
+        ("=./app", "=" + TMP + "/app"),
+        ("=./hip_app", "=" + TMP + "/hip_app"),
     ]
 
 
@@ -179,6 +183,13 @@ def main():
     with open(TMP + "/saxpy.json", "w") as f:
         f.write('{"kernel": "saxpy", "variants": [{"name": "saxpy_nv", '
                 '"selector": "construct={target}, device={arch(nvptx)}"}]}')
+    # docs/binaries.md's programs: a CUDA fatbin (PTX sm_80, a cubin for
+    # the H100 fixture's sm_90) and a HIP one (the MI250X's gfx90a).
+    tool = os.path.join(ROOT, "images/image_fixtures_tool")
+    subprocess.run([tool, "cuda", TMP + "/app", "ptx:sm_80", "cubin:sm_90"],
+                   check=True)
+    subprocess.run([tool, "hip", TMP + "/hip_app", "gfx90a:xnack-"],
+                   check=True)
     subprocess.run(["bash", os.path.join(ROOT, "tools/make_certs.sh"),
                     TMP + "/pki", "n1", "n2", "n3", "n7", HOST_NODE],
                    check=True, capture_output=True)

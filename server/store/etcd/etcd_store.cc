@@ -127,15 +127,17 @@ std::string NameAfter(const std::string& folder, const std::string& key) {
 }
 
 std::string VariantValue(const VariantRecord& record) {
-  return Json{{"kernel", record.kernel},
-              {"name", record.name},
-              {"selector", record.selector_text},
-              {"order", record.order},
-              {"adjust_args", record.metadata.adjust_args},
-              {"append_args", record.metadata.append_args},
-              {"source_file", record.metadata.source_file},
-              {"source_line", record.metadata.source_line}}
-      .dump();
+  Json json{{"kernel", record.kernel},
+            {"name", record.name},
+            {"selector", record.selector_text},
+            {"order", record.order},
+            {"adjust_args", record.metadata.adjust_args},
+            {"append_args", record.metadata.append_args},
+            {"source_file", record.metadata.source_file},
+            {"source_line", record.metadata.source_line}};
+  // Only when set: values stay as replicas from before images wrote them.
+  if (!record.metadata.images.empty()) json["images"] = record.metadata.images;
+  return json.dump();
 }
 
 absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
@@ -152,6 +154,7 @@ absl::StatusOr<VariantRecord> VariantFromValue(const std::string& value) {
         json.value("append_args", std::vector<std::string>{});
     record.metadata.source_file = json.value("source_file", "");
     record.metadata.source_line = json.value("source_line", 0);
+    record.metadata.images = json.value("images", std::vector<std::string>{});
     return record;
   } catch (const Json::exception& e) {
     return WithErrorInfo(
