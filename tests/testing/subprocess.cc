@@ -1,5 +1,6 @@
 #include "tests/testing/subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -86,6 +88,42 @@ Subprocess::~Subprocess() {
 
 void Subprocess::Signal(int signal_number) {
   if (!exit_code_.has_value()) kill(pid_, signal_number);
+}
+
+namespace {
+
+// Whether every thread of `pid` is stopped ('T' or 't' in its stat line).
+bool AllThreadsStopped(pid_t pid) {
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return false;
+  bool stopped = true;
+  int seen = 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    ++seen;
+    const std::string stat =
+        ReadFileOrEmpty(absl::StrCat(tasks, "/", entry->d_name, "/stat"));
+    // "TID (comm) S ...": the state follows the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;
+    const char state = stat[paren + 2];
+    if (state != 'T' && state != 't') stopped = false;
+  }
+  closedir(dir);
+  return stopped && seen > 0;
+}
+
+}  // namespace
+
+bool Subprocess::Stop(std::chrono::milliseconds timeout) {
+  Signal(SIGSTOP);
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!AllThreadsStopped(pid_)) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 bool Subprocess::Running() {

@@ -44,6 +44,11 @@ class Subprocess {
 
   pid_t pid() const { return pid_; }
   void Signal(int signal_number);
+  // SIGSTOP, then waits until every thread of the process has stopped
+  // (/proc/PID/task/*/stat): a stop signal is delivered asynchronously, and
+  // a process that answers one more call after kill() returned makes a
+  // "paused replica" test race. False if not all stopped within `timeout`.
+  bool Stop(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // Waits for exit; returns the exit code, or 128 + signal if it was killed,
   // or nullopt if it is still running after `timeout`.
   std::optional<int> Wait(std::chrono::milliseconds timeout);
