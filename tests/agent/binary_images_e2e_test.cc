@@ -55,17 +55,9 @@ class BinaryImagesE2E : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     auto agent =
-        Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
-                           "--server=" + server_->address(), "--node_id=node",
-                           "--backends=", "--devices_file=" + devices});
+        StartDevicesFileAgent(server_->address(), "node", devices, "node/gpu2");
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    while (absl::Now() < deadline &&
-           !absl::StrContains(Cli({"devices", "ls", "-o", "name"}).stdout_text,
-                              "node/gpu2")) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
   }
   void TearDown() override {
     if (agent_ != nullptr && agent_->Running()) agent_->Signal(SIGTERM);

@@ -53,18 +53,11 @@ class ClaimQueueE2E : public ::testing::Test {
          "--metrics_port_file=" + metrics_port_file_});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    auto agent = Subprocess::Start(
-        {RunfilePath("agent/ctxsel-agent"), "--insecure",
-         "--server=" + server_->address(), "--node_id=node",
-         "--backends=", "--devices_file=" + DevicesFile(MakeTempDir("fleet"))});
+    auto agent = StartDevicesFileAgent(server_->address(), "node",
+                                       DevicesFile(MakeTempDir("fleet")),
+                                       absl::StrCat("node/gpu", kGpus - 1));
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    while (absl::Now() < deadline &&
-           !absl::StrContains(Cli({"devices", "ls", "-o", "name"}).stdout_text,
-                              absl::StrCat("node/gpu", kGpus - 1))) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
     CommandResult reg =
         Cli({"variants", "register", "saxpy",
              "saxpy_nv=construct={target}, device={arch(nvptx)}"});

@@ -6,9 +6,12 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -97,6 +100,29 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   CTXSEL_RETURN_IF_ERROR(
       WaitForServing(server->address_, std::chrono::seconds(10)));
   return server;
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> StartDevicesFileAgent(
+    const std::string& server, const std::string& node_id,
+    const std::string& devices_file, const std::string& device) {
+  CTXSEL_ASSIGN_OR_RETURN(
+      std::unique_ptr<Subprocess> agent,
+      Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
+                         "--server=" + server, "--node_id=" + node_id,
+                         "--backends=", "--devices_file=" + devices_file}));
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!absl::StrContains(
+      RunCommand({CliPath(), "--insecure", "--server=" + server, "devices",
+                  "ls", "-o", "name"})
+          .stdout_text,
+      device)) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(server, " did not list ", device, " within 20 s"));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return agent;
 }
 
 }  // namespace ctxsel::testing

@@ -35,6 +35,15 @@ std::optional<bool> HealthServing(
     const std::string& address, const std::string& service,
     std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
+// Starts a real ctxsel-agent (plaintext, no discovery backends) that
+// reports `devices_file` as node `node_id` to `server`, and returns once
+// `ctxsel-cli devices ls` there lists `device` ("NODE/NAME", e.g. the
+// file's last device), or an error after 20 s. The test lists
+// //agent:ctxsel-agent and the CLI in `data`.
+absl::StatusOr<std::unique_ptr<Subprocess>> StartDevicesFileAgent(
+    const std::string& server, const std::string& node_id,
+    const std::string& devices_file, const std::string& device);
+
 class ServerProcess {
  public:
   // Starts ctxsel-server with --listen=127.0.0.1:<port> (0 = a free port)
