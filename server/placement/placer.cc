@@ -320,6 +320,31 @@ std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
   return devices;
 }
 
+void Placer::ScanDevices(absl::Span<const std::string> nodes,
+                         DeviceScan* scan) const {
+  const DeviceFilter& filter = *scan->filter;
+  Fleet::Reader reader(*fleet_);
+  for (const std::string& node : nodes) {
+    if (!scan->NextNode()) return;
+    const std::vector<DeviceSlot*>* slots = reader.node(node);
+    if (slots == nullptr) continue;
+    const NodeLayout& layout = *reader.layout(node);
+    for (const DeviceSlot* slot : *slots) {
+      if (!scan->Reads(slot->index)) continue;
+      if (!filter.empty()) {
+        const DeviceClass& c = *slot->device_class;
+        auto [it, added] =
+            scan->verdicts.try_emplace(std::make_pair(c.id, layout.id));
+        if (added) {
+          it->second = filter.Matches(c.traits, layout.TargetDevicesFor(c.id));
+        }
+        if (!it->second) continue;
+      }
+      if (!scan->Keep(slot->ToDevice())) return;
+    }
+  }
+}
+
 absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
     absl::string_view device_id) const {
   return fleet_->ClassOf(device_id);
