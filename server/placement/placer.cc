@@ -323,6 +323,10 @@ std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
 void Placer::ScanDevices(absl::Span<const std::string> nodes,
                          DeviceScan* scan) const {
   const DeviceFilter& filter = *scan->filter;
+  // The last (class id, layout id) asked and its verdict: a node's devices
+  // mostly share both, so most devices cost no hash lookup.
+  std::pair<int, int> last = {-1, -1};
+  bool passes = filter.empty();
   Fleet::Reader reader(*fleet_);
   for (const std::string& node : nodes) {
     if (!scan->NextNode()) return;
@@ -331,15 +335,16 @@ void Placer::ScanDevices(absl::Span<const std::string> nodes,
     const NodeLayout& layout = *reader.layout(node);
     for (const DeviceSlot* slot : *slots) {
       if (!scan->Reads(slot->index)) continue;
-      if (!filter.empty()) {
-        const DeviceClass& c = *slot->device_class;
-        auto [it, added] =
-            scan->verdicts.try_emplace(std::make_pair(c.id, layout.id));
+      const DeviceClass& c = *slot->device_class;
+      if (!filter.empty() && std::make_pair(c.id, layout.id) != last) {
+        last = {c.id, layout.id};
+        auto [it, added] = scan->verdicts.try_emplace(last);
         if (added) {
           it->second = filter.Matches(c.traits, layout.TargetDevicesFor(c.id));
         }
-        if (!it->second) continue;
+        passes = it->second;
       }
+      if (!passes) continue;
       if (!scan->Keep(slot->ToDevice())) return;
     }
   }
