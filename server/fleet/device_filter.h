@@ -18,6 +18,8 @@
 #define CTXSEL_SERVER_FLEET_DEVICE_FILTER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,6 +72,60 @@ class DeviceFilter {
                  selector::TargetDevicesView target_devices,
                  std::string* reason) const;
   std::optional<selector::Selector> selector_;
+};
+
+// One step of a filtered device listing (DeviceStore::ScanDevices): the
+// store reads nodes in order, each node's devices by index, and keeps those
+// the filter passes. The stopping rule is here, for every store to share.
+// A filter's verdict is the same for every device of one class on nodes of
+// one layout (fleet_context.h), so a store that groups devices that way
+// matches once per pair for the whole listing (`verdicts`).
+struct DeviceScan {
+  static constexpr int32_t kNoIndex = std::numeric_limits<int32_t>::min();
+
+  explicit DeviceScan(const DeviceFilter* device_filter)
+      : filter(device_filter) {}
+
+  // Starts a step: `found` emptied, nothing read yet.
+  void Start() {
+    found.clear();
+    nodes_read = 0;
+    devices_read = 0;
+  }
+  // Whether to read another node: false once max_read devices were read.
+  bool NextNode() {
+    if (devices_read >= max_read) return false;
+    ++nodes_read;
+    return true;
+  }
+  // Whether the device at `index` of the node being read is past the resume
+  // point (after_index, first node only); counts it as read.
+  bool Reads(int32_t index) {
+    if (nodes_read == 1 && index <= after_index) return false;
+    ++devices_read;
+    return true;
+  }
+  // Keeps a device that passed; false when the step must stop (found holds
+  // max_found).
+  bool Keep(Device device) {
+    found.push_back(std::move(device));
+    return found.size() < max_found;
+  }
+
+  const DeviceFilter* filter;
+  // Set by the caller before each step.
+  int32_t after_index = kNoIndex;
+  size_t max_found = 1;
+  size_t max_read = std::numeric_limits<size_t>::max();
+  // What the step did: the devices that passed, copied; how many of the
+  // nodes it was given it read (at least one when given any); how many
+  // devices it read.
+  std::vector<Device> found;
+  size_t nodes_read = 0;
+  size_t devices_read = 0;
+  // Kept by the store across steps: the verdict by (device class id, node
+  // layout id). Both are never reused and name immutable traits.
+  absl::flat_hash_map<std::pair<int, int>, bool> verdicts;
 };
 
 // Launchers repeat the same filter text; parsing costs more than the rest

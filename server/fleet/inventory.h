@@ -35,10 +35,10 @@
 // only to find its node and mark it alive, then records utilisation in the
 // store with no inventory lock held: one lock at a time. The store's lock
 // may be taken under `mu_` (events, suspect marks), never the other way
-// round; ListDevices holds `mu_` only to find each next node and reads the
-// node's devices from the store without it, so a long listing never stalls
-// heartbeats. Wake callbacks run on the inventory's own notifier
-// thread with no inventory lock held.
+// round; ListDevices holds `mu_` only to take the names of the next few
+// nodes and reads their devices from the store without it, so a long
+// listing never stalls heartbeats. Wake callbacks run on the inventory's own
+// notifier thread with no inventory lock held.
 #ifndef CTXSEL_SERVER_FLEET_INVENTORY_H_
 #define CTXSEL_SERVER_FLEET_INVENTORY_H_
 
@@ -93,6 +93,13 @@ class DeviceStore {
   virtual void SetNodeSuspect(const std::string& node, bool suspect) = 0;
   // `node`'s devices as they are now, by index; empty for an unknown node.
   virtual std::vector<Device> NodeDevices(const std::string& node) const = 0;
+  // One step of a ListDevices: reads `nodes` as `scan` says (DeviceScan's
+  // rule) and leaves in it the devices that pass its filter. This default
+  // copies each node's devices (NodeDevices) and matches every one;
+  // PlacerBridge reads a step under one lock hold, matches once per device
+  // class and layout, and copies only the devices that pass.
+  virtual void ScanDevices(absl::Span<const std::string> nodes,
+                           DeviceScan* scan) const;
 };
 
 // Hears about nodes, e.g. to mirror them elsewhere. Every method runs with

@@ -366,6 +366,11 @@ const std::vector<DeviceSlot*>* Fleet::Reader::node(
   return it == fleet_.nodes_.end() ? nullptr : &it->second.devices;
 }
 
+const NodeLayout* Fleet::Reader::layout(absl::string_view name) const {
+  auto it = fleet_.nodes_.find(name);
+  return it == fleet_.nodes_.end() ? nullptr : it->second.layout;
+}
+
 const DeviceSlot* Fleet::Reader::device(absl::string_view id_or_uuid) const {
   if (auto it = fleet_.devices_.find(id_or_uuid); it != fleet_.devices_.end()) {
     return it->second.get();

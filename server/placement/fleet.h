@@ -119,6 +119,8 @@ class Fleet {
     bool has_suspect() const;
     // The devices of `node`; null for an unknown node.
     const std::vector<DeviceSlot*>* node(absl::string_view name) const;
+    // The layout of `node`; null for an unknown node.
+    const NodeLayout* layout(absl::string_view name) const;
     // The live device with this id or, failing that, this UUID; null when
     // none. (Two devices reporting one UUID: the later report's.)
     const DeviceSlot* device(absl::string_view id_or_uuid) const;

@@ -546,6 +546,59 @@ TEST_F(InventoryTest, BadPageTokensAndEmptyKeysAreInvalidArguments) {
             "zz");
 }
 
+// Placement's store matches a filter once per device class and layout and
+// copies only the devices that pass (PlacerBridge::ScanDevices); its pages
+// are those of the reference scan, which copies and matches every device
+// (DeviceStore::ScanDevices), whatever the filter, node or page size.
+TEST(InventoryListingTest, PlacementScanPagesAsTheReferenceScan) {
+  placement::Placer placer;
+  PlacerBridge bridge(&placer);
+  Inventory fast({}, &bridge);
+  RecordingStore reference_store;  // the default ScanDevices
+  Inventory reference({}, &reference_store);
+  for (int n = 0; n < 40; ++n) {
+    std::vector<Device> devices = {HostCpu()};
+    // Nodes of three layouts; a class on several of them.
+    for (int i = 0; i <= n % 3; ++i) {
+      devices.push_back(Gpu(i, (n + i) % 2 == 0 ? "nvptx" : "amdgcn"));
+    }
+    const NodeState node = Node(absl::StrCat("n", n / 10, n % 10), devices);
+    ASSERT_TRUE(fast.Report(node).ok());
+    ASSERT_TRUE(reference.Report(node).ok());
+  }
+  // Every page's device ids and token, until the last.
+  auto pages = [](const Inventory& inventory, const std::string& filter,
+                  const std::string& node, int page_size) {
+    std::vector<std::string> listed;
+    std::string token;
+    do {
+      auto page = inventory.ListDevices(Filter(filter), node, page_size, token);
+      if (!page.ok()) return std::vector<std::string>{page.status().ToString()};
+      for (const Device& d : page->items) listed.push_back(d.id);
+      token = page->next_page_token;
+      listed.push_back("token " + token);
+    } while (!token.empty());
+    return listed;
+  };
+  for (const std::string filter :
+       {"", "device={arch(amdgcn)}", "device={kind(cpu)}",
+        "target_device={device_num(1), arch(nvptx)}",
+        "device={kind(gpu)}, target_device={device_num(0), arch(amdgcn)}",
+        "device={arch(spirv)}"}) {
+    for (const std::string node : {"", "n12", "n99"}) {
+      for (int page_size : {1, 3, 0}) {
+        const std::vector<std::string> want =
+            pages(reference, filter, node, page_size);
+        EXPECT_EQ(pages(fast, filter, node, page_size), want)
+            << filter << " node '" << node << "' page_size " << page_size;
+        EXPECT_GE(want.size(), 1u);
+      }
+    }
+  }
+  // Not vacuous: some filters list part of the fleet, across pages.
+  EXPECT_EQ(pages(fast, "device={arch(amdgcn)}", "", 0).size(), 40u);
+}
+
 // A long filtered listing asks whether its call is still wanted and stops
 // with the answer's error once it is not (the handler asks
 // CallInterrupted, server/rpc/call_interrupt.h); counted, not timed.

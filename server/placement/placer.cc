@@ -320,6 +320,36 @@ std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
   return devices;
 }
 
+void Placer::ScanDevices(absl::Span<const std::string> nodes,
+                         DeviceScan* scan) const {
+  const DeviceFilter& filter = *scan->filter;
+  // The last (class id, layout id) asked and its verdict: a node's devices
+  // mostly share both, so most devices cost no hash lookup.
+  std::pair<int, int> last = {-1, -1};
+  bool passes = filter.empty();
+  Fleet::Reader reader(*fleet_);
+  for (const std::string& node : nodes) {
+    if (!scan->NextNode()) return;
+    const std::vector<DeviceSlot*>* slots = reader.node(node);
+    if (slots == nullptr) continue;
+    const NodeLayout& layout = *reader.layout(node);
+    for (const DeviceSlot* slot : *slots) {
+      if (!scan->Reads(slot->index)) continue;
+      const DeviceClass& c = *slot->device_class;
+      if (!filter.empty() && std::make_pair(c.id, layout.id) != last) {
+        last = {c.id, layout.id};
+        auto [it, added] = scan->verdicts.try_emplace(last);
+        if (added) {
+          it->second = filter.Matches(c.traits, layout.TargetDevicesFor(c.id));
+        }
+        passes = it->second;
+      }
+      if (!passes) continue;
+      if (!scan->Keep(slot->ToDevice())) return;
+    }
+  }
+}
+
 absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
     absl::string_view device_id) const {
   return fleet_->ClassOf(device_id);

@@ -152,6 +152,12 @@ class Placer {
   // index as reported; empty for an unknown node. For listings.
   std::vector<Device> NodeDevices(absl::string_view node) const;
 
+  // One step of a filtered listing (DeviceStore::ScanDevices) under one hold
+  // of the fleet's lock: the filter is matched once per device class and
+  // node layout for the whole listing, and only devices that pass are
+  // copied.
+  void ScanDevices(absl::Span<const std::string> nodes, DeviceScan* scan) const;
+
   // The device class of a live device (for inventory listings);
   // NotFoundError for an unknown device.
   absl::StatusOr<DeviceClassNames> DeviceClassOf(

@@ -39,4 +39,9 @@ std::vector<Device> PlacerBridge::NodeDevices(const std::string& node) const {
   return placer_->NodeDevices(node);
 }
 
+void PlacerBridge::ScanDevices(absl::Span<const std::string> nodes,
+                               DeviceScan* scan) const {
+  placer_->ScanDevices(nodes, scan);
+}
+
 }  // namespace ctxsel::server

@@ -32,6 +32,8 @@ class PlacerBridge final : public VariantObserver, public DeviceStore {
                   absl::Span<const DeviceBeat> beat) override;
   void SetNodeSuspect(const std::string& node, bool suspect) override;
   std::vector<Device> NodeDevices(const std::string& node) const override;
+  void ScanDevices(absl::Span<const std::string> nodes,
+                   DeviceScan* scan) const override;
 
  private:
   placement::Placer* const placer_;
