@@ -47,7 +47,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::InventoryEvent> {
  public:
   // The most a refill takes from the history at a time (estimated bytes of
   // the snapshots it holds; at least one event).
-  static constexpr size_t kMaxRefillBytes = 256 << 10;
+  static constexpr size_t kMaxRefillBytes = 64 << 10;
 
   // Starts the stream: `start`'s events first, then every event after its
   // sequence. The reactor deletes itself when the stream is done, and is
