@@ -85,32 +85,48 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
     return own_items.empty() ? declared[i].selector.ast().subset_items
                              : own_items[i];
   };
+  // Each item and construct maps to one list, numbered once; the lists a
+  // candidate is in are kept (flat, `list_ids` from `first_list[k]`), so
+  // the search below hashes no string again.
   std::vector<int> compatible;
-  absl::flat_hash_map<absl::string_view, std::vector<int>> by_item;
-  absl::flat_hash_map<int, std::vector<int>> by_construct;
+  std::vector<std::vector<int>> lists;
+  std::vector<int> list_ids;
+  std::vector<size_t> first_list;
+  absl::flat_hash_map<absl::string_view, int> by_item;
+  absl::flat_hash_map<int, int> by_construct;
+  auto list_for = [&lists](auto& index, auto key) -> int {
+    auto [it, added] = index.try_emplace(key, static_cast<int>(lists.size()));
+    if (added) lists.emplace_back();
+    return it->second;
+  };
   for (size_t i = 0; i < declared.size(); ++i) {
     if (!data.states[i].compatible) continue;
     const int index = static_cast<int>(i);
     compatible.push_back(index);
+    first_list.push_back(list_ids.size());
     const internal::SubsetItems& items = items_of(index);
-    for (const std::string& item : items.items) by_item[item].push_back(index);
+    for (const std::string& item : items.items) {
+      const int id = list_for(by_item, absl::string_view(item));
+      lists[id].push_back(index);
+      list_ids.push_back(id);
+    }
     for (const internal::SubsetItems::Construct& c : items.constructs) {
-      std::vector<int>& list = by_construct[static_cast<int>(c.id)];
+      const int id = list_for(by_construct, static_cast<int>(c.id));
+      std::vector<int>& list = lists[id];
       if (list.empty() || list.back() != index) list.push_back(index);
+      list_ids.push_back(id);
     }
   }
-  for (int a : compatible) {
-    const internal::SubsetItems& items = items_of(a);
+  first_list.push_back(list_ids.size());
+  for (size_t k = 0; k < compatible.size(); ++k) {
+    const int a = compatible[k];
     const std::vector<int>* supersets = &compatible;
-    for (const std::string& item : items.items) {
-      const std::vector<int>& list = by_item.find(item)->second;
+    for (size_t j = first_list[k]; j < first_list[k + 1]; ++j) {
+      const std::vector<int>& list = lists[list_ids[j]];
       if (list.size() < supersets->size()) supersets = &list;
     }
-    for (const internal::SubsetItems::Construct& c : items.constructs) {
-      const std::vector<int>& list =
-          by_construct.find(static_cast<int>(c.id))->second;
-      if (list.size() < supersets->size()) supersets = &list;
-    }
+    if (supersets->size() == 1) continue;  // only `a` names its rarest item
+    const internal::SubsetItems& items = items_of(a);
     for (int b : *supersets) {
       if (a == b) continue;
       if (internal::IsStrictSubset(items, items_of(b))) {
@@ -122,8 +138,9 @@ void ApplyStrictSubsetRule(ResolutionData& data) {
   }
 }
 
-void SortCandidates(ResolutionData& data) {
+void SortCandidates(ResolutionData& data, size_t compatible) {
   const std::vector<Candidate>& declared = *data.declared;
+  data.sorted.reserve(compatible);
   for (size_t i = 0; i < declared.size(); ++i) {
     if (!data.states[i].compatible) continue;
     data.sorted.push_back({static_cast<int>(i), data.states[i].score,
@@ -145,6 +162,7 @@ void SortCandidates(ResolutionData& data) {
       data.prefix = r + 1;
     }
   }
+  data.prefix_parts.reserve(data.prefix);
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     const internal::SelectorAst& ast = declared[e.index].selector.ast();
@@ -181,6 +199,7 @@ absl::StatusOr<Resolution> Resolve(
   // Only selectors with a construct set read the names.
   std::optional<internal::ConstructNames> names;
   const internal::ConstructNames none;
+  size_t compatible = 0;
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
@@ -202,10 +221,11 @@ absl::StatusOr<Resolution> Resolve(
     }
     state.compatible = true;
     state.score = sum->sum + 1;
+    ++compatible;
   }
   data->context = std::move(static_context);
-  ApplyStrictSubsetRule(*data);
-  SortCandidates(*data);
+  if (compatible > 1) ApplyStrictSubsetRule(*data);
+  SortCandidates(*data, compatible);
   return Resolution(std::move(data));
 }
 
