@@ -3,6 +3,7 @@
 #include "selector/resolver.h"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,80 +72,89 @@ namespace {
 // first superset. Selectors that name something of their own (a condition,
 // an arch) cost O(own items); the pairwise test ran over every pair, 220 s
 // of CPU for 13,000 conditional variants.
-void ApplyStrictSubsetRule(ResolutionData& data) {
-  const std::vector<Candidate>& declared = *data.declared;
-  // The items Parse stored, or (kind(any) scored) those with kind(any).
-  std::vector<internal::SubsetItems> own_items;
-  if (data.options.kind_any_scored) {
-    for (const Candidate& c : declared) {
-      own_items.push_back(
-          internal::ItemsOf(c.selector.ast(), /*kind_any_scored=*/true));
+//
+// Resolve adds each compatible candidate while its selector is still in
+// cache; each item and construct maps to one list, numbered once, and the
+// lists a candidate is in are kept, so Apply hashes no string again.
+class StrictSubsetIndex {
+ public:
+  StrictSubsetIndex(size_t candidates, bool kind_any_scored)
+      : kind_any_scored_(kind_any_scored), items_(candidates) {}
+
+  // Adds the compatible candidate `index`; indices grow.
+  void Add(int index, const internal::SelectorAst& ast) {
+    // The items Parse stored, or (kind(any) scored) those with kind(any).
+    const internal::SubsetItems* items = &ast.subset_items;
+    if (kind_any_scored_) {
+      own_items_.push_back(internal::ItemsOf(ast, /*kind_any_scored=*/true));
+      items = &own_items_.back();
     }
-  }
-  auto items_of = [&](int i) -> const internal::SubsetItems& {
-    return own_items.empty() ? declared[i].selector.ast().subset_items
-                             : own_items[i];
-  };
-  // Each item and construct maps to one list, numbered once; the lists a
-  // candidate is in are kept (flat, `list_ids` from `first_list[k]`), so
-  // the search below hashes no string again.
-  std::vector<int> compatible;
-  std::vector<std::vector<int>> lists;
-  std::vector<int> list_ids;
-  std::vector<size_t> first_list;
-  absl::flat_hash_map<absl::string_view, int> by_item;
-  absl::flat_hash_map<int, int> by_construct;
-  auto list_for = [&lists](auto& index, auto key) -> int {
-    auto [it, added] = index.try_emplace(key, static_cast<int>(lists.size()));
-    if (added) lists.emplace_back();
-    return it->second;
-  };
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (!data.states[i].compatible) continue;
-    const int index = static_cast<int>(i);
-    compatible.push_back(index);
-    first_list.push_back(list_ids.size());
-    const internal::SubsetItems& items = items_of(index);
-    for (const std::string& item : items.items) {
-      const int id = list_for(by_item, absl::string_view(item));
-      lists[id].push_back(index);
-      list_ids.push_back(id);
+    compatible_.push_back(index);
+    items_[index] = items;
+    first_list_.push_back(list_ids_.size());
+    for (const std::string& item : items->items) {
+      const int id = ListFor(by_item_, absl::string_view(item));
+      lists_[id].push_back(index);
+      list_ids_.push_back(id);
     }
-    for (const internal::SubsetItems::Construct& c : items.constructs) {
-      const int id = list_for(by_construct, static_cast<int>(c.id));
-      std::vector<int>& list = lists[id];
+    for (const internal::SubsetItems::Construct& c : items->constructs) {
+      const int id = ListFor(by_construct_, static_cast<int>(c.id));
+      std::vector<int>& list = lists_[id];
       if (list.empty() || list.back() != index) list.push_back(index);
-      list_ids.push_back(id);
+      list_ids_.push_back(id);
     }
   }
-  first_list.push_back(list_ids.size());
-  for (size_t k = 0; k < compatible.size(); ++k) {
-    const int a = compatible[k];
-    const std::vector<int>* supersets = &compatible;
-    for (size_t j = first_list[k]; j < first_list[k + 1]; ++j) {
-      const std::vector<int>& list = lists[list_ids[j]];
-      if (list.size() < supersets->size()) supersets = &list;
-    }
-    if (supersets->size() == 1) continue;  // only `a` names its rarest item
-    const internal::SubsetItems& items = items_of(a);
-    for (int b : *supersets) {
-      if (a == b) continue;
-      if (internal::IsStrictSubset(items, items_of(b))) {
-        data.states[a].score = 0;
-        data.states[a].subset_of = b;
-        break;
+
+  // Demotes every added candidate that is a strict subset of another.
+  void Apply(absl::Span<CandidateState> states) {
+    if (compatible_.size() < 2) return;
+    first_list_.push_back(list_ids_.size());
+    for (size_t k = 0; k < compatible_.size(); ++k) {
+      const int a = compatible_[k];
+      const std::vector<int>* supersets = &compatible_;
+      for (size_t j = first_list_[k]; j < first_list_[k + 1]; ++j) {
+        const std::vector<int>& list = lists_[list_ids_[j]];
+        if (list.size() < supersets->size()) supersets = &list;
+      }
+      if (supersets->size() == 1) continue;  // only `a` names that item
+      for (int b : *supersets) {
+        if (a == b) continue;
+        if (internal::IsStrictSubset(*items_[a], *items_[b])) {
+          states[a].score = 0;
+          states[a].subset_of = b;
+          break;
+        }
       }
     }
   }
-}
+
+ private:
+  template <typename Index, typename Key>
+  int ListFor(Index& index, Key key) {
+    auto [it, added] = index.try_emplace(key, static_cast<int>(lists_.size()));
+    if (added) lists_.emplace_back();
+    return it->second;
+  }
+
+  const bool kind_any_scored_;
+  std::deque<internal::SubsetItems> own_items_;  // stable addresses
+  std::vector<int> compatible_;                  // declaration indices
+  // By declaration index; null for candidates not added.
+  std::vector<const internal::SubsetItems*> items_;
+  std::vector<size_t> first_list_;  // where each one's list_ids_ start
+  std::vector<int> list_ids_;
+  std::vector<std::vector<int>> lists_;
+  absl::flat_hash_map<absl::string_view, int> by_item_;
+  absl::flat_hash_map<int, int> by_construct_;
+};
 
 void SortCandidates(ResolutionData& data, size_t compatible) {
   const std::vector<Candidate>& declared = *data.declared;
   data.sorted.reserve(compatible);
   for (size_t i = 0; i < declared.size(); ++i) {
     if (!data.states[i].compatible) continue;
-    data.sorted.push_back({static_cast<int>(i), data.states[i].score,
-                           declared[i].selector.is_dynamic()});
+    data.sorted.push_back(
+        {static_cast<int>(i), data.states[i].score, data.states[i].dynamic});
   }
   // Decreasing score; equal scores in declaration order, or its reverse
   // (the index breaks ties, so std::sort needs no stable_sort's buffer).
@@ -200,6 +210,7 @@ absl::StatusOr<Resolution> Resolve(
   std::optional<internal::ConstructNames> names;
   const internal::ConstructNames none;
   size_t compatible = 0;
+  StrictSubsetIndex subsets(declared.size(), options.kind_any_scored);
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
@@ -220,11 +231,13 @@ absl::StatusOr<Resolution> Resolve(
           sum.ok() ? "score overflows 64 bits" : sum.status().message()));
     }
     state.compatible = true;
+    state.dynamic = ast.dynamic;
     state.score = sum->sum + 1;
     ++compatible;
+    subsets.Add(static_cast<int>(i), ast);
   }
   data->context = std::move(static_context);
-  if (compatible > 1) ApplyStrictSubsetRule(*data);
+  subsets.Apply(absl::MakeSpan(data->states));
   SortCandidates(*data, compatible);
   return Resolution(std::move(data));
 }
