@@ -3,7 +3,7 @@
 #include "selector/resolver.h"
 
 #include <algorithm>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,53 +75,48 @@ namespace {
 //
 // Resolve adds each compatible candidate while its selector is still in
 // cache; each item and construct maps to one list, numbered once, and the
-// lists a candidate is in are kept, so Apply hashes no string again.
+// lists a candidate is in are kept, so Apply hashes no string again. Lists
+// hold positions among the added candidates (which grow with the
+// declaration index). Nothing is indexed before a second candidate comes:
+// most kernels' resolutions have one or none.
 class StrictSubsetIndex {
  public:
-  StrictSubsetIndex(size_t candidates, bool kind_any_scored)
-      : kind_any_scored_(kind_any_scored), items_(candidates) {}
+  explicit StrictSubsetIndex(bool kind_any_scored)
+      : kind_any_scored_(kind_any_scored) {}
 
   // Adds the compatible candidate `index`; indices grow.
   void Add(int index, const internal::SelectorAst& ast) {
     // The items Parse stored, or (kind(any) scored) those with kind(any).
     const internal::SubsetItems* items = &ast.subset_items;
     if (kind_any_scored_) {
-      own_items_.push_back(internal::ItemsOf(ast, /*kind_any_scored=*/true));
-      items = &own_items_.back();
+      own_items_.push_back(std::make_unique<internal::SubsetItems>(
+          internal::ItemsOf(ast, /*kind_any_scored=*/true)));
+      items = own_items_.back().get();
     }
     compatible_.push_back(index);
-    items_[index] = items;
-    first_list_.push_back(list_ids_.size());
-    for (const std::string& item : items->items) {
-      const int id = ListFor(by_item_, absl::string_view(item));
-      lists_[id].push_back(index);
-      list_ids_.push_back(id);
-    }
-    for (const internal::SubsetItems::Construct& c : items->constructs) {
-      const int id = ListFor(by_construct_, static_cast<int>(c.id));
-      std::vector<int>& list = lists_[id];
-      if (list.empty() || list.back() != index) list.push_back(index);
-      list_ids_.push_back(id);
-    }
+    items_.push_back(items);
+    if (compatible_.size() == 2) Index(0);
+    if (compatible_.size() >= 2) Index(compatible_.size() - 1);
   }
 
   // Demotes every added candidate that is a strict subset of another.
   void Apply(absl::Span<CandidateState> states) {
     if (compatible_.size() < 2) return;
     first_list_.push_back(list_ids_.size());
-    for (size_t k = 0; k < compatible_.size(); ++k) {
-      const int a = compatible_[k];
-      const std::vector<int>* supersets = &compatible_;
-      for (size_t j = first_list_[k]; j < first_list_[k + 1]; ++j) {
+    std::vector<int> all(compatible_.size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    for (size_t a = 0; a < compatible_.size(); ++a) {
+      const std::vector<int>* supersets = &all;
+      for (size_t j = first_list_[a]; j < first_list_[a + 1]; ++j) {
         const std::vector<int>& list = lists_[list_ids_[j]];
         if (list.size() < supersets->size()) supersets = &list;
       }
       if (supersets->size() == 1) continue;  // only `a` names that item
       for (int b : *supersets) {
-        if (a == b) continue;
+        if (static_cast<size_t>(b) == a) continue;
         if (internal::IsStrictSubset(*items_[a], *items_[b])) {
-          states[a].score = 0;
-          states[a].subset_of = b;
+          states[compatible_[a]].score = 0;
+          states[compatible_[a]].subset_of = compatible_[b];
           break;
         }
       }
@@ -129,6 +124,22 @@ class StrictSubsetIndex {
   }
 
  private:
+  void Index(size_t k) {
+    const int position = static_cast<int>(k);
+    first_list_.push_back(list_ids_.size());
+    for (const std::string& item : items_[k]->items) {
+      const int id = ListFor(by_item_, absl::string_view(item));
+      lists_[id].push_back(position);
+      list_ids_.push_back(id);
+    }
+    for (const internal::SubsetItems::Construct& c : items_[k]->constructs) {
+      const int id = ListFor(by_construct_, static_cast<int>(c.id));
+      std::vector<int>& list = lists_[id];
+      if (list.empty() || list.back() != position) list.push_back(position);
+      list_ids_.push_back(id);
+    }
+  }
+
   template <typename Index, typename Key>
   int ListFor(Index& index, Key key) {
     auto [it, added] = index.try_emplace(key, static_cast<int>(lists_.size()));
@@ -137,10 +148,9 @@ class StrictSubsetIndex {
   }
 
   const bool kind_any_scored_;
-  std::deque<internal::SubsetItems> own_items_;  // stable addresses
-  std::vector<int> compatible_;                  // declaration indices
-  // By declaration index; null for candidates not added.
-  std::vector<const internal::SubsetItems*> items_;
+  std::vector<std::unique_ptr<internal::SubsetItems>> own_items_;
+  std::vector<int> compatible_;                      // declaration indices
+  std::vector<const internal::SubsetItems*> items_;  // parallel
   std::vector<size_t> first_list_;  // where each one's list_ids_ start
   std::vector<int> list_ids_;
   std::vector<std::vector<int>> lists_;
@@ -210,7 +220,7 @@ absl::StatusOr<Resolution> Resolve(
   std::optional<internal::ConstructNames> names;
   const internal::ConstructNames none;
   size_t compatible = 0;
-  StrictSubsetIndex subsets(declared.size(), options.kind_any_scored);
+  StrictSubsetIndex subsets(options.kind_any_scored);
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
