@@ -243,6 +243,13 @@ void Expression::AddVariables(NameSet& names) const {
   }
 }
 
+bool Expression::ReadsVariable(bool (*pred)(absl::string_view name)) const {
+  for (const ExprNode& node : nodes_) {
+    if (node.op == ExprOp::kVar && pred(node.name)) return true;
+  }
+  return false;
+}
+
 EvalResult Expression::Evaluate(const Variables& variables) const {
   return Eval(root_, variables);
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "selector/lexer.h"
 #include "selector/selector.h"
 
@@ -104,6 +105,9 @@ class Expression {
   // Adds the names of the job variables the expression reads to `names`
   // (none for a runtime-only one: its identifiers are the program's).
   void AddVariables(NameSet& names) const;
+  // True when it reads a job variable for which `pred` is true; unlike
+  // AddVariables it allocates nothing (Resolve asks once per candidate).
+  bool ReadsVariable(bool (*pred)(absl::string_view name)) const;
 
  private:
   friend class ExpressionParser;

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -55,6 +56,22 @@ TEST(ExpressionTest, CPrecedenceAndAssociativity) {
   EXPECT_EQ(Eval("3 >= 3 && 2 <= 1 || 4 != 4"), 0);
   EXPECT_EQ(Eval("--5"), 5);
   EXPECT_EQ(Eval("+5"), 5);
+}
+
+bool StartsWithDev(absl::string_view name) {
+  return absl::StartsWith(name, "dev_");
+}
+
+TEST(ExpressionTest, ReadsVariableSeesEveryVariableTheExpressionReads) {
+  absl::StatusOr<Expression> e = Parse("N > 4 && (M < 2 || dev_mem > N)");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->ReadsVariable(StartsWithDev));
+  e = Parse("N > 4 && (M < 2 || mem_dev > N)");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->ReadsVariable(StartsWithDev));
+  e = Parse("2 * 3 > 4");  // folded: reads nothing
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->ReadsVariable([](absl::string_view) { return true; }));
 }
 
 TEST(ExpressionTest, VariablesAndShortCircuit) {

@@ -309,11 +309,7 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
         if (e.runtime_only()) {
           part.runtime_only = true;
         } else {
-          NameSet names;
-          e.AddVariables(names);
-          for (const std::string& name : names) {
-            if (IsDeviceVariable(name)) part.reads_device = true;
-          }
+          if (e.ReadsVariable(IsDeviceVariable)) part.reads_device = true;
           part.conditions.push_back(e);
         }
       }

@@ -3,6 +3,7 @@
 #include "selector/resolver.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,63 +72,99 @@ namespace {
 // first superset. Selectors that name something of their own (a condition,
 // an arch) cost O(own items); the pairwise test ran over every pair, 220 s
 // of CPU for 13,000 conditional variants.
-void ApplyStrictSubsetRule(ResolutionData& data) {
-  const std::vector<Candidate>& declared = *data.declared;
-  // The items Parse stored, or (kind(any) scored) those with kind(any).
-  std::vector<internal::SubsetItems> own_items;
-  if (data.options.kind_any_scored) {
-    for (const Candidate& c : declared) {
-      own_items.push_back(
-          internal::ItemsOf(c.selector.ast(), /*kind_any_scored=*/true));
+//
+// Resolve adds each compatible candidate while its selector is still in
+// cache; each item and construct maps to one list, numbered once, and the
+// lists a candidate is in are kept, so Apply hashes no string again. Lists
+// hold positions among the added candidates (which grow with the
+// declaration index). Nothing is indexed before a second candidate comes:
+// most kernels' resolutions have one or none.
+class StrictSubsetIndex {
+ public:
+  explicit StrictSubsetIndex(bool kind_any_scored)
+      : kind_any_scored_(kind_any_scored) {}
+
+  // Adds the compatible candidate `index`; indices grow.
+  void Add(int index, const internal::SelectorAst& ast) {
+    // The items Parse stored, or (kind(any) scored) those with kind(any).
+    const internal::SubsetItems* items = &ast.subset_items;
+    if (kind_any_scored_) {
+      own_items_.push_back(std::make_unique<internal::SubsetItems>(
+          internal::ItemsOf(ast, /*kind_any_scored=*/true)));
+      items = own_items_.back().get();
     }
+    compatible_.push_back(index);
+    items_.push_back(items);
+    if (compatible_.size() == 2) Index(0);
+    if (compatible_.size() >= 2) Index(compatible_.size() - 1);
   }
-  auto items_of = [&](int i) -> const internal::SubsetItems& {
-    return own_items.empty() ? declared[i].selector.ast().subset_items
-                             : own_items[i];
-  };
-  std::vector<int> compatible;
-  absl::flat_hash_map<absl::string_view, std::vector<int>> by_item;
-  absl::flat_hash_map<int, std::vector<int>> by_construct;
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (!data.states[i].compatible) continue;
-    const int index = static_cast<int>(i);
-    compatible.push_back(index);
-    const internal::SubsetItems& items = items_of(index);
-    for (const std::string& item : items.items) by_item[item].push_back(index);
-    for (const internal::SubsetItems::Construct& c : items.constructs) {
-      std::vector<int>& list = by_construct[static_cast<int>(c.id)];
-      if (list.empty() || list.back() != index) list.push_back(index);
-    }
-  }
-  for (int a : compatible) {
-    const internal::SubsetItems& items = items_of(a);
-    const std::vector<int>* supersets = &compatible;
-    for (const std::string& item : items.items) {
-      const std::vector<int>& list = by_item.find(item)->second;
-      if (list.size() < supersets->size()) supersets = &list;
-    }
-    for (const internal::SubsetItems::Construct& c : items.constructs) {
-      const std::vector<int>& list =
-          by_construct.find(static_cast<int>(c.id))->second;
-      if (list.size() < supersets->size()) supersets = &list;
-    }
-    for (int b : *supersets) {
-      if (a == b) continue;
-      if (internal::IsStrictSubset(items, items_of(b))) {
-        data.states[a].score = 0;
-        data.states[a].subset_of = b;
-        break;
+
+  // Demotes every added candidate that is a strict subset of another.
+  void Apply(absl::Span<CandidateState> states) {
+    if (compatible_.size() < 2) return;
+    first_list_.push_back(list_ids_.size());
+    std::vector<int> all(compatible_.size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    for (size_t a = 0; a < compatible_.size(); ++a) {
+      const std::vector<int>* supersets = &all;
+      for (size_t j = first_list_[a]; j < first_list_[a + 1]; ++j) {
+        const std::vector<int>& list = lists_[list_ids_[j]];
+        if (list.size() < supersets->size()) supersets = &list;
+      }
+      if (supersets->size() == 1) continue;  // only `a` names that item
+      for (int b : *supersets) {
+        if (static_cast<size_t>(b) == a) continue;
+        if (internal::IsStrictSubset(*items_[a], *items_[b])) {
+          states[compatible_[a]].score = 0;
+          states[compatible_[a]].subset_of = compatible_[b];
+          break;
+        }
       }
     }
   }
-}
 
-void SortCandidates(ResolutionData& data) {
+ private:
+  void Index(size_t k) {
+    const int position = static_cast<int>(k);
+    first_list_.push_back(list_ids_.size());
+    for (const std::string& item : items_[k]->items) {
+      const int id = ListFor(by_item_, absl::string_view(item));
+      lists_[id].push_back(position);
+      list_ids_.push_back(id);
+    }
+    for (const internal::SubsetItems::Construct& c : items_[k]->constructs) {
+      const int id = ListFor(by_construct_, static_cast<int>(c.id));
+      std::vector<int>& list = lists_[id];
+      if (list.empty() || list.back() != position) list.push_back(position);
+      list_ids_.push_back(id);
+    }
+  }
+
+  template <typename Index, typename Key>
+  int ListFor(Index& index, Key key) {
+    auto [it, added] = index.try_emplace(key, static_cast<int>(lists_.size()));
+    if (added) lists_.emplace_back();
+    return it->second;
+  }
+
+  const bool kind_any_scored_;
+  std::vector<std::unique_ptr<internal::SubsetItems>> own_items_;
+  std::vector<int> compatible_;                      // declaration indices
+  std::vector<const internal::SubsetItems*> items_;  // parallel
+  std::vector<size_t> first_list_;  // where each one's list_ids_ start
+  std::vector<int> list_ids_;
+  std::vector<std::vector<int>> lists_;
+  absl::flat_hash_map<absl::string_view, int> by_item_;
+  absl::flat_hash_map<int, int> by_construct_;
+};
+
+void SortCandidates(ResolutionData& data, size_t compatible) {
   const std::vector<Candidate>& declared = *data.declared;
+  data.sorted.reserve(compatible);
   for (size_t i = 0; i < declared.size(); ++i) {
     if (!data.states[i].compatible) continue;
-    data.sorted.push_back({static_cast<int>(i), data.states[i].score,
-                           declared[i].selector.is_dynamic()});
+    data.sorted.push_back(
+        {static_cast<int>(i), data.states[i].score, data.states[i].dynamic});
   }
   // Decreasing score; equal scores in declaration order, or its reverse
   // (the index breaks ties, so std::sort needs no stable_sort's buffer).
@@ -145,6 +182,7 @@ void SortCandidates(ResolutionData& data) {
       data.prefix = r + 1;
     }
   }
+  data.prefix_parts.reserve(data.prefix);
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     const internal::SelectorAst& ast = declared[e.index].selector.ast();
@@ -181,6 +219,8 @@ absl::StatusOr<Resolution> Resolve(
   // Only selectors with a construct set read the names.
   std::optional<internal::ConstructNames> names;
   const internal::ConstructNames none;
+  size_t compatible = 0;
+  StrictSubsetIndex subsets(options.kind_any_scored);
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
@@ -201,11 +241,14 @@ absl::StatusOr<Resolution> Resolve(
           sum.ok() ? "score overflows 64 bits" : sum.status().message()));
     }
     state.compatible = true;
+    state.dynamic = ast.dynamic;
     state.score = sum->sum + 1;
+    ++compatible;
+    subsets.Add(static_cast<int>(i), ast);
   }
   data->context = std::move(static_context);
-  ApplyStrictSubsetRule(*data);
-  SortCandidates(*data);
+  subsets.Apply(absl::MakeSpan(data->states));
+  SortCandidates(*data, compatible);
   return Resolution(std::move(data));
 }
 

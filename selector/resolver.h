@@ -20,6 +20,7 @@ namespace ctxsel::selector::internal {
 // Static facts about one declared candidate.
 struct CandidateState {
   bool compatible = false;  // the static part holds
+  bool dynamic = false;     // the selector is dynamic (read while in cache)
   uint64_t score = 0;       // final: 0 when incompatible or a strict subset
   int subset_of = -1;       // declaration index of the superset, when demoted
   int rank = -1;  // index in ResolutionData::sorted, -1 when not there
