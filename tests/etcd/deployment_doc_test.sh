@@ -167,7 +167,11 @@ for _ in $(seq 150); do [[ -s "$T/port" ]] && break; sleep 0.1; done
 "$CLI" --server="127.0.0.1:$(cat "$T/port")" --ca="$T/ctxsel/ca.pem" --token_file="$T/ops.token" \
   variants register saxpy 'saxpy_nv=construct={target}, device={arch(nvptx)}' >"$T/register.out" 2>&1 ||
   fail "register through the replica: $(cat "$T/register.out" "$T/server.log")"
-"${as_root[@]}" get /ctxsel/variants/ --prefix --keys-only | grep -q '^/ctxsel/variants/saxpy/saxpy_nv$' ||
+# Read whole before matching: etcdctl writes each key's blank line on its
+# own, so `etcdctl | grep -q` under pipefail fails when grep has already
+# matched and exited (SIGPIPE; 1 in 40 against a real etcd with two keys).
+stored_variants="$("${as_root[@]}" get /ctxsel/variants/ --prefix --keys-only)"
+grep -q '^/ctxsel/variants/saxpy/saxpy_nv$' <<<"$stored_variants" ||
   fail "the variant is not in etcd: $("${as_root[@]}" get /ctxsel/ --prefix --keys-only)"
 ! grep -qF "$password" "$T/server.log" || fail "the server logged the etcd password"
 echo "PASS"
