@@ -27,13 +27,14 @@ status=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE|FAILED TO BUILD)' "$log")
 
-# The libFuzzer targets (selector parser + evaluator, pragma importer), when
+# The libFuzzer targets (selector parser + evaluator, pragma importer,
+# binary image reader), when
 # clang is here: the regression corpus, then a fixed-seed, fixed-run-count
 # exploration (tools/fuzz.sh ci), so the result is the same on every run. It
 # counts as one test in the tally.
 if command -v clang-14 >/dev/null; then
-  if bash tools/fuzz.sh ci selector importer >"$log.fuzz" 2>&1; then
-    grep -E '^(selector|importer): replayed' "$log.fuzz"
+  if bash tools/fuzz.sh ci selector importer images >"$log.fuzz" 2>&1; then
+    grep -E '^(selector|importer|images): replayed' "$log.fuzz"
     echo "fuzz  PASSED (regression corpus + fixed-seed runs: no crash or sanitizer report)"
     passed=$((passed + 1))
   else
