@@ -184,7 +184,7 @@ TEST_F(AgentFailoverE2E, AnAgentLeavesAReplicaCutOffFromEtcd) {
 // A paused replica's agent reports to another before the paused replica's
 // node lease lapses.
 TEST_F(AgentFailoverE2E, AnAgentLeavesAPausedReplica) {
-  replicas_[0]->process().Signal(SIGSTOP);
+  ASSERT_TRUE(replicas_[0]->process().Stop()) << "replica A did not stop";
   const Looks looks = WatchB();
   replicas_[0]->process().Signal(SIGCONT);
   std::printf(

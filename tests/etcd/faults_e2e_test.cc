@@ -281,7 +281,7 @@ class FaultsE2E : public ::testing::Test {
     {
       Fault f = Begin(
           absl::StrCat("SIGSTOP replica 1 for ", Seconds(kReplicaPause)), true);
-      replicas_[1]->process().Signal(SIGSTOP);
+      EXPECT_TRUE(replicas_[1]->process().Stop()) << "replica 1 did not stop";
       pause_listed_since_ =
           WatchListed(f.start, f.start + kReplicaPause, /*except=*/1);
       replicas_[1]->process().Signal(SIGCONT);

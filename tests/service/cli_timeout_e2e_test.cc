@@ -34,7 +34,7 @@ TEST(CliTimeoutE2E, StoppedServerGivesExit3NamingTheDeadline) {
                 .exit_code,
             0);
 
-  (*server)->process().Signal(SIGSTOP);
+  ASSERT_TRUE((*server)->process().Stop()) << "the server did not stop";
   {
     Resume resume((*server)->process());
     const std::vector<std::vector<std::string>> commands = {

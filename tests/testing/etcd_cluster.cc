@@ -370,8 +370,10 @@ absl::Status EtcdCluster::Restart(int i) {
 void EtcdCluster::Pause(int i) {
   Member& m = members_[i];
   if (m.process == nullptr || m.paused) return;
-  m.process->Signal(SIGSTOP);
+  // Returns once the member has stopped (Subprocess::Stop), so the
+  // caller's next call cannot still reach it.
   m.paused = true;
+  m.process->Stop();
 }
 
 void EtcdCluster::Resume(int i) {

@@ -90,6 +90,7 @@ class EtcdCluster {
   // down): WaitForLeader() waits for one.
   absl::Status Restart(int i);
   // SIGSTOP / SIGCONT member `i`: it keeps its sockets but answers nothing.
+  // Pause returns once every thread of the member has stopped.
   void Pause(int i);
   void Resume(int i);
   // Whether member `i` runs (started and not killed; a paused one runs).
