@@ -1,8 +1,13 @@
 // Deadlines through the real server: a filtered ListDevices over a 5,000
-// device fleet with a deadline too short for it ends DEADLINE_EXCEEDED (the
-// handler checks the call between devices, server/call_interrupt.h), and
-// the server answers the same listing in full when given time. The code is
-// asserted, never a duration.
+// device fleet under a deadline already spent ends DEADLINE_EXCEEDED with no
+// device; under a short one it ends either DEADLINE_EXCEEDED with no device
+// or complete, never with a partial page or another code; and the server
+// answers the same listing in full when given time. Whether 500 µs is enough
+// depends on the machine (a page of 5,000 non-matching devices takes about
+// 150 µs on an idle host since listings match per class), so no outcome is
+// assumed of it: that the handler stops between devices
+// (server/rpc/call_interrupt.h) is counted, not timed, by
+// InventoryTest.ListDevicesStopsWhenCancelled.
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -40,15 +45,30 @@ TEST(DeadlineE2E, FilteredListDevicesStopsAtTheDeadline) {
   // Matches no device: the listing examines all 5,000 for one page.
   request.set_device_filter("device={arch(amdgcn)}");
 
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() -
+                         std::chrono::milliseconds(1));
+    v1::ListDevicesResponse response;
+    grpc::Status status = inventory->ListDevices(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+        << status.error_message();
+    EXPECT_EQ(response.devices_size(), 0);
+  }
   for (const auto deadline :
-       {std::chrono::microseconds(1), std::chrono::microseconds(500)}) {
+       {std::chrono::microseconds(50), std::chrono::microseconds(500)}) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     v1::ListDevicesResponse response;
     grpc::Status status = inventory->ListDevices(&context, request, &response);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
-        << deadline.count() << "us: " << status.error_message();
-    EXPECT_EQ(response.devices_size(), 0);
+    EXPECT_TRUE(status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                status.ok())
+        << deadline.count() << "us: " << status.error_code() << " "
+        << status.error_message();
+    // Whole or nothing: this filter matches no device and the fleet fits
+    // one page, so a complete answer has no device and no next page.
+    EXPECT_EQ(response.devices_size(), 0) << deadline.count() << "us";
+    EXPECT_TRUE(response.next_page_token().empty()) << deadline.count() << "us";
   }
 
   grpc::ClientContext context;
