@@ -5,6 +5,8 @@
 #   tools/package.sh agent   # dist/ctxsel-agent-VERSION-x86_64-linux.tar.gz
 #   tools/package.sh cli     # dist/ctxsel-cli-VERSION-x86_64-linux.tar.gz
 #   tools/package.sh deb     # dist/ctxsel-{server,agent,cli}_VERSION_amd64.deb
+#   tools/package.sh perf    # dist/ctxsel-perf-VERSION-x86_64-linux.tar.gz:
+#                            # tools/perf.sh's binaries, for PERF_BIN
 #
 # A bundle holds the stripped `-c opt` binary, every shared library `ldd`
 # lists for it and the dynamic loader, so that it runs on any x86-64 Linux
@@ -44,7 +46,7 @@ trap 'rm -rf "$STAGE"' EXIT
 VENDOR_LIBRARIES='^lib(nvidia-|cuda\.|amdhip|hsa-runtime|rocm_smi|amd_smi|drm_amdgpu|ze_|igdrcl|OpenCL\.)'
 
 usage() {
-  echo "usage: tools/package.sh agent|cli|deb..." >&2
+  echo "usage: tools/package.sh agent|cli|deb|perf..." >&2
   exit 2
 }
 
@@ -86,17 +88,26 @@ EOF
   chmod 0755 "$path"
 }
 
-# Builds OUT_DIR/NAME-VERSION-x86_64-linux.tar.gz from BINARY.
+# Builds OUT_DIR/NAME-VERSION-x86_64-linux.tar.gz from BINARY, or from
+# several binaries (each with its wrapper in bin/, by its own name) sharing
+# one lib/.
 bundle() {
-  local name="$1" binary="$2"
-  local base root
+  local name="$1"
+  shift
+  local base root binary program
   base="$name-$(version)"
   root="$STAGE/$base"
   install -d "$root/bin" "$root/libexec" "$root/lib"
-  strip --strip-all -o "$root/libexec/$name" "$binary"
-  chmod 0755 "$root/libexec/$name"
-  local listing library path have_loader=""
-  listing="$(shared_libraries "$binary")"
+  local listing="" library path have_loader=""
+  for binary in "$@"; do
+    program="$name"
+    [[ $# -gt 1 ]] && program="$(basename "$binary")"
+    strip --strip-all -o "$root/libexec/$program" "$binary"
+    chmod 0755 "$root/libexec/$program"
+    write_wrapper "$program" "$root/bin/$program"
+    listing+="$(shared_libraries "$binary")"$'\n'
+  done
+  listing="$(sort -u <<<"$listing" | sed '/^$/d')"
   while read -r library path; do
     if [[ "$library" =~ $VENDOR_LIBRARIES ]]; then
       echo "package.sh: $name links $library, a GPU vendor's library;" \
@@ -111,7 +122,6 @@ bundle() {
   done <<<"$listing"
   [[ -n "$have_loader" ]] || { echo "package.sh: $binary: no loader in ldd" >&2; return 1; }
   chmod 0755 "$root/lib/ld-linux-x86-64.so.2"
-  write_wrapper "$name" "$root/bin/$name"
   mkdir -p "$OUT_DIR"
   local tarball="$OUT_DIR/$base-x86_64-linux.tar.gz"
   # Reproducible: sorted, owned by root, dated by nothing but the version.
@@ -234,6 +244,12 @@ EOF
     'BEGIN { printf "%s: %.1f MiB\n", d, s / 1048576 }'
 }
 
+# What tools/perf.sh runs, for a machine that measures without building
+# (PERF_BIN=<bundle>/bin tools/perf.sh).
+PERF_TARGETS=(//bench:select_rpc_bench //bench:placement_bench
+  //bench:corpus_bench //bench:report_bench //bench:big_kernel_bench
+  //server:ctxsel-server //bench/load:ctxsel-load)
+
 [[ $# -gt 0 ]] || usage
 targets=()
 for what in "$@"; do
@@ -241,6 +257,7 @@ for what in "$@"; do
     agent) targets+=(//agent:ctxsel-agent) ;;
     cli) targets+=(//client/cli:ctxsel-cli) ;;
     deb) targets+=(//server:ctxsel-server //agent:ctxsel-agent //client/cli:ctxsel-cli) ;;
+    perf) targets+=("${PERF_TARGETS[@]}") ;;
     *) usage ;;
   esac
 done
@@ -252,6 +269,14 @@ for what in "$@"; do
   case "$what" in
     agent) bundle ctxsel-agent "$BIN_DIR/agent/ctxsel-agent" ;;
     cli) bundle ctxsel-cli "$BIN_DIR/client/cli/ctxsel-cli" ;;
+    perf)
+      perf_binaries=()
+      for target in "${PERF_TARGETS[@]}"; do
+        target="${target#//}"
+        perf_binaries+=("$BIN_DIR/${target%%:*}/${target##*:}")
+      done
+      bundle ctxsel-perf "${perf_binaries[@]}"
+      ;;
     deb)
       debian_package ctxsel-server "$BIN_DIR/server/ctxsel-server" \
         "ctxsel server: kernel variant and device selection"

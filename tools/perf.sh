@@ -8,6 +8,9 @@
 #   tools/perf.sh                  # everything (about 3 minutes on 2 cores)
 #   SMALL=1000 LARGE=10000 INTERVAL=500ms REPS=5 AGENT_PROCESSES=2 \
 #     tools/perf.sh                                            # the defaults
+#   tools/package.sh perf     # then, on a machine that does not build:
+#   PERF_BIN=ctxsel-perf-VERSION/bin PERF_KEEP=raw tools/perf.sh
+#   PERF_REPORT_FROM=raw tools/perf.sh     # the report again, from raw/
 #
 # The engine_*_vs_llvm figures need Debian's llvm-14-dev (the manual target
 # //bench:corpus_llvm_bench); without it they print "skipped".
@@ -26,47 +29,68 @@ DURATION=${DURATION:-5s}
 py=/usr/bin/python3
 
 REPS=${REPS:-5}
-bazel build -c opt //bench:select_rpc_bench //bench:placement_bench \
-  //bench:corpus_bench //bench:report_bench //server:ctxsel-server \
-  //bench/load:ctxsel-load >&2
-bin=$(bazel info -c opt bazel-bin 2>/dev/null)
-work=$(mktemp -d)
+# PERF_BIN: a directory of prebuilt programs by name (the bin/ of
+# `tools/package.sh perf`), for a machine that measures without building.
+# PERF_KEEP: keep the raw measurements there. PERF_REPORT_FROM: measure
+# nothing; report from raw measurements kept before (perhaps elsewhere).
+PERF_BIN=${PERF_BIN:-}
+PERF_KEEP=${PERF_KEEP:-}
+PERF_REPORT_FROM=${PERF_REPORT_FROM:-}
+if [[ -z $PERF_BIN && -z $PERF_REPORT_FROM ]]; then
+  bazel build -c opt //bench:select_rpc_bench //bench:placement_bench \
+    //bench:corpus_bench //bench:report_bench //server:ctxsel-server \
+    //bench/load:ctxsel-load >&2
+  bazel_bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+fi
+program() {  # program PACKAGE/NAME -> the path of that program
+  if [[ -n $PERF_BIN ]]; then echo "$PERF_BIN/${1##*/}"; else echo "$bazel_bin/$1"; fi
+}
+if [[ -n $PERF_REPORT_FROM ]]; then
+  work=$PERF_REPORT_FROM
+elif [[ -n $PERF_KEEP ]]; then
+  mkdir -p "$PERF_KEEP"
+  work=$PERF_KEEP
+else
+  work=$(mktemp -d)
+fi
 server_pid=""
 cleanup() {
   if [[ -n $server_pid ]]; then
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  rm -rf "$work"
+  [[ -n $PERF_KEEP || -n $PERF_REPORT_FROM ]] || rm -rf "$work"
 }
 trap cleanup EXIT
 
+if [[ -z $PERF_REPORT_FROM ]]; then
+
 # --- Select RPC vs Ping RPC, same server, equal response sizes -----------
 # Medians of $REPS repetitions: one run on a shared machine is noisy.
-"$bin/bench/select_rpc_bench" --benchmark_format=json \
+"$(program bench/select_rpc_bench)" --benchmark_format=json \
   --benchmark_filter='BM_PingRpcLikeSelect|BM_SelectRpc/|BM_SelectInProcess' \
   --benchmark_repetitions="$REPS" --benchmark_min_time=1 \
   >"$work/rpc.json" 2>/dev/null
 # --- In-process Select at 1k and 100k devices ----------------------------
-"$bin/bench/placement_bench" --benchmark_format=json \
+"$(program bench/placement_bench)" --benchmark_format=json \
   --benchmark_filter='BM_Select/devices:(1000|100000)/policy:0$' \
   --benchmark_repetitions="$REPS" >"$work/placement.json" 2>/dev/null
 # --- Heartbeat p99 while 10 clients page through a filtered listing -----
-"$bin/bench/report_bench" --benchmark_format=json \
+"$(program bench/report_bench)" --benchmark_format=json \
   --benchmark_filter='BM_BeatUnderListing' >"$work/listing.json" 2>/dev/null
 # --- The engine beside LLVM 14 on the conformance corpus -----------------
 corpus=$PWD/bench/corpus/conformance.jsonl
-if [[ -e /usr/lib/llvm-14/include/llvm/Frontend/OpenMP/OMPContext.h ]] &&
+if [[ -z $PERF_BIN && -e /usr/lib/llvm-14/include/llvm/Frontend/OpenMP/OMPContext.h ]] &&
   bazel build -c opt //bench:corpus_llvm_bench >&2; then
-  "$bin/bench/corpus_llvm_bench" "$corpus" >"$work/corpus.kv"
+  "$bazel_bin/bench/corpus_llvm_bench" "$corpus" >"$work/corpus.kv"
 else
-  "$bin/bench/corpus_bench" "$corpus" >"$work/corpus.kv"
+  "$(program bench/corpus_bench)" "$corpus" >"$work/corpus.kv"
 fi
 
 # --- Heartbeats and Select under beats: one server per fleet size -------
 load() {  # load NODES -> $work/NODES.kv
   local nodes=$1
-  "$bin/server/ctxsel-server" --insecure --listen=127.0.0.1:0 --port_file="$work/port$nodes" \
+  "$(program server/ctxsel-server)" --insecure --listen=127.0.0.1:0 --port_file="$work/port$nodes" \
     --data_dir="$work/data$nodes" --heartbeat_interval="$INTERVAL" \
     --max_connection_idle=10m 2>"$work/server$nodes.log" &
   server_pid=$!
@@ -75,7 +99,7 @@ load() {  # load NODES -> $work/NODES.kv
     sleep 0.1
   done
   [[ -s $work/port$nodes ]] || { cat "$work/server$nodes.log" >&2; exit 1; }
-  "$bin/bench/load/ctxsel-load" --server="127.0.0.1:$(cat "$work/port$nodes")" \
+  "$(program bench/load/ctxsel-load)" --server="127.0.0.1:$(cat "$work/port$nodes")" \
     --server_pid="$server_pid" --format=kv --nodes="$nodes" \
     --devices_per_node="$DEVICES" --duration="$DURATION" --select_clients=2 \
     --agent_processes="$AGENT_PROCESSES" \
@@ -86,6 +110,7 @@ load() {  # load NODES -> $work/NODES.kv
 }
 load "$SMALL"
 load "$LARGE"
+fi
 
 "$py" - "$work" "$SMALL" "$LARGE" "$DEVICES" <<'PY'
 import json, sys
