@@ -314,12 +314,14 @@ void BM_SelectInProcess(benchmark::State& state) {
   std::vector<server::Job> jobs;
   for (int k = 0; k < kKernels; ++k) jobs.push_back(BenchJob(k));
   size_t i = 0;
+  const ProcessCounters::Values start = rig.counters.Read();
   for (auto _ : state) {
     auto p = rig.placer.Select(jobs[i]);
     if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
     benchmark::DoNotOptimize(p);
     if (++i == jobs.size()) i = 0;
   }
+  CountPerCall(state, rig, start);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SelectInProcess)->UseRealTime();
