@@ -2,10 +2,12 @@
 // request and response on a protobuf Arena, kept and reused from call to
 // call. Without it every nested message and string of an answer is a
 // malloc and a free: a SelectResponse (a choice, its alternatives and
-// ranks, each with a device and its traits) is about 150 of each, which
-// cost more than deciding it (docs/architecture.md, "The path of a
-// Select"). With it a call's messages are carved from one block that the
-// next call reuses, and destroying them is resetting the arena.
+// ranks, each with a device and its traits) is about 150 of each, about
+// as many instructions as deciding it (docs/architecture.md, "The path of
+// a Select"). With it a call's messages are carved from one block that the
+// next call reuses, and destroying them is resetting the arena. The
+// allocator must outlive the server: calls in flight return their arenas
+// to it.
 //
 //   ArenaMessages<v1::SelectRequest, v1::SelectResponse> select_messages_;
 //   ...

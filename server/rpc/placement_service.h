@@ -92,7 +92,7 @@ class PlacementService final : public v1::Placement::CallbackService {
   const std::function<bool()> store_stale_;
   // A Select's request and answer live on a reused arena: building and
   // freeing an answer's ~150 nested messages and strings one by one cost
-  // more than the decision.
+  // about as many instructions as the decision.
   ArenaMessages<v1::SelectRequest, v1::SelectResponse> select_messages_;
 };
 
