@@ -5,7 +5,13 @@
 // adds on top. BM_PingRpcLikeSelect echoes a payload sized so that its
 // response is as large as the mean SelectResponse of the bench's jobs (the
 // Rig measures it), so both sides move the same bytes; tools/perf.sh takes
-// the median of repetitions of each.
+// the median of repetitions of each. But the client decodes a
+// SelectResponse's ~150 nested messages and strings where a Ping's is one
+// string: BM_PingRpcThenDecodeSelect adds that decoding to the Ping, so
+// Select against it says what the server adds. Each RPC benchmark also
+// reports the process's instructions (all, and user space only) and
+// context switches per call (client, server and gRPC's threads together;
+// process_counters.h), which load does not change.
 //
 // BM_SelectWhileCoverage: the same Select RPCs without (arg 0) and with
 // another client issuing Placement.Coverage queries (a 2 x 4 job-point
@@ -25,6 +31,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_fleet.h"
+#include "bench/process_counters.h"
 #include "benchmark/benchmark.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "server/placement/placer.h"
@@ -60,6 +67,8 @@ v1::SelectRequest Request(int kernel) {
 }
 
 struct Rig {
+  // First, so that it counts the threads the server and channel start.
+  ProcessCounters counters;
   server::Authorizer authorizer{NoAuth()};
   server::placement::Placer placer;
   server::CtxselService ping{&authorizer};
@@ -71,6 +80,8 @@ struct Rig {
   std::unique_ptr<v1::Placement::Stub> placement_stub;
   // Mean serialized size of the SelectResponses to the bench's jobs.
   size_t select_response_bytes = 0;
+  // Those responses, serialized: what BM_PingRpcThenDecodeSelect decodes.
+  std::vector<std::string> select_responses;
 
   Rig() {
     // Debian's Abseil checks lock order on every Mutex acquisition (a debug
@@ -98,6 +109,7 @@ struct Rig {
       v1::SelectResponse response;
       if (placement_stub->Select(&ctx, Request(k), &response).ok()) {
         select_response_bytes += response.ByteSizeLong();
+        select_responses.push_back(response.SerializeAsString());
         ++answered;
       }
     }
@@ -111,21 +123,45 @@ Rig& GetRig() {
   return *rig;
 }
 
+// Sets the per-call counters of `state` from the counts since `start`.
+void CountPerCall(benchmark::State& state, const Rig& rig,
+                  const ProcessCounters::Values& start) {
+  if (!rig.counters.ok() || state.iterations() == 0) return;
+  ProcessCounters::Values per_call =
+      (rig.counters.Read() - start) / static_cast<double>(state.iterations());
+  state.counters["instructions"] = per_call.instructions;
+  state.counters["user_instructions"] = per_call.user_instructions;
+  state.counters["context_switches"] = per_call.context_switches;
+}
+
 void BM_PingRpc(benchmark::State& state) {
   Rig& rig = GetRig();
   v1::PingRequest request;
   request.set_payload(std::string(state.range(0), 'x'));
+  const ProcessCounters::Values start = rig.counters.Read();
   for (auto _ : state) {
     grpc::ClientContext ctx;
     v1::PingResponse response;
     grpc::Status s = rig.ping_stub->Ping(&ctx, request, &response);
     if (!s.ok()) state.SkipWithError(s.error_message().c_str());
   }
+  CountPerCall(state, rig, start);
   state.SetItemsProcessed(state.iterations());
 }
 // Arg: payload bytes (echoed back); 1200 is near a SelectResponse's size
 // (BM_PingRpcLikeSelect measures it and uses the measured size).
 BENCHMARK(BM_PingRpc)->Arg(5)->Arg(1200)->UseRealTime();
+
+// A Ping payload whose response is exactly as large as the mean
+// SelectResponse.
+std::string LikeSelectPayload(const Rig& rig) {
+  v1::PingResponse sized;
+  sized.set_server_version(server::kServerVersion);
+  while (sized.ByteSizeLong() < rig.select_response_bytes) {
+    sized.mutable_payload()->push_back('x');
+  }
+  return sized.payload();
+}
 
 // Ping with a response exactly as large as the mean SelectResponse.
 void BM_PingRpcLikeSelect(benchmark::State& state) {
@@ -135,13 +171,9 @@ void BM_PingRpcLikeSelect(benchmark::State& state) {
     return;
   }
   v1::PingRequest request;
-  v1::PingResponse sized;
-  sized.set_server_version(server::kServerVersion);
-  while (sized.ByteSizeLong() < rig.select_response_bytes) {
-    sized.mutable_payload()->push_back('x');
-  }
-  request.set_payload(sized.payload());
+  request.set_payload(LikeSelectPayload(rig));
   size_t bytes = 0;
+  const ProcessCounters::Values start = rig.counters.Read();
   for (auto _ : state) {
     grpc::ClientContext ctx;
     v1::PingResponse response;
@@ -149,11 +181,46 @@ void BM_PingRpcLikeSelect(benchmark::State& state) {
     if (!s.ok()) state.SkipWithError(s.error_message().c_str());
     bytes += response.ByteSizeLong();
   }
+  CountPerCall(state, rig, start);
   state.SetItemsProcessed(state.iterations());
   state.counters["response_bytes"] =
       static_cast<double>(bytes) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_PingRpcLikeSelect)->UseRealTime();
+
+// BM_PingRpcLikeSelect, and then the client parses one of the bench's
+// SelectResponses (serialized by the Rig) as BM_SelectRpc's client parses
+// its answer: the same bytes on the wire and the same decoding on the
+// client, nothing on the server but the echo. Ping's payload is a string
+// (UTF-8), so it cannot carry the serialized answer itself. Matching only
+// the size counts the client's decoding of a SelectResponse (about 150
+// nested messages and strings, a malloc and a free each) as if it were the
+// server's work; this floor leaves it out of the difference.
+void BM_PingRpcThenDecodeSelect(benchmark::State& state) {
+  Rig& rig = GetRig();
+  if (rig.select_responses.empty()) {
+    state.SkipWithError("no Select was answered: nothing to decode");
+    return;
+  }
+  v1::PingRequest request;
+  request.set_payload(LikeSelectPayload(rig));
+  size_t i = 0;
+  const ProcessCounters::Values start = rig.counters.Read();
+  for (auto _ : state) {
+    grpc::ClientContext ctx;
+    v1::PingResponse response;
+    grpc::Status s = rig.ping_stub->Ping(&ctx, request, &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+    v1::SelectResponse answer;
+    if (!answer.ParseFromString(rig.select_responses[i])) {
+      state.SkipWithError("a SelectResponse of the Rig does not parse");
+    }
+    if (++i == rig.select_responses.size()) i = 0;
+  }
+  CountPerCall(state, rig, start);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PingRpcThenDecodeSelect)->UseRealTime();
 
 void BM_SelectRpc(benchmark::State& state) {
   Rig& rig = GetRig();
@@ -165,18 +232,21 @@ void BM_SelectRpc(benchmark::State& state) {
     rig.placement_stub->Select(&ctx, r, &response);
   }
   size_t i = 0;
-  size_t bytes = 0;
+  const ProcessCounters::Values start = rig.counters.Read();
   for (auto _ : state) {
     grpc::ClientContext ctx;
     v1::SelectResponse response;
     grpc::Status s = rig.placement_stub->Select(&ctx, requests[i], &response);
     if (!s.ok()) state.SkipWithError(s.error_message().c_str());
-    bytes += response.ByteSizeLong();
     if (++i == requests.size()) i = 0;
   }
+  CountPerCall(state, rig, start);
   state.SetItemsProcessed(state.iterations());
+  // The Rig's mean over the jobs this loop cycles through: sizing a nested
+  // answer in the loop (a walk of all its fields) would time the bench's
+  // own work as Select's, where a Ping's flat answer costs nothing to size.
   state.counters["response_bytes"] =
-      static_cast<double>(bytes) / static_cast<double>(state.iterations());
+      static_cast<double>(rig.select_response_bytes);
 }
 BENCHMARK(BM_SelectRpc)->UseRealTime();
 
@@ -245,12 +315,14 @@ void BM_SelectInProcess(benchmark::State& state) {
   std::vector<server::Job> jobs;
   for (int k = 0; k < kKernels; ++k) jobs.push_back(BenchJob(k));
   size_t i = 0;
+  const ProcessCounters::Values start = rig.counters.Read();
   for (auto _ : state) {
     auto p = rig.placer.Select(jobs[i]);
     if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
     benchmark::DoNotOptimize(p);
     if (++i == jobs.size()) i = 0;
   }
+  CountPerCall(state, rig, start);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SelectInProcess)->UseRealTime();

@@ -66,9 +66,11 @@ trap cleanup EXIT
 if [[ -z $PERF_REPORT_FROM ]]; then
 
 # --- Select RPC vs Ping RPC, same server, equal response sizes -----------
-# Medians of $REPS repetitions: one run on a shared machine is noisy.
+# Medians of $REPS repetitions: one run on a shared machine is noisy. Also
+# Ping then the client's decoding of a SelectResponse (what the server adds)
+# and instructions per call, which load does not change.
 "$(program bench/select_rpc_bench)" --benchmark_format=json \
-  --benchmark_filter='BM_PingRpcLikeSelect|BM_SelectRpc/|BM_SelectInProcess' \
+  --benchmark_filter='BM_PingRpcLikeSelect|BM_PingRpcThenDecodeSelect|BM_SelectRpc/|BM_SelectInProcess' \
   --benchmark_repetitions="$REPS" --benchmark_min_time=1 \
   >"$work/rpc.json" 2>/dev/null
 # --- In-process Select at 1k and 100k devices ----------------------------
@@ -160,6 +162,16 @@ sel_100k = find(placement, "BM_Select/devices:100000/")
 ns = lambda b: b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]]
 figures = {
     "select_rpc_vs_ping": rate(find(rpc, "BM_SelectRpc")) / rate(find(rpc, "BM_PingRpcLikeSelect")),
+    "select_rpc_vs_ping_then_decode":
+        rate(find(rpc, "BM_SelectRpc")) / rate(find(rpc, "BM_PingRpcThenDecodeSelect")),
+    # Per call, the whole process (client, server, gRPC); 0 where the
+    # kernel refuses perf counters.
+    "select_rpc_user_instructions": find(rpc, "BM_SelectRpc").get("user_instructions", 0),
+    "ping_rpc_user_instructions": find(rpc, "BM_PingRpcLikeSelect").get("user_instructions", 0),
+    "ping_then_decode_user_instructions":
+        find(rpc, "BM_PingRpcThenDecodeSelect").get("user_instructions", 0),
+    "select_rpc_context_switches": find(rpc, "BM_SelectRpc").get("context_switches", 0),
+    "ping_rpc_context_switches": find(rpc, "BM_PingRpcLikeSelect").get("context_switches", 0),
     "select_rpc_repetitions": float(find(rpc, "BM_SelectRpc").get("repetitions", 1)),
     "select_rpc_cv_percent": 100 * cv(rpc, "BM_SelectRpc"),
     "ping_rpc_cv_percent": 100 * cv(rpc, "BM_PingRpcLikeSelect"),
