@@ -293,9 +293,8 @@ absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
 Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
   Choice c;
   if (!u.selection.base()) c.variant = r.kernel->variants()[u.selection.index];
-  c.device = d.ToDevice();
-  c.device_class = u.device_class->name;
-  c.device_class_short_name = u.device_class->short_name;
+  c.device = d;  // its own state; the class is shared, not copied
+  c.device_class = u.device_class->shared_from_this();
   c.score = u.selection.score;
   c.dynamic = u.selection.dynamic;
   if (u.image != nullptr) c.image = images::ImageId(*u.image);
