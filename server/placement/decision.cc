@@ -141,8 +141,9 @@ class DeviceScope {
   std::vector<std::string> outside_nodes_;    // allowed, but not on `nodes`
 };
 
+// With `include_suspect`, devices of suspect nodes compete too.
 std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
-                            const DeviceScope& scope) {
+                            const DeviceScope& scope, bool include_suspect) {
   std::vector<Unit> units;
   bool per_layout = r.kernel->layout_dependent();
   const std::vector<const DeviceGroup*> groups = fleet.groups();
@@ -161,7 +162,7 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       g->CountExcluded(&u.cordoned_count, &u.unhealthy_count);
       continue;
     }
-    if (g->suspect() && !r.include_suspect) {
+    if (g->suspect() && !include_suspect) {
       u.suspect_count += static_cast<int>(g->size());
       continue;
     }
@@ -419,11 +420,11 @@ ClassReport Report(const Request& r, const Unit& u) {
   return c;
 }
 
-}  // namespace
-
-absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+absl::StatusOr<Decision> DecideAmong(const Request& r,
+                                     const Fleet::Reader& fleet,
+                                     bool include_suspect) {
   DeviceScope scope(*r.job, fleet);
-  std::vector<Unit> units = MakeUnits(r, fleet, scope);
+  std::vector<Unit> units = MakeUnits(r, fleet, scope, include_suspect);
   std::vector<Unit*> ranked;
   ranked.reserve(units.size());
   std::vector<Unit*> fitting_units;  // the units whose class fits the job
@@ -548,6 +549,17 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));
   }
   return d;
+}
+
+}  // namespace
+
+absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+  absl::StatusOr<Decision> healthy =
+      DecideAmong(r, fleet, /*include_suspect=*/false);
+  if (!healthy.ok() || healthy->status.ok() || !fleet.has_suspect()) {
+    return healthy;
+  }
+  return DecideAmong(r, fleet, /*include_suspect=*/true);
 }
 
 }  // namespace ctxsel::server::placement::internal
