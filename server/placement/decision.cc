@@ -291,8 +291,10 @@ absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
        {"count", absl::StrCat(r.job->count)}});
 }
 
-Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
-  Choice c;
+// Writes the answer for device `d` of unit `u` into `c`, a fresh Choice
+// where the answer lives (no temporary moved and destroyed per device).
+void FillChoice(const Request& r, const Unit& u, const DeviceSlot& d,
+                Choice& c) {
   if (!u.selection.base()) c.variant = r.kernel->variants()[u.selection.index];
   c.device = d;  // its own state; the class is shared, not copied
   c.device_class = u.device_class->shared_from_this();
@@ -302,7 +304,6 @@ Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
   for (int index : u.selection.runtime_only) {
     c.runtime_only_variants.push_back(r.kernel->variants()[index]->name);
   }
-  return c;
 }
 
 // The winning unit holding `d` (a winner's group has d's class and layout;
@@ -335,7 +336,7 @@ std::vector<Choice> Alternatives(const Request& r,
     }
   }
   for (const DeviceSlot* d : LeastLoadedDevices(winner_groups, k, chosen)) {
-    out.push_back(MakeChoice(r, *WinnerOf(ranked, *d), *d));
+    FillChoice(r, *WinnerOf(ranked, *d), *d, out.emplace_back());
   }
   for (const Unit* u : ranked) {
     if (out.size() >= k) break;
@@ -343,7 +344,7 @@ std::vector<Choice> Alternatives(const Request& r,
     Policy p =
         r.job->policy == Policy::kPack ? Policy::kPack : Policy::kLeastLoaded;
     if (const DeviceSlot* d = PickDevice(p, u->groups, 0)) {
-      out.push_back(MakeChoice(r, *u, *d));
+      FillChoice(r, *u, *d, out.emplace_back());
     }
   }
   if (out.size() > k) out.resize(k);
@@ -527,7 +528,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     // Ranked from the winners on, as WinnerOf and Alternatives expect.
     std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
     const Unit* unit = WinnerOf(rest, *chosen);
-    d.placement.choice = MakeChoice(r, *unit, *chosen);
+    FillChoice(r, *unit, *chosen, d.placement.choice);
     if (r.job->explanation) {
       d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
                                             winners, devices, tier > 0);
