@@ -224,7 +224,8 @@ void CheckFilter(const Request& r, Unit& u) {
     return;
   }
   std::string reason;
-  if (r.device_filter != nullptr &&
+  // An empty filter passes every class: no target devices looked up.
+  if (r.device_filter != nullptr && !r.device_filter->empty() &&
       !r.device_filter->Matches(u.device_class->traits,
                                 u.layout->TargetDevicesFor(u.device_class->id),
                                 &reason)) {
