@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "images/device_image.h"
@@ -141,10 +142,15 @@ class DeviceScope {
   std::vector<std::string> outside_nodes_;    // allowed, but not on `nodes`
 };
 
+// A request's units and the pointers into them: a fleet has a few classes
+// and layouts, so they fit inline, and a Select allocates none of them.
+using Units = absl::InlinedVector<Unit, 8>;
+using UnitPtrs = absl::InlinedVector<Unit*, 8>;
+
 // With `include_suspect`, devices of suspect nodes compete too.
-std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
-                            const DeviceScope& scope, bool include_suspect) {
-  std::vector<Unit> units;
+Units MakeUnits(const Request& r, const Fleet::Reader& fleet,
+                const DeviceScope& scope, bool include_suspect) {
+  Units units;
   bool per_layout = r.kernel->layout_dependent();
   const std::vector<const DeviceGroup*> groups = fleet.groups();
   units.reserve(groups.size());  // at most one unit per group
@@ -275,7 +281,7 @@ std::string UnitName(const Unit& u) {
              : absl::StrCat(u.device_class->short_name, " on layout ", layout);
 }
 
-absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
+absl::Status NoPlacement(const Request& r, const Units& units,
                          const DeviceScope& scope) {
   std::vector<std::string> why;
   for (const Unit& u : units)
@@ -309,7 +315,7 @@ void FillChoice(const Request& r, const Unit& u, const DeviceSlot& d,
 
 // The winning unit holding `d` (a winner's group has d's class and layout;
 // under a node constraint the group is private, so compare those).
-const Unit* WinnerOf(const std::vector<Unit*>& ranked, const DeviceSlot& d) {
+const Unit* WinnerOf(absl::Span<Unit* const> ranked, const DeviceSlot& d) {
   for (const Unit* u : ranked) {
     if (!u->winner) break;
     for (const DeviceGroup* g : u->groups) {
@@ -324,12 +330,12 @@ const Unit* WinnerOf(const std::vector<Unit*>& ranked, const DeviceSlot& d) {
 
 // Further devices of the winners, then the best of each other unit by rank.
 std::vector<Choice> Alternatives(const Request& r,
-                                 const std::vector<Unit*>& ranked,
+                                 absl::Span<Unit* const> ranked,
                                  const DeviceSlot* chosen) {
   std::vector<Choice> out;
   size_t k = static_cast<size_t>(std::max(0, r.top_k));
   out.reserve(k);
-  std::vector<const DeviceGroup*> winner_groups;
+  absl::InlinedVector<const DeviceGroup*, 8> winner_groups;
   for (const Unit* u : ranked) {
     if (u->winner) {
       winner_groups.insert(winner_groups.end(), u->groups.begin(),
@@ -426,10 +432,10 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
                                      const Fleet::Reader& fleet,
                                      bool include_suspect) {
   DeviceScope scope(*r.job, fleet);
-  std::vector<Unit> units = MakeUnits(r, fleet, scope, include_suspect);
-  std::vector<Unit*> ranked;
+  Units units = MakeUnits(r, fleet, scope, include_suspect);
+  UnitPtrs ranked;
   ranked.reserve(units.size());
-  std::vector<Unit*> fitting_units;  // the units whose class fits the job
+  UnitPtrs fitting_units;  // the units whose class fits the job
   std::vector<const DeviceClass*> classes;
   fitting_units.reserve(units.size());
   classes.reserve(units.size());
@@ -457,9 +463,10 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   // with no fleet lock held), else the kernel's cached one, looked up for
   // every class under one hold of its lock. A class with neither goes to
   // Request::unresolved, or without it is resolved here.
-  std::vector<std::optional<absl::StatusOr<selector::Resolution>>> found(
-      fitting_units.size());
-  std::vector<size_t> looked_up;  // indexes of `classes` into fitting_units
+  absl::InlinedVector<std::optional<absl::StatusOr<selector::Resolution>>, 8>
+      found(fitting_units.size());
+  // Indexes of `classes` into fitting_units.
+  absl::InlinedVector<size_t, 8> looked_up;
   for (size_t i = 0; i < fitting_units.size(); ++i) {
     const int id = fitting_units[i]->device_class->id;
     if (r.resolved != nullptr) {
@@ -512,7 +519,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   int devices = 0;
   int fitting = 0;
   for (; tier < ranked.size() && chosen == nullptr; tier += winners) {
-    std::vector<const DeviceGroup*> groups;
+    absl::InlinedVector<const DeviceGroup*, 8> groups;
     winners = 0;
     devices = 0;
     for (size_t i = tier; i < ranked.size(); ++i) {
@@ -527,7 +534,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     if (chosen == nullptr) continue;
     for (size_t i = tier; i < tier + winners; ++i) ranked[i]->winner = true;
     // Ranked from the winners on, as WinnerOf and Alternatives expect.
-    std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
+    absl::Span<Unit* const> rest = absl::MakeConstSpan(ranked).subspan(tier);
     const Unit* unit = WinnerOf(rest, *chosen);
     FillChoice(r, *unit, *chosen, d.placement.choice);
     if (r.job->explanation) {
