@@ -361,15 +361,23 @@ std::vector<Choice> Alternatives(const Request& r,
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                         size_t eligible, size_t winners, int devices,
                         bool better_claimed) {
-  std::string what =
-      u.selection.base()
-          ? absl::StrCat("the base function of kernel '", r.kernel->kernel(),
-                         "' (no variant fits)")
-          : absl::StrCat("variant '",
-                         r.kernel->variants()[u.selection.index]->name,
-                         "' (score ", u.selection.score, ")");
-  std::string text = absl::StrCat(what, " on device class ", UnitName(u),
-                                  ": best of ", eligible, " eligible classes");
+  // Written into one buffer, sized for the usual few lines: the text is
+  // part of every Select that did not set omit_explanation.
+  std::string text;
+  text.reserve(320);
+  if (u.selection.base()) {
+    absl::StrAppend(&text, "the base function of kernel '", r.kernel->kernel(),
+                    "' (no variant fits)");
+  } else {
+    absl::StrAppend(&text, "variant '",
+                    r.kernel->variants()[u.selection.index]->name, "' (score ",
+                    u.selection.score, ")");
+  }
+  absl::StrAppend(&text, " on device class ", u.device_class->short_name);
+  if (u.per_layout && !u.layout->text.empty()) {
+    absl::StrAppend(&text, " on layout ", u.layout->text);  // as UnitName
+  }
+  absl::StrAppend(&text, ": best of ", eligible, " eligible classes");
   if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
   if (better_claimed) {
     absl::StrAppend(&text, " (every device of the better classes is claimed)");
