@@ -571,11 +571,12 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
 }  // namespace
 
 absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+  if (!fleet.has_suspect()) {
+    return DecideAmong(r, fleet, /*include_suspect=*/false);  // not moved
+  }
   absl::StatusOr<Decision> healthy =
       DecideAmong(r, fleet, /*include_suspect=*/false);
-  if (!healthy.ok() || healthy->status.ok() || !fleet.has_suspect()) {
-    return healthy;
-  }
+  if (!healthy.ok() || healthy->status.ok()) return healthy;
   return DecideAmong(r, fleet, /*include_suspect=*/true);
 }
 

@@ -387,14 +387,14 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   request.resolved = &resolved;
   for (int round = 0;; ++round) {
     request.unresolved = round < kUnlockedRounds ? &unresolved : nullptr;
-    absl::StatusOr<Decision> d;
-    {
+    // Made in place (the answer is not moved once more per hop).
+    absl::StatusOr<Decision> d = [&] {
       Fleet::Reader reader(*fleet_);
-      d = job.count > 1 && !explain
-              ? (job.same_node ? DecideRanksOnOneNode(request, reader)
-                               : DecideRanks(request, reader))
-              : internal::Decide(request, reader);
-    }
+      return job.count > 1 && !explain
+                 ? (job.same_node ? DecideRanksOnOneNode(request, reader)
+                                  : DecideRanks(request, reader))
+                 : internal::Decide(request, reader);
+    }();
     if (unresolved.empty()) {
       if (!resolved.empty() && !explain) {
         // A class freed before its resolution was kept escaped the
@@ -443,9 +443,10 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
                                          const ClaimCheck* claims) const {
-  CTXSEL_ASSIGN_OR_RETURN(Decision d, Decide(job, /*explain=*/false, claims));
-  if (!d.status.ok()) return d.status;
-  return std::move(d.placement);
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
+  if (!d.ok()) return d.status();
+  if (!d->status.ok()) return d->status;
+  return std::move(d->placement);
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
