@@ -268,17 +268,23 @@ absl::Status Evaluate(const Request& r, Unit& u,
 }
 
 // NodeLayoutText of the unit's layout when the verdict depends on it.
-std::string LayoutText(const Unit& u) {
-  return u.per_layout ? u.layout->text : "";
+const std::string& LayoutText(const Unit& u) {
+  static const std::string* const kNone = new std::string;
+  return u.per_layout ? u.layout->text : *kNone;
 }
 
 // The class as messages name it: its short name (the full trait form is in
 // the answer's fields), with its layout when the verdict depends on it.
+void AppendUnitName(const Unit& u, std::string* out) {
+  out->append(u.device_class->short_name);
+  const std::string& layout = LayoutText(u);
+  if (!layout.empty()) absl::StrAppend(out, " on layout ", layout);
+}
+
 std::string UnitName(const Unit& u) {
-  std::string layout = LayoutText(u);
-  return layout.empty()
-             ? u.device_class->short_name
-             : absl::StrCat(u.device_class->short_name, " on layout ", layout);
+  std::string name;
+  AppendUnitName(u, &name);
+  return name;
 }
 
 absl::Status NoPlacement(const Request& r, const Units& units,
@@ -373,10 +379,8 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                     r.kernel->variants()[u.selection.index]->name, "' (score ",
                     u.selection.score, ")");
   }
-  absl::StrAppend(&text, " on device class ", u.device_class->short_name);
-  if (u.per_layout && !u.layout->text.empty()) {
-    absl::StrAppend(&text, " on layout ", u.layout->text);  // as UnitName
-  }
+  text.append(" on device class ");
+  AppendUnitName(u, &text);
   absl::StrAppend(&text, ": best of ", eligible, " eligible classes");
   if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
   if (better_claimed) {
