@@ -496,13 +496,13 @@ absl::StatusOr<ClaimBook::Claimed> ClaimBook::SelectLocked(
     return placement.status();
   }
   // One claim per rank (Job::count), written in one batch: all or none.
-  std::vector<const Device*> devices;  // Placement::ranks is empty for one
+  std::vector<const DeviceState*> devices;  // ranks is empty for one
   if (placement->ranks.empty()) devices.push_back(&placement->choice.device);
   for (const placement::Choice& rank : placement->ranks) {
     devices.push_back(&rank.device);
   }
   std::vector<Claim> claims;
-  for (const Device* device : devices) {
+  for (const DeviceState* device : devices) {
     Claim claim;
     claim.id = options_.new_id();
     claim.node = device->node;

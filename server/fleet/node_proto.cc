@@ -21,11 +21,15 @@ selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits) {
 }
 
 void DeviceToProto(const Device& device, v1::Device* out) {
+  TraitsToProto(device.traits, out->mutable_traits());
+  out->set_sycl_architecture(device.sycl_architecture);
+  DeviceStateToProto(device, out);
+}
+
+void DeviceStateToProto(const DeviceState& device, v1::Device* out) {
   out->set_id(device.id);
   out->set_node(device.node);
   out->set_index(device.index);
-  TraitsToProto(device.traits, out->mutable_traits());
-  out->set_sycl_architecture(device.sycl_architecture);
   out->set_memory_bytes(device.properties.memory_bytes);
   out->set_compute_units(device.properties.compute_units);
   out->set_utilisation(device.properties.utilisation);

@@ -37,6 +37,10 @@ void TraitsToProto(const selector::DeviceTraits& traits, v1::DeviceTraits* out);
 selector::DeviceTraits TraitsFromProto(const v1::DeviceTraits& traits);
 
 void DeviceToProto(const Device& device, v1::Device* out);
+// Only the device's own fields: everything but traits and
+// sycl_architecture, which an answer copies from its class's prebuilt
+// v1::Device (DeviceClass::proto, server/placement/device_class.h).
+void DeviceStateToProto(const DeviceState& device, v1::Device* out);
 Device DeviceFromProto(const v1::Device& device);
 
 // Devices are included only when `with_devices`.

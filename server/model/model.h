@@ -76,18 +76,25 @@ struct DeviceCondition {
   }
 };
 
-// One device of one node as the inventory knows it.
-struct Device {
-  std::string id;                 // unique in the fleet, e.g. "node7/gpu0"
-  std::string node;               // node id
-  int32_t index = 0;              // device_num on its node; the host CPU is -1
+// What is a device's own, not its device class's: identity, numbers and
+// condition. Placement keeps devices (and answers with them) as this, their
+// traits once per class (server/placement/device_class.h).
+struct DeviceState {
+  std::string id;     // unique in the fleet, e.g. "node7/gpu0"
+  std::string node;   // node id
+  int32_t index = 0;  // device_num on its node; the host CPU is -1
+  DeviceProperties properties;
+  DeviceIdentity identity;
+  DeviceCondition condition;
+};
+
+// One device of one node as the inventory knows it: its state and the
+// traits that make its class.
+struct Device : DeviceState {
   std::string sycl_architecture;  // e.g. "nvidia_gpu_sm_90"; may be empty
   // kind, arch, isa, vendor, extension as reported (arch already enriched
   // with the SYCL architecture's aliases by the catalog).
   selector::DeviceTraits traits;
-  DeviceProperties properties;
-  DeviceIdentity identity;
-  DeviceCondition condition;
 };
 
 // A part of one device that a claim holds (ClaimRequest.memory_bytes,

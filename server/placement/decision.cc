@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "base/status_details.h"
 #include "base/status_macros.h"
 #include "images/device_image.h"
@@ -141,9 +142,15 @@ class DeviceScope {
   std::vector<std::string> outside_nodes_;    // allowed, but not on `nodes`
 };
 
-std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
-                            const DeviceScope& scope) {
-  std::vector<Unit> units;
+// A request's units and the pointers into them: a fleet has a few classes
+// and layouts, so they fit inline, and a Select allocates none of them.
+using Units = absl::InlinedVector<Unit, 8>;
+using UnitPtrs = absl::InlinedVector<Unit*, 8>;
+
+// With `include_suspect`, devices of suspect nodes compete too.
+Units MakeUnits(const Request& r, const Fleet::Reader& fleet,
+                const DeviceScope& scope, bool include_suspect) {
+  Units units;
   bool per_layout = r.kernel->layout_dependent();
   const std::vector<const DeviceGroup*> groups = fleet.groups();
   units.reserve(groups.size());  // at most one unit per group
@@ -161,7 +168,7 @@ std::vector<Unit> MakeUnits(const Request& r, const Fleet::Reader& fleet,
       g->CountExcluded(&u.cordoned_count, &u.unhealthy_count);
       continue;
     }
-    if (g->suspect() && !r.include_suspect) {
+    if (g->suspect() && !include_suspect) {
       u.suspect_count += static_cast<int>(g->size());
       continue;
     }
@@ -223,7 +230,8 @@ void CheckFilter(const Request& r, Unit& u) {
     return;
   }
   std::string reason;
-  if (r.device_filter != nullptr &&
+  // An empty filter passes every class: no target devices looked up.
+  if (r.device_filter != nullptr && !r.device_filter->empty() &&
       !r.device_filter->Matches(u.device_class->traits,
                                 u.layout->TargetDevicesFor(u.device_class->id),
                                 &reason)) {
@@ -260,20 +268,26 @@ absl::Status Evaluate(const Request& r, Unit& u,
 }
 
 // NodeLayoutText of the unit's layout when the verdict depends on it.
-std::string LayoutText(const Unit& u) {
-  return u.per_layout ? u.layout->text : "";
+const std::string& LayoutText(const Unit& u) {
+  static const std::string* const kNone = new std::string;
+  return u.per_layout ? u.layout->text : *kNone;
 }
 
 // The class as messages name it: its short name (the full trait form is in
 // the answer's fields), with its layout when the verdict depends on it.
-std::string UnitName(const Unit& u) {
-  std::string layout = LayoutText(u);
-  return layout.empty()
-             ? u.device_class->short_name
-             : absl::StrCat(u.device_class->short_name, " on layout ", layout);
+void AppendUnitName(const Unit& u, std::string* out) {
+  out->append(u.device_class->short_name);
+  const std::string& layout = LayoutText(u);
+  if (!layout.empty()) absl::StrAppend(out, " on layout ", layout);
 }
 
-absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
+std::string UnitName(const Unit& u) {
+  std::string name;
+  AppendUnitName(u, &name);
+  return name;
+}
+
+absl::Status NoPlacement(const Request& r, const Units& units,
                          const DeviceScope& scope) {
   std::vector<std::string> why;
   for (const Unit& u : units)
@@ -290,24 +304,24 @@ absl::Status NoPlacement(const Request& r, const std::vector<Unit>& units,
        {"count", absl::StrCat(r.job->count)}});
 }
 
-Choice MakeChoice(const Request& r, const Unit& u, const DeviceSlot& d) {
-  Choice c;
+// Writes the answer for device `d` of unit `u` into `c`, a fresh Choice
+// where the answer lives (no temporary moved and destroyed per device).
+void FillChoice(const Request& r, const Unit& u, const DeviceSlot& d,
+                Choice& c) {
   if (!u.selection.base()) c.variant = r.kernel->variants()[u.selection.index];
-  c.device = d.ToDevice();
-  c.device_class = u.device_class->name;
-  c.device_class_short_name = u.device_class->short_name;
+  c.device = d;  // its own state; the class is shared, not copied
+  c.device_class = u.device_class->shared_from_this();
   c.score = u.selection.score;
   c.dynamic = u.selection.dynamic;
   if (u.image != nullptr) c.image = images::ImageId(*u.image);
   for (int index : u.selection.runtime_only) {
     c.runtime_only_variants.push_back(r.kernel->variants()[index]->name);
   }
-  return c;
 }
 
 // The winning unit holding `d` (a winner's group has d's class and layout;
 // under a node constraint the group is private, so compare those).
-const Unit* WinnerOf(const std::vector<Unit*>& ranked, const DeviceSlot& d) {
+const Unit* WinnerOf(absl::Span<Unit* const> ranked, const DeviceSlot& d) {
   for (const Unit* u : ranked) {
     if (!u->winner) break;
     for (const DeviceGroup* g : u->groups) {
@@ -322,12 +336,12 @@ const Unit* WinnerOf(const std::vector<Unit*>& ranked, const DeviceSlot& d) {
 
 // Further devices of the winners, then the best of each other unit by rank.
 std::vector<Choice> Alternatives(const Request& r,
-                                 const std::vector<Unit*>& ranked,
+                                 absl::Span<Unit* const> ranked,
                                  const DeviceSlot* chosen) {
   std::vector<Choice> out;
   size_t k = static_cast<size_t>(std::max(0, r.top_k));
   out.reserve(k);
-  std::vector<const DeviceGroup*> winner_groups;
+  absl::InlinedVector<const DeviceGroup*, 8> winner_groups;
   for (const Unit* u : ranked) {
     if (u->winner) {
       winner_groups.insert(winner_groups.end(), u->groups.begin(),
@@ -335,7 +349,7 @@ std::vector<Choice> Alternatives(const Request& r,
     }
   }
   for (const DeviceSlot* d : LeastLoadedDevices(winner_groups, k, chosen)) {
-    out.push_back(MakeChoice(r, *WinnerOf(ranked, *d), *d));
+    FillChoice(r, *WinnerOf(ranked, *d), *d, out.emplace_back());
   }
   for (const Unit* u : ranked) {
     if (out.size() >= k) break;
@@ -343,7 +357,7 @@ std::vector<Choice> Alternatives(const Request& r,
     Policy p =
         r.job->policy == Policy::kPack ? Policy::kPack : Policy::kLeastLoaded;
     if (const DeviceSlot* d = PickDevice(p, u->groups, 0)) {
-      out.push_back(MakeChoice(r, *u, *d));
+      FillChoice(r, *u, *d, out.emplace_back());
     }
   }
   if (out.size() > k) out.resize(k);
@@ -353,15 +367,21 @@ std::vector<Choice> Alternatives(const Request& r,
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                         size_t eligible, size_t winners, int devices,
                         bool better_claimed) {
-  std::string what =
-      u.selection.base()
-          ? absl::StrCat("the base function of kernel '", r.kernel->kernel(),
-                         "' (no variant fits)")
-          : absl::StrCat("variant '",
-                         r.kernel->variants()[u.selection.index]->name,
-                         "' (score ", u.selection.score, ")");
-  std::string text = absl::StrCat(what, " on device class ", UnitName(u),
-                                  ": best of ", eligible, " eligible classes");
+  // Written into one buffer, sized for the usual few lines: the text is
+  // part of every Select that did not set omit_explanation.
+  std::string text;
+  text.reserve(320);
+  if (u.selection.base()) {
+    absl::StrAppend(&text, "the base function of kernel '", r.kernel->kernel(),
+                    "' (no variant fits)");
+  } else {
+    absl::StrAppend(&text, "variant '",
+                    r.kernel->variants()[u.selection.index]->name, "' (score ",
+                    u.selection.score, ")");
+  }
+  text.append(" on device class ");
+  AppendUnitName(u, &text);
+  absl::StrAppend(&text, ": best of ", eligible, " eligible classes");
   if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
   if (better_claimed) {
     absl::StrAppend(&text, " (every device of the better classes is claimed)");
@@ -420,14 +440,14 @@ ClassReport Report(const Request& r, const Unit& u) {
   return c;
 }
 
-}  // namespace
-
-absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+absl::StatusOr<Decision> DecideAmong(const Request& r,
+                                     const Fleet::Reader& fleet,
+                                     bool include_suspect) {
   DeviceScope scope(*r.job, fleet);
-  std::vector<Unit> units = MakeUnits(r, fleet, scope);
-  std::vector<Unit*> ranked;
+  Units units = MakeUnits(r, fleet, scope, include_suspect);
+  UnitPtrs ranked;
   ranked.reserve(units.size());
-  std::vector<Unit*> fitting_units;  // the units whose class fits the job
+  UnitPtrs fitting_units;  // the units whose class fits the job
   std::vector<const DeviceClass*> classes;
   fitting_units.reserve(units.size());
   classes.reserve(units.size());
@@ -455,9 +475,10 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   // with no fleet lock held), else the kernel's cached one, looked up for
   // every class under one hold of its lock. A class with neither goes to
   // Request::unresolved, or without it is resolved here.
-  std::vector<std::optional<absl::StatusOr<selector::Resolution>>> found(
-      fitting_units.size());
-  std::vector<size_t> looked_up;  // indexes of `classes` into fitting_units
+  absl::InlinedVector<std::optional<absl::StatusOr<selector::Resolution>>, 8>
+      found(fitting_units.size());
+  // Indexes of `classes` into fitting_units.
+  absl::InlinedVector<size_t, 8> looked_up;
   for (size_t i = 0; i < fitting_units.size(); ++i) {
     const int id = fitting_units[i]->device_class->id;
     if (r.resolved != nullptr) {
@@ -510,7 +531,7 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
   int devices = 0;
   int fitting = 0;
   for (; tier < ranked.size() && chosen == nullptr; tier += winners) {
-    std::vector<const DeviceGroup*> groups;
+    absl::InlinedVector<const DeviceGroup*, 8> groups;
     winners = 0;
     devices = 0;
     for (size_t i = tier; i < ranked.size(); ++i) {
@@ -525,9 +546,9 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     if (chosen == nullptr) continue;
     for (size_t i = tier; i < tier + winners; ++i) ranked[i]->winner = true;
     // Ranked from the winners on, as WinnerOf and Alternatives expect.
-    std::vector<Unit*> rest(ranked.begin() + tier, ranked.end());
+    absl::Span<Unit* const> rest = absl::MakeConstSpan(ranked).subspan(tier);
     const Unit* unit = WinnerOf(rest, *chosen);
-    d.placement.choice = MakeChoice(r, *unit, *chosen);
+    FillChoice(r, *unit, *chosen, d.placement.choice);
     if (r.job->explanation) {
       d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
                                             winners, devices, tier > 0);
@@ -549,6 +570,18 @@ absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));
   }
   return d;
+}
+
+}  // namespace
+
+absl::StatusOr<Decision> Decide(const Request& r, const Fleet::Reader& fleet) {
+  if (!fleet.has_suspect()) {
+    return DecideAmong(r, fleet, /*include_suspect=*/false);  // not moved
+  }
+  absl::StatusOr<Decision> healthy =
+      DecideAmong(r, fleet, /*include_suspect=*/false);
+  if (!healthy.ok() || healthy->status.ok()) return healthy;
+  return DecideAmong(r, fleet, /*include_suspect=*/true);
 }
 
 }  // namespace ctxsel::server::placement::internal

@@ -51,9 +51,6 @@ struct Request {
   // Fill Decision::classes; and only read the resolution cache (an
   // Explain: see kernel_entry.h).
   bool explain = false;
-  // Let devices of suspect nodes compete (the Placer asks again with this
-  // only when no healthy device could serve).
-  bool include_suspect = false;
   // A claiming Select: only devices with claim capacity left; when the best
   // classes have none, the next best classes compete. Null: every device.
   const ClaimCheck* claims = nullptr;
@@ -80,9 +77,11 @@ struct Decision {
   std::vector<ClassReport> classes;  // only with Request::explain
 };
 
-// Fails with the engine's Resolve errors (InvalidArgumentError), or with
-// AbortedError after appending to Request::unresolved: the caller resolves
-// those classes, with no lock held, into Request::resolved and asks again.
+// Healthy devices first; devices of suspect nodes (or degraded ones) only
+// when no healthy device can serve the job. Fails with the engine's
+// Resolve errors (InvalidArgumentError), or with AbortedError after
+// appending to Request::unresolved: the caller resolves those classes,
+// with no lock held, into Request::resolved and asks again.
 absl::StatusOr<Decision> Decide(const Request& request,
                                 const Fleet::Reader& fleet);
 

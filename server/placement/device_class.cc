@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "selector/device_traits.h"
 #include "server/fleet/fleet_context.h"
+#include "server/fleet/node_proto.h"
 
 namespace ctxsel::server::placement {
 namespace {
@@ -128,6 +129,10 @@ DeviceClass MakeDeviceClass(int id, selector::DeviceTraits traits,
   c.short_name = DeviceClassShortName(traits, sycl_architecture);
   c.traits = std::move(traits);
   c.sycl_architecture = std::move(sycl_architecture);
+  TraitsToProto(c.traits, c.proto.mutable_traits());
+  c.proto.set_sycl_architecture(c.sycl_architecture);
+  c.proto.set_device_class(c.name);
+  c.proto.set_device_class_short_name(c.short_name);
   return c;
 }
 

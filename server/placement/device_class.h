@@ -31,18 +31,23 @@
 #define CTXSEL_SERVER_PLACEMENT_DEVICE_CLASS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "ctxsel/v1/ctxsel.pb.h"
 #include "selector/device_variables.h"
 #include "selector/selector.h"
 #include "server/model/model.h"
 
 namespace ctxsel::server::placement {
 
-struct DeviceClass {
+// Immutable once made. The Fleet owns its classes through shared_ptr, so an
+// answer (Choice::device_class) shares the class it names, and the class
+// outlives the fleet's last device of it for as long as an answer needs it.
+struct DeviceClass : std::enable_shared_from_this<DeviceClass> {
   int id = 0;              // stable while the class lives; never reused
   std::string key;         // DeviceClassKey(traits, sycl_architecture)
   std::string name;        // the traits as a device selector (see above)
@@ -52,6 +57,11 @@ struct DeviceClass {
   // What its devices have (ClassCapacityOf); also what condition()s read
   // through the device variables (selector/device_variables.h).
   selector::DeviceCapacity capacity;
+  // What every answer says of a device of this class, in its ctxsel.v1
+  // form, built once by MakeDeviceClass: traits (names sorted),
+  // sycl_architecture, device_class and device_class_short_name. An
+  // answer copies it and sets the device's own fields (DeviceStateToProto).
+  v1::Device proto;
 };
 
 // The capacity that makes a device's class: its memory and compute units as

@@ -1,9 +1,12 @@
 #include "server/placement/device_class.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ctxsel::server::placement {
 namespace {
+
+using ::testing::ElementsAre;
 
 selector::DeviceTraits Traits(selector::NameSet kind, selector::NameSet arch,
                               selector::NameSet isa) {
@@ -41,6 +44,23 @@ TEST(DeviceClassShortNameTest, MadeOnceWithTheClass) {
       MakeDeviceClass(1, Traits({"cpu", "host"}, {"x86_64"}, {"avx2"}), "");
   EXPECT_EQ(c.short_name, "x86_64/avx2");
   EXPECT_GT(c.name.size(), c.short_name.size());
+}
+
+// What an answer says of the class is built with it, in its ctxsel.v1
+// form (names sorted), so an answer copies it instead of rebuilding it.
+TEST(DeviceClassTest, ProtoFormMadeOnceWithTheClass) {
+  const DeviceClass c = MakeDeviceClass(
+      2, Traits({"nohost", "gpu"}, {"nvptx"}, {"sm_90a", "sm_90"}),
+      "nvidia_gpu_sm_90");
+  EXPECT_THAT(c.proto.traits().kind(), ElementsAre("gpu", "nohost"));
+  EXPECT_THAT(c.proto.traits().isa(), ElementsAre("sm_90", "sm_90a"));
+  EXPECT_THAT(c.proto.traits().arch(), ElementsAre("nvptx"));
+  EXPECT_EQ(c.proto.sycl_architecture(), "nvidia_gpu_sm_90");
+  EXPECT_EQ(c.proto.device_class(), c.name);
+  EXPECT_EQ(c.proto.device_class_short_name(), "nvidia_gpu_sm_90");
+  // Nothing of a device's own: an answer sets those.
+  EXPECT_EQ(c.proto.id(), "");
+  EXPECT_EQ(c.proto.memory_bytes(), 0u);
 }
 
 // One text form for a layout, made of short names and device numbers only,

@@ -8,14 +8,9 @@ namespace ctxsel::server::placement {
 
 Device DeviceSlot::ToDevice() const {
   Device d;
-  d.id = id;
-  d.node = node;
-  d.index = index;
+  static_cast<DeviceState&>(d) = *this;
   d.sycl_architecture = device_class->sycl_architecture;
   d.traits = device_class->traits;
-  d.properties = properties;
-  d.identity = identity;
-  d.condition = condition;
   return d;
 }
 

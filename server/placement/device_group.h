@@ -30,16 +30,10 @@ namespace ctxsel::server::placement {
 
 class DeviceGroup;
 
-// One live device as placement keeps it: its traits are its class's.
-struct DeviceSlot {
-  std::string id;
-  std::string node;
-  int32_t index = 0;
-  DeviceProperties properties;
-  DeviceIdentity identity;
-  // Health and parent as reported; the cordon fields as the fleet's
-  // cordons say.
-  DeviceCondition condition;
+// One live device as placement keeps it: its own state (condition: health
+// and parent as reported, the cordon fields as the fleet's cordons say);
+// its traits are its class's.
+struct DeviceSlot : DeviceState {
   const DeviceClass* device_class = nullptr;
   DeviceGroup* group = nullptr;  // the fleet's group holding it
   // Partitions: the whole device this one is part of (condition.parent),

@@ -164,7 +164,7 @@ const DeviceClass* Fleet::InternClass(const Device& d, ClassChanges* changes) {
       classes_[DeviceClassKey(d.traits, d.sycl_architecture, capacity)];
   ++entry.devices;
   if (entry.device_class == nullptr) {
-    entry.device_class = std::make_unique<DeviceClass>(MakeDeviceClass(
+    entry.device_class = std::make_shared<DeviceClass>(MakeDeviceClass(
         next_class_id_++, d.traits, d.sycl_architecture, capacity));
     if (changes != nullptr)
       changes->created.push_back(entry.device_class.get());

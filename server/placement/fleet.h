@@ -139,7 +139,8 @@ class Fleet {
   };
   // A class or layout and how many devices (nodes) use it.
   struct ClassEntry {
-    std::unique_ptr<DeviceClass> device_class;
+    // Shared with the answers that name the class (DeviceClass).
+    std::shared_ptr<DeviceClass> device_class;
     int devices = 0;
   };
   struct LayoutEntry {

@@ -12,7 +12,7 @@ namespace {
 std::string ChoiceText(const Choice& c) {
   return absl::StrCat(c.base() ? "base function" : c.variant->name, " (score ",
                       c.score, ") on ", c.device.id, " [",
-                      c.device_class_short_name, "], utilisation ",
+                      c.device_class->short_name, "], utilisation ",
                       c.device.properties.utilisation,
                       c.image.empty() ? "" : ", image ", c.image);
 }

@@ -5,7 +5,8 @@
 //
 //   absl::StatusOr<Placement> p = placer.Select(job);
 //   if (p.ok() && !p->choice.base()) {
-//     Launch(p->choice.device.id, p->choice.variant->name);
+//     Launch(p->choice.device.id, p->choice.variant->name,
+//            p->choice.device_class->traits);
 //   }
 #ifndef CTXSEL_SERVER_PLACEMENT_PLACEMENT_H_
 #define CTXSEL_SERVER_PLACEMENT_PLACEMENT_H_
@@ -19,6 +20,7 @@
 #include "selector/device_variables.h"
 #include "selector/selector.h"
 #include "server/model/model.h"
+#include "server/placement/device_class.h"
 
 namespace ctxsel::server::placement {
 
@@ -36,15 +38,18 @@ class ClaimCheck {
 };
 
 // One answer: this variant (or the kernel's base function) on this device.
+// Cheap to copy: the device's traits and names are its class's, shared.
 struct Choice {
   // The chosen variant; null when the kernel's base function was chosen.
   std::shared_ptr<const Variant> variant;
-  // The device as the inventory reported it, with the utilisation that the
-  // policy saw.
-  Device device;
-  // The device class of `device` (see DeviceClassName in device_class.h).
-  std::string device_class;
-  std::string device_class_short_name;  // DeviceClassShortName
+  // The device's own state as the inventory reported it, with the
+  // utilisation that the policy saw.
+  DeviceState device;
+  // The device's class: its traits, SYCL architecture, names
+  // (DeviceClassName, DeviceClassShortName) and their ctxsel.v1 form
+  // (DeviceClass::proto), built once when the class was interned and
+  // shared, never copied per answer. Set in every answer the Placer gives.
+  std::shared_ptr<const DeviceClass> device_class;
   // The OpenMP score of the variant on that device; 0 for the base function.
   uint64_t score = 0;
   // The variant's selector is dynamic (condition or target_device) and was

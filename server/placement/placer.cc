@@ -63,19 +63,6 @@ class RankExclusion : public ClaimCheck {
   absl::flat_hash_set<std::string> taken_;
 };
 
-// Healthy devices first; devices of suspect nodes serve only when no
-// healthy device can.
-absl::StatusOr<Decision> DecideOnce(internal::Request& request,
-                                    const Fleet::Reader& reader) {
-  request.include_suspect = false;
-  absl::StatusOr<Decision> healthy = internal::Decide(request, reader);
-  if (!healthy.ok() || healthy->status.ok() || !reader.has_suspect()) {
-    return healthy;
-  }
-  request.include_suspect = true;
-  return internal::Decide(request, reader);
-}
-
 // How many distinct devices, up to Job::count, fit `request` with only the
 // ranks' exclusion (no claims).
 absl::StatusOr<int> FittingDevices(internal::Request request,
@@ -85,7 +72,7 @@ absl::StatusOr<int> FittingDevices(internal::Request request,
   request.explain = false;
   int fitting = 0;
   for (; fitting < request.job->count; ++fitting) {
-    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(request, reader));
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, internal::Decide(request, reader));
     if (!d.status.ok()) break;
     exclusion.Take(d.placement.choice.device.id);
   }
@@ -104,7 +91,7 @@ absl::StatusOr<Decision> DecideRanks(internal::Request request,
   request.claims = &exclusion;
   Decision first;
   for (int rank = 0; rank < job.count; ++rank) {
-    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(request, reader));
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, internal::Decide(request, reader));
     if (!d.status.ok() && rank == 0 && !absl::IsResourceExhausted(d.status)) {
       return d;  // nothing fits at all: the one-device answer says why
     }
@@ -156,7 +143,7 @@ absl::StatusOr<Decision> DecideRanksOnOneNode(internal::Request request,
   absl::Status last;
   int tried = 0;
   for (; tried < kSameNodeTries; ++tried) {
-    CTXSEL_ASSIGN_OR_RETURN(Decision d, DecideOnce(first, reader));
+    CTXSEL_ASSIGN_OR_RETURN(Decision d, internal::Decide(first, reader));
     if (!d.status.ok()) {
       if (tried == 0) return d;  // nothing fits at all
       break;
@@ -179,18 +166,6 @@ absl::StatusOr<Decision> DecideRanksOnOneNode(internal::Request request,
                                 " best nodes can hold all ", job.count,
                                 " ranks; the last: ", last.message()));
   return failed;
-}
-
-// One decision under the fleet's reader lock.
-absl::StatusOr<Decision> DecideLocked(const internal::Request& request,
-                                      const Fleet& fleet) {
-  Fleet::Reader reader(fleet);
-  if (request.job->count > 1 && !request.explain) {
-    return request.job->same_node ? DecideRanksOnOneNode(request, reader)
-                                  : DecideRanks(request, reader);
-  }
-  internal::Request once = request;
-  return DecideOnce(once, reader);
 }
 
 }  // namespace
@@ -412,7 +387,14 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
   request.resolved = &resolved;
   for (int round = 0;; ++round) {
     request.unresolved = round < kUnlockedRounds ? &unresolved : nullptr;
-    absl::StatusOr<Decision> d = DecideLocked(request, *fleet_);
+    // Made in place (the answer is not moved once more per hop).
+    absl::StatusOr<Decision> d = [&] {
+      Fleet::Reader reader(*fleet_);
+      return job.count > 1 && !explain
+                 ? (job.same_node ? DecideRanksOnOneNode(request, reader)
+                                  : DecideRanks(request, reader))
+                 : internal::Decide(request, reader);
+    }();
     if (unresolved.empty()) {
       if (!resolved.empty() && !explain) {
         // A class freed before its resolution was kept escaped the
@@ -461,9 +443,10 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
                                          const ClaimCheck* claims) const {
-  CTXSEL_ASSIGN_OR_RETURN(Decision d, Decide(job, /*explain=*/false, claims));
-  if (!d.status.ok()) return d.status;
-  return std::move(d.placement);
+  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
+  if (!d.ok()) return d.status();
+  if (!d->status.ok()) return d->status;
+  return std::move(d->placement);
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {

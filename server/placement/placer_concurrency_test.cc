@@ -51,7 +51,7 @@ TEST(PlacerConcurrencyTest, SelectsStayConsistentUnderWriters) {
         }
         // The variant must fit the chosen device's class.
         const Choice& c = p->choice;
-        bool amd = c.device.traits.arch.count("amdgcn") > 0;
+        bool amd = c.device_class->traits.arch.count("amdgcn") > 0;
         if (c.base() ||
             (amd && c.variant->name != "saxpy_hip" &&
              c.variant->name != "saxpy_hip2") ||

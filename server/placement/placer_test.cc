@@ -33,10 +33,32 @@ TEST_F(PlacerTest, HighestScoringClassWins) {
   EXPECT_EQ(p->choice.device.id, "a/1");
   EXPECT_EQ(p->choice.score, 8u);
   EXPECT_FALSE(p->choice.dynamic);
-  EXPECT_THAT(p->choice.device_class, HasSubstr("amdgcn"));
-  EXPECT_EQ(p->choice.device.traits.isa.count("gfx90a"), 1u);
+  EXPECT_THAT(p->choice.device_class->name, HasSubstr("amdgcn"));
+  EXPECT_EQ(p->choice.device_class->traits.isa.count("gfx90a"), 1u);
   EXPECT_THAT(p->explanation, HasSubstr("saxpy_hip"));
   EXPECT_THAT(p->explanation, HasSubstr("least_loaded"));
+}
+
+// An answer shares its device's class, built once when the class was
+// interned: no answer copies trait sets, and one a caller holds stays
+// readable after the class's last device left the fleet.
+TEST_F(PlacerTest, AnswersShareTheClassOfTheirDevice) {
+  AddNode("a",
+          {MakeDevice("a", 0, Kind::kH100), MakeDevice("a", 1, Kind::kH100)});
+  absl::StatusOr<Placement> first = placer_.Select(SaxpyJob());
+  absl::StatusOr<Placement> second = placer_.Select(SaxpyJob());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_NE(first->choice.device_class, nullptr);
+  EXPECT_EQ(first->choice.device_class, second->choice.device_class);
+  ASSERT_EQ(first->alternatives.size(), 1u);
+  EXPECT_NE(first->alternatives[0].device.id, first->choice.device.id);
+  EXPECT_EQ(first->alternatives[0].device_class, first->choice.device_class);
+  std::shared_ptr<const DeviceClass> held = first->choice.device_class;
+  ASSERT_TRUE(placer_.RemoveNode("a"));
+  EXPECT_EQ(held->short_name, "nvidia_gpu_sm_90");
+  EXPECT_EQ(held->traits.arch.count("nvptx"), 1u);
+  EXPECT_EQ(held->proto.device_class(), held->name);
 }
 
 TEST_F(PlacerTest, WithoutExplanationTheSameAnswerAndNoText) {

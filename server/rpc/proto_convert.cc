@@ -317,12 +317,14 @@ void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out) {
   out->set_variant(choice.variant_name());
   out->set_base(choice.base());
   out->set_node(choice.device.node);
-  DeviceToProto(choice.device, out->mutable_device());
-  out->mutable_device()->set_device_class(choice.device_class);
-  out->mutable_device()->set_device_class_short_name(
-      choice.device_class_short_name);
-  out->set_device_class(choice.device_class);
-  out->set_device_class_short_name(choice.device_class_short_name);
+  v1::Device* device = out->mutable_device();
+  if (choice.device_class != nullptr) {
+    // The class's fields, built once per class: one copy, no sorting.
+    *device = choice.device_class->proto;
+    out->set_device_class(choice.device_class->name);
+    out->set_device_class_short_name(choice.device_class->short_name);
+  }
+  DeviceStateToProto(choice.device, device);
   out->set_score(choice.score);
   out->set_dynamic(choice.dynamic);
   for (const std::string& name : choice.runtime_only_variants) {

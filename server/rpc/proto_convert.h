@@ -49,7 +49,9 @@ absl::StatusOr<Job> JobFromProto(const v1::Job& job);
 absl::Status ShareFromProto(const v1::ClaimRequest& claim, Job& job);
 
 // The Placer's answers (server/placement/placement.h). The choice's device
-// carries its device class, as in ListDevices.
+// carries its device class, as in ListDevices: the class's fields are one
+// copy of its prebuilt v1::Device (DeviceClass::proto), the device's own
+// fields come from Choice::device.
 void ChoiceToProto(const placement::Choice& choice, v1::PlacementChoice* out);
 // A Select's answer: the choice, explanation and alternatives, `claims` (one
 // per rank, or none) and one RankPlacement per rank with the environment

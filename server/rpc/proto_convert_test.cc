@@ -102,8 +102,9 @@ TEST(ProtoConvertTest, BadJobFieldsAreNamed) {
   EXPECT_THAT(JobFromProto(in).status().message(), HasSubstr("job.top_k"));
 }
 
+// A choice of a gpu of `vendor` (empty: none reported).
 placement::Choice TestChoice(const std::string& variant, const std::string& id,
-                             uint64_t score) {
+                             uint64_t score, const std::string& vendor = "") {
   placement::Choice choice;
   if (!variant.empty()) {
     absl::StatusOr<selector::Selector> parsed =
@@ -115,9 +116,12 @@ placement::Choice TestChoice(const std::string& variant, const std::string& id,
   choice.device.id = id;
   choice.device.node = id.substr(0, id.find('/'));
   choice.device.index = 1;
-  choice.device.traits.kind = {"gpu"};
   choice.device.properties.utilisation = 0.5;
-  choice.device_class = "gpu-nvptx";
+  selector::DeviceTraits traits;
+  traits.kind = {"gpu"};
+  if (!vendor.empty()) traits.vendor = {vendor};
+  choice.device_class = std::make_shared<placement::DeviceClass>(
+      placement::MakeDeviceClass(1, traits, ""));
   choice.score = score;
   choice.dynamic = score > 0;
   return choice;
@@ -133,8 +137,10 @@ TEST(ProtoConvertTest, ChoiceCarriesDeviceAndClass) {
   EXPECT_EQ(out.device().index(), 1);
   EXPECT_THAT(out.device().traits().kind(), ElementsAre("gpu"));
   EXPECT_EQ(out.device().utilisation(), 0.5);
-  EXPECT_EQ(out.device().device_class(), "gpu-nvptx");
-  EXPECT_EQ(out.device_class(), "gpu-nvptx");
+  EXPECT_EQ(out.device().device_class(), "device={kind(gpu)}");
+  EXPECT_EQ(out.device_class(), "device={kind(gpu)}");
+  EXPECT_EQ(out.device_class_short_name(), "gpu");
+  EXPECT_EQ(out.device().device_class_short_name(), "gpu");
   EXPECT_EQ(out.score(), 7u);
   EXPECT_TRUE(out.dynamic());
 
@@ -150,8 +156,7 @@ TEST(ProtoConvertTest, ChoiceCarriesDeviceAndClass) {
 // that no client maps vendors to variables on its own.
 TEST(ProtoConvertTest, PlacementRanksCarryClaimAndEnvironment) {
   placement::Placement placement;
-  placement.choice = TestChoice("saxpy_cuda", "n1/gpu0", 9);
-  placement.choice.device.traits.vendor = {"nvidia"};
+  placement.choice = TestChoice("saxpy_cuda", "n1/gpu0", 9, "nvidia");
   placement.choice.device.identity.uuid = "GPU-0000";
   placement.ranks = {placement.choice, placement.choice};
   placement.ranks[1].device.id = "n1/gpu1";

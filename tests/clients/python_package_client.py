@@ -2,7 +2,7 @@
 pip into a venv by python_package_test: typed errors with details, select
 with the server's per-rank environment, the claim context manager (renewal
 and release), release by holder, a claim that waits in the server's queue,
-and failover past a dead address.
+omit_explanation and a job's images, and failover past a dead address.
 
 usage: python_package_client.py SERVER_ADDRESS
 (run with the venv's python; the package's own stubs set the fleet up)
@@ -57,6 +57,26 @@ def compilers(client):
         raise SystemExit("an unknown compiler was accepted")
     except ctxsel.InvalidArgument as e:
         assert "job.compiler" in [f for f, _ in e.field_violations], e
+
+
+def lean_and_images(client):
+    """omit_explanation leaves the explanation out, and only it; a job's
+    images confine it to the devices that run one of them."""
+    gpu = dict(kernel="saxpy", construct=["target"], require="gpu")
+    full = client.select(**gpu)
+    assert "saxpy_sm90" in full.explanation, full.explanation
+    lean = client.select(omit_explanation=True, **gpu)
+    assert lean.explanation == "", lean.explanation
+    assert lean.variant == "saxpy_sm90" and lean.device.startswith("n1/gpu")
+    on_sm90 = client.select(images=["cubin:sm_90"], kernel="saxpy",
+                            construct=["target"])
+    assert on_sm90.device.startswith("n1/gpu"), on_sm90
+    assert on_sm90.response.placement.image == "cubin:sm_90", on_sm90.response
+    try:
+        client.select(images=["cubin:sm_80"], **gpu)
+        raise SystemExit("a GPU was placed with no image it runs")
+    except ctxsel.NoPlacement as e:
+        assert "images:" in e.message, e.message
 
 
 def wait_in_queue(client):
@@ -160,6 +180,7 @@ def main(address):
 
     wait_in_queue(client)
     compilers(client)
+    lean_and_images(client)
 
     client.select(kernel="saxpy", construct=["target"], require="gpu",
                   count=2, claim=30, holder="slurm-7.0")

@@ -176,19 +176,22 @@ class Client:
     @staticmethod
     def job(kernel, construct=(), variables=None, nodes=(), devices=(),
             count=0, same_node=False, require=None, require_variant=False,
-            device_filter="", policy=None, top_k=0, compiler="", ties=None):
+            device_filter="", policy=None, top_k=0, compiler="", ties=None,
+            images=()):
         """The ctxsel.v1.Job of these arguments (`devices`: the allocation,
         device ids or UUIDs; `require`: a device kind such as "gpu";
         `compiler`: answer for the binary it builds, "spec", "gcc-12" or
         "clang-14"; `ties`: "first" or "last" declared wins a tie, None:
-        the compiler's rule)."""
+        the compiler's rule; `images`: the image ids of the job's binary,
+        e.g. "cubin:sm_90", used instead of the kernel's: only devices that
+        run one)."""
         job = pb.Job(kernel=kernel, nodes=list(nodes),
                      allowed_devices=list(devices), count=count,
                      same_node=same_node,
                      required_kind=require or "",
                      require_variant=require_variant,
                      device_filter=device_filter, top_k=top_k,
-                     compiler=compiler)
+                     compiler=compiler, images=list(images))
         if ties:
             job.ties = pb.TieBreak.Value("TIE_BREAK_%s_DECLARED" % ties.upper())
         for name in construct:
@@ -200,15 +203,18 @@ class Client:
         return job
 
     def select(self, kernel, claim=None, holder=None, wait=0.0, priority=0,
-               **job):
+               omit_explanation=False, **job):
         """Where the job runs (Placement). `claim` (seconds) also claims the
         devices for `holder`; with `wait` (seconds) a claim waits up to that
         long in the server's queue while every fitting device is claimed
         (FIFO within `priority`, 0 to 9, above 0 for admins), and
         AllClaimed's reason is then CLAIM_WAIT_EXPIRED or CLAIM_QUEUE_FULL.
         A server older than the queue answers at once with another reason:
-        claim() then retries on its own."""
-        request = pb.SelectRequest(job=self.job(kernel, **job))
+        claim() then retries on its own. `omit_explanation`: the server
+        neither formats nor sends the explanation (a launcher that reads
+        only the placement); `explanation` is then empty."""
+        request = pb.SelectRequest(job=self.job(kernel, **job),
+                                   omit_explanation=omit_explanation)
         if claim:
             request.claim.duration.CopyFrom(_duration(claim))
             request.claim.holder = holder or _default_holder()
