@@ -6,16 +6,9 @@
 // class and candidate, never per device. Also: each policy, a job
 // restricted to named nodes, and one heartbeat (UpdateUtilisations).
 // Each Select benchmark also reports `instructions` per Select (user space,
-// this thread): unlike time, it does not change with the machine's load.
+// bench/process_counters.h): unlike time, load does not change it.
 //
 //   bazel run -c opt //bench:placement_bench
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/bench_fleet.h"
+#include "bench/process_counters.h"
 #include "benchmark/benchmark.h"
 #include "server/placement/placer.h"
 
@@ -63,49 +57,21 @@ std::vector<Job> Jobs(Policy policy) {
   return jobs;
 }
 
-// Counts the user-space instructions this thread retires while it lives;
-// Count() is -1 where the kernel refuses (perf_event_paranoid > 2).
-class InstructionCounter {
- public:
-  InstructionCounter() {
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-    if (fd_ >= 0) ioctl(fd_, PERF_EVENT_IOC_RESET, 0);
-  }
-  ~InstructionCounter() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int64_t Count() const {
-    uint64_t n = 0;
-    if (fd_ < 0 || read(fd_, &n, sizeof(n)) != sizeof(n)) return -1;
-    return static_cast<int64_t>(n);
-  }
-
- private:
-  int fd_ = -1;
-};
-
 void RunSelects(benchmark::State& state, const Placer& placer,
                 const std::vector<Job>& jobs) {
   size_t i = 0;
-  InstructionCounter counter;
-  int64_t start = counter.Count();
+  ProcessCounters counters;
+  const ProcessCounters::Values start = counters.Read();
   for (auto _ : state) {
     auto p = placer.Select(jobs[i]);
     if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
     benchmark::DoNotOptimize(p);
     if (++i == jobs.size()) i = 0;
   }
-  const int64_t end = counter.Count();
-  if (start >= 0 && end >= 0) {
-    state.counters["instructions"] = benchmark::Counter(
-        static_cast<double>(end - start), benchmark::Counter::kAvgIterations);
+  if (counters.ok()) {
+    state.counters["instructions"] =
+        benchmark::Counter((counters.Read() - start).user_instructions,
+                           benchmark::Counter::kAvgIterations);
   }
   state.SetItemsProcessed(state.iterations());
 }
