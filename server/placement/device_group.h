@@ -35,6 +35,7 @@ struct DeviceSlot {
   std::string id;
   std::string node;
   int32_t index = 0;
+  size_t position = 0;  // in its node's list (and NodeListing)
   DeviceProperties properties;
   DeviceIdentity identity;
   // Health and parent as reported; the cordon fields as the fleet's
