@@ -30,8 +30,8 @@
 // Thread safety: every method may be called from any thread. Lock order:
 // changes to the set of devices (Report, Deregister, ExpireStale) are
 // sequenced by `apply_mu_`, which they hold while they call the store and
-// the observer; the state lock `mu_` that heartbeats, listings and
-// watchers take is held to check and to commit. A heartbeat holds `mu_`
+// the observer; the state lock `mu_` that heartbeats and watchers take is
+// held to check and to commit. A heartbeat holds `mu_`
 // only to find its node and mark it alive, then records utilisation in the
 // store with no inventory lock held: one lock at a time. The store's lock
 // may be taken under `mu_` (events, suspect marks), never the other way
@@ -39,9 +39,9 @@
 // live nodes' names as last published (NodeNames(): rebuilt under a shared
 // hold of `mu_` only after a node joined or left, which no beat does) and
 // reads their devices from the store's published records (placement's
-// node_listing.h), so listings neither stall beats nor share a lock's cache
-// line with them. Wake callbacks run on the inventory's own notifier thread
-// with no inventory lock held.
+// node_listing.h): listings and beats never wait for each other, and the
+// listers' lock traffic lands on locks no beat takes. Wake callbacks run on the
+// inventory's own notifier thread with no inventory lock held.
 #ifndef CTXSEL_SERVER_FLEET_INVENTORY_H_
 #define CTXSEL_SERVER_FLEET_INVENTORY_H_
 
@@ -100,8 +100,9 @@ class DeviceStore {
   // One step of a ListDevices: reads `nodes` as `scan` says (DeviceScan's
   // rule) and leaves in it the devices that pass its filter. This default
   // copies each node's devices (NodeDevices) and matches every one;
-  // PlacerBridge reads a step under one lock hold, matches once per device
-  // class and layout, and copies only the devices that pass.
+  // PlacerBridge reads the nodes' published records (no lock a beat takes),
+  // matches once per device class and layout, and copies only the devices
+  // that pass.
   virtual void ScanDevices(absl::Span<const std::string> nodes,
                            DeviceScan* scan) const;
 };

@@ -28,10 +28,12 @@
 // utilisation, the per-class ordered load structures) sits behind one
 // reader/writer lock that inventory writers and UpdateUtilisations hold
 // only for O(log n) per device (once per node report or heartbeat), and
-// Select holds shared while it picks. A claiming Select asks its ClaimCheck
-// about each device it considers while it holds that lock; the caller
-// (server/claims/claims.h) makes pick and claim one atomic step by holding its
-// own lock around the Select.
+// Select holds shared while it picks; listings (NodeDevices, ScanDevices)
+// take none of it, reading records the writers publish per node
+// (node_listing.h), into which a heartbeat writes its values. A claiming Select
+// asks its ClaimCheck about each device it considers while it holds that lock;
+// the caller (server/claims/claims.h) makes pick and claim one atomic step by
+// holding its own lock around the Select.
 //
 // Example:
 //
