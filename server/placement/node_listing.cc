@@ -15,7 +15,11 @@ std::shared_ptr<NodeListing> NodeListing::Make(
   listing->layout_ = std::move(layout);
   listing->classes_ = std::move(classes);
   listing->devices_.reserve(slots.size());
-  listing->utilisation_ = std::make_unique<std::atomic<double>[]>(slots.size());
+  if (slots.size() > kInline) {
+    listing->more_utilisation_ =
+        std::make_unique<std::atomic<double>[]>(slots.size());
+    listing->utilisation_ = listing->more_utilisation_.get();
+  }
   for (size_t i = 0; i < slots.size(); ++i) {
     const DeviceSlot& slot = *slots[i];
     listing->devices_.push_back({slot.id, slot.index, slot.properties,

@@ -96,13 +96,17 @@ class NodeListing {
  private:
   NodeListing() = default;
 
+  // What a beat writes comes first, in the record's own allocation for a
+  // node of up to kInline devices: a beat touches no more cache lines.
+  static constexpr size_t kInline = 8;
+  std::atomic<uint64_t> sequence_{0};  // odd while a beat writes
+  std::atomic<double>* utilisation_ = inline_utilisation_.data();
+  std::array<std::atomic<double>, kInline> inline_utilisation_;
+  std::unique_ptr<std::atomic<double>[]> more_utilisation_;  // larger nodes
   std::string node_;
   std::shared_ptr<const NodeLayout> layout_;
   std::vector<std::shared_ptr<const DeviceClass>> classes_;
   std::vector<ListedDevice> devices_;
-  // Odd while a beat writes.
-  std::atomic<uint64_t> sequence_{0};
-  std::unique_ptr<std::atomic<double>[]> utilisation_;
 };
 
 // Node name -> its current NodeListing. Readers (listings) share a
