@@ -15,6 +15,10 @@
 // never making the beat wait. A beat copies and publishes nothing; a report
 // or cordon replaces only its node's record.
 //
+// The cost is memory: a record copies each device's reported fields (not
+// its class's traits), about 300 bytes a device (report_bench's fleet of
+// 80,000 devices: 78 -> 102 MiB peak RSS).
+//
 //   ListingIndex index;                          // in the Fleet
 //   index.Publish("n1", NodeListing::Make(...));  // a writer, fleet lock held
 //   std::shared_ptr<const NodeListing> n = index.Find("n1");  // no fleet lock
