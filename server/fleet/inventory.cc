@@ -19,10 +19,6 @@ namespace ctxsel::server {
 namespace {
 
 constexpr size_t kDevicesPerCancelCheck = 64;
-// Node names a listing takes per hold of the inventory's lock: a few
-// microseconds' hold, where one hold per node made 10 listers' lock traffic
-// delay heartbeats.
-constexpr size_t kNodesPerHold = 16;
 
 absl::Status NodeNotFound(const std::string& node) {
   return WithResourceInfo(WithErrorInfo(absl::NotFoundError(absl::StrCat(
@@ -63,6 +59,7 @@ Inventory::Inventory(InventoryOptions options, DeviceStore* devices,
       epoch_(NewEpoch()),
       devices_(devices),
       observer_(observer),
+      names_(std::make_shared<const std::vector<std::string>>()),
       notifier_([this] { RunNotifier(); }) {
   max_listings_ =
       options_.max_concurrent_listings > 0
@@ -137,6 +134,7 @@ std::shared_ptr<const NodeState> Inventory::CommitLocked(NodeState node,
   node.reported = node.last_heartbeat = now;
   node.suspect = false;  // the store's new devices are healthy
   auto [it, added] = nodes_.try_emplace(node.id);
+  if (added) membership_.fetch_add(1, std::memory_order_release);
   NodeEntry& entry = it->second;
   entry.agent_version = node.agent_version;
   entry.reported = entry.last_heartbeat = now;
@@ -290,6 +288,7 @@ void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   RecordEvent(InventoryEvent::Kind::kRemoved, std::move(last),
               std::move(reason), bytes);
   nodes_.erase(it);
+  membership_.fetch_add(1, std::memory_order_release);
 }
 
 void Inventory::TellRemoved(const std::vector<std::string>& nodes,
@@ -436,61 +435,64 @@ absl::StatusOr<Page<Device>> Inventory::ListDevices(
   };
   Page<Device> page;
   DeviceScan scan(&device_filter);
-  // A step reads about this many devices under one hold of the store's lock;
-  // between steps the call is asked whether it is still wanted.
+  // A step reads about this many devices from the store; between steps the
+  // call is asked whether it is still wanted.
   scan.max_read = kDevicesPerCancelCheck;
   size_t examined = 0;
   size_t next_check = kDevicesPerCancelCheck;
-  std::vector<std::string> batch;
-  std::optional<std::string> last;  // the last node taken
-  while (true) {
-    batch.clear();
-    {
-      absl::ReaderMutexLock lock(&mu_);
-      if (!node.empty()) {
-        if (!last.has_value() && nodes_.contains(node)) batch.push_back(node);
-      } else {
-        for (auto it = last.has_value() ? nodes_.upper_bound(*last)
-                                        : nodes_.lower_bound(after.first);
-             it != nodes_.end() && batch.size() < kNodesPerHold; ++it) {
-          batch.push_back(it->first);
-        }
+  // The page reads one version of the node list, and no inventory lock.
+  const std::shared_ptr<const std::vector<std::string>> names = NodeNames();
+  auto from = std::lower_bound(names->begin(), names->end(),
+                               node.empty() ? after.first : node);
+  absl::Span<const std::string> rest(names->data() + (from - names->begin()),
+                                     names->end() - from);
+  if (!node.empty()) {
+    rest = rest.subspan(0, !rest.empty() && rest[0] == node ? 1 : 0);
+  }
+  for (; !rest.empty(); rest.remove_prefix(scan.nodes_read)) {
+    scan.Start();
+    scan.after_index =
+        rest.front() == after.first ? after.second : DeviceScan::kNoIndex;
+    // One more than the page holds: whether a next page exists.
+    scan.max_found = limit - page.items.size() + 1;
+    devices_->ScanDevices(rest, &scan);
+    for (Device& d : scan.found) {
+      const PageFit fit =
+          page.items.size() == limit ? PageFit::kFull : budget.Take(d);
+      if (fit == PageFit::kTooLarge) {
+        return TooLargeForAPage(absl::StrCat("device ", d.id), budget);
       }
+      if (fit == PageFit::kFull) {
+        const Device& prev = page.items.back();
+        page.next_page_token = EncodePageToken(
+            "ListDevices", filters, {prev.node, absl::StrCat(prev.index)});
+        return page;
+      }
+      page.items.push_back(std::move(d));
     }
-    if (batch.empty()) break;
-    last = batch.back();
-    for (absl::Span<const std::string> rest(batch); !rest.empty();
-         rest.remove_prefix(scan.nodes_read)) {
-      scan.Start();
-      scan.after_index =
-          rest.front() == after.first ? after.second : DeviceScan::kNoIndex;
-      // One more than the page holds: whether a next page exists.
-      scan.max_found = limit - page.items.size() + 1;
-      devices_->ScanDevices(rest, &scan);
-      for (Device& d : scan.found) {
-        const PageFit fit =
-            page.items.size() == limit ? PageFit::kFull : budget.Take(d);
-        if (fit == PageFit::kTooLarge) {
-          return TooLargeForAPage(absl::StrCat("device ", d.id), budget);
-        }
-        if (fit == PageFit::kFull) {
-          const Device& prev = page.items.back();
-          page.next_page_token = EncodePageToken(
-              "ListDevices", filters, {prev.node, absl::StrCat(prev.index)});
-          return page;
-        }
-        page.items.push_back(std::move(d));
-      }
-      // Matching is the slow part of a long listing: a call cancelled or
-      // past its deadline stops here rather than finishing unseen.
-      examined += scan.devices_read;
-      if (interrupted && examined >= next_check) {
-        next_check = examined + kDevicesPerCancelCheck;
-        CTXSEL_RETURN_IF_ERROR(interrupted());
-      }
+    // Matching is the slow part of a long listing: a call cancelled or
+    // past its deadline stops here rather than finishing unseen.
+    examined += scan.devices_read;
+    if (interrupted && examined >= next_check) {
+      next_check = examined + kDevicesPerCancelCheck;
+      CTXSEL_RETURN_IF_ERROR(interrupted());
     }
   }
   return page;
+}
+
+std::shared_ptr<const std::vector<std::string>> Inventory::NodeNames() const {
+  absl::MutexLock lock(&names_mu_);
+  if (names_of_ != membership_.load(std::memory_order_acquire)) {
+    // One lister rebuilds; the others wait here for its copy.
+    absl::ReaderMutexLock state(&mu_);
+    auto names = std::make_shared<std::vector<std::string>>();
+    names->reserve(nodes_.size());
+    for (const auto& [id, entry] : nodes_) names->push_back(id);
+    names_ = std::move(names);
+    names_of_ = membership_.load(std::memory_order_relaxed);
+  }
+  return names_;
 }
 
 void DeviceStore::ScanDevices(absl::Span<const std::string> nodes,

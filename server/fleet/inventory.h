@@ -30,18 +30,22 @@
 // Thread safety: every method may be called from any thread. Lock order:
 // changes to the set of devices (Report, Deregister, ExpireStale) are
 // sequenced by `apply_mu_`, which they hold while they call the store and
-// the observer; the state lock `mu_` that heartbeats, listings and
-// watchers take is held to check and to commit. A heartbeat holds `mu_`
+// the observer; the state lock `mu_` that heartbeats and watchers take is
+// held to check and to commit. A heartbeat holds `mu_`
 // only to find its node and mark it alive, then records utilisation in the
 // store with no inventory lock held: one lock at a time. The store's lock
 // may be taken under `mu_` (events, suspect marks), never the other way
-// round; ListDevices holds `mu_` only to take the names of the next few
-// nodes and reads their devices from the store without it, so a long
-// listing never stalls heartbeats. Wake callbacks run on the inventory's own
-// notifier thread with no inventory lock held.
+// round. ListDevices takes no lock a heartbeat takes: it pages over the
+// live nodes' names as last published (NodeNames(): rebuilt under a shared
+// hold of `mu_` only after a node joined or left, which no beat does) and
+// reads their devices from the store's published records (placement's
+// node_listing.h): listings and beats never wait for each other, and the
+// listers' lock traffic lands on locks no beat takes. Wake callbacks run on the
+// inventory's own notifier thread with no inventory lock held.
 #ifndef CTXSEL_SERVER_FLEET_INVENTORY_H_
 #define CTXSEL_SERVER_FLEET_INVENTORY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -96,8 +100,9 @@ class DeviceStore {
   // One step of a ListDevices: reads `nodes` as `scan` says (DeviceScan's
   // rule) and leaves in it the devices that pass its filter. This default
   // copies each node's devices (NodeDevices) and matches every one;
-  // PlacerBridge reads a step under one lock hold, matches once per device
-  // class and layout, and copies only the devices that pass.
+  // PlacerBridge reads the nodes' published records (no lock a beat takes),
+  // matches once per device class and layout, and copies only the devices
+  // that pass.
   virtual void ScanDevices(absl::Span<const std::string> nodes,
                            DeviceScan* scan) const;
 };
@@ -232,7 +237,8 @@ class Inventory {
   // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
   // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
   // Not a snapshot: a node reported or removed while a page is read may be
-  // in it or not, as across pages.
+  // in it or not, as across pages. Takes no lock a heartbeat takes (see the
+  // file comment).
   absl::StatusOr<Page<Device>> ListDevices(
       const DeviceFilter& device_filter, const std::string& node, int page_size,
       const std::string& page_token, PageBudget<Device> budget = {},
@@ -338,6 +344,10 @@ class Inventory {
   // Whether the history holds every event after `after` (<= sequence_).
   bool HoldsEventsAfterLocked(int64_t after) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The live nodes' names in order, as of the latest change of the set;
+  // rebuilt (O(nodes), `mu_` held shared) only when the set changed since.
+  std::shared_ptr<const std::vector<std::string>> NodeNames() const
+      ABSL_LOCKS_EXCLUDED(names_mu_, mu_);
   // Every live node as a `kind` event "`reason`" at the latest sequence.
   std::vector<InventoryEvent> SnapshotLocked(InventoryEvent::Kind kind,
                                              const std::string& reason) const
@@ -351,6 +361,14 @@ class Inventory {
   // before `mu_`, never while holding it.
   absl::Mutex apply_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
+  // Bumped under `mu_` whenever nodes_ gains or loses a node.
+  std::atomic<uint64_t> membership_{0};
+  // NodeNames()'s copy and the membership_ it is of; listings take this
+  // lock, heartbeats never.
+  mutable absl::Mutex names_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable std::shared_ptr<const std::vector<std::string>> names_
+      ABSL_GUARDED_BY(names_mu_);
+  mutable uint64_t names_of_ ABSL_GUARDED_BY(names_mu_) = 0;
   // ListDevices pages being read now (max_concurrent_listings bounds it).
   mutable absl::Mutex listing_mu_;
   mutable int listings_ ABSL_GUARDED_BY(listing_mu_) = 0;

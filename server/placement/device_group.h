@@ -34,6 +34,7 @@ class DeviceGroup;
 // and parent as reported, the cordon fields as the fleet's cordons say);
 // its traits are its class's.
 struct DeviceSlot : DeviceState {
+  size_t position = 0;  // in its node's list (and NodeListing)
   const DeviceClass* device_class = nullptr;
   DeviceGroup* group = nullptr;  // the fleet's group holding it
   // Partitions: the whole device this one is part of (condition.parent),

@@ -46,6 +46,7 @@ absl::Status Fleet::ReplaceNode(absl::string_view node,
   CTXSEL_RETURN_IF_ERROR(CheckIdsFree(node, devices));
   Erase(node);
   Apply(node, std::move(devices), changes);
+  PublishListing(node);
   Sweep(changes);
   return absl::OkStatus();
 }
@@ -65,8 +66,14 @@ absl::Status Fleet::ReplaceAll(std::vector<Device> devices,
     by_node[node].push_back(std::move(d));
   }
   absl::MutexLock lock(&mu_);
-  while (!nodes_.empty()) Erase(std::string(nodes_.begin()->first));
+  std::vector<std::string> gone;
+  while (!nodes_.empty()) {
+    gone.push_back(nodes_.begin()->first);
+    Erase(gone.back());
+  }
   for (auto& [node, list] : by_node) Apply(node, std::move(list), changes);
+  for (const std::string& node : gone) PublishListing(node);
+  for (const auto& [node, list] : by_node) PublishListing(node);
   Sweep(changes);
   return absl::OkStatus();
 }
@@ -75,6 +82,7 @@ bool Fleet::RemoveNode(absl::string_view node, ClassChanges* changes) {
   absl::MutexLock lock(&mu_);
   if (!nodes_.contains(node)) return false;
   Erase(node);
+  PublishListing(node);
   Sweep(changes);
   return true;
 }
@@ -134,6 +142,7 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
     slot->id = std::move(d.id);
     slot->node = std::string(node);
     slot->index = d.index;
+    slot->position = i;
     slot->properties = d.properties;
     slot->identity = d.identity;
     slot->condition = std::move(d.condition);
@@ -178,7 +187,7 @@ const NodeLayout* Fleet::InternLayout(
   LayoutEntry& entry = layouts_[key];
   ++entry.nodes;
   if (entry.layout == nullptr) {
-    entry.layout = std::make_unique<NodeLayout>(
+    entry.layout = std::make_shared<NodeLayout>(
         MakeNodeLayout(next_layout_id_++, std::move(slots)));
   }
   return entry.layout.get();
@@ -192,6 +201,31 @@ DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout,
     group = std::make_unique<DeviceGroup>(c, layout, suspect, excluded);
   }
   return group.get();
+}
+
+void Fleet::PublishListing(absl::string_view node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) {
+    listings_.Publish(node, nullptr);
+    return;
+  }
+  NodeEntry& entry = it->second;
+  std::vector<std::shared_ptr<const DeviceClass>> classes;
+  for (const DeviceSlot* slot : entry.devices) {
+    // Neighbours mostly share a class; a class pinned twice does no harm.
+    if (classes.empty() || classes.back().get() != slot->device_class) {
+      classes.push_back(classes_.at(slot->device_class->key).device_class);
+    }
+  }
+  entry.listing = NodeListing::Make(std::string(node),
+                                    layouts_.at(entry.layout->key).layout,
+                                    std::move(classes), entry.devices);
+  listings_.Publish(node, entry.listing);
+}
+
+std::shared_ptr<const NodeListing> Fleet::Listing(
+    absl::string_view node) const {
+  return listings_.Find(node);
 }
 
 void Fleet::LeaveGroup(DeviceSlot* slot) {
@@ -255,6 +289,7 @@ std::vector<std::string> Fleet::SetCordons(const std::vector<Cordon>& cordons) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
     for (DeviceSlot* slot : it->second.devices) Place(slot, it->second);
+    PublishListing(name);
     live.push_back(name);
   }
   std::sort(live.begin(), live.end());
@@ -299,8 +334,10 @@ absl::Status Fleet::UpdateUtilisations(
     }
     slots.push_back(it->second.get());
   }
+  NodeListing::BeatWriter listed(*entry->second.listing);
   for (size_t i = 0; i < slots.size(); ++i) {
     slots[i]->group->SetUtilisation(slots[i], updates[i].second);
+    listed.Set(slots[i]->position, updates[i].second);
   }
   return absl::OkStatus();
 }

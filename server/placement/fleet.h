@@ -11,7 +11,10 @@
 //
 // One mutex guards it: writers hold it exclusively for O(devices of the
 // node x log n); a Select holds it shared (through Fleet::Reader) while it
-// evaluates and picks, so every pointer it sees stays valid.
+// evaluates and picks, so every pointer it sees stays valid. Listings take
+// none of it: the writers publish each node's devices as an immutable
+// NodeListing (node_listing.h) that Listing() finds, and a heartbeat writes
+// its utilisations into its node's record in place.
 //
 //   Fleet fleet;
 //   Fleet::ClassChanges changes;
@@ -40,6 +43,7 @@
 #include "server/model/model.h"
 #include "server/placement/device_class.h"
 #include "server/placement/device_group.h"
+#include "server/placement/node_listing.h"
 
 namespace ctxsel::server::placement::internal {
 
@@ -99,6 +103,10 @@ class Fleet {
   absl::StatusOr<DeviceClassNames> ClassOf(absl::string_view device_id) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // `node`'s devices as listings see them (node_listing.h), taking no lock
+  // that a heartbeat or a Select takes; null for an unknown node.
+  std::shared_ptr<const NodeListing> Listing(absl::string_view node) const;
+
   // The classes of the live devices, by id.
   std::vector<const DeviceClass*> Classes() const ABSL_LOCKS_EXCLUDED(mu_);
   // How many classes and layouts are live (for tests and benchmarks).
@@ -136,15 +144,19 @@ class Fleet {
     std::vector<DeviceSlot*> devices;
     const NodeLayout* layout = nullptr;
     bool suspect = false;
+    // What listings read of it (published in listings_); beats write
+    // their utilisations here too.
+    std::shared_ptr<NodeListing> listing;
   };
   // A class or layout and how many devices (nodes) use it.
   struct ClassEntry {
-    // Shared with the answers that name the class (DeviceClass).
+    // Shared with the answers and NodeListings that name it, which may
+    // outlive it here.
     std::shared_ptr<DeviceClass> device_class;
     int devices = 0;
   };
   struct LayoutEntry {
-    std::unique_ptr<NodeLayout> layout;
+    std::shared_ptr<NodeLayout> layout;
     int nodes = 0;
   };
   // AlreadyExistsError when a device id belongs to a node other than
@@ -173,6 +185,10 @@ class Fleet {
   // its node is or it is degraded.
   void Place(DeviceSlot* slot, const NodeEntry& node)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes `node`'s devices as they are now for listings (or its
+  // absence), in O(devices of the node).
+  void PublishListing(absl::string_view node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `slot` out of its group, dropping the group when it empties.
   void LeaveGroup(DeviceSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -195,6 +211,8 @@ class Fleet {
   absl::flat_hash_map<std::string, Cordon> node_cordons_ ABSL_GUARDED_BY(mu_);
   // Live devices by UUID, for jobs that name their allocation by UUID.
   absl::flat_hash_map<std::string, DeviceSlot*> by_uuid_ ABSL_GUARDED_BY(mu_);
+  // Written under mu_, read without it (its own stripe locks).
+  ListingIndex listings_;
 };
 
 }  // namespace ctxsel::server::placement::internal

@@ -1,6 +1,10 @@
 #include "server/placement/fleet.h"
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -111,6 +115,55 @@ TEST(FleetTest, SuspectNodesMoveToSuspectGroups) {
   Fleet::Reader reader(fleet);
   EXPECT_FALSE(reader.has_suspect());
   EXPECT_EQ(reader.groups().size(), 1u);
+}
+
+// Listings read a node's published record, not the fleet under its lock
+// (node_listing.h): a beat's values are read whole while beats keep coming,
+// a cordon replaces the record, and a record a listing holds stays readable
+// after its node and classes left the fleet.
+TEST(FleetTest, ListingsReadPublishedRecordsAndBeatsWhole) {
+  for (int devices : {4, 12}) {  // utilisations in the record, and beside it
+    SCOPED_TRACE(devices);
+    Fleet fleet;
+    ASSERT_TRUE(
+        fleet.ReplaceNode("n1", DistinctDevices("n1", devices), nullptr).ok());
+    std::shared_ptr<const NodeListing> listed = fleet.Listing("n1");
+    ASSERT_NE(listed, nullptr);
+    ASSERT_EQ(listed->devices().size(), static_cast<size_t>(devices));
+    // Each beat gives every device the same value, 0.25 and 0.75 in turn.
+    std::atomic<bool> stop{false};
+    std::thread beats([&] {
+      std::vector<std::pair<std::string, double>> beat;
+      for (int n = 0; !stop.load(); ++n) {
+        beat.clear();
+        for (int i = 0; i < devices; ++i) {
+          beat.emplace_back("n1/" + std::to_string(i), n % 2 ? 0.75 : 0.25);
+        }
+        ASSERT_TRUE(fleet.UpdateUtilisations("n1", beat).ok());
+      }
+    });
+    NodeListing::Utilisations read;
+    int torn = 0;
+    for (int n = 0; n < 20000; ++n) {
+      listed->ReadUtilisations(&read);
+      for (double u : read) torn += u != read[0];
+    }
+    stop = true;
+    beats.join();
+    EXPECT_EQ(torn, 0) << "a listing saw part of a beat";
+
+    fleet.SetCordons({Cordon{.device = "n1/3", .reason = "repair"}});
+    std::shared_ptr<const NodeListing> cordoned = fleet.Listing("n1");
+    ASSERT_NE(cordoned, listed);
+    EXPECT_TRUE(cordoned->ToDevice(3, 0).condition.cordoned);
+    EXPECT_FALSE(listed->ToDevice(3, 0).condition.cordoned);
+    EXPECT_TRUE(fleet.RemoveNode("n1", nullptr));
+    EXPECT_EQ(fleet.Listing("n1"), nullptr);
+    // The classes were freed with the node; the record keeps its own.
+    EXPECT_EQ(fleet.class_count(), 0u);
+    EXPECT_THAT(listed->ToDevice(2, 0.5).traits.arch,
+                ::testing::ElementsAre("arch2"));
+  }
 }
 
 }  // namespace

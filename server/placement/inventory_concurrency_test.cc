@@ -12,10 +12,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/inventory.h"
 #include "server/placement/placer_bridge.h"
+#include "server/placement/placer_test_util.h"
 
 namespace ctxsel::server {
 namespace {
@@ -154,6 +156,131 @@ TEST(InventoryConcurrencyTest, ListingDoesNotStallHeartbeats) {
   store.listing_release_.Notify();
   beat.join();
   listing.join();
+}
+
+// Placement's store (listings read its published records), whose
+// SetNodeSuspect can be held: the inventory calls it from MarkSuspects with
+// its state lock held exclusively, as a heartbeat holds it.
+class SuspectGateStore : public DeviceStore {
+ public:
+  absl::Status ReplaceNodeDevices(const std::string& node,
+                                  const std::vector<Device>& devices) override {
+    return bridge_.ReplaceNodeDevices(node, devices);
+  }
+  void RemoveNodeDevices(const std::string& node) override {
+    bridge_.RemoveNodeDevices(node);
+  }
+  bool RecordBeat(const std::string& node,
+                  absl::Span<const DeviceBeat> beat) override {
+    return bridge_.RecordBeat(node, beat);
+  }
+  void SetNodeSuspect(const std::string& node, bool suspect) override {
+    if (hold_.exchange(false)) {
+      entered_.Notify();
+      release_.WaitForNotification();
+    }
+    bridge_.SetNodeSuspect(node, suspect);
+  }
+  std::vector<Device> NodeDevices(const std::string& node) const override {
+    return bridge_.NodeDevices(node);
+  }
+  void ScanDevices(absl::Span<const std::string> nodes,
+                   DeviceScan* scan) const override {
+    bridge_.ScanDevices(nodes, scan);
+  }
+
+  placement::Placer placer;
+  std::atomic<bool> hold_{false};
+  absl::Notification entered_;
+  absl::Notification release_;
+
+ private:
+  PlacerBridge bridge_{&placer};
+};
+
+// Holds the fleet's lock shared (a claiming Select asks about room with it
+// held) until released.
+class HeldClaimCheck : public placement::ClaimCheck {
+ public:
+  bool HasRoom(const std::string& device_id,
+               const DeviceProperties& device) const override {
+    if (!entered_.HasBeenNotified()) entered_.Notify();
+    release_.WaitForNotification();
+    return true;
+  }
+  mutable absl::Notification entered_;
+  absl::Notification release_;
+};
+
+// A listing takes neither lock that a heartbeat takes exclusively: it goes
+// on while the inventory's state lock is held exclusively (MarkSuspects
+// calling a slow store), and while a beat waits for the fleet's lock (held
+// shared by a claiming Select), where a reader of that lock would queue
+// behind the beat.
+TEST(InventoryConcurrencyTest, ListingTakesNoLockABeatTakes) {
+  absl::Time now = absl::Now();
+  SuspectGateStore store;
+  ASSERT_TRUE(
+      store.placer.SetVariants("saxpy", placement::testing::SaxpyVariants())
+          .ok());
+  Inventory inventory(
+      {.suspect_after = absl::Seconds(1), .now = [&now] { return now; }},
+      &store);
+  for (const char* node : {"a", "b", "c"}) {
+    ASSERT_TRUE(inventory.Report(GpuNode(node, 2)).ok());
+  }
+  const DeviceFilter gpus = *DeviceFilter::Parse("device={arch(nvptx)}", "f");
+  auto list = [&] {
+    absl::StatusOr<Page<Device>> page = inventory.ListDevices(gpus, "", 0, "");
+    EXPECT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(page.ok() ? page->items.size() : 0u, 6u);
+  };
+  list();  // the node list is published once the nodes have joined
+  // Whether a listing ends within 10 s while something is held; `release`
+  // then lets that go, either way.
+  auto lists_promptly = [&list](absl::Notification& release) {
+    absl::Notification done;
+    std::thread listing([&] {
+      list();
+      done.Notify();
+    });
+    const bool prompt = done.WaitForNotificationWithTimeout(absl::Seconds(10));
+    release.Notify();
+    listing.join();
+    return prompt;
+  };
+
+  // The inventory's state lock, held exclusively.
+  now += absl::Seconds(2);
+  store.hold_ = true;
+  std::thread suspects([&] { inventory.MarkSuspects(); });
+  store.entered_.WaitForNotification();
+  EXPECT_TRUE(lists_promptly(store.release_))
+      << "a listing waited for the inventory's state lock";
+  suspects.join();
+
+  // A beat waiting for the fleet's lock.
+  HeldClaimCheck claims;
+  std::thread select([&] {
+    EXPECT_TRUE(
+        store.placer.Select(placement::testing::SaxpyJob(), &claims).ok());
+  });
+  claims.entered_.WaitForNotification();
+  std::thread beat([&] {
+    EXPECT_EQ(*inventory.Heartbeat("b", {{"b/gpu0", 0.5}}),
+              Inventory::BeatAnswer::kRecorded);
+  });
+  // Time for the beat to queue for the lock (if it has not yet, the
+  // listing below is not behind it and this part tests nothing more).
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(lists_promptly(claims.release_))
+      << "a listing waited behind a beat for the fleet's lock";
+  select.join();
+  beat.join();
+  // The beat is listed whole once it is recorded.
+  auto b = inventory.ListDevices(DeviceFilter(), "b", 0, "");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->items[0].properties.utilisation, 0.5);
 }
 
 TEST(InventoryConcurrencyTest, BeatDuringItsNodesReportIsToldAfterIt) {

@@ -287,11 +287,14 @@ void Placer::SetNodeSuspect(absl::string_view node, bool suspect) {
 
 std::vector<Device> Placer::NodeDevices(absl::string_view node) const {
   std::vector<Device> devices;
-  Fleet::Reader reader(*fleet_);
-  const std::vector<DeviceSlot*>* slots = reader.node(node);
-  if (slots == nullptr) return devices;
-  devices.reserve(slots->size());
-  for (const DeviceSlot* slot : *slots) devices.push_back(slot->ToDevice());
+  std::shared_ptr<const internal::NodeListing> listing = fleet_->Listing(node);
+  if (listing == nullptr) return devices;
+  internal::NodeListing::Utilisations utilisation;
+  listing->ReadUtilisations(&utilisation);
+  devices.reserve(utilisation.size());
+  for (size_t i = 0; i < utilisation.size(); ++i) {
+    devices.push_back(listing->ToDevice(i, utilisation[i]));
+  }
   return devices;
 }
 
@@ -302,15 +305,19 @@ void Placer::ScanDevices(absl::Span<const std::string> nodes,
   // mostly share both, so most devices cost no hash lookup.
   std::pair<int, int> last = {-1, -1};
   bool passes = filter.empty();
-  Fleet::Reader reader(*fleet_);
+  internal::NodeListing::Utilisations utilisation;
   for (const std::string& node : nodes) {
     if (!scan->NextNode()) return;
-    const std::vector<DeviceSlot*>* slots = reader.node(node);
-    if (slots == nullptr) continue;
-    const NodeLayout& layout = *reader.layout(node);
-    for (const DeviceSlot* slot : *slots) {
-      if (!scan->Reads(slot->index)) continue;
-      const DeviceClass& c = *slot->device_class;
+    // The node's published record: no fleet lock (node_listing.h).
+    std::shared_ptr<const internal::NodeListing> listing =
+        fleet_->Listing(node);
+    if (listing == nullptr) continue;
+    const NodeLayout& layout = listing->layout();
+    utilisation.clear();  // read once a device passes
+    absl::Span<const internal::ListedDevice> devices = listing->devices();
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (!scan->Reads(devices[i].index)) continue;
+      const DeviceClass& c = *devices[i].device_class;
       if (!filter.empty() && std::make_pair(c.id, layout.id) != last) {
         last = {c.id, layout.id};
         auto [it, added] = scan->verdicts.try_emplace(last);
@@ -320,7 +327,8 @@ void Placer::ScanDevices(absl::Span<const std::string> nodes,
         passes = it->second;
       }
       if (!passes) continue;
-      if (!scan->Keep(slot->ToDevice())) return;
+      if (utilisation.empty()) listing->ReadUtilisations(&utilisation);
+      if (!scan->Keep(listing->ToDevice(i, utilisation[i]))) return;
     }
   }
 }

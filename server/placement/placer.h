@@ -28,10 +28,12 @@
 // utilisation, the per-class ordered load structures) sits behind one
 // reader/writer lock that inventory writers and UpdateUtilisations hold
 // only for O(log n) per device (once per node report or heartbeat), and
-// Select holds shared while it picks. A claiming Select asks its ClaimCheck
-// about each device it considers while it holds that lock; the caller
-// (server/claims/claims.h) makes pick and claim one atomic step by holding its
-// own lock around the Select.
+// Select holds shared while it picks; listings (NodeDevices, ScanDevices)
+// take none of it, reading records the writers publish per node
+// (node_listing.h), into which a heartbeat writes its values. A claiming Select
+// asks its ClaimCheck about each device it considers while it holds that lock;
+// the caller (server/claims/claims.h) makes pick and claim one atomic step by
+// holding its own lock around the Select.
 //
 // Example:
 //
@@ -148,14 +150,16 @@ class Placer {
   // is rebuilt. Returns the live nodes an old or new cordon covers.
   std::vector<std::string> SetCordons(const std::vector<Cordon>& cordons);
 
-  // The devices of `node` as they are now (utilisation included), by
-  // index as reported; empty for an unknown node. For listings.
+  // The devices of `node` as they are now (utilisation included, as one
+  // beat left them), by index as reported; empty for an unknown node. For
+  // listings: it reads the node's published record and takes no lock a
+  // heartbeat or a Select takes (node_listing.h).
   std::vector<Device> NodeDevices(absl::string_view node) const;
 
-  // One step of a filtered listing (DeviceStore::ScanDevices) under one hold
-  // of the fleet's lock: the filter is matched once per device class and
-  // node layout for the whole listing, and only devices that pass are
-  // copied.
+  // One step of a filtered listing (DeviceStore::ScanDevices), from the
+  // nodes' published records like NodeDevices: the filter is matched once
+  // per device class and node layout for the whole listing, and only
+  // devices that pass are copied.
   void ScanDevices(absl::Span<const std::string> nodes, DeviceScan* scan) const;
 
   // The device class of a live device (for inventory listings);

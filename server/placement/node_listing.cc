@@ -1,0 +1,107 @@
+#include "server/placement/node_listing.h"
+
+#include <utility>
+
+#include "absl/hash/hash.h"
+
+namespace ctxsel::server::placement::internal {
+
+std::shared_ptr<NodeListing> NodeListing::Make(
+    std::string node, std::shared_ptr<const NodeLayout> layout,
+    std::vector<std::shared_ptr<const DeviceClass>> classes,
+    absl::Span<const DeviceSlot* const> slots) {
+  std::shared_ptr<NodeListing> listing(new NodeListing());
+  listing->node_ = std::move(node);
+  listing->layout_ = std::move(layout);
+  listing->classes_ = std::move(classes);
+  listing->devices_.reserve(slots.size());
+  if (slots.size() > kInline) {
+    listing->more_utilisation_ =
+        std::make_unique<std::atomic<double>[]>(slots.size());
+    listing->utilisation_ = listing->more_utilisation_.get();
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const DeviceSlot& slot = *slots[i];
+    listing->devices_.push_back({slot.id, slot.index, slot.properties,
+                                 slot.identity, slot.condition,
+                                 slot.device_class});
+    listing->utilisation_[i].store(slot.properties.utilisation,
+                                   std::memory_order_relaxed);
+  }
+  return listing;
+}
+
+void NodeListing::ReadUtilisations(Utilisations* out) const {
+  out->resize(devices_.size());
+  // A seqlock's read: values read between two equal even sequences are one
+  // beat's.
+  while (true) {
+    const uint64_t before = sequence_.load(std::memory_order_acquire);
+    if (before % 2 == 1) continue;  // a beat is writing
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      (*out)[i] = utilisation_[i].load(std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sequence_.load(std::memory_order_relaxed) == before) return;
+  }
+}
+
+Device NodeListing::ToDevice(size_t position, double utilisation) const {
+  const ListedDevice& listed = devices_[position];
+  Device d;
+  d.id = listed.id;
+  d.node = node_;
+  d.index = listed.index;
+  d.sycl_architecture = listed.device_class->sycl_architecture;
+  d.traits = listed.device_class->traits;
+  d.properties = listed.properties;
+  d.properties.utilisation = utilisation;
+  d.identity = listed.identity;
+  d.condition = listed.condition;
+  return d;
+}
+
+NodeListing::BeatWriter::BeatWriter(NodeListing& listing)
+    : listing_(listing),
+      sequence_(listing.sequence_.load(std::memory_order_relaxed)) {
+  listing_.sequence_.store(sequence_ + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+NodeListing::BeatWriter::~BeatWriter() {
+  listing_.sequence_.store(sequence_ + 2, std::memory_order_release);
+}
+
+void NodeListing::BeatWriter::Set(size_t position, double utilisation) {
+  listing_.utilisation_[position].store(utilisation, std::memory_order_relaxed);
+}
+
+size_t ListingIndex::StripeOf(absl::string_view node) {
+  return absl::Hash<absl::string_view>{}(node) % kStripes;
+}
+
+void ListingIndex::Publish(absl::string_view node,
+                           std::shared_ptr<const NodeListing> listing) {
+  Stripe& stripe = stripes_[StripeOf(node)];
+  std::shared_ptr<const NodeListing> old;  // freed after the lock
+  absl::MutexLock lock(&stripe.mu);
+  if (listing == nullptr) {
+    auto it = stripe.nodes.find(node);
+    if (it == stripe.nodes.end()) return;
+    old = std::move(it->second);
+    stripe.nodes.erase(it);
+    return;
+  }
+  std::shared_ptr<const NodeListing>& slot = stripe.nodes[node];
+  old = std::exchange(slot, std::move(listing));
+}
+
+std::shared_ptr<const NodeListing> ListingIndex::Find(
+    absl::string_view node) const {
+  const Stripe& stripe = stripes_[StripeOf(node)];
+  absl::ReaderMutexLock lock(&stripe.mu);
+  auto it = stripe.nodes.find(node);
+  return it == stripe.nodes.end() ? nullptr : it->second;
+}
+
+}  // namespace ctxsel::server::placement::internal
