@@ -51,6 +51,9 @@ constexpr absl::Duration kFault = absl::Seconds(12);
 // same beat, backoff and report: 8 s leaves the 2-core CI machine room.
 constexpr absl::Duration kPausedBound = absl::Seconds(5);
 constexpr absl::Duration kCutOffBound = absl::Seconds(8);
+// How long B is watched after a partition heals: A in step again (its
+// watch's backoff, 2 s at most), then over two node TTLs (1.5 s).
+constexpr absl::Duration kHealed = absl::Seconds(6);
 
 class AgentFailoverE2E : public ::testing::Test {
  protected:
@@ -99,19 +102,19 @@ class AgentFailoverE2E : public ::testing::Test {
     return gpus.ok() ? static_cast<int>(gpus->size()) : -1;
   }
 
-  // For kFault from now: from when on B listed every GPU of node0 at every
+  // For `watch` from now: from when on B listed every GPU of node0 at every
   // look (infinite when it did not at the last), and the longest stretch
   // of looks that found fewer.
   struct Looks {
     absl::Duration listed_since = absl::InfiniteDuration();
     absl::Duration longest_gap;
   };
-  Looks WatchB() {
+  Looks WatchB(absl::Duration watch = kFault) {
     Looks looks;
     const absl::Time start = absl::Now();
     absl::Time gap_start = absl::InfiniteFuture();
     looks.listed_since = absl::ZeroDuration();
-    while (absl::Now() - start < kFault) {
+    while (absl::Now() - start < watch) {
       const absl::Time now = absl::Now();
       if (GpusOnB() == kGpuCount) {
         if (gap_start != absl::InfiniteFuture()) {
@@ -157,6 +160,12 @@ TEST_F(AgentFailoverE2E, AnAgentLeavesAReplicaCutOffFromEtcd) {
       "longest gap %s\n",
       Seconds(looks.listed_since).c_str(), Seconds(looks.longest_gap).c_str());
   EXPECT_LE(looks.listed_since, kCutOffBound);
+  // Healed, A is in step again: its lease lapsed meanwhile, and writing its
+  // nodes again must not take node0 from B, which its agent reports to.
+  const Looks healed = WatchB(kHealed);
+  std::printf("MEASURE healed: longest gap on B %s\n",
+              Seconds(healed.longest_gap).c_str());
+  EXPECT_EQ(healed.longest_gap, absl::ZeroDuration());
 }
 
 // A paused replica's agent reports to another before the paused replica's
