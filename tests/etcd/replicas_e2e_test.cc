@@ -105,6 +105,15 @@ class ReplicasE2E : public ::testing::Test {
   void TearDown() override {
     for (auto& agent : agents_) agent->Signal(SIGTERM);
     for (auto& agent : agents_) agent->Wait(std::chrono::seconds(5));
+    if (!HasFailure()) return;
+    for (size_t r = 0; r < replicas_.size(); ++r) {
+      std::printf("--- replica %zu log:\n%s\n", r, replicas_[r]->Log().c_str());
+    }
+    for (int i = 0; i < kNodes; ++i) {
+      std::printf(
+          "--- node%d agent log:\n%s\n", i,
+          ReadFileOrEmpty(absl::StrCat(dir_, "/node", i, ".log")).c_str());
+    }
   }
 
   // The replicas' addresses, the list rotated to start at `first`.
