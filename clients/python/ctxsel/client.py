@@ -33,8 +33,9 @@ _FAIL_OVER = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 class Rank:
     """One rank's answer: `variant` (None for the kernel's base function),
-    `device` (its id), `node`, `device_class`, `claim_id` (None without a
-    claim) and `environment` (dict, in the server's order)."""
+    `device` (its id), `node`, `device_class`, `image` (the binary's image
+    that runs there, "" when no images are known), `claim_id` (None without
+    a claim) and `environment` (dict, in the server's order)."""
 
     def __init__(self, proto):
         choice = proto.placement
@@ -45,6 +46,7 @@ class Rank:
         self.device = choice.device.id
         self.device_class = (choice.device_class_short_name or
                              choice.device_class)
+        self.image = choice.image
         self.claim_id = proto.claim.id if proto.HasField("claim") else None
         self.environment = {v.name: v.value for v in proto.environment}
 
@@ -68,7 +70,7 @@ class Placement:
 
     def __getattr__(self, name):
         if name in ("rank", "base", "variant", "node", "device",
-                    "device_class", "claim_id", "environment"):
+                    "device_class", "image", "claim_id", "environment"):
             return getattr(self.ranks[0], name)
         raise AttributeError(name)
 
@@ -176,19 +178,22 @@ class Client:
     @staticmethod
     def job(kernel, construct=(), variables=None, nodes=(), devices=(),
             count=0, same_node=False, require=None, require_variant=False,
-            device_filter="", policy=None, top_k=0, compiler="", ties=None):
+            device_filter="", policy=None, top_k=0, compiler="", ties=None,
+            images=()):
         """The ctxsel.v1.Job of these arguments (`devices`: the allocation,
         device ids or UUIDs; `require`: a device kind such as "gpu";
         `compiler`: answer for the binary it builds, "spec", "gcc-12" or
         "clang-14"; `ties`: "first" or "last" declared wins a tie, None:
-        the compiler's rule)."""
+        the compiler's rule; `images`: the device images of the binary the
+        job runs, image ids such as "cubin:sm_90" (docs/binaries.md), used
+        instead of the kernel's: only devices that run one are placed)."""
         job = pb.Job(kernel=kernel, nodes=list(nodes),
                      allowed_devices=list(devices), count=count,
                      same_node=same_node,
                      required_kind=require or "",
                      require_variant=require_variant,
                      device_filter=device_filter, top_k=top_k,
-                     compiler=compiler)
+                     compiler=compiler, images=list(images))
         if ties:
             job.ties = pb.TieBreak.Value("TIE_BREAK_%s_DECLARED" % ties.upper())
         for name in construct:
@@ -200,15 +205,18 @@ class Client:
         return job
 
     def select(self, kernel, claim=None, holder=None, wait=0.0, priority=0,
-               **job):
+               explanation=True, **job):
         """Where the job runs (Placement). `claim` (seconds) also claims the
         devices for `holder`; with `wait` (seconds) a claim waits up to that
         long in the server's queue while every fitting device is claimed
         (FIFO within `priority`, 0 to 9, above 0 for admins), and
         AllClaimed's reason is then CLAIM_WAIT_EXPIRED or CLAIM_QUEUE_FULL.
         A server older than the queue answers at once with another reason:
-        claim() then retries on its own."""
-        request = pb.SelectRequest(job=self.job(kernel, **job))
+        claim() then retries on its own. `explanation=False` asks the
+        server to leave the explanation text out (it costs time to build;
+        a launcher that only reads the environment needs none)."""
+        request = pb.SelectRequest(job=self.job(kernel, **job),
+                                   omit_explanation=not explanation)
         if claim:
             request.claim.duration.CopyFrom(_duration(claim))
             request.claim.holder = holder or _default_holder()
