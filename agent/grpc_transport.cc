@@ -8,9 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/error_reasons.h"
 #include "base/grpc_status.h"
 #include "base/proto_time.h"
 #include "base/server_target.h"
+#include "base/status_details.h"
 #include "devices/device_proto.h"
 
 namespace ctxsel::agent {
@@ -120,6 +122,13 @@ class GrpcHeartbeatStream : public HeartbeatStream {
   std::thread watchdog_;  // last: starts once the rest is built
 };
 
+// A stale replica's refusal (heartbeat_reactor.h: StaleReplicaStatus).
+bool RefusedAsStale(const absl::Status& status) {
+  if (!absl::IsUnavailable(status)) return false;
+  auto info = GetDetail<google::rpc::ErrorInfo>(status);
+  return info.has_value() && info->reason() == kReasonStoreUnavailable;
+}
+
 }  // namespace
 
 std::shared_ptr<grpc::Channel> MakeAgentChannel(
@@ -144,13 +153,14 @@ absl::Duration HeartbeatAnswerTimeout(absl::Duration heartbeat) {
 GrpcInventoryTransport::GrpcInventoryTransport(ChannelFactory make_channel,
                                                std::string agent_version,
                                                absl::Duration rpc_timeout,
-                                               absl::Duration answer_timeout)
+                                               absl::Duration answer_timeout,
+                                               int replicas)
     : make_channel_(std::move(make_channel)),
       agent_version_(std::move(agent_version)),
       rpc_timeout_(rpc_timeout),
       answer_timeout_(answer_timeout == absl::ZeroDuration() ? rpc_timeout
-                                                             : answer_timeout) {
-}
+                                                             : answer_timeout),
+      replicas_(std::max(1, replicas)) {}
 
 std::shared_ptr<v1::Inventory::Stub> GrpcInventoryTransport::Stub() {
   absl::MutexLock lock(&mu_);
@@ -172,12 +182,14 @@ absl::StatusOr<ReportAnswer> GrpcInventoryTransport::ReportNode(
     *request.mutable_node()->add_devices() = DeviceToProto(d);
   }
   v1::ReportNodeResponse response;
-  grpc::ClientContext context;
-  SetDeadline(context, rpc_timeout_);
-  grpc::Status s = Stub()->ReportNode(&context, request, &response);
-  if (!s.ok()) {
+  for (int tried = 1;; ++tried) {
+    grpc::ClientContext context;
+    SetDeadline(context, rpc_timeout_);
+    grpc::Status s = Stub()->ReportNode(&context, request, &response);
+    if (s.ok()) break;
     DropChannel();
-    return FromGrpcStatus(s, "ReportNode");
+    absl::Status refused = FromGrpcStatus(s, "ReportNode");
+    if (tried >= replicas_ || !RefusedAsStale(refused)) return refused;
   }
   ReportAnswer answer;
   answer.heartbeat_interval = FromProtoDuration(response.heartbeat_interval());

@@ -50,15 +50,24 @@ absl::Duration HeartbeatAnswerTimeout(absl::Duration heartbeat);
 // keeps it): a channel that saw its server die keeps failing with the old
 // error until its own backoff expires, while the reporter wants to be back
 // the moment a restarted server listens.
+//
+// A report that a stale replica refuses (UNAVAILABLE, STORE_UNAVAILABLE:
+// it answers at once) is sent to the next replica at once, up to one try
+// per replica: so when etcd returns after quorum loss, an agent reaches a
+// replica back in step within one reconnect backoff (at most the
+// heartbeat) of it, whatever the length of its list, and well within the
+// node TTL that replica gives it (Inventory::ResetSilence).
 class GrpcInventoryTransport : public InventoryTransport {
  public:
   // Unary calls give up after `rpc_timeout`, and a heartbeat whose answer
   // has not come after `answer_timeout` (zero: `rpc_timeout`;
   // HeartbeatAnswerTimeout) cancels its stream and drops the channel, so a
-  // paused or cut-off server cannot hold the agent.
+  // paused or cut-off server cannot hold the agent. `replicas`: how many
+  // channels `make_channel` turns over (the --server list's entries).
   GrpcInventoryTransport(ChannelFactory make_channel, std::string agent_version,
                          absl::Duration rpc_timeout = absl::Seconds(5),
-                         absl::Duration answer_timeout = absl::ZeroDuration());
+                         absl::Duration answer_timeout = absl::ZeroDuration(),
+                         int replicas = 1);
 
   absl::StatusOr<ReportAnswer> ReportNode(
       const std::string& node, const std::vector<DeviceInfo>& devices) override;
@@ -77,6 +86,7 @@ class GrpcInventoryTransport : public InventoryTransport {
   std::string agent_version_;
   absl::Duration rpc_timeout_;
   absl::Duration answer_timeout_;
+  int replicas_;
 };
 
 }  // namespace ctxsel::agent

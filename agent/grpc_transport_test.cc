@@ -2,11 +2,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/error_reasons.h"
 #include "base/grpc_status.h"
 #include "base/status_details.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
@@ -57,6 +59,24 @@ class RefusingInventory final : public v1::Inventory::Service {
         WithResourceInfo(absl::NotFoundError("node: 'n1' is not known"),
                          "ctxsel.v1.Node", "n1"));
   }
+};
+
+// Refuses reports as a stale replica does, or (`fresh`) takes them;
+// counts the reports it saw.
+class ReplicaInventory final : public v1::Inventory::Service {
+ public:
+  explicit ReplicaInventory(bool fresh) : fresh_(fresh) {}
+  grpc::Status ReportNode(grpc::ServerContext*, const v1::ReportNodeRequest*,
+                          v1::ReportNodeResponse*) override {
+    ++reports;
+    if (fresh_) return grpc::Status::OK;
+    return ToGrpcStatus(WithErrorInfo(absl::UnavailableError("stale"),
+                                      kReasonStoreUnavailable));
+  }
+  std::atomic<int> reports{0};
+
+ private:
+  const bool fresh_;
 };
 
 std::unique_ptr<grpc::Server> Start(grpc::Service* service, int* port) {
@@ -140,6 +160,40 @@ TEST(GrpcTransportTest, RefusalsKeepTheirDetails) {
   ASSERT_TRUE(resource.has_value());
   EXPECT_EQ(resource->resource_name(), "n1");
   server->Shutdown();
+}
+
+// After quorum loss the agent need not wait a backoff per stale replica
+// to find the one back in step: a report refused as stale goes on to the
+// next replica at once, one try each.
+TEST(GrpcTransportTest, AReportRefusedAsStaleTriesTheNextReplicaAtOnce) {
+  ReplicaInventory stale_a(/*fresh=*/false), stale_b(/*fresh=*/false),
+      fresh(/*fresh=*/true);
+  int ports[3] = {0, 0, 0};
+  std::unique_ptr<grpc::Server> servers[3] = {Start(&stale_a, &ports[0]),
+                                              Start(&stale_b, &ports[1]),
+                                              Start(&fresh, &ports[2])};
+  int next = 0;
+  auto rotation = [&] {
+    const int port = ports[next++ % 3];
+    return grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                               grpc::InsecureChannelCredentials());
+  };
+  GrpcInventoryTransport transport(rotation, "test", absl::Seconds(10),
+                                   absl::ZeroDuration(), /*replicas=*/3);
+  absl::StatusOr<ReportAnswer> report = transport.ReportNode("n1", {});
+  EXPECT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(fresh.reports.load(), 1);
+
+  // One try per replica: with every one stale the refusal comes back.
+  GrpcInventoryTransport all_stale(rotation, "test", absl::Seconds(10),
+                                   absl::ZeroDuration(), /*replicas=*/2);
+  next = 0;
+  report = all_stale.ReportNode("n1", {});
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(stale_a.reports.load(), 2);
+  EXPECT_EQ(stale_b.reports.load(), 2);
+  EXPECT_EQ(fresh.reports.load(), 1);
+  for (auto& server : servers) server->Shutdown();
 }
 
 }  // namespace

@@ -179,7 +179,8 @@ int Serve(ctxsel::agent::Discovery& discovery) {
                                                heartbeat);
       },
       AgentVersion(), /*rpc_timeout=*/absl::Seconds(5),
-      ctxsel::agent::HeartbeatAnswerTimeout(heartbeat));
+      ctxsel::agent::HeartbeatAnswerTimeout(heartbeat),
+      static_cast<int>(ctxsel::ServerList(server).size()));
   ctxsel::RealClock clock;
   ctxsel::agent::Reporter::Options options;
   options.node = discovery.node();

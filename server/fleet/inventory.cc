@@ -275,6 +275,14 @@ std::vector<std::string> Inventory::ExpireStale() {
   return expired;
 }
 
+void Inventory::ResetSilence() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = options_.now();
+  for (auto& [id, node] : nodes_) {
+    node.last_heartbeat = std::max(node.last_heartbeat, now);
+  }
+}
+
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {
   auto it = nodes_.find(node);
   // Share the last report's snapshot while an event still holds it; build

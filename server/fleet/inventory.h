@@ -218,6 +218,13 @@ class Inventory {
   // Removes every node with no beat for the TTL; returns their ids.
   std::vector<std::string> ExpireStale();
 
+  // Counts every live node as heard from now, as a beat would (a suspect
+  // mark stays until its next beat). For a replica back in step with its
+  // store: while stale it refused its agents' beats, so their silence was
+  // its own doing and must not expire their nodes the moment it is fresh;
+  // from now on each has a TTL to beat again, here or at another replica.
+  void ResetSilence();
+
   // Marks nodes whose beat is overdue (options().suspect_after) as suspect
   // in the store; a node's next beat or report makes it healthy.
   void MarkSuspects();

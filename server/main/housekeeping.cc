@@ -32,6 +32,7 @@ void Housekeeping::Run() {
   // Waiting on stop_ (not on the inventory) lets the destructor return at
   // once instead of after up to one tick.
   absl::StatusCode cordon_failure = absl::StatusCode::kOk;
+  bool was_stale = false;
   while (!stop_.WaitForNotificationWithTimeout(tick)) {
     if (cordons_ != nullptr) {
       // The cordons known stay while the store does not answer; the first
@@ -42,13 +43,17 @@ void Housekeeping::Run() {
       }
       cordon_failure = s.code();
     }
-    if (!stale_ || !stale_()) {
+    const bool stale = stale_ && stale_();
+    if (!stale) {
+      // Back in step: the agents it refused meanwhile get a TTL from now.
+      if (was_stale) inventory_->ResetSilence();
       const std::vector<std::string> expired = inventory_->ExpireStale();
       if (metrics_ != nullptr && !expired.empty()) {
         metrics_->RecordNodesExpired(static_cast<int>(expired.size()));
       }
       inventory_->MarkSuspects();
     }
+    was_stale = stale;
     absl::StatusOr<std::vector<InventoryEvent>> events =
         inventory_->EventsAfter(cursor, absl::ZeroDuration());
     if (!events.ok()) {

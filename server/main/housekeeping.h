@@ -31,7 +31,10 @@ class Housekeeping {
   // to a replica that can write their nodes (heartbeat_reactor.h), and
   // answers from the last state it had, its nodes included, until it is in
   // step again (with etcd away altogether, every replica is stale and no
-  // agent's beat is taken anywhere).
+  // agent's beat is taken anywhere). The first tick in step again counts
+  // every node as heard from then (Inventory::ResetSilence): the silence
+  // was the replica's doing, and its agents, rotating over their replicas,
+  // report again within a TTL instead of finding their nodes expired.
   explicit Housekeeping(Inventory* inventory, ClaimBook* claims = nullptr,
                         Metrics* metrics = nullptr,
                         CordonBook* cordons = nullptr,

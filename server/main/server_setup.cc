@@ -638,9 +638,14 @@ absl::StatusOr<std::unique_ptr<RunningServer>> BuildServer(
       }
     });
   }
+  // No node expires while the replica is stale or its watch of the nodes
+  // is not back yet: another replica may hold one of them by now.
   server->housekeeping_ = std::make_unique<Housekeeping>(
       server->inventory_.get(), server->claims_.get(), server->metrics_.get(),
-      server->cordons_.get(), [s = server.get()] { return s->store_stale(); });
+      server->cordons_.get(), [s = server.get()] {
+        return s->store_stale() ||
+               (s->node_sync_ != nullptr && !s->node_sync_->following());
+      });
   return server;
 }
 

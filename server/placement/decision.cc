@@ -204,23 +204,40 @@ std::string CapacityShortfall(const Job& job,
   return "";
 }
 
-// The images the job's binary carries: the job's own, else the kernel's.
-const std::vector<images::DeviceImage>& ImagesOf(const Request& r) {
-  return r.job->images.empty() ? r.kernel->images() : r.job->images;
-}
-
 // No device runs a program without an image for it: the class needs one of
-// the binary's images, the one built for it before a generic one.
-void CheckImages(const Request& r, Unit& u) {
-  const std::vector<images::DeviceImage>& all = ImagesOf(r);
-  if (all.empty()) return;
-  u.image = images::BestImage(all, u.device_class->traits, &u.image_fit,
-                              &u.image_note);
-  if (u.image != nullptr) return;
+// `all` (not empty), the one built for it before a generic one.
+ImageCheck CheckImagesOn(const std::vector<images::DeviceImage>& all,
+                         const DeviceClass& c) {
+  ImageCheck check;
+  check.image = images::BestImage(all, c.traits, &check.fit, &check.note);
+  if (check.image != nullptr) return check;
   std::vector<std::string> ids;
   for (const images::DeviceImage& image : all) ids.push_back(ImageId(image));
-  u.reason = absl::StrCat("images: the binary has no image this class runs (",
-                          FewOf(ids), ")");
+  check.reason = absl::StrCat(
+      "images: the binary has no image this class runs (", FewOf(ids), ")");
+  return check;
+}
+
+// The images the job's binary carries: the job's own, checked here, else
+// the kernel's, checked once per class (KernelEntry::ImagesOn).
+void CheckImages(const Request& r, Unit& u) {
+  std::shared_ptr<const ImageCheck> kept;
+  ImageCheck own;
+  const ImageCheck* check = &own;
+  if (!r.job->images.empty()) {
+    own = CheckImagesOn(r.job->images, *u.device_class);
+  } else if (!r.kernel->images().empty()) {
+    kept = r.kernel->ImagesOn(u.device_class->id, [&] {
+      return CheckImagesOn(r.kernel->images(), *u.device_class);
+    });
+    check = kept.get();
+  } else {
+    return;
+  }
+  u.image = check->image;
+  u.image_fit = check->fit;
+  u.image_note = check->note;
+  u.reason = check->reason;
 }
 
 void CheckFilter(const Request& r, Unit& u) {

@@ -292,6 +292,20 @@ TEST_F(InventoryTest, HeartbeatsKeepNodesAliveUntilTtl) {
   EXPECT_EQ(page->items[0].properties.utilisation, 0.75);
 }
 
+TEST_F(InventoryTest, ResetSilenceGivesEveryNodeATtlFromNow) {
+  // A replica stale for 10 s refused every beat; back in step, its nodes
+  // have a TTL from then, and only one that stays silent expires.
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  ASSERT_TRUE(inventory_.Report(Node("n2", {Gpu(0, "nvptx")})).ok());
+  now_ += absl::Seconds(10);
+  inventory_.ResetSilence();
+  EXPECT_THAT(inventory_.ExpireStale(), IsEmpty());
+  now_ += absl::Seconds(2);
+  ASSERT_TRUE(inventory_.Heartbeat("n1", {}).ok());
+  now_ += absl::Seconds(2);
+  EXPECT_THAT(inventory_.ExpireStale(), ElementsAre("n2"));
+}
+
 TEST_F(InventoryTest, EachBeatIsRecordedOnceInTheStore) {
   ASSERT_TRUE(
       inventory_.Report(Node("n1", {Gpu(0, "nvptx"), Gpu(1, "nvptx")})).ok());

@@ -335,12 +335,29 @@ void KernelEntry::ResolveAhead(
   }
 }
 
+std::shared_ptr<const ImageCheck> KernelEntry::ImagesOn(
+    int class_id, absl::FunctionRef<ImageCheck()> check) const {
+  {
+    absl::ReaderMutexLock lock(&images_mu_);
+    auto it = image_checks_.find(class_id);
+    if (it != image_checks_.end()) return it->second;
+  }
+  auto made = std::make_shared<const ImageCheck>(check());
+  absl::MutexLock lock(&images_mu_);
+  // A request that made it meanwhile won: both are equal.
+  return image_checks_.try_emplace(class_id, std::move(made)).first->second;
+}
+
 void KernelEntry::Forget(const std::vector<int>& class_ids) const {
   if (class_ids.empty()) return;
-  absl::MutexLock lock(&mu_);
-  for (auto& [key, cached] : cache_) {
-    for (int id : class_ids) cached.by_class.erase(id);
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, cached] : cache_) {
+      for (int id : class_ids) cached.by_class.erase(id);
+    }
   }
+  absl::MutexLock lock(&images_mu_);
+  for (int id : class_ids) image_checks_.erase(id);
 }
 
 void KernelEntry::AdoptSignatures(const KernelEntry& other) const {

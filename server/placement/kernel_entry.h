@@ -27,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "images/device_image.h"
@@ -106,6 +107,15 @@ class SignatureIds {
       ABSL_GUARDED_BY(mu_);
 };
 
+// How a binary's images fare on one device class: the image that would run
+// there (images::BestImage), or why none does. Decide makes it.
+struct ImageCheck {
+  const images::DeviceImage* image = nullptr;  // null: none runs there
+  images::Fit fit = images::Fit::kNone;
+  std::string note;    // why a generic image runs
+  std::string reason;  // when none runs: why, naming the binary's images
+};
+
 // How a lookup may use a KernelEntry's cache (see the file comment).
 enum class CacheUse { kFill, kReadOnly };
 
@@ -173,12 +183,22 @@ class KernelEntry {
              const selector::Resolution& resolution) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The check of images() on class `class_id`: `check()` the first time,
+  // then kept, as it depends only on this kernel's images and the class's
+  // traits (a class id is never used again for other traits). So a Select
+  // runs images::BestImage and formats its text once per class, not per
+  // request; a job's own images (Job::images) are checked per request.
+  std::shared_ptr<const ImageCheck> ImagesOn(
+      int class_id, absl::FunctionRef<ImageCheck()> check) const
+      ABSL_LOCKS_EXCLUDED(images_mu_);
+
   // Resolves every cached signature for `classes` that lack it (the "up
   // front" part after variants or classes change).
   void ResolveAhead(const std::vector<const DeviceClass*>& classes) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Drops the cached resolutions of classes that left the fleet.
+  // Drops the cached resolutions and image checks of classes that left the
+  // fleet.
   void Forget(const std::vector<int>& class_ids) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Adopts the signatures `other` has cached (not their resolutions).
@@ -215,6 +235,11 @@ class KernelEntry {
   // An index of cache_ by signature id, for signatures with one: the
   // per-request path finds its entry without hashing the key.
   mutable absl::flat_hash_map<int, SignatureCache*> by_id_ ABSL_GUARDED_BY(mu_);
+  // ImagesOn's, by class id; a lock of its own, as only kernels with
+  // images take it.
+  mutable absl::Mutex images_mu_;
+  mutable absl::flat_hash_map<int, std::shared_ptr<const ImageCheck>>
+      image_checks_ ABSL_GUARDED_BY(images_mu_);
 };
 
 }  // namespace ctxsel::server::placement::internal

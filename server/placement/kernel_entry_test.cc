@@ -59,6 +59,32 @@ TEST(KernelEntryTest, OrdersVariantsAndDetectsTargetDevice) {
   EXPECT_TRUE((*e)->layout_dependent());
 }
 
+// The image check of a kernel's images on a class is made once and kept
+// until the class leaves: it does not depend on the request.
+TEST(KernelEntryTest, ChecksImagesOncePerClassUntilForgotten) {
+  absl::StatusOr<std::shared_ptr<KernelEntry>> e =
+      KernelEntry::Make("saxpy", SaxpyVariants(), 4);
+  ASSERT_TRUE(e.ok()) << e.status();
+  int made = 0;
+  auto check = [&] {
+    ++made;
+    ImageCheck c;
+    c.note = "made";
+    return c;
+  };
+  std::shared_ptr<const ImageCheck> first = (*e)->ImagesOn(3, check);
+  EXPECT_EQ((*e)->ImagesOn(3, check), first);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(first->note, "made");
+  (*e)->ImagesOn(4, check);
+  EXPECT_EQ(made, 2);
+  (*e)->Forget({3});
+  EXPECT_NE((*e)->ImagesOn(3, check), first);
+  EXPECT_EQ(made, 3);
+  (*e)->ImagesOn(4, check);
+  EXPECT_EQ(made, 3);
+}
+
 TEST(KernelEntryTest, CachesPerSignatureUpToTheLimitAndAdopts) {
   absl::StatusOr<std::shared_ptr<KernelEntry>> e =
       KernelEntry::Make("saxpy", SaxpyVariants(), 2);

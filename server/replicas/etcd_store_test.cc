@@ -45,6 +45,33 @@ class EtcdStoreTest : public ::testing::Test {
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
+  // One replica in process, on this test's prefix: its store, registry
+  // (telling `observer`, may be null) and claims, and with `sync` the
+  // ReplicaSync that keeps them in step with what the others store.
+  // Members in that order: the sync goes first.
+  struct Replica {
+    std::unique_ptr<EtcdStore> store;
+    std::unique_ptr<VariantRegistry> registry;
+    std::unique_ptr<ClaimBook> claims;
+    std::unique_ptr<ReplicaSync> sync;
+  };
+  // Use as ASSERT_NO_FATAL_FAILURE(OpenReplica(a)).
+  void OpenReplica(Replica& replica, bool sync = true,
+                   VariantObserver* observer = nullptr) {
+    replica.store = OpenStore();
+    ASSERT_NE(replica.store, nullptr);
+    auto registry = VariantRegistry::Open(replica.store.get(), observer);
+    ASSERT_TRUE(registry.ok()) << registry.status();
+    replica.registry = *std::move(registry);
+    auto claims = ClaimBook::Open(replica.store.get());
+    ASSERT_TRUE(claims.ok()) << claims.status();
+    replica.claims = *std::move(claims);
+    if (!sync) return;
+    auto started = ReplicaSync::Start(
+        replica.store.get(), replica.registry.get(), replica.claims.get());
+    ASSERT_TRUE(started.ok()) << started.status();
+    replica.sync = *std::move(started);
+  }
   static VariantRecord Record(const std::string& kernel,
                               const std::string& name, int64_t order) {
     VariantRecord record;
@@ -258,15 +285,8 @@ TEST_F(EtcdStoreTest, AClaimRenewedElsewhereSurvivesAStaleExpiry) {
 class TwoStaleReplicasTest : public EtcdStoreTest {
  protected:
   void SetUp() override {
-    store_a_ = OpenStore();
-    store_b_ = OpenStore();
-    ASSERT_NE(store_a_, nullptr);
-    ASSERT_NE(store_b_, nullptr);
-    auto book_a = ClaimBook::Open(store_a_.get());
-    auto book_b = ClaimBook::Open(store_b_.get());
-    ASSERT_TRUE(book_a.ok() && book_b.ok());
-    book_a_ = *std::move(book_a);
-    book_b_ = *std::move(book_b);
+    ASSERT_NO_FATAL_FAILURE(OpenReplica(a_, /*sync=*/false));
+    ASSERT_NO_FATAL_FAILURE(OpenReplica(b_, /*sync=*/false));
     ASSERT_TRUE(
         placer_.SetVariants("saxpy", placement::testing::SaxpyVariants()).ok());
     Device gpu =
@@ -282,7 +302,7 @@ class TwoStaleReplicasTest : public EtcdStoreTest {
   }
   // What the stored claims hold, in GiB (80 for a whole claim).
   uint64_t StoredGib() {
-    absl::StatusOr<std::vector<ClaimRecord>> stored = store_a_->LoadClaims();
+    absl::StatusOr<std::vector<ClaimRecord>> stored = a_.store->LoadClaims();
     EXPECT_TRUE(stored.ok());
     uint64_t gib = 0;
     for (const ClaimRecord& c : *stored) {
@@ -291,34 +311,33 @@ class TwoStaleReplicasTest : public EtcdStoreTest {
     return gib;
   }
 
-  std::unique_ptr<EtcdStore> store_a_, store_b_;
-  std::unique_ptr<ClaimBook> book_a_, book_b_;
+  Replica a_, b_;
   placement::Placer placer_;
 };
 
 TEST_F(TwoStaleReplicasTest, NoWholeClaimBesideAnotherReplicasShare) {
-  ASSERT_TRUE(Claim(*book_a_, 20).ok());
-  auto whole = Claim(*book_b_, 0);
+  ASSERT_TRUE(Claim(*a_.claims, 20).ok());
+  auto whole = Claim(*b_.claims, 0);
   EXPECT_EQ(whole.status().code(), absl::StatusCode::kResourceExhausted)
       << whole.status();
   EXPECT_EQ(StoredGib(), 20u);
   // B learned A's share: a share beside it still fits.
-  ASSERT_TRUE(Claim(*book_b_, 20).ok());
+  ASSERT_TRUE(Claim(*b_.claims, 20).ok());
   EXPECT_EQ(StoredGib(), 40u);
 }
 
 TEST_F(TwoStaleReplicasTest, NoSharesBeyondTheMemoryAfterAStaleRelease) {
-  auto x = Claim(*book_a_, 20);
+  auto x = Claim(*a_.claims, 20);
   ASSERT_TRUE(x.ok()) << x.status();
-  ASSERT_TRUE(Claim(*book_a_, 20).ok());
+  ASSERT_TRUE(Claim(*a_.claims, 20).ok());
   // B learns both shares from its refused claim: 40 + 60 > 80.
-  EXPECT_EQ(Claim(*book_b_, 60).status().code(),
+  EXPECT_EQ(Claim(*b_.claims, 60).status().code(),
             absl::StatusCode::kResourceExhausted);
   // A frees x's place and puts 50 GiB there; B, which saw x but not its
   // release, would put 40 GiB on a place of its own: 110 GiB in all.
-  ASSERT_TRUE(book_a_->Release(x->claim.id).ok());
-  ASSERT_TRUE(Claim(*book_a_, 50).ok());
-  auto forty = Claim(*book_b_, 40);
+  ASSERT_TRUE(a_.claims->Release(x->claim.id).ok());
+  ASSERT_TRUE(Claim(*a_.claims, 50).ok());
+  auto forty = Claim(*b_.claims, 40);
   EXPECT_EQ(forty.status().code(), absl::StatusCode::kResourceExhausted)
       << forty.status();
   EXPECT_EQ(StoredGib(), 70u);
@@ -326,58 +345,41 @@ TEST_F(TwoStaleReplicasTest, NoSharesBeyondTheMemoryAfterAStaleRelease) {
 
 // Two replicas: a registry each, on one prefix, kept in step by the watch.
 TEST_F(EtcdStoreTest, ReplicasSeeEachOthersRegistrations) {
-  auto store_a = OpenStore();
-  auto store_b = OpenStore();
-  ASSERT_NE(store_a, nullptr);
-  ASSERT_NE(store_b, nullptr);
-  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
-  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
-  ASSERT_TRUE(registry_a.ok() && registry_b.ok());
-  auto claims_a = ClaimBook::Open(store_a.get());
-  auto claims_b = ClaimBook::Open(store_b.get());
-  ASSERT_TRUE(claims_a.ok() && claims_b.ok());
-  auto sync_a =
-      ReplicaSync::Start(store_a.get(), registry_a->get(), claims_a->get());
-  auto sync_b =
-      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
-  ASSERT_TRUE(sync_a.ok()) << sync_a.status();
-  ASSERT_TRUE(sync_b.ok()) << sync_b.status();
+  Replica a, b;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(a));
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(b));
+  VariantRegistry* registry_a = a.registry.get();
+  VariantRegistry* registry_b = b.registry.get();
 
-  auto registered =
-      (*registry_a)
-          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
+  auto registered = registry_a->Register(
+      "saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false);
   ASSERT_TRUE(registered.ok()) << registered.status();
-  ASSERT_TRUE(
-      Eventually([&] { return (*registry_b)->Get("saxpy", "nv").ok(); }));
-  EXPECT_EQ((*registry_b)->Get("saxpy", "nv")->revision, registered->revision);
-  EXPECT_GE((*registry_b)->revision(), registered->revision);
+  ASSERT_TRUE(Eventually([&] { return registry_b->Get("saxpy", "nv").ok(); }));
+  EXPECT_EQ(registry_b->Get("saxpy", "nv")->revision, registered->revision);
+  EXPECT_GE(registry_b->revision(), registered->revision);
 
   // B appends right away: the guard sees A's change if B has not yet, and
   // B catches up and appends after it, never over it.
-  auto appended =
-      (*registry_b)
-          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  auto appended = registry_b->Register(
+      "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
   ASSERT_TRUE(appended.ok()) << appended.status();
   EXPECT_EQ(appended->variants[0].order, 1);
-  ASSERT_TRUE(
-      Eventually([&] { return (*registry_a)->Get("saxpy", "amd").ok(); }));
+  ASSERT_TRUE(Eventually([&] { return registry_a->Get("saxpy", "amd").ok(); }));
 
   // A name taken on the other replica is taken here too.
-  auto taken =
-      (*registry_a)
-          ->Register("saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
+  auto taken = registry_a->Register(
+      "saxpy", {{"amd", "device={arch(amdgcn)}", {}}}, false);
   EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists);
 
   // Deleting the kernel on A empties it on B.
-  ASSERT_TRUE((*registry_a)->DeleteAllVariants("saxpy").ok());
+  ASSERT_TRUE(registry_a->DeleteAllVariants("saxpy").ok());
   ASSERT_TRUE(Eventually([&] {
-    return !(*registry_b)->Get("saxpy", "nv").ok() &&
-           (*registry_b)->kernel_count() == 0;
+    return !registry_b->Get("saxpy", "nv").ok() &&
+           registry_b->kernel_count() == 0;
   }));
   // And registering it again from B (its view of the kernel is current).
   EXPECT_TRUE(
-      (*registry_b)
-          ->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
+      registry_b->Register("saxpy", {{"nv", "device={arch(nvptx)}", {}}}, false)
           .ok());
 }
 
@@ -398,38 +400,23 @@ class SlowRebuilds : public VariantObserver {
 // within 1 s of the last, in far fewer rebuilds than writes.
 TEST_F(EtcdStoreTest, AReplicaBehindAWriteRateCatchesUpInBatches) {
   constexpr int kWrites = 60;
-  auto store_a = OpenStore();
-  auto store_b = OpenStore();
-  ASSERT_NE(store_a, nullptr);
-  ASSERT_NE(store_b, nullptr);
   SlowRebuilds slow;
-  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
-  auto registry_b = VariantRegistry::Open(store_b.get(), &slow);
-  ASSERT_TRUE(registry_a.ok() && registry_b.ok());
-  auto claims_a = ClaimBook::Open(store_a.get());
-  auto claims_b = ClaimBook::Open(store_b.get());
-  ASSERT_TRUE(claims_a.ok() && claims_b.ok());
-  auto sync_a =
-      ReplicaSync::Start(store_a.get(), registry_a->get(), claims_a->get());
-  auto sync_b =
-      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
-  ASSERT_TRUE(sync_a.ok()) << sync_a.status();
-  ASSERT_TRUE(sync_b.ok()) << sync_b.status();
+  Replica a, b;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(a));
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(b, /*sync=*/true, &slow));
+  VariantRegistry* registry_a = a.registry.get();
+  VariantRegistry* registry_b = b.registry.get();
 
   const absl::Time start = absl::Now();
   for (int i = 0; i < kWrites; ++i) {
-    auto registered =
-        (*registry_a)
-            ->Register("journal",
-                       {{absl::StrCat("e", i), "device={arch(nvptx)}", {}}},
-                       false);
+    auto registered = registry_a->Register(
+        "journal", {{absl::StrCat("e", i), "device={arch(nvptx)}", {}}}, false);
     ASSERT_TRUE(registered.ok()) << registered.status();
   }
   const absl::Time written = absl::Now();
   const std::string last = absl::StrCat("e", kWrites - 1);
-  ASSERT_TRUE(
-      Eventually([&] { return (*registry_b)->Get("journal", last).ok(); },
-                 std::chrono::seconds(30)));
+  ASSERT_TRUE(Eventually([&] { return registry_b->Get("journal", last).ok(); },
+                         std::chrono::seconds(30)));
   const absl::Duration behind = absl::Now() - written;
   std::printf(
       "MEASURE %d writes in %s on A; B answered the last %s after it, in %d "
@@ -442,75 +429,63 @@ TEST_F(EtcdStoreTest, AReplicaBehindAWriteRateCatchesUpInBatches) {
 }
 
 TEST_F(EtcdStoreTest, ClaimsMadeOnOneReplicaAreKnownOnTheOther) {
-  auto store_a = OpenStore();
-  auto store_b = OpenStore();
-  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
-  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
-  auto claims_a = ClaimBook::Open(store_a.get());
-  auto claims_b = ClaimBook::Open(store_b.get());
-  ASSERT_TRUE(claims_a.ok() && claims_b.ok());
-  auto sync_b =
-      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
-  ASSERT_TRUE(sync_b.ok());
+  Replica a, b;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(a, /*sync=*/false));
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(b));
+  EtcdStore* store_a = a.store.get();
+  ClaimBook* claims_b = b.claims.get();
 
   ClaimRecord claim = Claim("c-9");
   ClaimBatch batch;
   batch.puts = {claim};
   ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
-  ASSERT_TRUE(Eventually([&] { return (*claims_b)->Find("c-9").ok(); }));
+  ASSERT_TRUE(Eventually([&] { return claims_b->Find("c-9").ok(); }));
   batch = {};
   batch.deletes = {"c-9"};
   ASSERT_TRUE(store_a->ApplyClaims(batch).ok());
-  ASSERT_TRUE(Eventually([&] { return !(*claims_b)->Find("c-9").ok(); }));
+  ASSERT_TRUE(Eventually([&] { return !claims_b->Find("c-9").ok(); }));
 }
 
 TEST_F(EtcdStoreTest, WritesFailUnavailableWhileEtcdIsDownAndSyncRecovers) {
-  auto store_a = OpenStore();
-  auto store_b = OpenStore();
-  auto registry_a = VariantRegistry::Open(store_a.get(), nullptr);
-  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
-  auto claims_b = ClaimBook::Open(store_b.get());
-  ASSERT_TRUE(registry_a.ok() && registry_b.ok() && claims_b.ok());
-  auto sync_b =
-      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
-  ASSERT_TRUE(sync_b.ok());
-  ASSERT_TRUE((*registry_a)
-                  ->Register("k", {{"v1", "device={kind(gpu)}", {}}}, false)
-                  .ok());
-  ASSERT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v1").ok(); }));
+  Replica a, b;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(a, /*sync=*/false));
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(b));
+  VariantRegistry* registry_a = a.registry.get();
+  VariantRegistry* registry_b = b.registry.get();
+  ReplicaSync* sync_b = b.sync.get();
+  ASSERT_TRUE(
+      registry_a->Register("k", {{"v1", "device={kind(gpu)}", {}}}, false)
+          .ok());
+  ASSERT_TRUE(Eventually([&] { return registry_b->Get("k", "v1").ok(); }));
 
   etcd_->Kill();
   auto refused =
-      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
+      registry_a->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable)
       << refused.status();
-  EXPECT_TRUE((*registry_b)->Get("k", "v1").ok());  // reads still answer
-  EXPECT_TRUE(Eventually([&] { return (*sync_b)->stale(); }));
+  EXPECT_TRUE(registry_b->Get("k", "v1").ok());  // reads still answer
+  EXPECT_TRUE(Eventually([&] { return sync_b->stale(); }));
 
   ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
-  EXPECT_TRUE(Eventually([&] { return !(*sync_b)->stale(); }));
+  EXPECT_TRUE(Eventually([&] { return !sync_b->stale(); }));
   auto again =
-      (*registry_a)->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
+      registry_a->Register("k", {{"v2", "device={kind(gpu)}", {}}}, false);
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(Eventually([&] { return (*registry_b)->Get("k", "v2").ok(); }));
+  EXPECT_TRUE(Eventually([&] { return registry_b->Get("k", "v2").ok(); }));
 }
 
 // Every time the watch breaks, not only the first: a replica whose watch
 // came back once and broke again (a member that lost quorum ends its
 // streams) went on saying it was in step.
 TEST_F(EtcdStoreTest, SyncSaysItIsStaleEachTimeEtcdGoesAway) {
-  auto store = OpenStore();
-  auto registry = VariantRegistry::Open(store.get(), nullptr);
-  auto claims = ClaimBook::Open(store.get());
-  ASSERT_TRUE(registry.ok() && claims.ok());
-  auto sync = ReplicaSync::Start(store.get(), registry->get(), claims->get());
-  ASSERT_TRUE(sync.ok());
+  Replica replica;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(replica));
+  ReplicaSync* sync = replica.sync.get();
   for (int round = 1; round <= 2; ++round) {
     etcd_->Kill();
-    EXPECT_TRUE(Eventually([&] { return (*sync)->stale(); }))
-        << "round " << round;
+    EXPECT_TRUE(Eventually([&] { return sync->stale(); })) << "round " << round;
     ASSERT_TRUE(etcd_->Restart().ok()) << etcd_->Log();
-    EXPECT_TRUE(Eventually([&] { return !(*sync)->stale(); }))
+    EXPECT_TRUE(Eventually([&] { return !sync->stale(); }))
         << "round " << round;
   }
 }
@@ -521,15 +496,11 @@ TEST_F(EtcdStoreTest, SyncSaysItIsStaleEachTimeEtcdGoesAway) {
 // used to be skipped silently on both, variants on a reload).
 TEST_F(EtcdStoreTest, ACorruptRecordIsDataLossAtStartAndNeverSilent) {
   auto store_a = OpenStore();
-  auto store_b = OpenStore();
   ASSERT_NE(store_a, nullptr);
-  ASSERT_NE(store_b, nullptr);
-  auto registry_b = VariantRegistry::Open(store_b.get(), nullptr);
-  auto claims_b = ClaimBook::Open(store_b.get());
-  ASSERT_TRUE(registry_b.ok() && claims_b.ok());
-  auto sync_b =
-      ReplicaSync::Start(store_b.get(), registry_b->get(), claims_b->get());
-  ASSERT_TRUE(sync_b.ok()) << sync_b.status();
+  Replica b;
+  ASSERT_NO_FATAL_FAILURE(OpenReplica(b));
+  EtcdStore* store_b = b.store.get();
+  ReplicaSync* sync_b = b.sync.get();
 
   const EtcdKeys& keys = store_a->keys();
   const std::string bad_variant = keys.Variant("saxpy", "bad");
@@ -540,7 +511,7 @@ TEST_F(EtcdStoreTest, ACorruptRecordIsDataLossAtStartAndNeverSilent) {
   ASSERT_TRUE(Eventually([&] { return store_b->corrupt_records() == 2; }))
       << store_b->corrupt_records();
   // The reload meets both again.
-  (*sync_b)->Reload();
+  sync_b->Reload();
   EXPECT_EQ(store_b->corrupt_records(), 4);
 
   // A replica that starts now refuses the store.

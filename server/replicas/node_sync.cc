@@ -87,6 +87,7 @@ absl::Status NodeSync::Start(Inventory* inventory) {
   callbacks.on_events = [this](const etcdserverpb::WatchResponse& response) {
     OnEvents(response);
   };
+  callbacks.on_state = [this](bool connected) { following_.store(connected); };
   watch_ = client.Watch(prefix, PrefixEnd(prefix),
                         nodes.header().revision() + 1, std::move(callbacks));
   write_loop_ = std::thread([this] { WriteLoop(); });

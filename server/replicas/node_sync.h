@@ -89,6 +89,13 @@ class NodeSync final : public InventoryObserver {
   // (EtcdStore::CorruptRecord), which a running sync leaves out.
   absl::Status Start(Inventory* inventory);
 
+  // False while its watch of the nodes in etcd is broken (etcd away, or
+  // the watch reconnecting after it came back): the replica cannot learn
+  // meanwhile that another replica took one of its nodes, so it must not
+  // expire them (the server's housekeeping waits for this and for
+  // ReplicaSync::stale(); each watch reconnects on its own).
+  bool following() const { return following_.load(); }
+
   void NodeReported(const NodeState& node) override;
   void NodeRemoved(const std::string& node, const std::string& reason) override;
   void NodeBeat(const std::string& node) override;
@@ -131,6 +138,7 @@ class NodeSync final : public InventoryObserver {
   std::thread write_loop_;
   std::thread lease_loop_;
   std::thread beat_loop_;
+  std::atomic<bool> following_{true};
   std::unique_ptr<EtcdWatch> watch_;
 };
 

@@ -2,7 +2,8 @@
 pip into a venv by python_package_test: typed errors with details, select
 with the server's per-rank environment, the claim context manager (renewal
 and release), release by holder, a claim that waits in the server's queue,
-omit_explanation and a job's images, and failover past a dead address.
+omit_explanation, a job's own binary images, and failover past a dead
+address.
 
 usage: python_package_client.py SERVER_ADDRESS
 (run with the venv's python; the package's own stubs set the fleet up)
@@ -77,6 +78,23 @@ def lean_and_images(client):
         raise SystemExit("a GPU was placed with no image it runs")
     except ctxsel.NoPlacement as e:
         assert "images:" in e.message, e.message
+
+
+def binary_images(client):
+    """A job's own images: only devices that run one of them are placed,
+    and each rank names the image that runs there."""
+    target = dict(kernel="saxpy", construct=["target"])
+    assert client.select(**target).variant == "saxpy_sm90"
+    assert client.select(images=["host:x86_64"], **target).variant == (
+        "saxpy_cpu")
+    on_gpu = client.select(images=["ptx:sm_80"], **target)
+    assert on_gpu.variant == "saxpy_sm90", on_gpu
+    assert on_gpu.image == "ptx:sm_80", on_gpu.image
+    try:
+        client.select(images=["cubin:sm_70"], **target)
+        raise SystemExit("a device without the binary's image was placed")
+    except ctxsel.NoPlacement as e:
+        assert "images: the binary has no image" in e.message, e.message
 
 
 def wait_in_queue(client):
@@ -181,6 +199,7 @@ def main(address):
     wait_in_queue(client)
     compilers(client)
     lean_and_images(client)
+    binary_images(client)
 
     client.select(kernel="saxpy", construct=["target"], require="gpu",
                   count=2, claim=30, holder="slurm-7.0")

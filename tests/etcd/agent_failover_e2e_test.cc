@@ -27,10 +27,9 @@
 #include "client/ctxsel_client.h"
 #include "gtest/gtest.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/etcd_replicas.h"
 #include "tests/testing/eventually.h"
-#include "tests/testing/server_process.h"
 #include "tests/testing/subprocess.h"
-#include "tests/testing/tcp_proxy.h"
 
 namespace ctxsel::testing {
 namespace {
@@ -52,39 +51,22 @@ constexpr absl::Duration kFault = absl::Seconds(12);
 // same beat, backoff and report: 8 s leaves the 2-core CI machine room.
 constexpr absl::Duration kPausedBound = absl::Seconds(5);
 constexpr absl::Duration kCutOffBound = absl::Seconds(8);
+// How long B is watched after a partition heals: A in step again (its
+// watch's backoff, 2 s at most), then over two node TTLs (1.5 s).
+constexpr absl::Duration kHealed = absl::Seconds(6);
 
 class AgentFailoverE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("agent_failover");
     auto etcd = EtcdProcess::Start();
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
-    auto proxy = TcpProxy::Start(etcd_->endpoint());
-    ASSERT_TRUE(proxy.ok()) << proxy.status();
-    proxy_ = *std::move(proxy);
-    for (int i = 0; i < 2; ++i) {
-      std::vector<std::string> flags = etcd_->ServerFlags();  // TLS to etcd
-      if (i == 0) {  // A reaches etcd through the proxy
-        for (std::string& flag : flags) {
-          if (absl::StartsWith(flag, "--store=")) {
-            flag = "--store=etcd://" + proxy_->address();
-          }
-        }
-      }
-      flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
-      auto server = ServerProcess::Start(flags);
-      ASSERT_TRUE(server.ok()) << server.status();
-      replicas_.push_back(*std::move(server));
-    }
-    const std::string file = dir_ + "/node0.json";
-    std::ofstream(file) << kDevicesJson;
-    auto agent =
-        Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
-                           "--server=" + A() + "," + B(), "--node_id=node0",
-                           "--backends=", "--devices_file=" + file,
-                           absl::StrCat("--heartbeat=", kHeartbeat)},
-                          "", dir_ + "/agent.log");
+    // A reaches etcd through the proxy.
+    auto replicas = EtcdReplicas::Start(
+        *etcd_, {.replicas = 2, .heartbeat = kHeartbeat, .proxied = 0});
+    ASSERT_TRUE(replicas.ok()) << replicas.status();
+    replicas_ = *std::move(replicas);
+    auto agent = replicas_->StartAgent("node0", kDevicesJson, /*first=*/0);
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
     b_ = client::CtxselClient::Connect(B(), std::chrono::milliseconds(1000));
@@ -94,44 +76,45 @@ class AgentFailoverE2E : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (proxy_ != nullptr) proxy_->Heal();
-    if (!replicas_.empty()) replicas_[0]->process().Signal(SIGCONT);
+    if (replicas_ == nullptr) return;
+    replicas_->proxy()->Heal();
+    replicas_->replica(0).process().Signal(SIGCONT);
     if (agent_ != nullptr) {
       agent_->Signal(SIGTERM);
       agent_->Wait(std::chrono::seconds(5));
     }
     if (HasFailure()) {
-      for (size_t r = 0; r < replicas_.size(); ++r) {
+      for (int r = 0; r < 2; ++r) {
         std::printf("--- replica %c log:\n%s\n", "AB"[r],
-                    replicas_[r] -> Log().c_str());
+                    replicas_ -> replica(r).Log().c_str());
       }
-      std::ifstream log(dir_ + "/agent.log");
+      std::ifstream log(replicas_->dir() + "/node0.log");
       std::printf("--- agent log:\n%s\n",
                   std::string(std::istreambuf_iterator<char>(log), {}).c_str());
     }
   }
 
-  std::string A() const { return replicas_[0]->address(); }
-  std::string B() const { return replicas_[1]->address(); }
+  std::string A() const { return replicas_->address(0); }
+  std::string B() const { return replicas_->address(1); }
 
   int GpusOnB() {
     auto gpus = b_->ListDevices(kGpus, "");
     return gpus.ok() ? static_cast<int>(gpus->size()) : -1;
   }
 
-  // For kFault from now: from when on B listed every GPU of node0 at every
+  // For `watch` from now: from when on B listed every GPU of node0 at every
   // look (infinite when it did not at the last), and the longest stretch
   // of looks that found fewer.
   struct Looks {
     absl::Duration listed_since = absl::InfiniteDuration();
     absl::Duration longest_gap;
   };
-  Looks WatchB() {
+  Looks WatchB(absl::Duration watch = kFault) {
     Looks looks;
     const absl::Time start = absl::Now();
     absl::Time gap_start = absl::InfiniteFuture();
     looks.listed_since = absl::ZeroDuration();
-    while (absl::Now() - start < kFault) {
+    while (absl::Now() - start < watch) {
       const absl::Time now = absl::Now();
       if (GpusOnB() == kGpuCount) {
         if (gap_start != absl::InfiniteFuture()) {
@@ -160,10 +143,8 @@ class AgentFailoverE2E : public ::testing::Test {
                : absl::StrCat(absl::ToDoubleSeconds(d), " s");
   }
 
-  std::string dir_;
   std::unique_ptr<EtcdProcess> etcd_;
-  std::unique_ptr<TcpProxy> proxy_;
-  std::vector<std::unique_ptr<ServerProcess>> replicas_;
+  std::unique_ptr<EtcdReplicas> replicas_;
   std::unique_ptr<Subprocess> agent_;
   std::unique_ptr<client::CtxselClient> b_;
 };
@@ -171,22 +152,29 @@ class AgentFailoverE2E : public ::testing::Test {
 // A replica cut off from etcd must not keep its agent: the node would
 // vanish from every other replica when its lease lapses.
 TEST_F(AgentFailoverE2E, AnAgentLeavesAReplicaCutOffFromEtcd) {
-  proxy_->Partition();
+  replicas_->proxy()->Partition();
   const Looks looks = WatchB();
-  proxy_->Heal();
+  replicas_->proxy()->Heal();
   std::printf(
       "MEASURE cut off: B lists node0's GPUs at every look from %s on; "
       "longest gap %s\n",
       Seconds(looks.listed_since).c_str(), Seconds(looks.longest_gap).c_str());
   EXPECT_LE(looks.listed_since, kCutOffBound);
+  // Healed, A is in step again: its lease lapsed meanwhile, and writing its
+  // nodes again must not take node0 from B, which its agent reports to.
+  const Looks healed = WatchB(kHealed);
+  std::printf("MEASURE healed: longest gap on B %s\n",
+              Seconds(healed.longest_gap).c_str());
+  EXPECT_EQ(healed.longest_gap, absl::ZeroDuration());
 }
 
 // A paused replica's agent reports to another before the paused replica's
 // node lease lapses.
 TEST_F(AgentFailoverE2E, AnAgentLeavesAPausedReplica) {
-  ASSERT_TRUE(replicas_[0]->process().Stop()) << "replica A did not stop";
+  ASSERT_TRUE(replicas_->replica(0).process().Stop())
+      << "replica A did not stop";
   const Looks looks = WatchB();
-  replicas_[0]->process().Signal(SIGCONT);
+  replicas_->replica(0).process().Signal(SIGCONT);
   std::printf(
       "MEASURE paused: B lists node0's GPUs at every look from %s on; "
       "longest gap %s\n",

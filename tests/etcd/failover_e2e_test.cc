@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/etcd_process.h"
+#include "tests/testing/etcd_replicas.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/subprocess.h"
@@ -48,26 +49,15 @@ constexpr char kDevicesJson[] = R"({"devices": [
 class FailoverE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("failover");
     auto etcd = EtcdProcess::Start();
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
-    for (int i = 0; i < 2; ++i) {
-      std::vector<std::string> flags = etcd_->ServerFlags();  // TLS to etcd
-      flags.push_back(absl::StrCat("--heartbeat_interval=", kHeartbeat));
-      auto server = ServerProcess::Start(flags);
-      ASSERT_TRUE(server.ok()) << server.status();
-      replicas_.push_back(*std::move(server));
-    }
+    auto replicas = EtcdReplicas::Start(
+        *etcd_, {.replicas = 2, .heartbeat = kHeartbeat, .proxied = -1});
+    ASSERT_TRUE(replicas.ok()) << replicas.status();
+    replicas_ = *std::move(replicas);
     // The agent reports to B, which stays up: its node stays live.
-    const std::string file = dir_ + "/node0.json";
-    std::ofstream(file) << kDevicesJson;
-    auto agent =
-        Subprocess::Start({RunfilePath("agent/ctxsel-agent"), "--insecure",
-                           "--server=" + B() + "," + A(), "--node_id=node0",
-                           "--backends=", "--devices_file=" + file,
-                           absl::StrCat("--heartbeat=", kHeartbeat)},
-                          "", dir_ + "/agent.log");
+    auto agent = replicas_->StartAgent("node0", kDevicesJson, /*first=*/1);
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
     ASSERT_EQ(Cli(A(), {"variants", "register", "saxpy",
@@ -88,26 +78,27 @@ class FailoverE2E : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (paused_) replicas_[0]->process().Signal(SIGCONT);
+    if (paused_) replicas_->replica(0).process().Signal(SIGCONT);
     if (agent_ != nullptr) {
       agent_->Signal(SIGTERM);
       agent_->Wait(std::chrono::seconds(5));
     }
   }
 
-  const std::string& A() { return replicas_[0]->address(); }
-  const std::string& B() { return replicas_[1]->address(); }
+  const std::string& A() { return replicas_->address(0); }
+  const std::string& B() { return replicas_->address(1); }
   // The list a launcher is given, the paused replica first.
-  std::string List() { return A() + "," + B(); }
+  std::string List() { return replicas_->List(0); }
 
   // Returns once A has stopped: one call answered after SIGSTOP was sent
   // would reach a running A (and a claim sent to it would then hang).
   void PauseA() {
     paused_ = true;
-    ASSERT_TRUE(replicas_[0]->process().Stop()) << "replica A did not stop";
+    ASSERT_TRUE(replicas_->replica(0).process().Stop())
+        << "replica A did not stop";
   }
   void ResumeA() {
-    replicas_[0]->process().Signal(SIGCONT);
+    replicas_->replica(0).process().Signal(SIGCONT);
     paused_ = false;
   }
 
@@ -134,9 +125,8 @@ class FailoverE2E : public ::testing::Test {
     return request;
   }
 
-  std::string dir_;
   std::unique_ptr<EtcdProcess> etcd_;
-  std::vector<std::unique_ptr<ServerProcess>> replicas_;
+  std::unique_ptr<EtcdReplicas> replicas_;
   std::unique_ptr<Subprocess> agent_;
   bool paused_ = false;
 };
@@ -205,12 +195,13 @@ TEST_F(FailoverE2E, TheLibraryFailsOverPerCallAndClaimsOnce) {
 }
 
 TEST_F(FailoverE2E, AClaimIsNotSentWhenNoReplicaAnswers) {
-  ASSERT_TRUE(replicas_[1]->process().Stop()) << "replica B did not stop";
+  ASSERT_TRUE(replicas_->replica(1).process().Stop())
+      << "replica B did not stop";
   PauseA();
   auto launcher =
       client::CtxselClient::Connect(List(), std::chrono::milliseconds(1000));
   auto claimed = launcher->Select(ClaimRequest("lib-2"));
-  replicas_[1]->process().Signal(SIGCONT);
+  replicas_->replica(1).process().Signal(SIGCONT);
   ResumeA();
   EXPECT_EQ(claimed.status().code(), absl::StatusCode::kUnavailable)
       << claimed.status();

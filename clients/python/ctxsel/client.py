@@ -33,8 +33,9 @@ _FAIL_OVER = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 class Rank:
     """One rank's answer: `variant` (None for the kernel's base function),
-    `device` (its id), `node`, `device_class`, `claim_id` (None without a
-    claim) and `environment` (dict, in the server's order)."""
+    `device` (its id), `node`, `device_class`, `image` (the binary's image
+    that runs there, "" when no images are known), `claim_id` (None without
+    a claim) and `environment` (dict, in the server's order)."""
 
     def __init__(self, proto):
         choice = proto.placement
@@ -45,6 +46,7 @@ class Rank:
         self.device = choice.device.id
         self.device_class = (choice.device_class_short_name or
                              choice.device_class)
+        self.image = choice.image
         self.claim_id = proto.claim.id if proto.HasField("claim") else None
         self.environment = {v.name: v.value for v in proto.environment}
 
@@ -68,7 +70,7 @@ class Placement:
 
     def __getattr__(self, name):
         if name in ("rank", "base", "variant", "node", "device",
-                    "device_class", "claim_id", "environment"):
+                    "device_class", "image", "claim_id", "environment"):
             return getattr(self.ranks[0], name)
         raise AttributeError(name)
 
