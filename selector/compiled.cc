@@ -84,13 +84,6 @@ size_t InnermostTarget(const Context& context) {
   return 0;
 }
 
-bool ContextTraits::Has(uint32_t key) const {
-  if (active.size() <= 16) {
-    return std::find(active.begin(), active.end(), key) != active.end();
-  }
-  return std::binary_search(active.begin(), active.end(), key);
-}
-
 ContextTraits CompileContext(const Context& context) {
   ContextTraits out;
 #define DEVICE_TRAIT(member, Id, Name, Weight) \

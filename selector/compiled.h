@@ -13,6 +13,7 @@
 #ifndef CTXSEL_SELECTOR_COMPILED_H_
 #define CTXSEL_SELECTOR_COMPILED_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -61,7 +62,15 @@ struct ContextTraits {
   absl::InlinedVector<int, 8> constructs;
   size_t innermost_target = 0;  // InnermostTarget(context)
 
-  bool Has(uint32_t key) const;
+  bool Has(uint32_t key) const {
+    if (active.size() <= 16) {
+      for (uint32_t k : active) {
+        if (k == key) return true;
+      }
+      return false;
+    }
+    return std::binary_search(active.begin(), active.end(), key);
+  }
   bool HasAll(absl::Span<const uint32_t> keys) const {
     for (uint32_t k : keys) {
       if (!Has(k)) return false;

@@ -110,9 +110,11 @@ class StrictSubsetIndex {
     if (lists_) lists_->Index(compatible_.size() - 1, *items);
   }
 
-  // Demotes every added candidate that is a strict subset of another.
-  void Apply(absl::Span<CandidateState> states) {
-    if (compatible_.size() < 2) return;
+  // Demotes every added candidate that is a strict subset of another;
+  // false when it demoted none.
+  bool Apply(absl::Span<CandidateState> states) {
+    if (compatible_.size() < 2) return false;
+    bool demoted = false;
     absl::InlinedVector<int, kPairwise> all(compatible_.size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
     if (lists_) lists_->first.push_back(lists_->ids.size());
@@ -131,10 +133,12 @@ class StrictSubsetIndex {
         if (internal::IsStrictSubset(*items_[a], *items_[b])) {
           states[compatible_[a]].score = 0;
           states[compatible_[a]].subset_of = compatible_[b];
+          demoted = true;
           break;
         }
       }
     }
+    return demoted;
   }
 
  private:
@@ -181,14 +185,10 @@ class StrictSubsetIndex {
   std::optional<Lists> lists_;  // past kPairwise candidates
 };
 
-void SortCandidates(ResolutionData& data, size_t compatible) {
+// Sorts data.sorted (the compatible candidates in declaration order, with
+// their final scores) and fills the ranks and the dynamic prefix.
+void SortCandidates(ResolutionData& data) {
   const std::vector<Candidate>& declared = *data.declared;
-  if (compatible > data.sorted.capacity()) data.sorted.reserve(compatible);
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (!data.states[i].compatible) continue;
-    data.sorted.push_back(
-        {static_cast<int>(i), data.states[i].score, data.states[i].dynamic});
-  }
   // Decreasing score; equal scores in declaration order, or its reverse
   // (the index breaks ties, so std::sort needs no stable_sort's buffer).
   const bool last_first = data.options.ties == TieBreak::kLastDeclared;
@@ -256,7 +256,6 @@ absl::StatusOr<Resolution> Resolve(
   // (Not a std::optional, which would zero its 136 bytes on every call.)
   internal::ConstructNames names;
   bool have_names = false;
-  size_t compatible = 0;
   StrictSubsetIndex subsets(options.kind_any_scored);
   internal::StaticMatch match;
   for (size_t i = 0; i < declared.size(); ++i) {
@@ -296,12 +295,16 @@ absl::StatusOr<Resolution> Resolve(
     state.compatible = true;
     state.dynamic = ast.dynamic;
     state.score = sum + 1;
-    ++compatible;
+    data->sorted.push_back({static_cast<int>(i), state.score, state.dynamic});
     subsets.Add(static_cast<int>(i), ast);
   }
   data->context = std::move(static_context);
-  subsets.Apply(absl::MakeSpan(data->states));
-  SortCandidates(*data, compatible);
+  if (subsets.Apply(absl::MakeSpan(data->states))) {
+    for (Resolution::Entry& e : data->sorted) {
+      e.score = data->states[e.index].score;
+    }
+  }
+  SortCandidates(*data);
   return Resolution(std::move(data));
 }
 
