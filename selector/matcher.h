@@ -2,10 +2,13 @@
 //
 // Split the way declare-variant resolution needs it: MatchStatic() checks
 // the construct, device and implementation sets and constant conditions
-// (done once per resolution); MatchDynamic() checks non-constant conditions
-// and the target_device set, with a reason (MatchSelector, Explain). Select
-// takes the same decision per request from a DynamicPart flattened at
-// Resolve (DynamicPartOf, MatchDynamicPartGiven), without walking the tree.
+// (done once per resolution; Resolve asks MatchStaticByIds first, which
+// compares interned ids and falls back to it only for what ids cannot
+// express); MatchDynamic() checks non-constant conditions and the
+// target_device set, with a reason (MatchSelector, Explain). Select takes
+// the same decision per request from the DynamicPart each selector flattens
+// when it is built (DynamicPartOf, MatchDynamicPartGiven), without walking
+// the tree.
 //
 // Example:
 //   StaticMatch m = MatchStatic(selector.ast(), context);
