@@ -104,23 +104,36 @@ ContextTraits CompileContext(const Context& context) {
 
 const ContextTraits& ContextTraitsOf(
     const std::shared_ptr<const Context>& context) {
-  // The same context object (same owner, still alive) compiles the same.
+  // Holding the contexts keeps their addresses from being reused, so the
+  // address names the object.
   struct Kept {
-    std::weak_ptr<const Context> owner;
-    const Context* context = nullptr;
+    std::shared_ptr<const Context> context;
     ContextTraits traits;
   };
-  thread_local std::array<Kept, 4> kept;
-  thread_local size_t next = 0;
-  for (const Kept& k : kept) {
-    if (k.context == context.get() && !k.owner.owner_before(context) &&
-        !context.owner_before(k.owner)) {
-      return k.traits;
+  struct Cache {
+    std::array<Kept, 4> kept;
+    size_t last = 0;
+  };
+  // The plain pointer is read without thread_local's init guard; the
+  // owner frees the cache when the thread ends.
+  thread_local Cache* cache = nullptr;
+  if (cache == nullptr) {
+    thread_local std::unique_ptr<Cache> owner = std::make_unique<Cache>();
+    cache = owner.get();
+  }
+  if (cache->kept[cache->last].context.get() == context.get()) {
+    return cache->kept[cache->last].traits;
+  }
+  for (size_t i = 0; i < cache->kept.size(); ++i) {
+    if (cache->kept[i].context.get() == context.get()) {
+      cache->last = i;
+      return cache->kept[i].traits;
     }
   }
-  Kept& k = kept[next];
-  next = (next + 1) % kept.size();
-  k = {context, context.get(), CompileContext(*context)};
+  cache->last = (cache->last + 1) % cache->kept.size();
+  Kept& k = cache->kept[cache->last];
+  k.traits = CompileContext(*context);
+  k.context = context;
   return k.traits;
 }
 

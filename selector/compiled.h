@@ -80,9 +80,9 @@ struct ContextTraits {
 };
 ContextTraits CompileContext(const Context& context);
 
-// CompileContext(*context), kept per thread for the last few contexts (by
-// identity, while they live): a context given to Resolve must not change.
-// Valid until this thread's next call.
+// CompileContext(*context), kept per thread for the last few context
+// objects (which it holds, up to 4 per thread): a context given to Resolve
+// must not change. Valid until this thread's next call.
 const ContextTraits& ContextTraitsOf(
     const std::shared_ptr<const Context>& context);
 

@@ -351,10 +351,11 @@ TEST(ByIdsTest, ContextTraitsAreKeptPerContextObject) {
   const ContextTraits* first = &ContextTraitsOf(gpu);
   EXPECT_EQ(&ContextTraitsOf(gpu), first);  // kept
   EXPECT_TRUE(first->Has(TraitKey(InternName("gpu"), TraitField::kDeviceKind)));
-  // Another object with other traits is compiled on its own, even at the
-  // address a freed one had.
-  std::weak_ptr<Context> gone = gpu;
+  // The context is held while kept, so no other object takes its address;
+  // another object with other traits is compiled on its own.
+  std::weak_ptr<Context> kept = gpu;
   gpu.reset();
+  EXPECT_FALSE(kept.expired());
   auto cpu = std::make_shared<Context>();
   cpu->device.kind = {"cpu"};
   const ContextTraits& traits = ContextTraitsOf(cpu);

@@ -261,7 +261,9 @@ absl::StatusOr<Resolution> Resolve(
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
-    match.construct_positions.clear();
+    if (!match.construct_positions.empty()) {
+      match.construct_positions.clear();
+    }
     const internal::ByIds by_ids = internal::MatchStaticByIds(
         ast, traits, start, options.lowest_embedding, match);
     if (by_ids == internal::ByIds::kIncompatible) continue;
