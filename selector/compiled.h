@@ -3,8 +3,10 @@
 // OMPContext), so that Resolve tests set inclusion instead of walking
 // syntax trees and hashing strings.
 //
-// Internal to the engine. A name is interned once per process (the table
-// only grows: the names of every selector parsed and context compiled).
+// Internal to the engine. A trait name is interned once per process (the
+// table only grows: every distinct kind, arch, isa, vendor, extension and
+// requirement name parsed or compiled, a few dozen bytes each; condition
+// texts are not interned).
 //
 // Example:
 //   const ContextTraits& traits = ContextTraitsOf(context);
@@ -88,9 +90,6 @@ const ContextTraits& ContextTraitsOf(
 
 // The requirements of `ast` (StaticRequirements in ast.h).
 StaticRequirements CompileRequirements(const SelectorAst& ast);
-
-// Fills the interned ids of `items` (SubsetItems in ast.h).
-void InternSubsetItems(SubsetItems& items);
 
 }  // namespace ctxsel::selector::internal
 
