@@ -93,11 +93,10 @@ struct SubsetItems {
   };
   std::vector<std::string> items;     // sorted, unique
   std::vector<Construct> constructs;  // in selector order
-  // Their hashes, each list sorted: IsStrictSubset and Resolve's index
-  // compare these first and the strings only when the hashes agree (not
-  // interned: condition texts are too many to keep for the process's life).
-  std::vector<uint64_t> item_hashes;
-  std::vector<std::vector<uint64_t>> clause_hashes;  // parallel to constructs
+  // The same as interned ids (compiled.h), each list sorted by id: what
+  // IsStrictSubset compares.
+  std::vector<uint32_t> item_ids;
+  std::vector<std::vector<uint32_t>> clause_ids;  // parallel to constructs
 };
 
 // The dynamic part of one selector (non-constant conditions, the

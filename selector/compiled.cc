@@ -175,4 +175,20 @@ StaticRequirements CompileRequirements(const SelectorAst& ast) {
   return req;
 }
 
+void InternSubsetItems(SubsetItems& items) {
+  items.item_ids.clear();
+  for (const std::string& item : items.items) {
+    items.item_ids.push_back(InternName(item));
+  }
+  std::sort(items.item_ids.begin(), items.item_ids.end());
+  items.clause_ids.clear();
+  for (const SubsetItems::Construct& c : items.constructs) {
+    std::vector<uint32_t>& ids = items.clause_ids.emplace_back();
+    for (const std::string& clause : c.clauses) {
+      ids.push_back(InternName(clause));
+    }
+    std::sort(ids.begin(), ids.end());
+  }
+}
+
 }  // namespace ctxsel::selector::internal

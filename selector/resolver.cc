@@ -82,7 +82,7 @@ namespace {
 // of CPU for 13,000 conditional variants.
 //
 // Resolve adds each compatible candidate while its selector is still in
-// cache; each item (by its hash) and construct maps to one list,
+// cache; each item (an interned id) and construct maps to one list,
 // numbered once, and the lists a candidate is in are kept. Lists hold
 // positions among the added candidates (which grow with the declaration
 // index). Up to kPairwise candidates (most kernels' resolutions) are
@@ -150,10 +150,9 @@ class StrictSubsetIndex {
     void Index(size_t k, const internal::SubsetItems& items) {
       const int position = static_cast<int>(k);
       first.push_back(ids.size());
-      for (uint64_t item : items.item_hashes) {
+      for (uint32_t item : items.item_ids) {
         const int id = ListFor(by_item, item);
-        absl::InlinedVector<int, 1>& list = lists[id];
-        if (list.empty() || list.back() != position) list.push_back(position);
+        lists[id].push_back(position);
         ids.push_back(id);
       }
       for (const internal::SubsetItems::Construct& c : items.constructs) {
@@ -175,9 +174,7 @@ class StrictSubsetIndex {
     std::vector<int> ids;       // the lists each one is in
     // Most items name one candidate: a list of one needs no allocation.
     std::vector<absl::InlinedVector<int, 1>> lists;
-    // By hash: items that share one share a list, which only adds
-    // candidates to test.
-    absl::flat_hash_map<uint64_t, int> by_item;
+    absl::flat_hash_map<uint32_t, int> by_item;
     absl::flat_hash_map<int, int> by_construct;
   };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "selector/canonical.h"
@@ -77,23 +76,9 @@ size_t Size(const SubsetItems& s) {
   return n;
 }
 
-std::vector<uint64_t> SortedHashes(const std::vector<std::string>& items) {
-  std::vector<uint64_t> out;
-  out.reserve(items.size());
-  for (const std::string& item : items) out.push_back(absl::HashOf(item));
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Whether `big` holds every item of `small`: the hashes rule most pairs out
-// without reading a string; equal hashes are confirmed on the strings.
-bool Includes(const std::vector<uint64_t>& big_hashes,
-              const std::vector<uint64_t>& small_hashes,
-              const std::vector<std::string>& big,
-              const std::vector<std::string>& small) {
-  return std::includes(big_hashes.begin(), big_hashes.end(),
-                       small_hashes.begin(), small_hashes.end()) &&
-         std::includes(big.begin(), big.end(), small.begin(), small.end());
+bool Includes(const std::vector<uint32_t>& big,
+              const std::vector<uint32_t>& small) {
+  return std::includes(big.begin(), big.end(), small.begin(), small.end());
 }
 
 }  // namespace
@@ -213,25 +198,18 @@ SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored) {
     }
   }
   SortUnique(out.items);
-  out.item_hashes = SortedHashes(out.items);
-  for (const SubsetItems::Construct& c : out.constructs) {
-    out.clause_hashes.push_back(SortedHashes(c.clauses));
-  }
+  InternSubsetItems(out);
   return out;
 }
 
 bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b) {
-  if (Size(a) >= Size(b) ||
-      !Includes(b.item_hashes, a.item_hashes, b.items, a.items)) {
-    return false;
-  }
+  if (Size(a) >= Size(b) || !Includes(b.item_ids, a.item_ids)) return false;
   // Earliest matches first: a greedy embedding exists iff any does.
   size_t j = 0;
   for (size_t i = 0; i < a.constructs.size(); ++i) {
     while (j < b.constructs.size() &&
            (b.constructs[j].id != a.constructs[i].id ||
-            !Includes(b.clause_hashes[j], a.clause_hashes[i],
-                      b.constructs[j].clauses, a.constructs[i].clauses))) {
+            !Includes(b.clause_ids[j], a.clause_ids[i]))) {
       ++j;
     }
     if (j == b.constructs.size()) return false;
