@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "selector/expr.h"
 #include "selector/lexer.h"
 #include "selector/selector.h"
@@ -92,6 +93,50 @@ struct SubsetItems {
   };
   std::vector<std::string> items;     // sorted, unique
   std::vector<Construct> constructs;  // in selector order
+  // The same as interned ids (compiled.h), each list sorted by id: what
+  // IsStrictSubset compares.
+  std::vector<uint32_t> item_ids;
+  std::vector<std::vector<uint32_t>> clause_ids;  // parallel to constructs
+};
+
+// The dynamic part of one selector (non-constant conditions, the
+// target_device set), flattened once when the selector is built, so that
+// Resolve copies a few pointers per candidate and Select() reaches the
+// expressions without walking the syntax tree. Points into the syntax tree
+// it was made from.
+struct DynamicPart {
+  // The non-constant conditions Select can evaluate, in selector order.
+  absl::InlinedVector<const Expression*, 1> conditions;
+  bool runtime_only = false;  // has a runtime-only condition
+  // A condition reads a device variable (device_variables.h): its verdict
+  // differs between device classes, so requests do not share it.
+  bool reads_device = false;
+  const TraitSet* target_device = nullptr;  // null: none
+  // The compiler calls the base function instead of this candidate
+  // (ResolveOptions::simd_variant_calls_base); set by Resolve.
+  bool calls_base = false;
+};
+
+// The static part of a selector as interned ids (compiled.h), built once
+// with the selector, in the shape of LLVM's VariantMatchInfo: Resolve tests
+// set inclusion against a context's active traits (ContextTraits) and sums
+// precounted weights, without walking the syntax tree. A selector the ids
+// cannot express (simd clauses, a requires argument) has `by_ids` false and
+// takes MatchStatic's path.
+struct StaticRequirements {
+  bool by_ids = false;
+  bool never = false;  // a constant condition is false
+  // TraitKey()s that must all be active in the context.
+  absl::InlinedVector<uint32_t, 3> keys;
+  // The construct selectors in order (none with simd clauses).
+  absl::InlinedVector<SelectorId, 3> constructs;
+  // Weight counts (scorer.h): kind selectors (all / scored under the
+  // texts), kind properties (all / other than `any`), arch and isa
+  // selectors, and the explicit scores' sum.
+  uint16_t kind_selectors = 0, kind_selectors_scored = 0;
+  uint16_t kind_properties = 0, kind_properties_scored = 0;
+  uint16_t arch = 0, isa = 0;
+  uint64_t explicit_scores = 0;
 };
 
 struct SelectorAst {
@@ -106,6 +151,9 @@ struct SelectorAst {
   // ItemsOf(*this), computed once when the selector is built: Resolve
   // compares them for every pair of compatible candidates.
   SubsetItems subset_items;
+  // Set when the selector is built (selector.cc), pointing into this tree.
+  DynamicPart dynamic_part;
+  StaticRequirements requirements;
 
   const TraitSet* FindSet(SetId id) const {
     for (const TraitSet& s : sets) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "selector/canonical.h"
+#include "selector/compiled.h"
 #include "selector/device_variables.h"
 
 namespace ctxsel::selector::internal {
@@ -44,55 +45,30 @@ std::string ConstructListText(const std::vector<ConstructTrait>& cs) {
   return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
 }
 
-// Highest-valued ordered embedding: the earliest embedding bounds each
-// selector from below; then each selector, last first, takes the latest
-// matching position before its successor's. With `lowest` (GCC 12, clang
-// 14) the earliest embedding itself.
 bool EmbedConstructs(const TraitSet& set, const std::vector<ConstructTrait>& cs,
                      const ConstructNames& names, bool with_reason, bool lowest,
                      StaticMatch& out) {
   const std::vector<TraitSelector>& sel = set.selectors;
-  absl::InlinedVector<int, 8> earliest(sel.size());
-  size_t j = 0;
-  for (size_t i = 0; i < sel.size(); ++i) {
-    while (j < cs.size() && !ConstructMatches(sel[i], cs[j], names[j])) ++j;
-    if (j == cs.size()) {
-      if (!with_reason) return false;
-      out.reason = absl::StrCat(
-          "construct.", SelectorText(sel[i]), ": not active",
-          i > 0 ? absl::StrCat(" after ", SelectorText(sel[i - 1])) : "",
-          " in the context's construct set ", ConstructListText(cs));
-      return false;
-    }
-    earliest[i] = static_cast<int>(j++);
+  const size_t failed = Embed(
+      sel.size(), cs.size(),
+      [&](size_t i, size_t j) {
+        return ConstructMatches(sel[i], cs[j], names[j]);
+      },
+      lowest, out.construct_positions);
+  if (failed == sel.size()) return true;
+  if (with_reason) {
+    const size_t i = failed;
+    out.reason = absl::StrCat(
+        "construct.", SelectorText(sel[i]), ": not active",
+        i > 0 ? absl::StrCat(" after ", SelectorText(sel[i - 1])) : "",
+        " in the context's construct set ", ConstructListText(cs));
   }
-  out.construct_positions.assign(sel.size(), 0);
-  if (lowest) {
-    for (size_t k = 0; k < sel.size(); ++k) {
-      out.construct_positions[k] = earliest[k] + 1;
-    }
-    return true;
-  }
-  int bound = static_cast<int>(cs.size());
-  for (size_t k = sel.size(); k-- > 0;) {
-    int p = bound - 1;
-    while (p > earliest[k] && !ConstructMatches(sel[k], cs[p], names[p])) --p;
-    out.construct_positions[k] = p + 1;
-    bound = p;
-  }
-  return true;
+  return false;
 }
 
 const NameSet* DeviceField(const DeviceTraits& d, SelectorId id) {
-  switch (id) {
-#define DEVICE_TRAIT(member, Id, Name, Weight) \
-  case SelectorId::kDevice##Id:                \
-  case SelectorId::kTargetDevice##Id:          \
-    return &d.member;
-#include "selector/device_traits.def"
-    default:
-      return nullptr;
-  }
+  const TraitField field = DeviceFieldOf(id);
+  return field == TraitField::kCount ? nullptr : &DeviceFieldIn(d, field);
 }
 
 std::string Qualified(const TraitSelector& t) {
@@ -310,7 +286,7 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
           part.runtime_only = true;
         } else {
           if (e.ReadsVariable(IsDeviceVariable)) part.reads_device = true;
-          part.conditions.push_back(e);
+          part.conditions.push_back(&e);
         }
       }
     }
@@ -319,8 +295,8 @@ DynamicPart DynamicPartOf(const SelectorAst& ast) {
 }
 
 bool ConditionsHold(const DynamicPart& part, const Variables& variables) {
-  for (const Expression& e : part.conditions) {
-    EvalResult r = e.Evaluate(variables);
+  for (const Expression* e : part.conditions) {
+    EvalResult r = e->Evaluate(variables);
     if (!r.ok() || r.value == 0) return false;
   }
   return true;

@@ -2,10 +2,13 @@
 //
 // Split the way declare-variant resolution needs it: MatchStatic() checks
 // the construct, device and implementation sets and constant conditions
-// (done once per resolution); MatchDynamic() checks non-constant conditions
-// and the target_device set, with a reason (MatchSelector, Explain). Select
-// takes the same decision per request from a DynamicPart flattened at
-// Resolve (DynamicPartOf, MatchDynamicPartGiven), without walking the tree.
+// (done once per resolution; Resolve asks MatchStaticByIds first, which
+// compares interned ids and falls back to it only for what ids cannot
+// express); MatchDynamic() checks non-constant conditions and the
+// target_device set, with a reason (MatchSelector, Explain). Select takes
+// the same decision per request from the DynamicPart each selector flattens
+// when it is built (DynamicPartOf, MatchDynamicPartGiven), without walking
+// the tree.
 //
 // Example:
 //   StaticMatch m = MatchStatic(selector.ast(), context);
@@ -19,6 +22,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "selector/ast.h"
+#include "selector/compiled.h"
 #include "selector/selector.h"
 
 namespace ctxsel::selector::internal {
@@ -53,6 +57,65 @@ inline StaticMatch MatchStatic(const SelectorAst& ast, const Context& context,
                      lowest_embedding);
 }
 
+// Highest-valued ordered embedding of `n` selectors in `m` constructs,
+// `matches(i, j)` saying whether selector i stands for construct j: the
+// earliest embedding bounds each selector from below; then each selector,
+// last first, takes the latest matching position before its successor's.
+// With `lowest` (GCC 12, clang 14) the earliest embedding itself. Returns
+// the selector with no place, or n with its 1-based positions filled.
+template <typename Matches>
+size_t Embed(size_t n, size_t m, const Matches& matches, bool lowest,
+             absl::InlinedVector<int, 8>& positions) {
+  absl::InlinedVector<int, 8> earliest(n);
+  size_t j = 0;
+  for (size_t i = 0; i < n; ++i) {
+    while (j < m && !matches(i, j)) ++j;
+    if (j == m) return i;
+    earliest[i] = static_cast<int>(j++);
+  }
+  positions.assign(n, 0);
+  if (lowest) {
+    for (size_t k = 0; k < n; ++k) positions[k] = earliest[k] + 1;
+    return n;
+  }
+  int bound = static_cast<int>(m);
+  for (size_t k = n; k-- > 0;) {
+    int p = bound - 1;
+    while (p > earliest[k] && !matches(k, static_cast<size_t>(p))) --p;
+    positions[k] = p + 1;
+    bound = p;
+  }
+  return n;
+}
+
+// MatchStatic's verdict from the selector's StaticRequirements and the
+// context's ContextTraits (compiled.h), whose construct set starts at
+// `construct_start`: no reason is built and no string compared. kCannot
+// when the ids cannot express the selector (call MatchStatic).
+enum class ByIds { kCompatible, kIncompatible, kCannot };
+inline ByIds MatchStaticByIds(const SelectorAst& ast,
+                              const ContextTraits& traits,
+                              size_t construct_start, bool lowest_embedding,
+                              StaticMatch& out) {
+  const StaticRequirements& req = ast.requirements;
+  if (!req.by_ids) return ByIds::kCannot;
+  if (req.never || !traits.HasAll(req.keys)) return ByIds::kIncompatible;
+  if (!req.constructs.empty()) {
+    const int* cs = traits.constructs.data() + construct_start;
+    const size_t n = req.constructs.size();
+    if (Embed(
+            n, traits.constructs.size() - construct_start,
+            [&](size_t i, size_t j) {
+              return cs[j] == static_cast<int>(req.constructs[i]);
+            },
+            lowest_embedding, out.construct_positions) != n) {
+      return ByIds::kIncompatible;
+    }
+  }
+  out.compatible = true;
+  return ByIds::kCompatible;
+}
+
 enum class DynamicMatch {
   kFails,
   kHolds,
@@ -67,22 +130,8 @@ enum class DynamicMatch {
 DynamicMatch MatchDynamic(const SelectorAst& ast, const Variables& variables,
                           TargetDevicesView devices, std::string* reason);
 
-// The dynamic part of one selector flattened when it is resolved, so that
-// Select() reaches its expressions without walking the syntax tree (whose
-// nodes are, on a server with many kernels, rarely in cache): the
-// conditions are copied, their nodes allocated beside the Resolution's.
-struct DynamicPart {
-  // The non-constant conditions Select can evaluate, in selector order.
-  absl::InlinedVector<Expression, 1> conditions;
-  bool runtime_only = false;  // has a runtime-only condition
-  // A condition reads a device variable (device_variables.h): its verdict
-  // differs between device classes, so requests do not share it.
-  bool reads_device = false;
-  const TraitSet* target_device = nullptr;  // null: none
-  // The compiler calls the base function instead of this candidate
-  // (ResolveOptions::simd_variant_calls_base); set by Resolve.
-  bool calls_base = false;
-};
+// The dynamic part of `ast` (DynamicPart in ast.h), pointing into it; the
+// selector keeps it (SelectorAst::dynamic_part).
 DynamicPart DynamicPartOf(const SelectorAst& ast);
 
 // MatchDynamic's verdict for the selector `part` was made from, without a

@@ -4,6 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "selector/compiled.h"
+#include "selector/scorer.h"
 #include "selector/selector.h"
 
 namespace ctxsel::selector::internal {
@@ -232,6 +234,134 @@ TEST(DynamicTest, FlattenedPartAgreesWithMatchDynamic) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace ctxsel::selector::internal
+
+namespace ctxsel::selector::internal {
+namespace {
+
+// Resolve matches by interned ids (MatchStaticByIds, SumScoreByIds) and
+// falls back to the tree only for what ids cannot express: both paths must
+// give every selector, context and compiler rule the same verdict,
+// positions and sum.
+TEST(ByIdsTest, AgreesWithTheTreeOnEverySelectorContextAndRule) {
+  const char* selectors[] = {
+      "device={kind(gpu)}",
+      "device={kind(any)}",
+      "device={kind(nohost), arch(nvptx)}",
+      "device={kind(gpu, nohost), isa(sm_90, sm_80)}",
+      "target_device={arch(nvptx)}, device={isa(sm_90)}",
+      "device={vendor(nvidia), extension(ext_a)}",
+      "device={kind(cpu)}",
+      "implementation={vendor(llvm, gnu)}",
+      "implementation={vendor(score(3): gnu), extension(x)}",
+      "implementation={requires(unified_address)}",
+      "implementation={unified_shared_memory}",
+      "implementation={atomic_default_mem_order(seq_cst)}",
+      "construct={parallel}",
+      "construct={target, teams, parallel, for}",
+      "construct={teams, for}",
+      "construct={parallel, for}",
+      "construct={simd}",
+      "construct={for, simd(simdlen(4))}",
+      "construct={parallel}, device={kind(gpu), arch(nvptx)}",
+      "construct={teams}, device={isa(sm_90)}, user={condition(1)}",
+      "user={condition(0)}",
+      "user={condition(2 > 1)}",
+      "user={condition(score(5): 1)}",
+      "device={kind(gpu)}, user={condition(N > 3)}",
+      "target_device={kind(gpu)}, device={arch(nvptx)}",
+  };
+  std::vector<Context> contexts(5);
+  for (const char* c : {"target", "teams", "parallel", "for", "simd"}) {
+    AddConstruct(contexts[0], c);
+  }
+  contexts[0].construct.back().simdlen = 8;
+  contexts[0].device = {{"gpu", "nohost"}, {"nvptx"}, {"sm_90"}, {}, {}};
+  contexts[0].implementation.vendor = {"llvm"};
+  contexts[0].implementation.requires_ = {"unified_address"};
+  contexts[0].implementation.atomic_default_mem_order = "seq_cst";
+  for (const char* c : {"parallel", "teams", "parallel", "do"}) {
+    AddConstruct(contexts[1], c);
+  }
+  contexts[1].device = {{"cpu", "host"}, {"x86_64"}, {"avx2"}, {}, {}};
+  contexts[1].implementation.vendor = {"gnu"};
+  contexts[1].implementation.extension = {"x"};
+  contexts[2].device = {
+      {"gpu"}, {"nvptx"}, {"sm_80", "sm_90"}, {"nvidia"}, {"ext_a"}};
+  contexts[2].implementation.requires_ = {"unified_address",
+                                          "unified_shared_memory"};
+  AddConstruct(contexts[3], "teams");
+  AddConstruct(contexts[3], "for");
+  contexts[3].device.kind = {"any_name_not_any"};
+  for (const char* c : {"target", "parallel", "for", "simd"}) {
+    AddConstruct(contexts[4], c);
+  }
+  std::vector<ResolveOptions> rules(6);
+  rules[1].lowest_embedding = true;
+  rules[2].kind_any_scored = true;
+  rules[3].kind_per_property = true;
+  rules[3].kind_any_scored = true;
+  rules[4].kind_per_property = true;
+  rules[4].l_from_selector = true;
+  rules[5].positions_from_innermost = true;
+  int by_ids = 0;
+  for (const char* text : selectors) {
+    absl::StatusOr<Selector> s = Selector::Parse(text);
+    if (!s.ok()) {
+      ADD_FAILURE() << text << ": " << s.status();
+      continue;
+    }
+    for (size_t c = 0; c < contexts.size(); ++c) {
+      const ContextTraits traits = CompileContext(contexts[c]);
+      const int l = static_cast<int>(contexts[c].construct.size());
+      for (const ResolveOptions& o : rules) {
+        StaticMatch tree =
+            MatchStatic(s->ast(), contexts[c], ConstructNamesOf(contexts[c]),
+                        false, o.lowest_embedding);
+        StaticMatch ids;
+        ByIds verdict =
+            MatchStaticByIds(s->ast(), traits, 0, o.lowest_embedding, ids);
+        if (verdict == ByIds::kCannot) continue;
+        ++by_ids;
+        SCOPED_TRACE(testing::Message() << text << " in context " << c);
+        ASSERT_EQ(verdict == ByIds::kCompatible, tree.compatible);
+        if (!tree.compatible) continue;
+        EXPECT_EQ(ids.construct_positions, tree.construct_positions);
+        absl::StatusOr<ScoreSum> sum = SumScore(
+            s->ast(), tree.construct_positions, l, /*with_terms=*/false, o);
+        ASSERT_TRUE(sum.ok());
+        uint64_t fast = 0;
+        ASSERT_TRUE(SumScoreByIds(s->ast().requirements,
+                                  ids.construct_positions, l, o, &fast));
+        EXPECT_EQ(fast, sum->sum);
+      }
+    }
+  }
+  // Only simd clauses and the memory order need the tree.
+  EXPECT_EQ(by_ids,
+            (std::size(selectors) - 2) * contexts.size() * rules.size());
+}
+
+TEST(ByIdsTest, ContextTraitsAreKeptPerContextObject) {
+  auto gpu = std::make_shared<Context>();
+  gpu->device.kind = {"gpu"};
+  const ContextTraits* first = &ContextTraitsOf(gpu);
+  EXPECT_EQ(&ContextTraitsOf(gpu), first);  // kept
+  EXPECT_TRUE(first->Has(TraitKey(InternName("gpu"), TraitField::kDeviceKind)));
+  // The context is held while kept, so no other object takes its address;
+  // another object with other traits is compiled on its own.
+  std::weak_ptr<Context> kept = gpu;
+  gpu.reset();
+  EXPECT_FALSE(kept.expired());
+  auto cpu = std::make_shared<Context>();
+  cpu->device.kind = {"cpu"};
+  const ContextTraits& traits = ContextTraitsOf(cpu);
+  EXPECT_TRUE(traits.Has(TraitKey(InternName("cpu"), TraitField::kDeviceKind)));
+  EXPECT_FALSE(
+      traits.Has(TraitKey(InternName("gpu"), TraitField::kDeviceKind)));
 }
 
 }  // namespace

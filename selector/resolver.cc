@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "selector/compiled.h"
 
 namespace ctxsel::selector {
 
@@ -29,20 +30,27 @@ absl::Status CheckContextSize(const Context& context) {
   return absl::OkStatus();
 }
 
+size_t ConstructSetStart(size_t size, size_t innermost_target,
+                         const ResolveOptions& options) {
+  if (options.empty_construct_set) return size;
+  if (options.keep_constructs_outside_target) return 0;
+  return innermost_target;
+}
+
 size_t ConstructSetStart(const Context& context,
                          const ResolveOptions& options) {
-  const std::vector<ConstructTrait>& cs = context.construct;
-  if (options.empty_construct_set) return cs.size();
-  if (options.keep_constructs_outside_target) return 0;
-  for (size_t i = cs.size(); i-- > 1;) {
-    if (ResolveAlias(SetId::kConstruct, cs[i].name) == "target") return i;
-  }
-  return 0;
+  return ConstructSetStart(context.construct.size(), InnermostTarget(context),
+                           options);
 }
 
 std::shared_ptr<const Context> WithConstructSet(
     std::shared_ptr<const Context> context, const ResolveOptions& options) {
   const size_t start = ConstructSetStart(*context, options);
+  return WithConstructSet(std::move(context), start);
+}
+
+std::shared_ptr<const Context> WithConstructSet(
+    std::shared_ptr<const Context> context, size_t start) {
   if (start == 0) return context;
   auto copy = std::make_shared<Context>(*context);
   copy->construct.erase(copy->construct.begin(),
@@ -74,11 +82,11 @@ namespace {
 // of CPU for 13,000 conditional variants.
 //
 // Resolve adds each compatible candidate while its selector is still in
-// cache; each item and construct maps to one list, numbered once, and the
-// lists a candidate is in are kept, so Apply hashes no string again. Lists
-// hold positions among the added candidates (which grow with the
-// declaration index). Nothing is indexed before a second candidate comes:
-// most kernels' resolutions have one or none.
+// cache; each item (an interned id) and construct maps to one list,
+// numbered once, and the lists a candidate is in are kept. Lists hold
+// positions among the added candidates (which grow with the declaration
+// index). Up to kPairwise candidates (most kernels' resolutions) are
+// compared pair by pair, in declaration order, with no index at all.
 class StrictSubsetIndex {
  public:
   explicit StrictSubsetIndex(bool kind_any_scored)
@@ -95,86 +103,104 @@ class StrictSubsetIndex {
     }
     compatible_.push_back(index);
     items_.push_back(items);
-    if (compatible_.size() == 2) Index(0);
-    if (compatible_.size() >= 2) Index(compatible_.size() - 1);
+    if (compatible_.size() == kPairwise + 1) {
+      lists_.emplace();
+      for (size_t k = 0; k < kPairwise; ++k) lists_->Index(k, *items_[k]);
+    }
+    if (lists_) lists_->Index(compatible_.size() - 1, *items);
   }
 
-  // Demotes every added candidate that is a strict subset of another.
-  void Apply(absl::Span<CandidateState> states) {
-    if (compatible_.size() < 2) return;
-    first_list_.push_back(list_ids_.size());
-    std::vector<int> all(compatible_.size());
+  // Demotes every added candidate that is a strict subset of another;
+  // false when it demoted none.
+  bool Apply(absl::Span<CandidateState> states) {
+    if (compatible_.size() < 2) return false;
+    bool demoted = false;
+    absl::InlinedVector<int, kPairwise> all(compatible_.size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    if (lists_) lists_->first.push_back(lists_->ids.size());
     for (size_t a = 0; a < compatible_.size(); ++a) {
-      const std::vector<int>* supersets = &all;
-      for (size_t j = first_list_[a]; j < first_list_[a + 1]; ++j) {
-        const std::vector<int>& list = lists_[list_ids_[j]];
-        if (list.size() < supersets->size()) supersets = &list;
+      absl::Span<const int> supersets = all;
+      if (lists_) {
+        for (size_t j = lists_->first[a]; j < lists_->first[a + 1]; ++j) {
+          const absl::InlinedVector<int, 1>& list =
+              lists_->lists[lists_->ids[j]];
+          if (list.size() < supersets.size()) supersets = list;
+        }
+        if (supersets.size() == 1) continue;  // only `a` names that item
       }
-      if (supersets->size() == 1) continue;  // only `a` names that item
-      for (int b : *supersets) {
+      for (int b : supersets) {
         if (static_cast<size_t>(b) == a) continue;
         if (internal::IsStrictSubset(*items_[a], *items_[b])) {
           states[compatible_[a]].score = 0;
           states[compatible_[a]].subset_of = compatible_[b];
+          demoted = true;
           break;
         }
       }
     }
+    return demoted;
   }
 
  private:
-  void Index(size_t k) {
-    const int position = static_cast<int>(k);
-    first_list_.push_back(list_ids_.size());
-    for (const std::string& item : items_[k]->items) {
-      const int id = ListFor(by_item_, absl::string_view(item));
-      lists_[id].push_back(position);
-      list_ids_.push_back(id);
-    }
-    for (const internal::SubsetItems::Construct& c : items_[k]->constructs) {
-      const int id = ListFor(by_construct_, static_cast<int>(c.id));
-      std::vector<int>& list = lists_[id];
-      if (list.empty() || list.back() != position) list.push_back(position);
-      list_ids_.push_back(id);
-    }
-  }
+  // Up to this many candidates are compared pair by pair, unindexed.
+  static constexpr size_t kPairwise = 8;
 
-  template <typename Index, typename Key>
-  int ListFor(Index& index, Key key) {
-    auto [it, added] = index.try_emplace(key, static_cast<int>(lists_.size()));
-    if (added) lists_.emplace_back();
-    return it->second;
-  }
+  // Which added candidates name each item and construct.
+  struct Lists {
+    void Index(size_t k, const internal::SubsetItems& items) {
+      const int position = static_cast<int>(k);
+      first.push_back(ids.size());
+      for (uint32_t item : items.item_ids) {
+        const int id = ListFor(by_item, item);
+        lists[id].push_back(position);
+        ids.push_back(id);
+      }
+      for (const internal::SubsetItems::Construct& c : items.constructs) {
+        const int id = ListFor(by_construct, static_cast<int>(c.id));
+        absl::InlinedVector<int, 1>& list = lists[id];
+        if (list.empty() || list.back() != position) list.push_back(position);
+        ids.push_back(id);
+      }
+    }
+
+    template <typename Map, typename Key>
+    int ListFor(Map& map, Key key) {
+      auto [it, added] = map.try_emplace(key, static_cast<int>(lists.size()));
+      if (added) lists.emplace_back();
+      return it->second;
+    }
+
+    std::vector<size_t> first;  // where each one's `ids` start
+    std::vector<int> ids;       // the lists each one is in
+    // Most items name one candidate: a list of one needs no allocation.
+    std::vector<absl::InlinedVector<int, 1>> lists;
+    absl::flat_hash_map<uint32_t, int> by_item;
+    absl::flat_hash_map<int, int> by_construct;
+  };
 
   const bool kind_any_scored_;
   std::vector<std::unique_ptr<internal::SubsetItems>> own_items_;
-  std::vector<int> compatible_;                      // declaration indices
-  std::vector<const internal::SubsetItems*> items_;  // parallel
-  std::vector<size_t> first_list_;  // where each one's list_ids_ start
-  std::vector<int> list_ids_;
-  std::vector<std::vector<int>> lists_;
-  absl::flat_hash_map<absl::string_view, int> by_item_;
-  absl::flat_hash_map<int, int> by_construct_;
+  absl::InlinedVector<int, kPairwise> compatible_;  // declaration indices
+  absl::InlinedVector<const internal::SubsetItems*, kPairwise> items_;
+  std::optional<Lists> lists_;  // past kPairwise candidates
 };
 
-void SortCandidates(ResolutionData& data, size_t compatible) {
+// Sorts data.sorted (the compatible candidates in declaration order, with
+// their final scores) and fills the ranks and the dynamic prefix.
+void SortCandidates(ResolutionData& data) {
   const std::vector<Candidate>& declared = *data.declared;
-  data.sorted.reserve(compatible);
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (!data.states[i].compatible) continue;
-    data.sorted.push_back(
-        {static_cast<int>(i), data.states[i].score, data.states[i].dynamic});
-  }
   // Decreasing score; equal scores in declaration order, or its reverse
   // (the index breaks ties, so std::sort needs no stable_sort's buffer).
   const bool last_first = data.options.ties == TieBreak::kLastDeclared;
-  std::sort(
-      data.sorted.begin(), data.sorted.end(),
-      [last_first](const Resolution::Entry& a, const Resolution::Entry& b) {
-        if (a.score != b.score) return a.score > b.score;
-        return last_first ? a.index > b.index : a.index < b.index;
-      });
+  auto before = [last_first](const Resolution::Entry& a,
+                             const Resolution::Entry& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return last_first ? a.index > b.index : a.index < b.index;
+  };
+  // Many variants of one score are in order already.
+  if (!std::is_sorted(data.sorted.begin(), data.sorted.end(), before)) {
+    std::sort(data.sorted.begin(), data.sorted.end(), before);
+  }
   data.prefix = data.sorted.size();
   for (size_t r = 0; r < data.sorted.size(); ++r) {
     data.states[data.sorted[r].index].rank = static_cast<int>(r);
@@ -182,11 +208,13 @@ void SortCandidates(ResolutionData& data, size_t compatible) {
       data.prefix = r + 1;
     }
   }
-  data.prefix_parts.reserve(data.prefix);
+  if (data.prefix > data.prefix_parts.capacity()) {
+    data.prefix_parts.reserve(data.prefix);
+  }
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     const internal::SelectorAst& ast = declared[e.index].selector.ast();
-    data.prefix_parts.push_back(e.dynamic ? internal::DynamicPartOf(ast)
+    data.prefix_parts.push_back(e.dynamic ? ast.dynamic_part
                                           : internal::DynamicPart());
     data.prefix_parts.back().calls_base =
         data.options.simd_variant_calls_base && internal::NamesSimd(ast);
@@ -206,49 +234,79 @@ const std::vector<Candidate>& Resolution::declared() const {
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context,
     const ResolveOptions& options) {
-  static_context =
-      internal::WithConstructSet(std::move(static_context), options);
+  const internal::ContextTraits& traits =
+      internal::ContextTraitsOf(static_context);
+  const size_t start = internal::ConstructSetStart(
+      static_context->construct.size(), traits.innermost_target, options);
+  if (start != 0) {
+    static_context =
+        internal::WithConstructSet(std::move(static_context), start);
+  }
   const Context& context = *static_context;
-  CTXSEL_RETURN_IF_ERROR(internal::CheckContextSize(context));
+  if (context.construct.size() > static_cast<size_t>(kMaxConstructTraits)) {
+    return internal::CheckContextSize(context);
+  }
   auto data = std::make_shared<ResolutionData>();
   data->options = options;
   data->declared = std::move(candidates);
   const std::vector<Candidate>& declared = *data->declared;
   data->states.resize(declared.size());
   const int l = static_cast<int>(context.construct.size());
-  // Only selectors with a construct set read the names.
-  std::optional<internal::ConstructNames> names;
-  const internal::ConstructNames none;
-  size_t compatible = 0;
+  // Only selectors the ids cannot express read the names.
+  // (Not a std::optional, which would zero its 136 bytes on every call.)
+  internal::ConstructNames names;
+  bool have_names = false;
   StrictSubsetIndex subsets(options.kind_any_scored);
+  internal::StaticMatch match;
   for (size_t i = 0; i < declared.size(); ++i) {
     CandidateState& state = data->states[i];
     const internal::SelectorAst& ast = declared[i].selector.ast();
-    if (!names && !ast.sets.empty() &&
-        ast.sets.front().id == internal::SetId::kConstruct) {
-      names = internal::ConstructNamesOf(context);
+    if (!match.construct_positions.empty()) {
+      match.construct_positions.clear();
     }
-    internal::StaticMatch match =
-        internal::MatchStatic(ast, context, names ? *names : none,
-                              /*with_reason=*/false, options.lowest_embedding);
-    if (!match.compatible) continue;
-    absl::StatusOr<internal::ScoreSum> sum =
-        internal::SumScore(ast, match.construct_positions, l,
-                           /*with_terms=*/false, options);
-    if (!sum.ok() || sum->sum == UINT64_MAX) {
+    const internal::ByIds by_ids = internal::MatchStaticByIds(
+        ast, traits, start, options.lowest_embedding, match);
+    if (by_ids == internal::ByIds::kIncompatible) continue;
+    uint64_t sum = 0;
+    if (by_ids == internal::ByIds::kCannot) {
+      if (!have_names) {
+        names = internal::ConstructNamesOf(context);
+        have_names = true;
+      }
+      match = internal::MatchStatic(ast, context, names,
+                                    /*with_reason=*/false,
+                                    options.lowest_embedding);
+      if (!match.compatible) continue;
+    }
+    if (by_ids == internal::ByIds::kCannot ||
+        !internal::SumScoreByIds(ast.requirements, match.construct_positions, l,
+                                 options, &sum)) {
+      absl::StatusOr<internal::ScoreSum> slow =
+          internal::SumScore(ast, match.construct_positions, l,
+                             /*with_terms=*/false, options);
+      if (!slow.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "variant '", declared[i].name, "': ", slow.status().message()));
+      }
+      sum = slow->sum;
+    }
+    if (sum == UINT64_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "variant '", declared[i].name, "': ",
-          sum.ok() ? "score overflows 64 bits" : sum.status().message()));
+          "variant '", declared[i].name, "': score overflows 64 bits"));
     }
     state.compatible = true;
     state.dynamic = ast.dynamic;
-    state.score = sum->sum + 1;
-    ++compatible;
+    state.score = sum + 1;
+    data->sorted.push_back({static_cast<int>(i), state.score, state.dynamic});
     subsets.Add(static_cast<int>(i), ast);
   }
   data->context = std::move(static_context);
-  subsets.Apply(absl::MakeSpan(data->states));
-  SortCandidates(*data, compatible);
+  if (subsets.Apply(absl::MakeSpan(data->states))) {
+    for (Resolution::Entry& e : data->sorted) {
+      e.score = data->states[e.index].score;
+    }
+  }
+  SortCandidates(*data);
   return Resolution(std::move(data));
 }
 

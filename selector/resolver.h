@@ -50,9 +50,14 @@ absl::Status CheckContextSize(const Context& context);
 // innermost `target` (the texts), 0 (keep_constructs_outside_target) or the
 // end (empty_construct_set).
 size_t ConstructSetStart(const Context& context, const ResolveOptions& options);
-// `context`, or a copy whose construct set starts there.
+// The same from the set's size and InnermostTarget() (compiled.h).
+size_t ConstructSetStart(size_t size, size_t innermost_target,
+                         const ResolveOptions& options);
+// `context`, or a copy whose construct set starts there (or at `start`).
 std::shared_ptr<const Context> WithConstructSet(
     std::shared_ptr<const Context> context, const ResolveOptions& options);
+std::shared_ptr<const Context> WithConstructSet(
+    std::shared_ptr<const Context> context, size_t start);
 
 // True when the selector's construct set names `simd`.
 bool NamesSimd(const SelectorAst& ast);

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "selector/canonical.h"
+#include "selector/compiled.h"
 
 namespace ctxsel::selector::internal {
 namespace {
@@ -20,8 +21,13 @@ std::string TermName(const TraitSelector& t) {
   return absl::StrCat(GetSetInfo(info.set).name, ".", info.name);
 }
 
-// 2^(shift), or 0 when it does not fit (never for l <= kMaxConstructTraits).
-uint64_t Pow2(int shift) { return shift < 64 ? uint64_t{1} << shift : 0; }
+// Whether a kind selector, or one kind property, adds 2^l.
+bool KindSelectorScored(const TraitSelector& t, const ResolveOptions& options) {
+  return options.kind_any_scored || !IsOnlyAny(t);
+}
+bool KindPropertyScored(const NameProperty& k, const ResolveOptions& options) {
+  return options.kind_any_scored || k.name != "any";
+}
 
 // Adds `value`; the term's name (`name()`) is built only for the terms
 // list or an overflow message.
@@ -70,8 +76,8 @@ size_t Size(const SubsetItems& s) {
   return n;
 }
 
-bool Includes(const std::vector<std::string>& big,
-              const std::vector<std::string>& small) {
+bool Includes(const std::vector<uint32_t>& big,
+              const std::vector<uint32_t>& small) {
   return std::includes(big.begin(), big.end(), small.begin(), small.end());
 }
 
@@ -95,19 +101,19 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
           s = AddTerm(
               out, with_terms,
               [&] { return absl::StrCat(TermName(t), "@", p); },
-              Pow2(options.positions_from_innermost ? context_l - p : p - 1));
+              ConstructValue(p, context_l, options));
           break;
         }
         case Weight::kKind:
           if (options.kind_per_property) {
             for (const NameProperty& k : t.names) {
-              if (k.name == "any" && !options.kind_any_scored) continue;
+              if (!KindPropertyScored(k, options)) continue;
               s.Update(AddTerm(
                   out, with_terms,
                   [&] { return absl::StrCat(TermName(t), "(", k.name, ")"); },
                   Pow2(l)));
             }
-          } else if (options.kind_any_scored || !IsOnlyAny(t)) {
+          } else if (KindSelectorScored(t, options)) {
             s = AddTerm(out, with_terms, name, Pow2(l));
           }
           break;
@@ -131,6 +137,41 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
     }
   }
   return out;
+}
+
+bool CountWeights(const SelectorAst& ast, StaticRequirements& req) {
+  ResolveOptions any_scored;
+  any_scored.kind_any_scored = true;
+  const ResolveOptions texts;
+  for (const TraitSet& set : ast.sets) {
+    for (const TraitSelector& t : set.selectors) {
+      switch (GetSelectorInfo(t.id).weight) {
+        case Weight::kKind:
+          req.kind_selectors += KindSelectorScored(t, any_scored);
+          req.kind_selectors_scored += KindSelectorScored(t, texts);
+          for (const NameProperty& k : t.names) {
+            req.kind_properties += KindPropertyScored(k, any_scored);
+            req.kind_properties_scored += KindPropertyScored(k, texts);
+          }
+          break;
+        case Weight::kArch:
+          ++req.arch;
+          break;
+        case Weight::kIsa:
+          ++req.isa;
+          break;
+        case Weight::kConstructPosition:
+        case Weight::kZero:
+          break;
+      }
+      if (t.has_score && __builtin_add_overflow(req.explicit_scores,
+                                                static_cast<uint64_t>(t.score),
+                                                &req.explicit_scores)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored) {
@@ -157,17 +198,18 @@ SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored) {
     }
   }
   SortUnique(out.items);
+  InternSubsetItems(out);
   return out;
 }
 
 bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b) {
-  if (Size(a) >= Size(b) || !Includes(b.items, a.items)) return false;
+  if (Size(a) >= Size(b) || !Includes(b.item_ids, a.item_ids)) return false;
   // Earliest matches first: a greedy embedding exists iff any does.
   size_t j = 0;
-  for (const SubsetItems::Construct& c : a.constructs) {
+  for (size_t i = 0; i < a.constructs.size(); ++i) {
     while (j < b.constructs.size() &&
-           (b.constructs[j].id != c.id ||
-            !Includes(b.constructs[j].clauses, c.clauses))) {
+           (b.constructs[j].id != a.constructs[i].id ||
+            !Includes(b.clause_ids[j], a.clause_ids[i]))) {
       ++j;
     }
     if (j == b.constructs.size()) return false;

@@ -41,6 +41,54 @@ absl::StatusOr<ScoreSum> SumScore(const SelectorAst& ast,
                                   int l, bool with_terms = true,
                                   const ResolveOptions& options = {});
 
+// Fills `req`'s weight counts from `ast` (StaticRequirements in ast.h, the
+// rules SumScore applies); false when the explicit scores overflow 64 bits.
+bool CountWeights(const SelectorAst& ast, StaticRequirements& req);
+
+// 2^(shift), or 0 when it does not fit (never for l <= kMaxConstructTraits).
+inline uint64_t Pow2(int shift) {
+  return shift < 64 ? uint64_t{1} << shift : 0;
+}
+
+// What a construct selector at position `p` of `context_l` adds.
+inline uint64_t ConstructValue(int p, int context_l,
+                               const ResolveOptions& options) {
+  return Pow2(options.positions_from_innermost ? context_l - p : p - 1);
+}
+
+// SumScore's sum from the counts CountWeights kept, or false when it does
+// not fit 64 bits (SumScore then names the term).
+inline bool SumScoreByIds(const StaticRequirements& req,
+                          absl::Span<const int> construct_positions, int l,
+                          const ResolveOptions& options, uint64_t* sum) {
+  const int context_l = l;
+  if (options.l_from_selector) l = static_cast<int>(construct_positions.size());
+  const uint64_t kinds =
+      options.kind_per_property
+          ? (options.kind_any_scored ? req.kind_properties
+                                     : req.kind_properties_scored)
+          : (options.kind_any_scored ? req.kind_selectors
+                                     : req.kind_selectors_scored);
+  uint64_t total = req.explicit_scores, term;
+  for (int p : construct_positions) {
+    if (__builtin_add_overflow(total, ConstructValue(p, context_l, options),
+                               &total)) {
+      return false;
+    }
+  }
+  for (auto [count, shift] : {std::pair<uint64_t, int>{kinds, l},
+                              {req.arch, l + 1},
+                              {req.isa, l + 2}}) {
+    if (count == 0) continue;
+    if (__builtin_mul_overflow(count, Pow2(shift), &term) ||
+        __builtin_add_overflow(total, term, &total)) {
+      return false;
+    }
+  }
+  *sum = total;
+  return true;
+}
+
 // The items of `ast` for the strict-subset test (SubsetItems in ast.h);
 // Selector::Parse stores them in the syntax tree once. With
 // `kind_any_scored`, `kind(any)` is an item like any kind.

@@ -10,6 +10,8 @@
 #include "base/status_macros.h"
 #include "selector/ast.h"
 #include "selector/canonical.h"
+#include "selector/compiled.h"
+#include "selector/matcher.h"
 #include "selector/parser.h"
 #include "selector/scorer.h"
 #include "selector/selector_error.h"
@@ -30,7 +32,11 @@ absl::StatusOr<Selector> Build(SelectorAst ast) {
   CTXSEL_RETURN_IF_ERROR(internal::Validate(ast));
   internal::Finalize(ast);
   ast.subset_items = internal::ItemsOf(ast);
-  return Selector(std::make_shared<const SelectorAst>(std::move(ast)));
+  // Made where the tree rests: the dynamic part points into it.
+  auto built = std::make_shared<SelectorAst>(std::move(ast));
+  built->dynamic_part = internal::DynamicPartOf(*built);
+  built->requirements = internal::CompileRequirements(*built);
+  return Selector(std::move(built));
 }
 
 // Renumbers every position in `t` by `by` texts (TextPosition::text).

@@ -361,6 +361,10 @@ class Resolution {
 // Builds no strings; the Resolution shares `candidates` and
 // `static_context` (Explain reads them again for reasons and terms), or a
 // copy with the construct set `options` give when that drops constructs.
+// Matching compares interned trait ids: each selector's are made when it
+// is parsed, a context's on its first Resolve on a thread and kept there
+// for the next calls with the same context object, so `static_context`
+// must not change once given.
 absl::StatusOr<Resolution> Resolve(
     CandidateList candidates, std::shared_ptr<const Context> static_context,
     const ResolveOptions& options = {});
