@@ -4,7 +4,10 @@
 // then re-reports every node in turn, with its device count alternating
 // (KIND_CHANGED), and deregisters and re-reports one node in --cycle
 // (KIND_REMOVED, KIND_ADDED), for --duration; prints the server's RSS
-// (--server_pid) at the start and every --sample_every.
+// (--server_pid) at the start and every --sample_every, and at the end its
+// growth: of its anonymous memory (the heap, not code pages) since before
+// the watchers opened, so that it counts the watchers' whole footprint
+// however late a loaded server gets to their calls.
 //
 //   ctxsel-server --insecure --node_ttl=1h &
 //   ctxsel-churn --server=127.0.0.1:7070 --server_pid=$! --watchers=200
@@ -52,6 +55,12 @@ double RssMib(int pid) {
   return status.ok() ? status->rss_bytes / 1048576.0 : 0;
 }
 
+double AnonMib(int pid) {
+  if (pid <= 0) return 0;
+  absl::StatusOr<ProcStatus> status = ReadProcStatus(pid);
+  return status.ok() ? status->anon_rss_bytes / 1048576.0 : 0;
+}
+
 std::shared_ptr<grpc::Channel> OwnConnection(const std::string& server) {
   grpc::ChannelArguments args;
   // A connection per watcher: flow control holds back one stream only.
@@ -88,6 +97,7 @@ int Run() {
     std::unique_ptr<grpc::ClientReader<v1::InventoryEvent>> reader;
   };
   std::vector<std::unique_ptr<Watcher>> watchers;
+  const double before_anon = AnonMib(pid);
   for (int i = 0; i < absl::GetFlag(FLAGS_watchers); ++i) {
     auto w = std::make_unique<Watcher>();
     w->channel = OwnConnection(server);
@@ -97,10 +107,14 @@ int Run() {
     w->reader = w->stub->WatchInventory(&w->context, request);
     watchers.push_back(std::move(w));
   }
-  absl::SleepFor(absl::Seconds(2));
+  // The server has started each watch: its first event (the initial
+  // snapshot's) carried the headers. No message is read.
+  for (auto& w : watchers) w->reader->WaitForInitialMetadata();
   const double start_rss = RssMib(pid);
-  std::printf("watchers=%zu nodes=%d t=0s rss_mib=%.1f\n", watchers.size(),
-              nodes, start_rss);
+  std::printf(
+      "watchers=%zu nodes=%d t=0s rss_mib=%.1f anon_mib=%.1f "
+      "(before watchers %.1f)\n",
+      watchers.size(), nodes, start_rss, AnonMib(pid), before_anon);
   const absl::Time start = absl::Now();
   absl::Time next_sample = start + absl::GetFlag(FLAGS_sample_every);
   int64_t reports = 0;
@@ -134,9 +148,11 @@ int Run() {
     }
   }
   const double end_rss = RssMib(pid);
-  std::printf("end t=%.0fs reports=%ld rss_mib=%.1f growth_mib=%.1f\n",
-              absl::ToDoubleSeconds(absl::Now() - start),
-              static_cast<long>(reports), end_rss, end_rss - start_rss);
+  const double end_anon = AnonMib(pid);
+  std::printf(
+      "end t=%.0fs reports=%ld rss_mib=%.1f anon_mib=%.1f growth_mib=%.1f\n",
+      absl::ToDoubleSeconds(absl::Now() - start), static_cast<long>(reports),
+      end_rss, end_anon, end_anon - before_anon);
   for (auto& w : watchers) w->context.TryCancel();
   return 0;
 }

@@ -16,6 +16,19 @@ TEST(ProcStatusTest, ParsesKilobytesAndCounts) {
   EXPECT_EQ(s->rss_bytes, 1024 * 1024);
   EXPECT_EQ(s->peak_rss_bytes, 2048 * 1024);
   EXPECT_EQ(s->threads, 17);
+  EXPECT_EQ(s->anon_rss_bytes, s->rss_bytes);  // no RssAnon: VmRSS
+}
+
+TEST(ProcStatusTest, ReadsAnonymousRss) {
+  auto s = ParseProcStatus(
+      "VmHWM:	 4096 kB
+VmRSS:	 3072 kB
+RssAnon:	 1024 kB
+Threads:	2
+");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->anon_rss_bytes, 1024 * 1024);
+  EXPECT_EQ(s->rss_bytes, 3072 * 1024);
 }
 
 TEST(ProcStatusTest, MissingFieldIsNamed) {
