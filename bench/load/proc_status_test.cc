@@ -21,11 +21,7 @@ TEST(ProcStatusTest, ParsesKilobytesAndCounts) {
 
 TEST(ProcStatusTest, ReadsAnonymousRss) {
   auto s = ParseProcStatus(
-      "VmHWM:	 4096 kB
-VmRSS:	 3072 kB
-RssAnon:	 1024 kB
-Threads:	2
-");
+      "VmHWM:\t 4096 kB\nVmRSS:\t 3072 kB\nRssAnon:\t 1024 kB\nThreads:\t2\n");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->anon_rss_bytes, 1024 * 1024);
   EXPECT_EQ(s->rss_bytes, 3072 * 1024);
