@@ -37,6 +37,8 @@ absl::StatusOr<ProcStatus> ParseProcStatus(const std::string& text) {
   CTXSEL_ASSIGN_OR_RETURN(int64_t peak, Field(text, "VmHWM"));
   CTXSEL_ASSIGN_OR_RETURN(int64_t threads, Field(text, "Threads"));
   status.rss_bytes = rss;
+  absl::StatusOr<int64_t> anon = Field(text, "RssAnon");
+  status.anon_rss_bytes = anon.ok() ? *anon : rss;
   status.peak_rss_bytes = peak;
   status.threads = static_cast<int>(threads);
   return status;

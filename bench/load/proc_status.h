@@ -2,7 +2,7 @@
 // /proc/<pid>/status (Linux), for ctxsel-load's --server_pid report.
 //
 //   absl::StatusOr<ProcStatus> s = ReadProcStatus(server_pid);
-//   // s->rss_bytes, s->peak_rss_bytes, s->threads
+//   // s->rss_bytes, s->anon_rss_bytes, s->peak_rss_bytes, s->threads
 #ifndef CTXSEL_BENCH_LOAD_PROC_STATUS_H_
 #define CTXSEL_BENCH_LOAD_PROC_STATUS_H_
 
@@ -16,7 +16,10 @@
 namespace ctxsel::load {
 
 struct ProcStatus {
-  int64_t rss_bytes = 0;       // VmRSS
+  int64_t rss_bytes = 0;  // VmRSS
+  // RssAnon (VmRSS where the kernel has no RssAnon): the heap, without the
+  // program's code pages, which come and go with the paths that run.
+  int64_t anon_rss_bytes = 0;
   int64_t peak_rss_bytes = 0;  // VmHWM
   int threads = 0;             // Threads
 };

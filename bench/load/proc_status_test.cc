@@ -16,6 +16,15 @@ TEST(ProcStatusTest, ParsesKilobytesAndCounts) {
   EXPECT_EQ(s->rss_bytes, 1024 * 1024);
   EXPECT_EQ(s->peak_rss_bytes, 2048 * 1024);
   EXPECT_EQ(s->threads, 17);
+  EXPECT_EQ(s->anon_rss_bytes, s->rss_bytes);  // no RssAnon: VmRSS
+}
+
+TEST(ProcStatusTest, ReadsAnonymousRss) {
+  auto s = ParseProcStatus(
+      "VmHWM:\t 4096 kB\nVmRSS:\t 3072 kB\nRssAnon:\t 1024 kB\nThreads:\t2\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->anon_rss_bytes, 1024 * 1024);
+  EXPECT_EQ(s->rss_bytes, 3072 * 1024);
 }
 
 TEST(ProcStatusTest, MissingFieldIsNamed) {

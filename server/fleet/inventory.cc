@@ -139,6 +139,7 @@ std::shared_ptr<const NodeState> Inventory::CommitLocked(NodeState node,
   entry.agent_version = node.agent_version;
   entry.reported = entry.last_heartbeat = now;
   entry.suspect = false;
+  entry.current.reset();
   // Beats that came while the store took the report are newer than it;
   // recorded under `mu_` so that no later beat overtakes them.
   if (!flight.beats.empty()) {
@@ -175,6 +176,9 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
     const auto it = nodes_.find(node);
     if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
     it->second.last_heartbeat = options_.now();
+    // The utilisation the store takes next: a watch starting meanwhile may
+    // share the old one until the node's next beat.
+    it->second.current.reset();
     healthy_again = std::exchange(it->second.suspect, false);
   }
   // No inventory lock from here: the store takes its own. MarkSuspects
@@ -195,6 +199,7 @@ void Inventory::NodesChanged(const std::vector<std::string>& nodes,
     for (const std::string& id : nodes) {
       auto it = nodes_.find(id);
       if (it == nodes_.end()) continue;
+      it->second.current.reset();
       auto snapshot =
           std::make_shared<const NodeState>(NodeOf(it->first, it->second));
       const size_t bytes = ApproxBytes(*snapshot);
@@ -213,6 +218,7 @@ void Inventory::MarkSuspects() {
   for (auto& [id, node] : nodes_) {
     if (!node.suspect && now - node.last_heartbeat > options_.suspect_after) {
       node.suspect = true;
+      node.current.reset();
       // Under `mu_`, so that a beat that clears the mark comes after.
       devices_->SetNodeSuspect(id, true);
     }
@@ -228,7 +234,10 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
     }
   }
   const auto it = nodes_.find(node);
-  if (it != nodes_.end()) it->second.last_heartbeat = options_.now();
+  if (it != nodes_.end()) {
+    it->second.last_heartbeat = options_.now();
+    it->second.current.reset();
+  }
   in_flight_->beats.insert(in_flight_->beats.end(), utilisation.begin(),
                            utilisation.end());
   return BeatAnswer::kRecorded;
@@ -537,9 +546,12 @@ std::vector<InventoryEvent> Inventory::SnapshotLocked(
   std::vector<InventoryEvent> events;
   events.reserve(nodes_.size() + 1);
   for (const auto& [id, entry] : nodes_) {
-    events.push_back({kind,
-                      std::make_shared<const NodeState>(NodeOf(id, entry)),
-                      reason, sequence_, now});
+    std::shared_ptr<const NodeState> node = entry.current.lock();
+    if (node == nullptr) {
+      node = std::make_shared<const NodeState>(NodeOf(id, entry));
+      entry.current = node;
+    }
+    events.push_back({kind, std::move(node), reason, sequence_, now});
   }
   return events;
 }
@@ -551,7 +563,8 @@ absl::StatusOr<WatchStart> Inventory::StartWatch(const WatchFrom& from) const {
   if (from.resume_epoch.empty() && from.resume_after != 0) {
     return FieldViolation("resume_epoch", "required with resume_after");
   }
-  absl::ReaderMutexLock lock(&mu_);
+  // Exclusive: the snapshot keeps the nodes it builds (NodeEntry::current).
+  absl::MutexLock lock(&mu_);
   WatchStart start{.sequence = sequence_};
   if (from.resume_epoch.empty() && !from.resync) {
     if (from.initial) {

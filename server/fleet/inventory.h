@@ -262,10 +262,12 @@ class Inventory {
   //     after `resume_after`: those events (none when it is the latest);
   //   * resuming otherwise (another epoch, history trimmed), or `resync`:
   //     a resync snapshot, every live node as kResync then one kResyncEnd.
-  // Snapshot events carry the latest sequence, which is also `sequence`.
-  // InvalidArgumentError (BadRequest naming the field) for a negative
-  // resume_after, one past the latest event of this epoch, or a resume_after
-  // without resume_epoch.
+  // Snapshot events carry the latest sequence, which is also `sequence`,
+  // and share each node's snapshot with the other watches that start before
+  // the node changes (a beat, report or mark changes it): a watch holds a
+  // pointer per node, not a copy of the fleet. InvalidArgumentError (BadRequest
+  // naming the field) for a negative resume_after, one past the latest event of
+  // this epoch, or a resume_after without resume_epoch.
   absl::StatusOr<WatchStart> StartWatch(const WatchFrom& from) const;
 
   // Names this inventory's sequence numbering: random, one per inventory
@@ -308,6 +310,10 @@ class Inventory {
     // The node as of its last event, while the event history still holds
     // it: a removal then shares it instead of building another.
     std::weak_ptr<const NodeState> published;
+    // The node as it is now, while a watch snapshot holds it: the watches
+    // that start before the node changes share it instead of each copying
+    // the fleet (issue 22 item 5). Reset by every change under `mu_`.
+    mutable std::weak_ptr<const NodeState> current;
   };
 
   // The report being applied (at most one: reports hold `apply_mu_`) and the
@@ -355,10 +361,11 @@ class Inventory {
   // rebuilt (O(nodes), `mu_` held shared) only when the set changed since.
   std::shared_ptr<const std::vector<std::string>> NodeNames() const
       ABSL_LOCKS_EXCLUDED(names_mu_, mu_);
-  // Every live node as a `kind` event "`reason`" at the latest sequence.
+  // Every live node as a `kind` event "`reason`" at the latest sequence;
+  // the nodes' snapshots are shared with other watches (NodeEntry::current).
   std::vector<InventoryEvent> SnapshotLocked(InventoryEvent::Kind kind,
                                              const std::string& reason) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const InventoryOptions options_;
   const std::string epoch_;

@@ -12,10 +12,11 @@
 // Memory per watcher is bounded, whether or not it reads: events wait in
 // its queue as the inventory's shared snapshots (each is converted to its
 // proto when its write starts), and the queue takes at most
-// kMaxRefillBytes of them from the history at a time (the first snapshot
-// of a watch with `initial` is the fleet, whatever its size). A watcher
-// that does not read holds that, the one message being written and what
-// gRPC's flow control lets into its connection.
+// kMaxRefillBytes of them from the history at a time (a watch's initial
+// or resync snapshot is a pointer per node, each node's snapshot shared by
+// the watches that start before it changes). A watcher that does not read
+// holds that, the one message being written and what gRPC's flow control
+// lets into its connection.
 //
 //   auto link = std::make_shared<ReactorLink<WatchReactor>>();
 //   ... grant = authorizer_->AuthorizeStream(..., RevokeThrough(link));

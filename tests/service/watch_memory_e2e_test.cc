@@ -1,9 +1,15 @@
 // Watchers' memory is bounded per watcher (issue 22, item 5): the real
 // ctxsel-server under node churn (bench/load/churn_memory.cc, the real
 // ctxsel-churn tool) with 200 WatchInventory streams that never read,
-// against the same churn with none. Before the bound each never-read
-// watcher held its queue of converted events: +49 to +71 MiB with 200 of
-// them over 3,000 reports, against +17 MiB without watchers.
+// against the same churn with none, each on a connection whose
+// flow-control window stays small, so that the server really holds what
+// they do not take (with gRPC's default, growing window the client
+// transport takes everything: the server's peak then depended on load).
+// Growth is the server's anonymous RSS from before the watchers open to
+// the end, so it holds each watcher's whole footprint however late a loaded
+// server starts the watches (it was measured from 2 s after they opened:
+// +2 MiB idle, +120 MiB under load). Before shared snapshots each watch
+// copied the whole fleet for its initial snapshot: +250 MiB.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,7 +24,8 @@ namespace ctxsel::testing {
 namespace {
 
 // What 200 never-read watchers may add to the server's growth over the
-// churn (measured after the bound: about 3 MiB).
+// churn: their connections, streams and pointers to shared snapshots
+// (measured: about 14 MiB).
 constexpr double kWatchersBoundMib = 20;
 
 // The server's RSS growth (MiB) over 3,000 reports with `watchers`
