@@ -59,7 +59,7 @@ struct Request {
   // Consulted before the kernel's cache; null: none.
   const ResolvedClasses* resolved = nullptr;
   // Non-null: a class to resolve is not resolved here, under the fleet lock
-  // (a kernel of 40,000 variants takes about 13 ms, and heartbeats wait for
+  // (a kernel of 40,000 variants takes 13-23 ms, and heartbeats wait for
   // that lock), but appended, and Decide fails (see there). Null: resolved
   // in place.
   std::vector<Unresolved>* unresolved = nullptr;

@@ -384,7 +384,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
         explain ? spread_ticket_.load(std::memory_order_relaxed)
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
-  // Resolving is the one slow step (about 13 ms for a kernel of 40,000
+  // Resolving is the one slow step (13-23 ms for a kernel of 40,000
   // variants), and heartbeats take the fleet lock exclusively: a class not
   // yet resolved for this signature is resolved after the reader lets go,
   // and the request decides again. A few rounds cover classes created

@@ -22,7 +22,7 @@ namespace ctxsel::server {
 
 // The most variants one kernel may have. Resolution is O(variants) per
 // device class and job signature (selector/resolver.h: 40,000 conditional
-// variants resolve in about 13 ms), so the cap bounds what one registration
+// variants resolve in 13-23 ms), so the cap bounds what one registration
 // can make every later Select of the kernel pay.
 inline constexpr int kMaxVariantsPerKernel = 50000;
 
