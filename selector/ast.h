@@ -112,9 +112,6 @@ struct DynamicPart {
   // differs between device classes, so requests do not share it.
   bool reads_device = false;
   const TraitSet* target_device = nullptr;  // null: none
-  // The compiler calls the base function instead of this candidate
-  // (ResolveOptions::simd_variant_calls_base); set by Resolve.
-  bool calls_base = false;
 };
 
 // The static part of a selector as interned ids (compiled.h), built once

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "selector/scorer.h"
@@ -102,39 +103,55 @@ ContextTraits CompileContext(const Context& context) {
   return out;
 }
 
-const ContextTraits& ContextTraitsOf(
+namespace {
+
+// The contexts ContextTraitsOf keeps per thread. Holding the contexts keeps
+// their addresses from being reused, so the address names the object.
+struct KeptTraits {
+  std::shared_ptr<const Context> context;
+  ContextTraits traits;
+};
+struct TraitsCache {
+  std::array<KeptTraits, 4> kept;
+  size_t last = 0;
+};
+
+// The plain pointer is read without thread_local's init guard; the owner
+// frees the cache when the thread ends.
+thread_local TraitsCache* traits_cache = nullptr;
+
+// Out of line, so that the hit in ContextTraitsOf needs no stack frame.
+ABSL_ATTRIBUTE_NOINLINE const ContextTraits& ContextTraitsMiss(
     const std::shared_ptr<const Context>& context) {
-  // Holding the contexts keeps their addresses from being reused, so the
-  // address names the object.
-  struct Kept {
-    std::shared_ptr<const Context> context;
-    ContextTraits traits;
-  };
-  struct Cache {
-    std::array<Kept, 4> kept;
-    size_t last = 0;
-  };
-  // The plain pointer is read without thread_local's init guard; the
-  // owner frees the cache when the thread ends.
-  thread_local Cache* cache = nullptr;
-  if (cache == nullptr) {
-    thread_local std::unique_ptr<Cache> owner = std::make_unique<Cache>();
-    cache = owner.get();
+  if (traits_cache == nullptr) {
+    thread_local std::unique_ptr<TraitsCache> owner =
+        std::make_unique<TraitsCache>();
+    traits_cache = owner.get();
   }
-  if (cache->kept[cache->last].context.get() == context.get()) {
-    return cache->kept[cache->last].traits;
-  }
-  for (size_t i = 0; i < cache->kept.size(); ++i) {
-    if (cache->kept[i].context.get() == context.get()) {
-      cache->last = i;
-      return cache->kept[i].traits;
+  TraitsCache& cache = *traits_cache;
+  for (size_t i = 0; i < cache.kept.size(); ++i) {
+    if (cache.kept[i].context.get() == context.get()) {
+      cache.last = i;
+      return cache.kept[i].traits;
     }
   }
-  cache->last = (cache->last + 1) % cache->kept.size();
-  Kept& k = cache->kept[cache->last];
+  cache.last = (cache.last + 1) % cache.kept.size();
+  KeptTraits& k = cache.kept[cache.last];
   k.traits = CompileContext(*context);
   k.context = context;
   return k.traits;
+}
+
+}  // namespace
+
+const ContextTraits& ContextTraitsOf(
+    const std::shared_ptr<const Context>& context) {
+  TraitsCache* cache = traits_cache;
+  if (cache != nullptr &&
+      cache->kept[cache->last].context.get() == context.get()) {
+    return cache->kept[cache->last].traits;
+  }
+  return ContextTraitsMiss(context);
 }
 
 StaticRequirements CompileRequirements(const SelectorAst& ast) {

@@ -101,40 +101,54 @@ class StrictSubsetIndex {
           internal::ItemsOf(ast, /*kind_any_scored=*/true)));
       items = own_items_.back().get();
     }
-    compatible_.push_back(index);
-    items_.push_back(items);
-    if (compatible_.size() == kPairwise + 1) {
+    added_.push_back({index, items});
+    if (added_.size() == kPairwise + 1) {
       lists_.emplace();
-      for (size_t k = 0; k < kPairwise; ++k) lists_->Index(k, *items_[k]);
+      for (size_t k = 0; k < kPairwise; ++k) lists_->Index(k, *added_[k].items);
     }
-    if (lists_) lists_->Index(compatible_.size() - 1, *items);
+    if (lists_) lists_->Index(added_.size() - 1, *items);
   }
 
   // Demotes every added candidate that is a strict subset of another;
   // false when it demoted none.
   bool Apply(absl::Span<CandidateState> states) {
-    if (compatible_.size() < 2) return false;
+    const size_t n = added_.size();
+    if (n < 2) return false;
     bool demoted = false;
-    absl::InlinedVector<int, kPairwise> all(compatible_.size());
-    for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    // Demotes `a` when `b` (positions among the added) is its superset.
+    auto demote_if_superset = [&](size_t a, size_t b) {
+      if (b == a ||
+          !internal::IsStrictSubset(*added_[a].items, *added_[b].items)) {
+        return false;
+      }
+      states[added_[a].index].score = 0;
+      states[added_[a].index].subset_of = added_[b].index;
+      demoted = true;
+      return true;
+    };
     if (lists_) lists_->first.push_back(lists_->ids.size());
-    for (size_t a = 0; a < compatible_.size(); ++a) {
-      absl::Span<const int> supersets = all;
+    for (size_t a = 0; a < n; ++a) {
+      // The shortest list `a` is in, or null for all the added.
+      const absl::InlinedVector<int, 1>* supersets = nullptr;
       if (lists_) {
+        size_t shortest = n;
         for (size_t j = lists_->first[a]; j < lists_->first[a + 1]; ++j) {
           const absl::InlinedVector<int, 1>& list =
               lists_->lists[lists_->ids[j]];
-          if (list.size() < supersets.size()) supersets = list;
+          if (list.size() < shortest) {
+            supersets = &list;
+            shortest = list.size();
+          }
         }
-        if (supersets.size() == 1) continue;  // only `a` names that item
+        if (shortest == 1) continue;  // only `a` names that item
       }
-      for (int b : supersets) {
-        if (static_cast<size_t>(b) == a) continue;
-        if (internal::IsStrictSubset(*items_[a], *items_[b])) {
-          states[compatible_[a]].score = 0;
-          states[compatible_[a]].subset_of = compatible_[b];
-          demoted = true;
-          break;
+      if (supersets != nullptr) {
+        for (int b : *supersets) {
+          if (demote_if_superset(a, static_cast<size_t>(b))) break;
+        }
+      } else {
+        for (size_t b = 0; b < n; ++b) {
+          if (demote_if_superset(a, b)) break;
         }
       }
     }
@@ -180,8 +194,11 @@ class StrictSubsetIndex {
 
   const bool kind_any_scored_;
   std::vector<std::unique_ptr<internal::SubsetItems>> own_items_;
-  absl::InlinedVector<int, kPairwise> compatible_;  // declaration indices
-  absl::InlinedVector<const internal::SubsetItems*, kPairwise> items_;
+  struct Added {
+    int index;  // declaration index
+    const internal::SubsetItems* items;
+  };
+  absl::InlinedVector<Added, kPairwise> added_;
   std::optional<Lists> lists_;  // past kPairwise candidates
 };
 
@@ -214,10 +231,9 @@ void SortCandidates(ResolutionData& data) {
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     const internal::SelectorAst& ast = declared[e.index].selector.ast();
-    data.prefix_parts.push_back(e.dynamic ? ast.dynamic_part
-                                          : internal::DynamicPart());
-    data.prefix_parts.back().calls_base =
-        data.options.simd_variant_calls_base && internal::NamesSimd(ast);
+    data.prefix_parts.push_back(
+        {e.dynamic ? &ast.dynamic_part : nullptr,
+         data.options.simd_variant_calls_base && internal::NamesSimd(ast)});
   }
 }
 
@@ -343,7 +359,7 @@ Selection Select(const Resolution& resolution, const Variables& variables,
     const Resolution::Entry& e = data.sorted[r];
     ++out.evaluated;
     if (e.dynamic) {
-      const internal::DynamicPart& part = data.prefix_parts[r];
+      const internal::DynamicPart& part = *data.prefix_parts[r].part;
       bool conditions_hold;
       if (verdicts == nullptr || part.reads_device) {
         conditions_hold = internal::ConditionsHold(part, variables);

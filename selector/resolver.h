@@ -38,9 +38,16 @@ struct ResolutionData {
   absl::InlinedVector<Resolution::Entry, 8> sorted;
   size_t prefix = 0;
   ResolveOptions options;
-  // The dynamic parts of sorted[0..prefix), for Select (empty for a static
-  // entry).
-  absl::InlinedVector<DynamicPart, 2> prefix_parts;
+  // What Select reads of sorted[0..prefix): pointers into the declared
+  // selectors (kept alive by `declared`), so that Resolve copies no
+  // DynamicPart and the Resolution frees none.
+  struct PrefixPart {
+    const DynamicPart* part = nullptr;  // null for a static entry
+    // The compiler calls the base function instead of this candidate
+    // (ResolveOptions::simd_variant_calls_base).
+    bool calls_base = false;
+  };
+  absl::InlinedVector<PrefixPart, 2> prefix_parts;
 };
 
 // Fails when the context has more than kMaxConstructTraits constructs.
