@@ -101,7 +101,12 @@ class StrictSubsetIndex {
           internal::ItemsOf(ast, /*kind_any_scored=*/true)));
       items = own_items_.back().get();
     }
-    added_.push_back({index, items});
+    // Field by field: an element built whole on the stack and copied as one
+    // 16-byte load stalls on store forwarding (as in Resolve and
+    // SortCandidates).
+    Added& added = added_.emplace_back();
+    added.index = index;
+    added.items = items;
     if (added_.size() == kPairwise + 1) {
       lists_.emplace();
       for (size_t k = 0; k < kPairwise; ++k) lists_->Index(k, *added_[k].items);
@@ -231,9 +236,11 @@ void SortCandidates(ResolutionData& data) {
   for (size_t r = 0; r < data.prefix; ++r) {
     const Resolution::Entry& e = data.sorted[r];
     const internal::SelectorAst& ast = declared[e.index].selector.ast();
-    data.prefix_parts.push_back(
-        {e.dynamic ? &ast.dynamic_part : nullptr,
-         data.options.simd_variant_calls_base && internal::NamesSimd(ast)});
+    internal::ResolutionData::PrefixPart& part =
+        data.prefix_parts.emplace_back();
+    part.part = e.dynamic ? &ast.dynamic_part : nullptr;
+    part.calls_base =
+        data.options.simd_variant_calls_base && internal::NamesSimd(ast);
   }
 }
 
@@ -313,7 +320,10 @@ absl::StatusOr<Resolution> Resolve(
     state.compatible = true;
     state.dynamic = ast.dynamic;
     state.score = sum + 1;
-    data->sorted.push_back({static_cast<int>(i), state.score, state.dynamic});
+    Resolution::Entry& entry = data->sorted.emplace_back();
+    entry.index = static_cast<int>(i);
+    entry.score = state.score;
+    entry.dynamic = state.dynamic;
     subsets.Add(static_cast<int>(i), ast);
   }
   data->context = std::move(static_context);
