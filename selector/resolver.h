@@ -27,7 +27,7 @@ struct CandidateState {
 };
 
 struct ResolutionData {
-  // User-provided: make_shared would otherwise zero the inline buffers
+  // User-provided: allocate_shared would otherwise zero the inline buffers
   // before constructing them (value-initialisation), a third of Resolve.
   ResolutionData() {}  // NOLINT(modernize-use-equals-default)
 
