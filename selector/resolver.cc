@@ -76,7 +76,8 @@ namespace {
 // from a block the thread freed last, kept while no other is: a server
 // resolves and drops Resolutions one after another, and malloc and free
 // were a fifth of a small Resolve. Holds at most one block per thread and
-// type, freed when the thread ends.
+// type, freed when the thread ends; a Resolution freed on the thread after
+// that (a thread_local or static destroyed later) goes to the heap.
 template <typename T>
 struct RecyclingAllocator {
   using value_type = T;
@@ -93,7 +94,8 @@ struct RecyclingAllocator {
   }
   void deallocate(T* p, size_t n) {
     Spare& spare = spare_;
-    if (n == 1 && spare.block == nullptr) {
+    if (n == 1 && spare.block == nullptr && !spare.closed) {
+      closer_.Arm();  // so the block is freed when the thread ends
       spare.block = p;
       return;
     }
@@ -109,18 +111,32 @@ struct RecyclingAllocator {
   }
 
  private:
+  // Trivially destructible, so it stays usable while the thread's other
+  // thread_locals are destroyed; the Closer frees its block and closes it.
   struct Spare {
     void* block = nullptr;
-    ~Spare() {
-      if (block != nullptr)
-        std::allocator<T>().deallocate(static_cast<T*>(block), 1);
+    bool closed = false;
+  };
+  struct Closer {
+    void Arm() {}
+    ~Closer() {
+      Spare& spare = spare_;
+      if (spare.block != nullptr) {
+        std::allocator<T>().deallocate(static_cast<T*>(spare.block), 1);
+        spare.block = nullptr;
+      }
+      spare.closed = true;
     }
   };
   static thread_local Spare spare_;
+  static thread_local Closer closer_;
 };
 template <typename T>
 thread_local
     typename RecyclingAllocator<T>::Spare RecyclingAllocator<T>::spare_;
+template <typename T>
+thread_local
+    typename RecyclingAllocator<T>::Closer RecyclingAllocator<T>::closer_;
 
 // A compatible selector that is a strict subset of another compatible one
 // scores 0; the first such superset in declaration order is remembered.
