@@ -94,9 +94,11 @@ struct SubsetItems {
   std::vector<std::string> items;     // sorted, unique
   std::vector<Construct> constructs;  // in selector order
   // The same as interned ids (compiled.h), each list sorted by id: what
-  // IsStrictSubset compares.
+  // IsStrictSubset compares. Empty, and by_ids false, when a name had no
+  // id (the interner was full): the strings are compared then.
   std::vector<uint32_t> item_ids;
   std::vector<std::vector<uint32_t>> clause_ids;  // parallel to constructs
+  bool by_ids = true;
 };
 
 // The dynamic part of one selector (non-constant conditions, the

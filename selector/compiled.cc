@@ -17,7 +17,10 @@ namespace {
 void AddNames(const NameSet& names, TraitField field,
               absl::InlinedVector<uint32_t, 16>& out) {
   for (const std::string& name : names) {
-    out.push_back(TraitKey(InternName(name), field));
+    // A name without an id is required by no selector matched by ids.
+    if (const uint32_t id = InternName(name); id != kNoNameId) {
+      out.push_back(TraitKey(id, field));
+    }
   }
 }
 
@@ -29,7 +32,9 @@ bool AddRequired(const TraitSelector& t, TraitField field,
     // argument compares the memory order (not a name).
     if (field == TraitField::kDeviceKind && p.name == "any") continue;
     if (!p.arguments.empty()) return false;
-    req.keys.push_back(TraitKey(InternName(p.name), field));
+    const uint32_t id = InternName(p.name);
+    if (id == kNoNameId) return false;
+    req.keys.push_back(TraitKey(id, field));
   }
   return true;
 }
@@ -41,15 +46,36 @@ bool SimdHasClauses(const SimdProperties& s) {
 
 }  // namespace
 
+namespace {
+
+struct NameTable {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, uint32_t> ids ABSL_GUARDED_BY(mu);
+  size_t cap ABSL_GUARDED_BY(mu) = kMaxInternedNames;
+};
+
+NameTable& Names() {
+  static auto* const table = new NameTable;
+  return *table;
+}
+
+}  // namespace
+
 uint32_t InternName(absl::string_view name) {
-  static auto* const mu = new absl::Mutex;
-  static auto* const ids = new absl::flat_hash_map<std::string, uint32_t>;
-  absl::MutexLock lock(mu);
-  auto it = ids->find(name);
-  if (it != ids->end()) return it->second;
-  const auto id = static_cast<uint32_t>(ids->size());
-  ids->emplace(std::string(name), id);
+  NameTable& table = Names();
+  absl::MutexLock lock(&table.mu);
+  auto it = table.ids.find(name);
+  if (it != table.ids.end()) return it->second;
+  if (table.ids.size() >= table.cap) return kNoNameId;
+  const auto id = static_cast<uint32_t>(table.ids.size());
+  table.ids.emplace(std::string(name), id);
   return id;
+}
+
+void SetInternedNamesCapForTesting(size_t cap) {
+  NameTable& table = Names();
+  absl::MutexLock lock(&table.mu);
+  table.cap = std::max(cap, table.ids.size());
 }
 
 TraitField DeviceFieldOf(SelectorId id) {
@@ -193,6 +219,7 @@ StaticRequirements CompileRequirements(const SelectorAst& ast) {
 }
 
 void InternSubsetItems(SubsetItems& items) {
+  items.by_ids = true;
   items.item_ids.clear();
   for (const std::string& item : items.items) {
     items.item_ids.push_back(InternName(item));
@@ -205,6 +232,15 @@ void InternSubsetItems(SubsetItems& items) {
       ids.push_back(InternName(clause));
     }
     std::sort(ids.begin(), ids.end());
+  }
+  auto lacks_id = [](const std::vector<uint32_t>& ids) {
+    return !ids.empty() && ids.back() == kNoNameId;  // sorted: last
+  };
+  if (lacks_id(items.item_ids) ||
+      std::any_of(items.clause_ids.begin(), items.clause_ids.end(), lacks_id)) {
+    items.by_ids = false;
+    items.item_ids.clear();
+    items.clause_ids.clear();
   }
 }
 

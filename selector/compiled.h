@@ -8,6 +8,12 @@
 // contexts compiled, and every distinct strict-subset item (SubsetItems),
 // condition texts included (about 60 bytes each: 2.4 MB for a kernel of
 // 40,000 distinct conditions; registering the same texts again adds none).
+// Requests add names too (device filters, jobs' implementation traits), so
+// the table holds at most kMaxInternedNames; past that a new name has no
+// id, and what needs one does without: a selector is matched by its tree
+// (StaticRequirements::by_ids false), its subset items compare as strings
+// (SubsetItems::by_ids false), and a context leaves the name out, which
+// changes no match, as no selector matched by ids requires it.
 //
 // Example:
 //   const ContextTraits& traits = ContextTraitsOf(context);
@@ -28,9 +34,18 @@
 
 namespace ctxsel::selector::internal {
 
-// The id of `name`, the same for equal strings for the process's life.
-// Thread-safe.
+// At most this many names are interned (see above).
+inline constexpr size_t kMaxInternedNames = size_t{1} << 18;
+// What InternName gives a new name once the table is full.
+inline constexpr uint32_t kNoNameId = UINT32_MAX;
+
+// The id of `name`, the same for equal strings for the process's life;
+// kNoNameId when `name` is new and the table is full. Thread-safe.
 uint32_t InternName(absl::string_view name);
+
+// Tests: how many names the table may hold from now on (at least as many
+// as it holds; kMaxInternedNames restores the bound).
+void SetInternedNamesCapForTesting(size_t cap);
 
 // The name sets of a context a static selector reads: the device fields
 // (device_traits.def, in order), then the implementation's vendor,

@@ -174,6 +174,13 @@ class StrictSubsetIndex {
     Added& added = added_.emplace_back();
     added.index = index;
     added.items = items;
+    // The index is keyed by ids: without them (the interner was full,
+    // compiled.h) every pair is compared.
+    if (!items->by_ids) {
+      unindexed_ = true;
+      lists_.reset();
+    }
+    if (unindexed_) return;
     if (added_.size() == kPairwise + 1) {
       lists_.emplace();
       for (size_t k = 0; k < kPairwise; ++k) lists_->Index(k, *added_[k].items);
@@ -272,6 +279,7 @@ class StrictSubsetIndex {
   };
   absl::InlinedVector<Added, kPairwise> added_;
   std::optional<Lists> lists_;  // past kPairwise candidates
+  bool unindexed_ = false;      // a candidate's subset items have no ids
 };
 
 // Sorts data.sorted (the compatible candidates in declaration order, with

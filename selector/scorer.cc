@@ -76,8 +76,8 @@ size_t Size(const SubsetItems& s) {
   return n;
 }
 
-bool Includes(const std::vector<uint32_t>& big,
-              const std::vector<uint32_t>& small) {
+template <typename T>
+bool Includes(const std::vector<T>& big, const std::vector<T>& small) {
   return std::includes(big.begin(), big.end(), small.begin(), small.end());
 }
 
@@ -203,13 +203,23 @@ SubsetItems ItemsOf(const SelectorAst& ast, bool kind_any_scored) {
 }
 
 bool IsStrictSubset(const SubsetItems& a, const SubsetItems& b) {
-  if (Size(a) >= Size(b) || !Includes(b.item_ids, a.item_ids)) return false;
+  // By ids, or by the strings (sorted and unique as well) where a name had
+  // no id.
+  const bool by_ids = a.by_ids && b.by_ids;
+  if (Size(a) >= Size(b) || !(by_ids ? Includes(b.item_ids, a.item_ids)
+                                     : Includes(b.items, a.items))) {
+    return false;
+  }
+  auto clauses_include = [&](size_t j, size_t i) {
+    return by_ids ? Includes(b.clause_ids[j], a.clause_ids[i])
+                  : Includes(b.constructs[j].clauses, a.constructs[i].clauses);
+  };
   // Earliest matches first: a greedy embedding exists iff any does.
   size_t j = 0;
   for (size_t i = 0; i < a.constructs.size(); ++i) {
-    while (j < b.constructs.size() &&
-           (b.constructs[j].id != a.constructs[i].id ||
-            !Includes(b.clause_ids[j], a.clause_ids[i]))) {
+    while (
+        j < b.constructs.size() &&
+        (b.constructs[j].id != a.constructs[i].id || !clauses_include(j, i))) {
       ++j;
     }
     if (j == b.constructs.size()) return false;
