@@ -65,10 +65,7 @@ class BinaryImagesE2E : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    std::vector<std::string> argv = {CliPath(), "--insecure",
-                                     "--server=" + server_->address()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv);
+    return RunCli(server_->address(), std::move(args));
   }
 
   // A fixture binary: `kind` cuda or hip, then its images.

@@ -75,10 +75,7 @@ class CapacityE2E : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    std::vector<std::string> argv = {CliPath(), "--insecure",
-                                     "--server=" + server_->address()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv);
+    return RunCli(server_->address(), std::move(args));
   }
   nlohmann::json Json(const CommandResult& r) {
     EXPECT_EQ(r.exit_code, 0) << r.stderr_text;

@@ -77,9 +77,7 @@ class CoverageE2E : public ::testing::Test {
     for (auto& agent : agents_) agent->Wait(std::chrono::seconds(5));
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return RunCli(server_->address(), std::move(args));
   }
   json Coverage(std::vector<std::string> flags) {
     flags.insert(flags.begin(), {"coverage", "--kernel=saxpy"});

@@ -74,10 +74,7 @@ class DeviceHealthE2E : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    std::vector<std::string> argv = {CliPath(), "--insecure",
-                                     "--server=" + server_->address()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv);
+    return RunCli(server_->address(), std::move(args));
   }
 
   // The device a plain (least loaded) Select picks; "" when none fits.

@@ -49,9 +49,7 @@ class CompilerSelectE2E : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return RunCli(server_->address(), std::move(args));
   }
 
   // The variant `select --format=env` names, or the exit code and stderr.

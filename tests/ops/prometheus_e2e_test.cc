@@ -168,9 +168,7 @@ class PrometheusE2E : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return RunCli(server_->address(), std::move(args));
   }
 
   // The value of the one-series instant `query`, once Prometheus has a

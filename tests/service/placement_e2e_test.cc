@@ -29,9 +29,7 @@ class PlacementE2E : public ::testing::Test {
     client_ = client::CtxselClient::Connect(server_->address());
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return RunCli(server_->address(), std::move(args));
   }
   void ReportFleet() {
     for (const v1::Node& node :

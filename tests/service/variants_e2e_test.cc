@@ -29,9 +29,7 @@ class VariantsE2E : public ::testing::Test {
     server_ = *std::move(server);
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return RunCli(server_->address(), std::move(args));
   }
 
   std::string data_dir_;

@@ -145,9 +145,7 @@ class RegisterFromSourceTest : public ::testing::Test {
     server_ = *std::move(server);
   }
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {CliPath(), "--insecure", "--server=" + server_->address()});
-    return RunCommand(args);
+    return ctxsel::testing::RunCli(server_->address(), std::move(args));
   }
   std::unique_ptr<ServerProcess> server_;
 };

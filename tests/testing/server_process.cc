@@ -20,6 +20,12 @@ namespace ctxsel::testing {
 std::string ServerPath() { return RunfilePath("server/ctxsel-server"); }
 std::string CliPath() { return RunfilePath("client/cli/ctxsel-cli"); }
 
+CommandResult RunCli(const std::string& address,
+                     std::vector<std::string> args) {
+  args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + address});
+  return RunCommand(args);
+}
+
 absl::Status WaitForServing(const std::string& address,
                             std::chrono::milliseconds timeout) {
   auto channel =

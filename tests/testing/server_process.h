@@ -3,8 +3,7 @@
 //
 //   auto server = ServerProcess::Start({"--node_ttl=3s"});
 //   ASSERT_TRUE(server.ok()) << server.status();
-//   RunCommand({CliPath(), "--insecure", "--server=" + (*server)->address(),
-//               "ping"});
+//   RunCli((*server)->address(), {"ping"});
 #ifndef CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
 #define CTXSEL_TESTS_TESTING_SERVER_PROCESS_H_
 
@@ -22,6 +21,10 @@ namespace ctxsel::testing {
 // Runfiles paths of the real binaries (the test must list them in `data`).
 std::string ServerPath();
 std::string CliPath();
+
+// Runs the real ctxsel-cli, plaintext, against the server at `address`
+// with `args` (a command and its flags) and waits for it to exit.
+CommandResult RunCli(const std::string& address, std::vector<std::string> args);
 
 // Polls the standard gRPC health service at `address` until it reports
 // SERVING or `timeout` passes.
