@@ -13,7 +13,8 @@
 #   PERF_REPORT_FROM=raw tools/perf.sh     # the report again, from raw/
 #
 # The engine_*_vs_llvm figures need Debian's llvm-14-dev (the manual target
-# //bench:corpus_llvm_bench); without it they print "skipped".
+# //bench:corpus_llvm_bench, not in the perf bundle); without it they print
+# "skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -164,14 +165,6 @@ figures = {
     "select_rpc_vs_ping": rate(find(rpc, "BM_SelectRpc")) / rate(find(rpc, "BM_PingRpcLikeSelect")),
     "select_rpc_vs_ping_then_decode":
         rate(find(rpc, "BM_SelectRpc")) / rate(find(rpc, "BM_PingRpcThenDecodeSelect")),
-    # Per call, the whole process (client, server, gRPC); 0 where the
-    # kernel refuses perf counters.
-    "select_rpc_user_instructions": find(rpc, "BM_SelectRpc").get("user_instructions", 0),
-    "ping_rpc_user_instructions": find(rpc, "BM_PingRpcLikeSelect").get("user_instructions", 0),
-    "ping_then_decode_user_instructions":
-        find(rpc, "BM_PingRpcThenDecodeSelect").get("user_instructions", 0),
-    "select_rpc_context_switches": find(rpc, "BM_SelectRpc").get("context_switches", 0),
-    "ping_rpc_context_switches": find(rpc, "BM_PingRpcLikeSelect").get("context_switches", 0),
     "select_rpc_repetitions": float(find(rpc, "BM_SelectRpc").get("repetitions", 1)),
     "select_rpc_cv_percent": 100 * cv(rpc, "BM_SelectRpc"),
     "ping_rpc_cv_percent": 100 * cv(rpc, "BM_PingRpcLikeSelect"),
@@ -191,6 +184,23 @@ figures = {
         find(listing, "BM_BeatUnderListing/listers:0")["beat_p99_us"],
     "beat_p99_idle_us": find(listing, "BM_BeatUnderListing/listers:0")["beat_p99_us"],
 }
+# Per call, the whole process (client, server, gRPC); absent where the
+# kernel refuses perf counters (a VM without a PMU), and said so.
+counted = {
+    "select_rpc_user_instructions": ("BM_SelectRpc", "user_instructions"),
+    "ping_rpc_user_instructions": ("BM_PingRpcLikeSelect", "user_instructions"),
+    "ping_then_decode_user_instructions":
+        ("BM_PingRpcThenDecodeSelect", "user_instructions"),
+    "select_rpc_context_switches": ("BM_SelectRpc", "context_switches"),
+    "ping_rpc_context_switches": ("BM_PingRpcLikeSelect", "context_switches"),
+}
+uncounted = []
+for key, (name, counter) in counted.items():
+    value = find(rpc, name).get(counter)
+    if value is None:
+        uncounted.append(key)
+    else:
+        figures[key] = value
 llvm = "engine_select_vs_llvm" in corpus
 if llvm:
     figures["engine_select_vs_llvm"] = float(corpus["engine_select_vs_llvm"])
@@ -200,9 +210,11 @@ if llvm:
 figures["corpus_documents_timed"] = float(corpus["timed"])
 for k, v in figures.items():
     print(f"{k}={v:.3f}" if isinstance(v, float) and v < 100 else f"{k}={v:.0f}")
+for key in uncounted:
+    print(f"{key}=unmeasured (perf counters refused)")
 if not llvm:
-    print("engine_select_vs_llvm=skipped (llvm-14-dev missing)")
-    print("engine_resolve_vs_llvm=skipped (llvm-14-dev missing)")
+    print("engine_select_vs_llvm=skipped (no corpus_llvm_bench: llvm-14-dev missing, or PERF_BIN)")
+    print("engine_resolve_vs_llvm=skipped (no corpus_llvm_bench: llvm-14-dev missing, or PERF_BIN)")
 targets = [
     ("select_rpc_vs_ping", ">=", 0.90),
     ("select_100k_vs_1k", "<=", 1.10),
