@@ -122,7 +122,7 @@ class GrpcHeartbeatStream : public HeartbeatStream {
   std::thread watchdog_;  // last: starts once the rest is built
 };
 
-// A stale replica's refusal (heartbeat_reactor.h: StaleReplicaStatus).
+// A stale replica's refusal (server/rpc/heartbeat_queues.h: StaleReplicaStatus).
 bool RefusedAsStale(const absl::Status& status) {
   if (!absl::IsUnavailable(status)) return false;
   auto info = GetDetail<google::rpc::ErrorInfo>(status);

@@ -229,6 +229,8 @@ std::vector<std::string> LimitProblems(const ServerOptions& options) {
       {options.max_header_list_bytes <= 0,
        "max_header_list_bytes: must be positive"},
       {options.max_threads < 1, "max_threads: must be at least 1"},
+      {options.heartbeat_queues < 0 || options.heartbeat_queues > 64,
+       "heartbeat_queues: must be 0 (one per 4 cores) to 64"},
       {options.max_grpc_memory_bytes < 0,
        "max_grpc_memory_bytes: must not be negative (0: no limit)"},
       {options.fd_headroom < 0, "fd_headroom: must not be negative"},

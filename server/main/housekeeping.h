@@ -28,7 +28,7 @@ class Housekeeping {
   // counts the expired nodes; `cordons` (may be null) is reloaded every
   // tick. While `stale` (may be empty) says true, no node is marked suspect
   // or expired: a stale replica refuses its agents' beats so that they go
-  // to a replica that can write their nodes (heartbeat_reactor.h), and
+  // to a replica that can write their nodes (heartbeat_queues.h), and
   // answers from the last state it had, its nodes included, until it is in
   // step again (with etcd away altogether, every replica is stale and no
   // agent's beat is taken anywhere). The first tick in step again counts

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -505,6 +506,11 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   builder.RegisterService(ctxsel_service_.get());
   builder.RegisterService(variants_service_.get());
   builder.RegisterService(inventory_service_.get());
+  heartbeat_queues_ = inventory_service_->MakeHeartbeatQueues(
+      options.heartbeat_queues > 0 ? options.heartbeat_queues
+                                   : DefaultHeartbeatQueues(static_cast<int>(
+                                         std::thread::hardware_concurrency())));
+  heartbeat_queues_->AddTo(builder);
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(admin_service_.get());
   if (reflection_service_ != nullptr) {
@@ -513,6 +519,7 @@ absl::Status RunningServer::Listen(const ServerOptions& options) {
   {
     absl::MutexLock lock(&health_mu_);
     server_ = builder.BuildAndStart();
+    if (server_ != nullptr) heartbeat_queues_->Start();
     if (server_ != nullptr && port_ != 0) PublishHealth();
   }
   tls_ = listener_ == nullptr;
@@ -670,6 +677,7 @@ void RunningServer::Shutdown(absl::Duration grace) {
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(grace));
   server_->Wait();
+  heartbeat_queues_->Stop();
 }
 
 absl::Duration EffectiveNodeTtl(const ServerOptions& options) {

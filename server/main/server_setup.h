@@ -126,6 +126,10 @@ struct ServerOptions {
   // SQLite takes one write at a time; 16 keeps as many etcd round trips in
   // flight.
   int max_threads = 16;
+  // Completion queues, each with a thread, that serve the Heartbeat streams
+  // (server/rpc/heartbeat_queues.h); 0: DefaultHeartbeatQueues() of this
+  // machine's cores.
+  int heartbeat_queues = 0;
   // Memory gRPC's buffers may take, in bytes (gRPC's resource quota): past
   // it gRPC shrinks its read buffers and flow-control windows, then closes
   // connections. 0: no limit.
@@ -287,6 +291,8 @@ class RunningServer {
   std::unique_ptr<CtxselService> ctxsel_service_;
   std::unique_ptr<VariantsService> variants_service_;
   std::unique_ptr<InventoryService> inventory_service_;
+  // Before server_: destroyed after it; stopped once it has shut down.
+  std::unique_ptr<HeartbeatQueues> heartbeat_queues_;
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<AdminService> admin_service_;
   // Null without ServerOptions::reflection.

@@ -6,12 +6,15 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ctxsel/v1/ctxsel.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "server/rpc/heartbeat_queues.h"
 #include "server/store/sqlite_store.h"
 
 namespace ctxsel::server {
@@ -161,6 +164,87 @@ TEST(ServerSetupTest, CorruptStoreIsReported) {
   auto server = BuildServer(TestOptions(dir));
   ASSERT_FALSE(server.ok());
   EXPECT_THAT(server.status().message(), HasSubstr("the variant store"));
+}
+
+// A node with one device, as its agent reports it.
+v1::Node TestNode(const std::string& id) {
+  v1::Node node;
+  node.set_id(id);
+  v1::Device* device = node.add_devices();
+  device->set_id(absl::StrCat(id, "/cpu0"));
+  device->set_node(id);
+  device->mutable_traits()->add_kind("cpu");
+  return node;
+}
+
+// More streams than queues, open at once: every queue takes calls again
+// after each arrival, answers each beat, and shuts down with streams open.
+TEST(ServerSetupTest, HeartbeatStreamsAreServedOnTheirQueues) {
+  ServerOptions options = TestOptions(TempDir("beats"));
+  options.heartbeat_queues = 3;
+  auto server = BuildServer(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto inventory = v1::Inventory::NewStub(Connect((*server)->port()));
+
+  constexpr int kStreams = 12;
+  struct Agent {
+    grpc::ClientContext context;
+    std::unique_ptr<
+        grpc::ClientReaderWriter<v1::HeartbeatRequest, v1::HeartbeatResponse>>
+        stream;
+  };
+  std::vector<Agent> agents(kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    const std::string node = absl::StrCat("n", i);
+    // Every other node is left unknown: its beats are answered re-report.
+    if (i % 2 == 0) {
+      grpc::ClientContext context;
+      v1::ReportNodeRequest request;
+      *request.mutable_node() = TestNode(node);
+      v1::ReportNodeResponse response;
+      ASSERT_TRUE(inventory->ReportNode(&context, request, &response).ok());
+    }
+    agents[i].stream = inventory->Heartbeat(&agents[i].context);
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kStreams; ++i) {
+      v1::HeartbeatRequest beat;
+      beat.set_node(absl::StrCat("n", i));
+      ASSERT_TRUE(agents[i].stream->Write(beat)) << i;
+    }
+    for (int i = 0; i < kStreams; ++i) {
+      v1::HeartbeatResponse answer;
+      ASSERT_TRUE(agents[i].stream->Read(&answer)) << i;
+      EXPECT_EQ(answer.action(), i % 2 == 0
+                                     ? v1::HeartbeatResponse::ACTION_UNSPECIFIED
+                                     : v1::HeartbeatResponse::ACTION_REREPORT)
+          << i;
+      EXPECT_EQ(answer.heartbeat_interval().seconds(), 1);
+    }
+  }
+  // A beat for another node than the stream's first ends that stream.
+  v1::HeartbeatRequest other;
+  other.set_node("n1");
+  ASSERT_TRUE(agents[0].stream->Write(other));
+  v1::HeartbeatResponse answer;
+  EXPECT_FALSE(agents[0].stream->Read(&answer));
+  grpc::Status ended = agents[0].stream->Finish();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ended.error_message(), HasSubstr("first 'n0'"));
+
+  // The rest are open, each with a read waiting on its queue.
+  (*server)->Shutdown(absl::Milliseconds(100));
+  for (int i = 1; i < kStreams; ++i) {
+    EXPECT_FALSE(agents[i].stream->Read(&answer)) << i;
+    EXPECT_FALSE(agents[i].stream->Finish().ok()) << i;
+  }
+}
+
+TEST(ServerSetupTest, OneHeartbeatQueuePerFourCores) {
+  EXPECT_EQ(DefaultHeartbeatQueues(0), 1);
+  EXPECT_EQ(DefaultHeartbeatQueues(2), 1);
+  EXPECT_EQ(DefaultHeartbeatQueues(16), 4);
+  EXPECT_EQ(DefaultHeartbeatQueues(64), 8);
 }
 
 TEST(GrpcMemoryBudgetTest, AQuarterOfTheMemoryAtMostOneGibibyte) {

@@ -4,7 +4,6 @@
 #include "base/proto_time.h"
 #include "server/rpc/call_interrupt.h"
 #include "server/rpc/callback_call.h"
-#include "server/rpc/heartbeat_reactor.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/watch_reactor.h"
 
@@ -43,20 +42,15 @@ grpc::Status InventoryService::DoReportNode(
   return grpc::Status::OK;
 }
 
-grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
-InventoryService::Heartbeat(grpc::CallbackServerContext* context) {
-  auto link = std::make_shared<ReactorLink<HeartbeatReactor>>();
-  absl::StatusOr<Authorizer::StreamGrant> grant = authorizer_->AuthorizeStream(
-      *context, "Inventory/Heartbeat", RevokeThrough(link));
-  if (!grant.ok()) {
-    return new Refused<
-        grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>>(
-        ToGrpcStatus(grant.status()));
-  }
-  return new HeartbeatReactor(std::move(link), inventory_,
-                              options_.heartbeat_interval, *std::move(grant),
-                              &authorizer_->limits(), options_.metrics,
-                              &options_.store_stale);
+std::unique_ptr<HeartbeatQueues> InventoryService::MakeHeartbeatQueues(
+    int queues) {
+  HeartbeatSettings settings;
+  settings.authorizer = authorizer_;
+  settings.inventory = inventory_;
+  settings.interval = options_.heartbeat_interval;
+  settings.metrics = options_.metrics;
+  settings.stale = &options_.store_stale;
+  return std::make_unique<HeartbeatQueues>(this, std::move(settings), queues);
 }
 
 grpc::ServerUnaryReactor* InventoryService::Deregister(

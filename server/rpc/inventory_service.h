@@ -2,15 +2,16 @@
 // requests and delegates to the Inventory; device classes in listings come
 // from the Placer.
 //
-// Every method is on gRPC's callback API: the long-lived streams
-// (Heartbeat, one per node agent, and WatchInventory; heartbeat_reactor.h,
-// watch_reactor.h) so that thousands of them hold no server thread each,
-// and the unary calls, which only touch memory, answer on gRPC's callback
-// thread (callback_call.h).
+// No call or stream holds a server thread. Heartbeat streams, one per node
+// agent, run on gRPC's async API over completion queues of their own
+// (heartbeat_queues.h says why); every other method is on the callback API:
+// WatchInventory's streams (watch_reactor.h), and the unary calls, which
+// only touch memory and answer on gRPC's callback thread (callback_call.h).
 #ifndef CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 #define CTXSEL_SERVER_RPC_INVENTORY_SERVICE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/time/time.h"
@@ -20,6 +21,7 @@
 #include "server/metrics/metrics.h"
 #include "server/model/page_budget.h"
 #include "server/placement/placer.h"
+#include "server/rpc/heartbeat_queues.h"
 
 namespace ctxsel::server {
 
@@ -34,11 +36,11 @@ struct InventoryServiceOptions {
   Metrics* metrics = nullptr;
   // Whether this replica is stale (RunningServer::store_stale); empty: never.
   // While it is, ReportNode and heartbeats answer StaleReplicaStatus()
-  // (heartbeat_reactor.h), so agents fail over to another replica.
+  // (heartbeat_queues.h), so agents fail over to another replica.
   std::function<bool()> store_stale;
 };
 
-class InventoryService final : public v1::Inventory::CallbackService {
+class InventoryService final : public InventoryServiceBase {
  public:
   // Every call is checked by `authorizer`, which must outlive the service;
   // agents report, heartbeat and deregister only their own node.
@@ -50,12 +52,14 @@ class InventoryService final : public v1::Inventory::CallbackService {
         placer_(placer),
         options_(std::move(options)) {}
 
+  // The queues that serve this service's Heartbeat streams (`queues` >= 1),
+  // to add to the server's builder with it; they must not outlive it.
+  std::unique_ptr<HeartbeatQueues> MakeHeartbeatQueues(int queues);
+
   grpc::ServerUnaryReactor* ReportNode(
       grpc::CallbackServerContext* context,
       const v1::ReportNodeRequest* request,
       v1::ReportNodeResponse* response) override;
-  grpc::ServerBidiReactor<v1::HeartbeatRequest, v1::HeartbeatResponse>*
-  Heartbeat(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Deregister(
       grpc::CallbackServerContext* context,
       const v1::DeregisterRequest* request,
