@@ -30,6 +30,8 @@ AGENT_PROCESSES=${AGENT_PROCESSES:-2}
 # beats/s; at 400 ms they offer 25,000/s, and beats_per_s measures what the
 # server answers rather than what the generator offered.
 INTERVAL=${INTERVAL:-400ms}
+# More flags for the load runs' server, e.g. SERVER_FLAGS=--heartbeat_queues=8.
+SERVER_FLAGS=${SERVER_FLAGS:-}
 DURATION=${DURATION:-5s}
 py=/usr/bin/python3
 
@@ -99,7 +101,7 @@ load() {  # load NODES -> $work/NODES.kv
   local nodes=$1
   "$(program server/ctxsel-server)" --insecure --listen=127.0.0.1:0 --port_file="$work/port$nodes" \
     --data_dir="$work/data$nodes" --heartbeat_interval="$INTERVAL" \
-    --max_connection_idle=10m 2>"$work/server$nodes.log" &
+    --max_connection_idle=10m $SERVER_FLAGS 2>"$work/server$nodes.log" &
   server_pid=$!
   for _ in $(seq 300); do
     [[ -s $work/port$nodes ]] && break
