@@ -122,7 +122,8 @@ struct ServerOptions {
   // Threads that run the handlers which wait on the store (registrations,
   // claims, backups; server/rpc/worker_pool.h); up to 16 x as many such
   // calls may wait for one, more are refused (RESOURCE_EXHAUSTED). Every
-  // other call and stream runs on gRPC's callback threads and holds none.
+  // other call and stream holds none (gRPC's callback threads, or for
+  // heartbeats the heartbeat_queues).
   // SQLite takes one write at a time; 16 keeps as many etcd round trips in
   // flight.
   int max_threads = 16;
