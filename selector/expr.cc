@@ -260,7 +260,7 @@ EvalResult Expression::Eval(int node, const Variables& variables) const {
     case ExprOp::kInt:
       return Value(n.value);
     case ExprOp::kVar: {
-      auto it = variables.find(n.name);
+      auto it = variables.find(n.name, n.hash);
       if (it == variables.end()) {
         EvalResult r = Fail(EvalError::kUnknownVariable);
         r.variable = &n.name;
@@ -448,6 +448,7 @@ class ExpressionParser {
       } else {
         n.op = ExprOp::kVar;
         n.name = t.text;
+        n.hash = Variables::hasher{}(n.name);
       }
       Next();
       return Push(std::move(n));

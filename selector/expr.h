@@ -62,6 +62,9 @@ struct ExprNode {
   int64_t value = 0;           // kInt
   std::string name;            // kVar; kRuntimeOnly: the text
   int a = -1, b = -1, c = -1;  // operands (node indices)
+  // kVar: Variables' hash of `name`, made once when parsed, so that a
+  // lookup per evaluation does not hash the name again.
+  size_t hash = 0;
 };
 
 enum class EvalError {

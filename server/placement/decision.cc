@@ -221,6 +221,8 @@ ImageCheck CheckImagesOn(const std::vector<images::DeviceImage>& all,
 // The images the job's binary carries: the job's own, checked here, else
 // the kernel's, checked once per class (KernelEntry::ImagesOn).
 void CheckImages(const Request& r, Unit& u) {
+  // Most kernels and jobs name no images: nothing to build or copy then.
+  if (r.job->images.empty() && r.kernel->images().empty()) return;
   std::shared_ptr<const ImageCheck> kept;
   ImageCheck own;
   const ImageCheck* check = &own;
@@ -465,9 +467,8 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   UnitPtrs ranked;
   ranked.reserve(units.size());
   UnitPtrs fitting_units;  // the units whose class fits the job
-  std::vector<const DeviceClass*> classes;
+  absl::InlinedVector<const DeviceClass*, 8> classes;
   fitting_units.reserve(units.size());
-  classes.reserve(units.size());
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
       u.reason =
@@ -507,8 +508,9 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     classes.push_back(fitting_units[i]->device_class);
     looked_up.push_back(i);
   }
-  std::vector<std::optional<selector::Resolution>> cached =
-      r.kernel->Cached(*r.signature, classes, r.counters);
+  absl::InlinedVector<std::optional<selector::Resolution>, 8> cached(
+      classes.size());
+  r.kernel->Cached(*r.signature, classes, absl::MakeSpan(cached), r.counters);
   for (size_t j = 0; j < looked_up.size(); ++j) {
     if (cached[j].has_value()) found[looked_up[j]] = *std::move(cached[j]);
   }
@@ -537,7 +539,9 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   std::stable_sort(
       ranked.begin(), ranked.end(),
       [](const Unit* a, const Unit* b) { return a->rank() > b->rank(); });
-  Decision d;
+  // Made in its StatusOr, which is returned (not moved into one).
+  absl::StatusOr<Decision> decided(absl::in_place);
+  Decision& d = *decided;
   // The units of equal rank compete together, best rank first; a lower
   // rank gets its turn only when a claiming Select found no device with
   // room among the better ones (without claims the first pick succeeds).
@@ -586,7 +590,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   if (r.explain) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));
   }
-  return d;
+  return decided;
 }
 
 }  // namespace

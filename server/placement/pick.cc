@@ -81,6 +81,7 @@ std::vector<const DeviceSlot*> LeastLoadedDevices(
     absl::Span<const DeviceGroup* const> groups, size_t n,
     const DeviceSlot* skip) {
   std::vector<const DeviceSlot*> all;
+  all.reserve(groups.size() * (n + 1));  // one allocation, not one per growth
   for (const DeviceGroup* g : groups) g->AppendLeastLoaded(n + 1, &all);
   all.erase(std::remove(all.begin(), all.end(), skip), all.end());
   std::sort(all.begin(), all.end(), LessLoaded);
