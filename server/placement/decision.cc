@@ -280,9 +280,14 @@ absl::Status Evaluate(const Request& r, Unit& u,
     u.variables = r.job->variables;
     selector::AddDeviceVariables(u.device_class->capacity, *u.variables);
   }
-  u.selection = selector::Select(*u.resolution, VariablesOf(r, u),
-                                 u.layout->TargetDevicesFor(u.device_class->id),
-                                 r.condition_verdicts);
+  // Only a target_device selector reads the target devices, and only a
+  // layout-dependent kernel has one: the others skip the lookup.
+  u.selection =
+      selector::Select(*u.resolution, VariablesOf(r, u),
+                       r.kernel->layout_dependent()
+                           ? u.layout->TargetDevicesFor(u.device_class->id)
+                           : selector::TargetDevicesView(),
+                       r.condition_verdicts);
   return absl::OkStatus();
 }
 
@@ -386,48 +391,70 @@ std::vector<Choice> Alternatives(const Request& r,
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                         size_t eligible, size_t winners, int devices,
                         bool better_claimed) {
-  // Written into one buffer, sized for the usual few lines: the text is
-  // part of every Select that did not set omit_explanation.
+  // Written piece by piece into one buffer, sized for the usual few lines:
+  // the text is part of every Select that did not set omit_explanation, and
+  // a StrAppend per phrase cost more than the pieces themselves.
   std::string text;
   text.reserve(320);
+  auto put = [&text](absl::string_view piece) {
+    text.append(piece.data(), piece.size());
+  };
+  auto number = [&put](const absl::AlphaNum& n) { put(n.Piece()); };
   if (u.selection.base()) {
-    absl::StrAppend(&text, "the base function of kernel '", r.kernel->kernel(),
-                    "' (no variant fits)");
+    put("the base function of kernel '");
+    put(r.kernel->kernel());
+    put("' (no variant fits)");
   } else {
-    absl::StrAppend(&text, "variant '",
-                    r.kernel->variants()[u.selection.index]->name, "' (score ",
-                    u.selection.score, ")");
+    put("variant '");
+    put(r.kernel->variants()[u.selection.index]->name);
+    put("' (score ");
+    number(u.selection.score);
+    put(")");
   }
-  text.append(" on device class ");
+  put(" on device class ");
   AppendUnitName(u, &text);
-  absl::StrAppend(&text, ": best of ", eligible, " eligible classes");
-  if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
-  if (better_claimed) {
-    absl::StrAppend(&text, " (every device of the better classes is claimed)");
+  put(": best of ");
+  number(eligible);
+  put(" eligible classes");
+  if (winners > 1) {
+    put(", tied with ");
+    number(winners - 1);
   }
+  if (better_claimed) put(" (every device of the better classes is claimed)");
   if (u.image != nullptr) {
-    absl::StrAppend(
-        &text, "; runs image ", images::ImageId(*u.image),
-        u.image_note.empty() ? "" : absl::StrCat(" (", u.image_note, ")"));
+    put("; runs image ");
+    put(images::ImageId(*u.image));
+    if (!u.image_note.empty()) {
+      put(" (");
+      put(u.image_note);
+      put(")");
+    }
   }
   if (u.selection.dynamic) {
-    absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
-                    u.selection.evaluated, " dynamic candidates evaluated)");
+    put("; dynamic, chosen for this job's variables (");
+    number(u.selection.evaluated);
+    put(" dynamic candidates evaluated)");
   }
   if (!u.selection.runtime_only.empty()) {
-    std::vector<std::string> names;
-    for (int index : u.selection.runtime_only) {
-      names.push_back(
-          absl::StrCat("'", r.kernel->variants()[index]->name, "'"));
+    put("; ranked above it with a runtime-only condition the program "
+        "decides: ");
+    for (size_t i = 0; i < u.selection.runtime_only.size(); ++i) {
+      put(i == 0 ? "'" : ", '");
+      put(r.kernel->variants()[u.selection.runtime_only[i]]->name);
+      put("'");
     }
-    absl::StrAppend(&text,
-                    "; ranked above it with a runtime-only condition "
-                    "the program decides: ",
-                    absl::StrJoin(names, ", "));
   }
-  absl::StrAppend(&text, ".\n", PolicyName(r.job->policy), " picked device '",
-                  d.id, "' on node '", d.node, "' (utilisation ",
-                  d.properties.utilisation, ") among ", devices, " devices.");
+  put(".\n");
+  put(PolicyName(r.job->policy));
+  put(" picked device '");
+  put(d.id);
+  put("' on node '");
+  put(d.node);
+  put("' (utilisation ");
+  number(d.properties.utilisation);
+  put(") among ");
+  number(devices);
+  put(" devices.");
   return text;
 }
 
@@ -536,9 +563,21 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   if (r.unresolved != nullptr && !r.unresolved->empty()) {
     return absl::AbortedError("classes left to resolve without the lock");
   }
-  std::stable_sort(
-      ranked.begin(), ranked.end(),
-      [](const Unit* a, const Unit* b) { return a->rank() > b->rank(); });
+  auto better = [](const Unit* a, const Unit* b) {
+    return a->rank() > b->rank();
+  };
+  if (ranked.size() <= 16) {
+    // A few units: insertion sort, as stable as stable_sort, without the
+    // buffer stable_sort allocates.
+    for (size_t i = 1; i < ranked.size(); ++i) {
+      Unit* u = ranked[i];
+      size_t j = i;
+      for (; j > 0 && better(u, ranked[j - 1]); --j) ranked[j] = ranked[j - 1];
+      ranked[j] = u;
+    }
+  } else {
+    std::stable_sort(ranked.begin(), ranked.end(), better);
+  }
   // Made in its StatusOr, which is returned (not moved into one).
   absl::StatusOr<Decision> decided(absl::in_place);
   Decision& d = *decided;
