@@ -115,6 +115,9 @@ class Expression {
  private:
   friend class ExpressionParser;
   EvalResult Eval(int node, const Variables& variables) const;
+  // Eval, with a leaf (a literal, a variable) read in place: most
+  // conditions compare two leaves (`N > 32`).
+  EvalResult Operand(int node, const Variables& variables) const;
   std::string Print(int node) const;
 
   std::vector<ExprNode> nodes_;

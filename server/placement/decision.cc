@@ -1,13 +1,17 @@
 #include "server/placement/decision.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -298,18 +302,67 @@ const std::string& LayoutText(const Unit& u) {
 }
 
 // The class as messages name it: its short name (the full trait form is in
-// the answer's fields), with its layout when the verdict depends on it.
-void AppendUnitName(const Unit& u, std::string* out) {
-  out->append(u.device_class->short_name);
+// the answer's fields), with its layout when the verdict depends on it;
+// each piece to `put`.
+template <typename Put>
+void PutUnitName(const Unit& u, Put&& put) {
+  put(u.device_class->short_name);
   const std::string& layout = LayoutText(u);
-  if (!layout.empty()) absl::StrAppend(out, " on layout ", layout);
+  if (!layout.empty()) {
+    put(" on layout ");
+    put(layout);
+  }
 }
 
 std::string UnitName(const Unit& u) {
   std::string name;
-  AppendUnitName(u, &name);
+  PutUnitName(u, [&name](absl::string_view piece) {
+    name.append(piece.data(), piece.size());
+  });
   return name;
 }
+
+// Text written piece by piece into a buffer on the stack, and into the
+// string it makes only when the buffer is full (once at the end for the
+// usual few lines): std::string::append per piece cost more than copying.
+class TextBuilder {
+ public:
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void operator()(absl::string_view piece) {
+    if (ABSL_PREDICT_FALSE(piece.size() > sizeof(buffer_) - used_)) {
+      Spill(piece);
+      return;
+    }
+    std::memcpy(buffer_ + used_, piece.data(), piece.size());
+    used_ += piece.size();
+  }
+  template <typename Number,
+            typename = std::enable_if_t<std::is_arithmetic<Number>::value>>
+  void operator()(Number number) {
+    (*this)(absl::AlphaNum(number).Piece());
+  }
+  std::string Finish() && {
+    Flush();
+    return std::move(text_);
+  }
+
+ private:
+  void Flush() {
+    text_.append(buffer_, used_);
+    used_ = 0;
+  }
+  void Spill(absl::string_view piece) {
+    Flush();
+    if (piece.size() > sizeof(buffer_)) {
+      text_.append(piece.data(), piece.size());
+    } else {
+      std::memcpy(buffer_, piece.data(), piece.size());
+      used_ = piece.size();
+    }
+  }
+  char buffer_[512];
+  size_t used_ = 0;
+  std::string text_;
+};
 
 absl::Status NoPlacement(const Request& r, const Units& units,
                          const DeviceScope& scope) {
@@ -391,15 +444,8 @@ std::vector<Choice> Alternatives(const Request& r,
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                         size_t eligible, size_t winners, int devices,
                         bool better_claimed) {
-  // Written piece by piece into one buffer, sized for the usual few lines:
-  // the text is part of every Select that did not set omit_explanation, and
-  // a StrAppend per phrase cost more than the pieces themselves.
-  std::string text;
-  text.reserve(320);
-  auto put = [&text](absl::string_view piece) {
-    text.append(piece.data(), piece.size());
-  };
-  auto number = [&put](const absl::AlphaNum& n) { put(n.Piece()); };
+  // Part of every Select that did not set omit_explanation.
+  TextBuilder put;
   if (u.selection.base()) {
     put("the base function of kernel '");
     put(r.kernel->kernel());
@@ -408,17 +454,17 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
     put("variant '");
     put(r.kernel->variants()[u.selection.index]->name);
     put("' (score ");
-    number(u.selection.score);
+    put(u.selection.score);
     put(")");
   }
   put(" on device class ");
-  AppendUnitName(u, &text);
+  PutUnitName(u, put);
   put(": best of ");
-  number(eligible);
+  put(eligible);
   put(" eligible classes");
   if (winners > 1) {
     put(", tied with ");
-    number(winners - 1);
+    put(winners - 1);
   }
   if (better_claimed) put(" (every device of the better classes is claimed)");
   if (u.image != nullptr) {
@@ -432,7 +478,7 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
   }
   if (u.selection.dynamic) {
     put("; dynamic, chosen for this job's variables (");
-    number(u.selection.evaluated);
+    put(u.selection.evaluated);
     put(" dynamic candidates evaluated)");
   }
   if (!u.selection.runtime_only.empty()) {
@@ -451,11 +497,11 @@ std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
   put("' on node '");
   put(d.node);
   put("' (utilisation ");
-  number(d.properties.utilisation);
+  put(d.properties.utilisation);
   put(") among ");
-  number(devices);
+  put(devices);
   put(" devices.");
-  return text;
+  return std::move(put).Finish();
 }
 
 ClassReport Report(const Request& r, const Unit& u) {
