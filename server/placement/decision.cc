@@ -627,6 +627,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   // Made in its StatusOr, which is returned (not moved into one).
   absl::StatusOr<Decision> decided(absl::in_place);
   Decision& d = *decided;
+  Placement& placement = r.placement != nullptr ? *r.placement : d.placement;
   // The units of equal rank compete together, best rank first; a lower
   // rank gets its turn only when a claiming Select found no device with
   // room among the better ones (without claims the first pick succeeds).
@@ -654,12 +655,12 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     // Ranked from the winners on, as WinnerOf and Alternatives expect.
     absl::Span<Unit* const> rest = absl::MakeConstSpan(ranked).subspan(tier);
     const Unit* unit = WinnerOf(rest, *chosen);
-    FillChoice(r, *unit, *chosen, d.placement.choice);
+    FillChoice(r, *unit, *chosen, placement.choice);
     if (r.job->explanation) {
-      d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
-                                            winners, devices, tier > 0);
+      placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
+                                          winners, devices, tier > 0);
     }
-    d.placement.alternatives = Alternatives(r, rest, chosen);
+    placement.alternatives = Alternatives(r, rest, chosen);
   }
   if (chosen == nullptr && ranked.empty()) {
     d.status = NoPlacement(r, units, scope);

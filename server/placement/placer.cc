@@ -414,7 +414,8 @@ absl::StatusOr<Decision> DecideInRounds(const Fleet& fleet, const Job& job,
 }  // namespace
 
 absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
-                                        const ClaimCheck* claims) const {
+                                        const ClaimCheck* claims,
+                                        Placement* placement) const {
   if (job.kernel.empty()) {
     return WithFieldViolation(absl::InvalidArgumentError("kernel: empty"),
                               "job.kernel", "empty");
@@ -450,6 +451,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                                 : options_.default_top_k;
   request.explain = explain;
   request.claims = claims;
+  request.placement = placement;
   request.counters = &counters_;
   selector::ConditionVerdicts condition_verdicts;
   request.condition_verdicts = &condition_verdicts;
@@ -464,10 +466,21 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
                                          const ClaimCheck* claims) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
-  if (!d.ok()) return d.status();
-  if (!d->status.ok()) return d->status;
-  return std::move(d->placement);
+  // A one-device answer is made in the StatusOr returned (one name on
+  // every path), not moved out of the Decision: a Placement is some twenty
+  // strings and vectors.
+  absl::StatusOr<Placement> out(absl::in_place);
+  const bool ranks = job.count > 1;
+  absl::StatusOr<Decision> d =
+      Decide(job, /*explain=*/false, claims, ranks ? nullptr : &*out);
+  if (!d.ok()) {
+    out = d.status();
+  } else if (!d->status.ok()) {
+    out = d->status;
+  } else if (ranks) {
+    *out = std::move(d->placement);
+  }
+  return out;
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {
