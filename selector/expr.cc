@@ -251,53 +251,58 @@ bool Expression::ReadsVariable(bool (*pred)(absl::string_view name)) const {
 }
 
 EvalResult Expression::Evaluate(const Variables& variables) const {
-  return Eval(root_, variables);
+  return Operand(root_, variables);
+}
+
+EvalResult Expression::Operand(int node, const Variables& variables) const {
+  const ExprNode& n = nodes_[node];
+  if (n.op == ExprOp::kInt) return Value(n.value);
+  if (n.op != ExprOp::kVar) return Eval(node, variables);
+  auto it = variables.find(n.name, n.hash);
+  if (it == variables.end()) {
+    EvalResult r = Fail(EvalError::kUnknownVariable);
+    r.variable = &n.name;
+    return r;
+  }
+  return Value(it->second);
 }
 
 EvalResult Expression::Eval(int node, const Variables& variables) const {
   const ExprNode& n = nodes_[node];
   switch (n.op) {
     case ExprOp::kInt:
-      return Value(n.value);
-    case ExprOp::kVar: {
-      auto it = variables.find(n.name);
-      if (it == variables.end()) {
-        EvalResult r = Fail(EvalError::kUnknownVariable);
-        r.variable = &n.name;
-        return r;
-      }
-      return Value(it->second);
-    }
+    case ExprOp::kVar:
+      return Operand(node, variables);
     case ExprOp::kNeg: {
-      EvalResult a = Eval(n.a, variables);
+      EvalResult a = Operand(n.a, variables);
       if (!a.ok()) return a;
       if (a.value == INT64_MIN) return Fail(EvalError::kOverflow);
       return Value(-a.value);
     }
     case ExprOp::kNot: {
-      EvalResult a = Eval(n.a, variables);
+      EvalResult a = Operand(n.a, variables);
       return a.ok() ? Value(a.value == 0) : a;
     }
     case ExprOp::kAnd:
     case ExprOp::kOr: {
-      EvalResult a = Eval(n.a, variables);
+      EvalResult a = Operand(n.a, variables);
       if (!a.ok()) return a;
       bool is_and = n.op == ExprOp::kAnd;
       if ((a.value != 0) != is_and) return Value(!is_and);  // short-circuit
-      EvalResult b = Eval(n.b, variables);
+      EvalResult b = Operand(n.b, variables);
       return b.ok() ? Value(b.value != 0) : b;
     }
     case ExprOp::kCond: {
-      EvalResult a = Eval(n.a, variables);
+      EvalResult a = Operand(n.a, variables);
       if (!a.ok()) return a;
-      return Eval(a.value != 0 ? n.b : n.c, variables);
+      return Operand(a.value != 0 ? n.b : n.c, variables);
     }
     case ExprOp::kRuntimeOnly:
       return Fail(EvalError::kRuntimeOnly);
     default: {
-      EvalResult a = Eval(n.a, variables);
+      EvalResult a = Operand(n.a, variables);
       if (!a.ok()) return a;
-      EvalResult b = Eval(n.b, variables);
+      EvalResult b = Operand(n.b, variables);
       if (!b.ok()) return b;
       return Arith(n.op, a.value, b.value);
     }
@@ -448,6 +453,7 @@ class ExpressionParser {
       } else {
         n.op = ExprOp::kVar;
         n.name = t.text;
+        n.hash = Variables::hasher{}(n.name);
       }
       Next();
       return Push(std::move(n));

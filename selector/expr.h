@@ -62,6 +62,9 @@ struct ExprNode {
   int64_t value = 0;           // kInt
   std::string name;            // kVar; kRuntimeOnly: the text
   int a = -1, b = -1, c = -1;  // operands (node indices)
+  // kVar: Variables' hash of `name`, made once when parsed, so that a
+  // lookup per evaluation does not hash the name again.
+  size_t hash = 0;
 };
 
 enum class EvalError {
@@ -112,6 +115,9 @@ class Expression {
  private:
   friend class ExpressionParser;
   EvalResult Eval(int node, const Variables& variables) const;
+  // Eval, with a leaf (a literal, a variable) read in place: most
+  // conditions compare two leaves (`N > 32`).
+  EvalResult Operand(int node, const Variables& variables) const;
   std::string Print(int node) const;
 
   std::vector<ExprNode> nodes_;

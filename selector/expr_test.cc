@@ -1,6 +1,7 @@
 #include "selector/expr.h"
 
 #include <climits>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
@@ -154,6 +155,29 @@ TEST(ExpressionTest, SyntaxErrorsHavePositions) {
   EXPECT_THAT(Parse("9223372036854775808").status().message(),
               HasSubstr("does not fit in 64 bits"));
   EXPECT_TRUE(Parse("-9223372036854775807 - 1").ok());
+}
+
+// A variable node keeps the hash of its name, made when parsed, for the
+// lookup: it must find the variable in any map and in any copy of the
+// expression, and miss as a plain lookup would.
+TEST(ExpressionTest, VariablesFoundByTheirParsedHashAmongMany) {
+  absl::StatusOr<Expression> parsed = Parse("N > 32 && n % 4 == Nn");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  Variables many;
+  for (int i = 0; i < 200; ++i) many["v" + std::to_string(i)] = i;
+  many["N"] = 64;
+  many["n"] = 7;
+  many["Nn"] = 3;
+  const Expression copy = *parsed;
+  EvalResult r = copy.Evaluate(many);
+  ASSERT_TRUE(r.ok()) << DescribeEvalError(r);
+  EXPECT_EQ(r.value, 1);
+  many["Nn"] = 2;
+  EXPECT_EQ(copy.Evaluate(many).value, 0);
+  many.erase("n");
+  EXPECT_EQ(DescribeEvalError(copy.Evaluate(many)), "unknown variable n");
+  EXPECT_EQ(DescribeEvalError(parsed->Evaluate({{"n", 1}})),
+            "unknown variable N");
 }
 
 }  // namespace

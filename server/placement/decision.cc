@@ -1,13 +1,17 @@
 #include "server/placement/decision.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -221,6 +225,8 @@ ImageCheck CheckImagesOn(const std::vector<images::DeviceImage>& all,
 // The images the job's binary carries: the job's own, checked here, else
 // the kernel's, checked once per class (KernelEntry::ImagesOn).
 void CheckImages(const Request& r, Unit& u) {
+  // Most kernels and jobs name no images: nothing to build or copy then.
+  if (r.job->images.empty() && r.kernel->images().empty()) return;
   std::shared_ptr<const ImageCheck> kept;
   ImageCheck own;
   const ImageCheck* check = &own;
@@ -278,9 +284,14 @@ absl::Status Evaluate(const Request& r, Unit& u,
     u.variables = r.job->variables;
     selector::AddDeviceVariables(u.device_class->capacity, *u.variables);
   }
-  u.selection = selector::Select(*u.resolution, VariablesOf(r, u),
-                                 u.layout->TargetDevicesFor(u.device_class->id),
-                                 r.condition_verdicts);
+  // Only a target_device selector reads the target devices, and only a
+  // layout-dependent kernel has one: the others skip the lookup.
+  u.selection =
+      selector::Select(*u.resolution, VariablesOf(r, u),
+                       r.kernel->layout_dependent()
+                           ? u.layout->TargetDevicesFor(u.device_class->id)
+                           : selector::TargetDevicesView(),
+                       r.condition_verdicts);
   return absl::OkStatus();
 }
 
@@ -291,18 +302,67 @@ const std::string& LayoutText(const Unit& u) {
 }
 
 // The class as messages name it: its short name (the full trait form is in
-// the answer's fields), with its layout when the verdict depends on it.
-void AppendUnitName(const Unit& u, std::string* out) {
-  out->append(u.device_class->short_name);
+// the answer's fields), with its layout when the verdict depends on it;
+// each piece to `put`.
+template <typename Put>
+void PutUnitName(const Unit& u, Put&& put) {
+  put(u.device_class->short_name);
   const std::string& layout = LayoutText(u);
-  if (!layout.empty()) absl::StrAppend(out, " on layout ", layout);
+  if (!layout.empty()) {
+    put(" on layout ");
+    put(layout);
+  }
 }
 
 std::string UnitName(const Unit& u) {
   std::string name;
-  AppendUnitName(u, &name);
+  PutUnitName(u, [&name](absl::string_view piece) {
+    name.append(piece.data(), piece.size());
+  });
   return name;
 }
+
+// Text written piece by piece into a buffer on the stack, and into the
+// string it makes only when the buffer is full (once at the end for the
+// usual few lines): std::string::append per piece cost more than copying.
+class TextBuilder {
+ public:
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void operator()(absl::string_view piece) {
+    if (ABSL_PREDICT_FALSE(piece.size() > sizeof(buffer_) - used_)) {
+      Spill(piece);
+      return;
+    }
+    std::memcpy(buffer_ + used_, piece.data(), piece.size());
+    used_ += piece.size();
+  }
+  template <typename Number,
+            typename = std::enable_if_t<std::is_arithmetic<Number>::value>>
+  void operator()(Number number) {
+    (*this)(absl::AlphaNum(number).Piece());
+  }
+  std::string Finish() && {
+    Flush();
+    return std::move(text_);
+  }
+
+ private:
+  void Flush() {
+    text_.append(buffer_, used_);
+    used_ = 0;
+  }
+  void Spill(absl::string_view piece) {
+    Flush();
+    if (piece.size() > sizeof(buffer_)) {
+      text_.append(piece.data(), piece.size());
+    } else {
+      std::memcpy(buffer_, piece.data(), piece.size());
+      used_ = piece.size();
+    }
+  }
+  char buffer_[512];
+  size_t used_ = 0;
+  std::string text_;
+};
 
 absl::Status NoPlacement(const Request& r, const Units& units,
                          const DeviceScope& scope) {
@@ -384,49 +444,64 @@ std::vector<Choice> Alternatives(const Request& r,
 std::string Explanation(const Request& r, const Unit& u, const DeviceSlot& d,
                         size_t eligible, size_t winners, int devices,
                         bool better_claimed) {
-  // Written into one buffer, sized for the usual few lines: the text is
-  // part of every Select that did not set omit_explanation.
-  std::string text;
-  text.reserve(320);
+  // Part of every Select that did not set omit_explanation.
+  TextBuilder put;
   if (u.selection.base()) {
-    absl::StrAppend(&text, "the base function of kernel '", r.kernel->kernel(),
-                    "' (no variant fits)");
+    put("the base function of kernel '");
+    put(r.kernel->kernel());
+    put("' (no variant fits)");
   } else {
-    absl::StrAppend(&text, "variant '",
-                    r.kernel->variants()[u.selection.index]->name, "' (score ",
-                    u.selection.score, ")");
+    put("variant '");
+    put(r.kernel->variants()[u.selection.index]->name);
+    put("' (score ");
+    put(u.selection.score);
+    put(")");
   }
-  text.append(" on device class ");
-  AppendUnitName(u, &text);
-  absl::StrAppend(&text, ": best of ", eligible, " eligible classes");
-  if (winners > 1) absl::StrAppend(&text, ", tied with ", winners - 1);
-  if (better_claimed) {
-    absl::StrAppend(&text, " (every device of the better classes is claimed)");
+  put(" on device class ");
+  PutUnitName(u, put);
+  put(": best of ");
+  put(eligible);
+  put(" eligible classes");
+  if (winners > 1) {
+    put(", tied with ");
+    put(winners - 1);
   }
+  if (better_claimed) put(" (every device of the better classes is claimed)");
   if (u.image != nullptr) {
-    absl::StrAppend(
-        &text, "; runs image ", images::ImageId(*u.image),
-        u.image_note.empty() ? "" : absl::StrCat(" (", u.image_note, ")"));
+    put("; runs image ");
+    put(images::ImageId(*u.image));
+    if (!u.image_note.empty()) {
+      put(" (");
+      put(u.image_note);
+      put(")");
+    }
   }
   if (u.selection.dynamic) {
-    absl::StrAppend(&text, "; dynamic, chosen for this job's variables (",
-                    u.selection.evaluated, " dynamic candidates evaluated)");
+    put("; dynamic, chosen for this job's variables (");
+    put(u.selection.evaluated);
+    put(" dynamic candidates evaluated)");
   }
   if (!u.selection.runtime_only.empty()) {
-    std::vector<std::string> names;
-    for (int index : u.selection.runtime_only) {
-      names.push_back(
-          absl::StrCat("'", r.kernel->variants()[index]->name, "'"));
+    put("; ranked above it with a runtime-only condition the program "
+        "decides: ");
+    for (size_t i = 0; i < u.selection.runtime_only.size(); ++i) {
+      put(i == 0 ? "'" : ", '");
+      put(r.kernel->variants()[u.selection.runtime_only[i]]->name);
+      put("'");
     }
-    absl::StrAppend(&text,
-                    "; ranked above it with a runtime-only condition "
-                    "the program decides: ",
-                    absl::StrJoin(names, ", "));
   }
-  absl::StrAppend(&text, ".\n", PolicyName(r.job->policy), " picked device '",
-                  d.id, "' on node '", d.node, "' (utilisation ",
-                  d.properties.utilisation, ") among ", devices, " devices.");
-  return text;
+  put(".\n");
+  put(PolicyName(r.job->policy));
+  put(" picked device '");
+  put(d.id);
+  put("' on node '");
+  put(d.node);
+  put("' (utilisation ");
+  put(d.properties.utilisation);
+  put(") among ");
+  put(devices);
+  put(" devices.");
+  return std::move(put).Finish();
 }
 
 ClassReport Report(const Request& r, const Unit& u) {
@@ -465,9 +540,8 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   UnitPtrs ranked;
   ranked.reserve(units.size());
   UnitPtrs fitting_units;  // the units whose class fits the job
-  std::vector<const DeviceClass*> classes;
+  absl::InlinedVector<const DeviceClass*, 8> classes;
   fitting_units.reserve(units.size());
-  classes.reserve(units.size());
   for (Unit& u : units) {
     if (u.eligible_count == 0) {
       u.reason =
@@ -507,8 +581,9 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     classes.push_back(fitting_units[i]->device_class);
     looked_up.push_back(i);
   }
-  std::vector<std::optional<selector::Resolution>> cached =
-      r.kernel->Cached(*r.signature, classes, r.counters);
+  absl::InlinedVector<std::optional<selector::Resolution>, 8> cached(
+      classes.size());
+  r.kernel->Cached(*r.signature, classes, absl::MakeSpan(cached), r.counters);
   for (size_t j = 0; j < looked_up.size(); ++j) {
     if (cached[j].has_value()) found[looked_up[j]] = *std::move(cached[j]);
   }
@@ -534,10 +609,25 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   if (r.unresolved != nullptr && !r.unresolved->empty()) {
     return absl::AbortedError("classes left to resolve without the lock");
   }
-  std::stable_sort(
-      ranked.begin(), ranked.end(),
-      [](const Unit* a, const Unit* b) { return a->rank() > b->rank(); });
-  Decision d;
+  auto better = [](const Unit* a, const Unit* b) {
+    return a->rank() > b->rank();
+  };
+  if (ranked.size() <= 16) {
+    // A few units: insertion sort, as stable as stable_sort, without the
+    // buffer stable_sort allocates.
+    for (size_t i = 1; i < ranked.size(); ++i) {
+      Unit* u = ranked[i];
+      size_t j = i;
+      for (; j > 0 && better(u, ranked[j - 1]); --j) ranked[j] = ranked[j - 1];
+      ranked[j] = u;
+    }
+  } else {
+    std::stable_sort(ranked.begin(), ranked.end(), better);
+  }
+  // Made in its StatusOr, which is returned (not moved into one).
+  absl::StatusOr<Decision> decided(absl::in_place);
+  Decision& d = *decided;
+  Placement& placement = r.placement != nullptr ? *r.placement : d.placement;
   // The units of equal rank compete together, best rank first; a lower
   // rank gets its turn only when a claiming Select found no device with
   // room among the better ones (without claims the first pick succeeds).
@@ -565,12 +655,12 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
     // Ranked from the winners on, as WinnerOf and Alternatives expect.
     absl::Span<Unit* const> rest = absl::MakeConstSpan(ranked).subspan(tier);
     const Unit* unit = WinnerOf(rest, *chosen);
-    FillChoice(r, *unit, *chosen, d.placement.choice);
+    FillChoice(r, *unit, *chosen, placement.choice);
     if (r.job->explanation) {
-      d.placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
-                                            winners, devices, tier > 0);
+      placement.explanation = Explanation(r, *unit, *chosen, ranked.size(),
+                                          winners, devices, tier > 0);
     }
-    d.placement.alternatives = Alternatives(r, rest, chosen);
+    placement.alternatives = Alternatives(r, rest, chosen);
   }
   if (chosen == nullptr && ranked.empty()) {
     d.status = NoPlacement(r, units, scope);
@@ -586,7 +676,7 @@ absl::StatusOr<Decision> DecideAmong(const Request& r,
   if (r.explain) {
     for (const Unit& u : units) d.classes.push_back(Report(r, u));
   }
-  return d;
+  return decided;
 }
 
 }  // namespace

@@ -63,6 +63,10 @@ struct Request {
   // that lock), but appended, and Decide fails (see there). Null: resolved
   // in place.
   std::vector<Unresolved>* unresolved = nullptr;
+  // Non-null: the answer goes here instead of Decision::placement (a
+  // one-device Select's own result, which then is not moved out of the
+  // Decision). Written once, when a device is chosen; a fresh Placement.
+  Placement* placement = nullptr;
   // The job's condition verdicts, shared by every class the request asks
   // (each condition evaluated once per request); null: none kept.
   selector::ConditionVerdicts* condition_verdicts = nullptr;
@@ -73,7 +77,7 @@ struct Decision {
   // (with Request::claims) ResourceExhaustedError "all N fitting devices
   // are claimed".
   absl::Status status;
-  Placement placement;
+  Placement placement;               // unless Request::placement
   std::vector<ClassReport> classes;  // only with Request::explain
 };
 

@@ -44,6 +44,14 @@ uint64_t Mix(uint64_t h, uint64_t v) {
   return (h ^ v) * uint64_t{0x9E3779B97F4A7C15} + (h >> 29);
 }
 
+// A job's construct names are a few short words, hashed on every Select:
+// FNV-1a inline, where absl::Hash costs a few calls per string.
+uint64_t NameHash(absl::string_view name) {
+  uint64_t h = 0xcbf29ce484222325;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3;
+  return h;
+}
+
 uint64_t NamesHash(const selector::NameSet& names) {
   uint64_t sum = names.size();
   for (const std::string& n : names) sum += absl::HashOf(n);
@@ -63,7 +71,9 @@ uint64_t SignatureHash(const Job& job) {
       linear += step.uniform.empty() ? absl::HashOf(variable, step.constant)
                                      : absl::HashOf(variable, step.uniform);
     }
-    h = Mix(h, absl::HashOf(t.name, t.simdlen, t.inbranch, t.notinbranch));
+    h = Mix(h, NameHash(t.name));
+    h = Mix(h, static_cast<uint64_t>(t.simdlen) * 4 + t.inbranch * 2 +
+                   t.notinbranch);
     h = Mix(h, aligned);
     h = Mix(h, linear);
     h = Mix(h, NamesHash(t.uniform));
@@ -72,8 +82,16 @@ uint64_t SignatureHash(const Job& job) {
   h = Mix(h, NamesHash(impl.vendor));
   h = Mix(h, NamesHash(impl.extension));
   h = Mix(h, NamesHash(impl.requires_));
-  h = Mix(h, absl::HashOf(impl.atomic_default_mem_order));
-  return Mix(h, absl::HashOf(job.compiler, job.ties));
+  h = Mix(h, NameHash(impl.atomic_default_mem_order));
+  return Mix(h, static_cast<uint64_t>(job.compiler) * 64 +
+                    static_cast<uint64_t>(job.ties));
+}
+
+// Equal containers; most of a job's are empty, which this tells without
+// a call.
+template <typename C>
+bool SameContainer(const C& a, const C& b) {
+  return a.size() == b.size() && (a.empty() || a == b);
 }
 
 // Whether `job` has the traits of `s`: what equal keys say, without a key.
@@ -84,15 +102,17 @@ bool SameSignature(const Job& job, const JobSignature& s) {
     const selector::ConstructTrait& b = s.construct[i];
     if (a.name != b.name || a.simdlen != b.simdlen ||
         a.inbranch != b.inbranch || a.notinbranch != b.notinbranch ||
-        a.aligned != b.aligned || a.linear != b.linear ||
-        a.uniform != b.uniform) {
+        !SameContainer(a.aligned, b.aligned) ||
+        !SameContainer(a.linear, b.linear) ||
+        !SameContainer(a.uniform, b.uniform)) {
       return false;
     }
   }
   const selector::ImplementationTraits& a = job.implementation;
   const selector::ImplementationTraits& b = s.implementation;
-  return a.vendor == b.vendor && a.extension == b.extension &&
-         a.requires_ == b.requires_ &&
+  return SameContainer(a.vendor, b.vendor) &&
+         SameContainer(a.extension, b.extension) &&
+         SameContainer(a.requires_, b.requires_) &&
          a.atomic_default_mem_order == b.atomic_default_mem_order &&
          job.compiler == s.compiler && job.ties == s.ties;
 }
@@ -267,6 +287,14 @@ std::vector<std::optional<selector::Resolution>> KernelEntry::Cached(
     const std::vector<const DeviceClass*>& classes,
     ResolutionCounters* counters) const {
   std::vector<std::optional<selector::Resolution>> out(classes.size());
+  Cached(signature, classes, absl::MakeSpan(out), counters);
+  return out;
+}
+
+void KernelEntry::Cached(const JobSignature& signature,
+                         absl::Span<const DeviceClass* const> classes,
+                         absl::Span<std::optional<selector::Resolution>> out,
+                         ResolutionCounters* counters) const {
   int64_t hits = 0;
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -283,7 +311,6 @@ std::vector<std::optional<selector::Resolution>> KernelEntry::Cached(
     counters->hits.fetch_add(hits);
     counters->misses.fetch_add(static_cast<int64_t>(classes.size()) - hits);
   }
-  return out;
 }
 
 absl::StatusOr<selector::Resolution> KernelEntry::ResolveFor(

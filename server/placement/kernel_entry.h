@@ -30,6 +30,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "images/device_image.h"
 #include "selector/selector.h"
 #include "server/model/model.h"
@@ -168,6 +169,13 @@ class KernelEntry {
       const JobSignature& signature,
       const std::vector<const DeviceClass*>& classes,
       ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The same into `out` (as long as `classes`, all nullopt), which the
+  // caller holds: a Select's lookups allocate nothing.
+  void Cached(const JobSignature& signature,
+              absl::Span<const DeviceClass* const> classes,
+              absl::Span<std::optional<selector::Resolution>> out,
+              ResolutionCounters* counters = nullptr) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Resolves this kernel for `signature` on class `class_id`, whose static
   // context is `context` (JobSignature::ContextFor), and with kFill keeps
   // it as Resolution() does.

@@ -215,5 +215,47 @@ TEST(KernelEntryTest, ReadOnlyLookupsNeitherFillTheCapNorTheCache) {
   EXPECT_EQ(counters.hits.load(), 1);
 }
 
+// The per-request lookup finds a job's signature by a hash of its traits,
+// then compares them field by field (an empty container without a call):
+// every trait that changes the key changes the signature found, and an
+// equal job finds the same one again.
+TEST(SignatureIdsTest, EveryTraitOfTheKeyTellsSignaturesApart) {
+  SignatureIds ids(64);
+  const Job base = JobWith({"target", "simd"}, {"llvm"});
+  std::vector<Job> jobs = {base};
+  auto with = [&](void (*change)(Job&)) {
+    jobs.push_back(base);
+    change(jobs.back());
+  };
+  with([](Job& j) { j.construct[1].name = "for"; });
+  with([](Job& j) { j.construct[1].simdlen = 8; });
+  with([](Job& j) { j.construct[1].inbranch = true; });
+  with([](Job& j) { j.construct[1].notinbranch = true; });
+  with([](Job& j) { j.construct[1].uniform.insert("a"); });
+  with([](Job& j) { j.construct[1].uniform.insert("b"); });  // same size
+  with([](Job& j) { j.construct[1].aligned["x"] = 64; });
+  with([](Job& j) { j.construct[1].aligned["x"] = 32; });
+  with([](Job& j) { j.construct[1].linear["x"].constant = 2; });
+  with([](Job& j) { j.implementation.vendor = {"gnu"}; });  // same size
+  with([](Job& j) { j.implementation.extension.insert("e"); });
+  with([](Job& j) { j.implementation.requires_.insert("reverse_offload"); });
+  with([](Job& j) { j.implementation.atomic_default_mem_order = "seq_cst"; });
+  with([](Job& j) { j.compiler = selector::CompilerProfile::kGcc12; });
+  with([](Job& j) { j.ties = selector::TieChoice::kLastDeclared; });
+  std::vector<const JobSignature*> seen;
+  for (const Job& job : jobs) {
+    const JobSignature* s = ids.Intern(job);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->key, JobSignature::Of(job).key);
+    for (const JobSignature* other : seen) EXPECT_NE(s, other) << s->key;
+    seen.push_back(s);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Job again = jobs[i];
+    EXPECT_EQ(ids.Intern(again), seen[i]) << seen[i]->key;
+    EXPECT_EQ(ids.Find(again), seen[i]) << seen[i]->key;
+  }
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement::internal

@@ -81,9 +81,14 @@ std::vector<const DeviceSlot*> LeastLoadedDevices(
     absl::Span<const DeviceGroup* const> groups, size_t n,
     const DeviceSlot* skip) {
   std::vector<const DeviceSlot*> all;
+  all.reserve(groups.size() * (n + 1));  // one allocation, not one per growth
   for (const DeviceGroup* g : groups) g->AppendLeastLoaded(n + 1, &all);
   all.erase(std::remove(all.begin(), all.end(), skip), all.end());
-  std::sort(all.begin(), all.end(), LessLoaded);
+  // A lambda, which the sort inlines (a function pointer it calls).
+  std::sort(all.begin(), all.end(),
+            [](const DeviceSlot* a, const DeviceSlot* b) {
+              return LessLoaded(a, b);
+            });
   if (all.size() > n) all.resize(n);
   return all;
 }

@@ -338,8 +338,84 @@ absl::StatusOr<DeviceClassNames> Placer::DeviceClassOf(
   return fleet_->ClassOf(device_id);
 }
 
+namespace {
+
+// Placer::Decide's rounds, with `request` made: returns the Decision it
+// made in place (one name on every path, so the answer is not moved once
+// more per hop).
+absl::StatusOr<Decision> DecideInRounds(const Fleet& fleet, const Job& job,
+                                        bool explain,
+                                        internal::Request& request) {
+  const JobSignature* signature = request.signature;
+  // Resolving is the one slow step (13-23 ms for a kernel of 40,000
+  // variants), and heartbeats take the fleet lock exclusively: a class not
+  // yet resolved for this signature is resolved after the reader lets go,
+  // and the request decides again. A few rounds cover classes created
+  // meanwhile; the last resolves in place, so a request always ends.
+  constexpr int kUnlockedRounds = 4;
+  internal::ResolvedClasses resolved;
+  std::vector<internal::Unresolved> unresolved;
+  request.resolved = &resolved;
+  auto decide = [&](int round) {
+    request.unresolved = round < kUnlockedRounds ? &unresolved : nullptr;
+    Fleet::Reader reader(fleet);
+    return job.count > 1 && !explain
+               ? (job.same_node ? DecideRanksOnOneNode(request, reader)
+                                : DecideRanks(request, reader))
+               : internal::Decide(request, reader);
+  };
+  absl::StatusOr<Decision> d = decide(0);
+  for (int round = 1; !unresolved.empty(); ++round) {
+    // Classes that differ only in capacity (device_class.h) have one static
+    // context, so one resolution serves them all: an 80 GB and a 40 GB H100
+    // class cost one Resolve.
+    std::vector<std::pair<std::string, int>> resolved_traits;
+    for (internal::Unresolved& u : unresolved) {
+      if (resolved.contains(u.class_id)) continue;
+      std::string traits = DeviceClassKey(u.context->device, "");
+      auto same = std::find_if(resolved_traits.begin(), resolved_traits.end(),
+                               [&](const std::pair<std::string, int>& r) {
+                                 return r.first == traits;
+                               });
+      if (same != resolved_traits.end()) {
+        absl::StatusOr<selector::Resolution> r = resolved.at(same->second);
+        if (r.ok() && !explain) {
+          request.kernel->Store(*signature, u.class_id, *r);
+        }
+        resolved.emplace(u.class_id, std::move(r));
+        continue;
+      }
+      resolved.emplace(u.class_id,
+                       request.kernel->ResolveFor(
+                           *signature, u.class_id, std::move(u.context),
+                           explain ? internal::CacheUse::kReadOnly
+                                   : internal::CacheUse::kFill));
+      resolved_traits.emplace_back(std::move(traits), u.class_id);
+    }
+    unresolved.clear();
+    d = decide(round);
+  }
+  if (!resolved.empty() && !explain) {
+    // A class freed before its resolution was kept escaped the
+    // Forget that its removal made: forget it here.
+    absl::flat_hash_set<int> live;
+    for (const DeviceClass* c : fleet.Classes()) {
+      live.insert(c->id);
+    }
+    std::vector<int> gone;
+    for (const auto& [id, r] : resolved) {
+      if (!live.contains(id)) gone.push_back(id);
+    }
+    request.kernel->Forget(gone);
+  }
+  return d;
+}
+
+}  // namespace
+
 absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
-                                        const ClaimCheck* claims) const {
+                                        const ClaimCheck* claims,
+                                        Placement* placement) const {
   if (job.kernel.empty()) {
     return WithFieldViolation(absl::InvalidArgumentError("kernel: empty"),
                               "job.kernel", "empty");
@@ -375,6 +451,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
                                 : options_.default_top_k;
   request.explain = explain;
   request.claims = claims;
+  request.placement = placement;
   request.counters = &counters_;
   selector::ConditionVerdicts condition_verdicts;
   request.condition_verdicts = &condition_verdicts;
@@ -384,77 +461,26 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
         explain ? spread_ticket_.load(std::memory_order_relaxed)
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
-  // Resolving is the one slow step (13-23 ms for a kernel of 40,000
-  // variants), and heartbeats take the fleet lock exclusively: a class not
-  // yet resolved for this signature is resolved after the reader lets go,
-  // and the request decides again. A few rounds cover classes created
-  // meanwhile; the last resolves in place, so a request always ends.
-  constexpr int kUnlockedRounds = 4;
-  internal::ResolvedClasses resolved;
-  std::vector<internal::Unresolved> unresolved;
-  request.resolved = &resolved;
-  for (int round = 0;; ++round) {
-    request.unresolved = round < kUnlockedRounds ? &unresolved : nullptr;
-    // Made in place (the answer is not moved once more per hop).
-    absl::StatusOr<Decision> d = [&] {
-      Fleet::Reader reader(*fleet_);
-      return job.count > 1 && !explain
-                 ? (job.same_node ? DecideRanksOnOneNode(request, reader)
-                                  : DecideRanks(request, reader))
-                 : internal::Decide(request, reader);
-    }();
-    if (unresolved.empty()) {
-      if (!resolved.empty() && !explain) {
-        // A class freed before its resolution was kept escaped the
-        // Forget that its removal made: forget it here.
-        absl::flat_hash_set<int> live;
-        for (const DeviceClass* c : fleet_->Classes()) {
-          live.insert(c->id);
-        }
-        std::vector<int> gone;
-        for (const auto& [id, r] : resolved) {
-          if (!live.contains(id)) gone.push_back(id);
-        }
-        request.kernel->Forget(gone);
-      }
-      return d;
-    }
-    // Classes that differ only in capacity (device_class.h) have one static
-    // context, so one resolution serves them all: an 80 GB and a 40 GB H100
-    // class cost one Resolve.
-    std::vector<std::pair<std::string, int>> resolved_traits;
-    for (internal::Unresolved& u : unresolved) {
-      if (resolved.contains(u.class_id)) continue;
-      std::string traits = DeviceClassKey(u.context->device, "");
-      auto same = std::find_if(resolved_traits.begin(), resolved_traits.end(),
-                               [&](const std::pair<std::string, int>& r) {
-                                 return r.first == traits;
-                               });
-      if (same != resolved_traits.end()) {
-        absl::StatusOr<selector::Resolution> r = resolved.at(same->second);
-        if (r.ok() && !explain) {
-          request.kernel->Store(*signature, u.class_id, *r);
-        }
-        resolved.emplace(u.class_id, std::move(r));
-        continue;
-      }
-      resolved.emplace(u.class_id,
-                       request.kernel->ResolveFor(
-                           *signature, u.class_id, std::move(u.context),
-                           explain ? internal::CacheUse::kReadOnly
-                                   : internal::CacheUse::kFill));
-      resolved_traits.emplace_back(std::move(traits), u.class_id);
-    }
-    unresolved.clear();
-  }
+  return DecideInRounds(*fleet_, job, explain, request);
 }
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
                                          const ClaimCheck* claims) const {
-  absl::StatusOr<Decision> d = Decide(job, /*explain=*/false, claims);
-  if (!d.ok()) return d.status();
-  if (!d->status.ok()) return d->status;
-  return std::move(d->placement);
+  // A one-device answer is made in the StatusOr returned (one name on
+  // every path), not moved out of the Decision: a Placement is some twenty
+  // strings and vectors.
+  absl::StatusOr<Placement> out(absl::in_place);
+  const bool ranks = job.count > 1;
+  absl::StatusOr<Decision> d =
+      Decide(job, /*explain=*/false, claims, ranks ? nullptr : &*out);
+  if (!d.ok()) {
+    out = d.status();
+  } else if (!d->status.ok()) {
+    out = d->status;
+  } else if (ranks) {
+    *out = std::move(d->placement);
+  }
+  return out;
 }
 
 absl::StatusOr<PlacementReport> Placer::Explain(const Job& job) const {

@@ -227,8 +227,11 @@ class Placer {
   // the resolutions of classes that left the fleet.
   void ApplyClassChanges(const internal::FleetClassChanges& changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::StatusOr<internal::Decision> Decide(const Job& job, bool explain,
-                                            const ClaimCheck* claims) const;
+  // With `placement`, a one-device Select's answer is written there
+  // (internal::Request::placement).
+  absl::StatusOr<internal::Decision> Decide(
+      const Job& job, bool explain, const ClaimCheck* claims,
+      Placement* placement = nullptr) const;
 
   const PlacerOptions options_;
   mutable internal::ResolutionCounters counters_;

@@ -739,6 +739,55 @@ TEST_F(PlacerTest, ExplainReportsEveryClassAndVariant) {
   EXPECT_THAT(text, HasSubstr("saxpy_hip"));
 }
 
+// The explanation, whole: written piece by piece through a stack buffer,
+// once within it and once past its size (long names, several runtime-only
+// variants), it reads as the phrases say.
+TEST_F(PlacerTest, ExplanationTextWholeShortAndLong) {
+  AddNode("a",
+          {MakeDevice("a", -1, Kind::kXeon), MakeDevice("a", 0, Kind::kH100),
+           MakeDevice("a", 1, Kind::kMi250, 0.9)});
+  absl::StatusOr<Placement> p = placer_.Select(SaxpyJob());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->explanation,
+            "variant 'saxpy_hip' (score 8) on device class " +
+                p->choice.device_class->short_name +
+                ": best of 3 eligible classes.\n"
+                "least_loaded picked device 'a/1' on node 'a' (utilisation "
+                "0.9) among 1 devices.");
+
+  const std::string tuned(250, 't'), plan(250, 'p'), small(250, 's');
+  ASSERT_TRUE(
+      placer_
+          .SetVariants(
+              "fft",
+              {MakeVariant("fft", tuned,
+                           "device={arch(nvptx)}, "
+                           "user={condition(score(9): tuned_for(n))}",
+                           0),
+               MakeVariant("fft", plan,
+                           "device={arch(nvptx)}, "
+                           "user={condition(score(3): plan.ok)}",
+                           1),
+               MakeVariant("fft", small, "device={arch(nvptx), kind(gpu)}", 2)})
+          .ok());
+  Job job;
+  job.kernel = "fft";
+  p = placer_.Select(job);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->choice.variant->name, small);
+  const std::string text =
+      "variant '" + small + "' (score " + std::to_string(p->choice.score) +
+      ") on device class " + p->choice.device_class->short_name +
+      ": best of 3 eligible classes; ranked above it with a runtime-only "
+      "condition the program decides: '" +
+      tuned + "', '" + plan +
+      "'.\n"
+      "least_loaded picked device 'a/0' on node 'a' (utilisation 0) among 1 "
+      "devices.";
+  EXPECT_GT(text.size(), 512u);
+  EXPECT_EQ(p->explanation, text);
+}
+
 }  // namespace
 TEST_F(PlacerTest, SuspectNodesServeOnlyWhenNoHealthyDeviceCan) {
   // MI250X outscores H100 for saxpy; its only node goes suspect.
