@@ -166,5 +166,40 @@ TEST(FleetTest, ListingsReadPublishedRecordsAndBeatsWhole) {
   }
 }
 
+// The fleet keys its id and UUID indexes by views of the slots' own
+// strings: when two devices report one UUID the later report's wins, and
+// the index stays right whichever of them leaves first.
+TEST(FleetTest, UuidIndexFollowsTheLaterReportWhicheverLeavesFirst) {
+  for (bool earlier_leaves_first : {true, false}) {
+    SCOPED_TRACE(earlier_leaves_first);
+    Fleet fleet;
+    Device a = Distinct("a", 0), b = Distinct("b", 0);
+    a.identity.uuid = b.identity.uuid = "GPU-one-uuid-reported-twice-over";
+    ASSERT_TRUE(fleet.ReplaceNode("a", {a}, nullptr).ok());
+    ASSERT_TRUE(fleet.ReplaceNode("b", {b}, nullptr).ok());
+    {
+      Fleet::Reader reader(fleet);
+      ASSERT_NE(reader.device(a.identity.uuid), nullptr);
+      EXPECT_EQ(reader.device(a.identity.uuid)->id, "b/0");
+      EXPECT_EQ(reader.device("a/0")->id, "a/0");
+    }
+    EXPECT_TRUE(fleet.RemoveNode(earlier_leaves_first ? "a" : "b", nullptr));
+    // Churn the heap over the freed slot's strings.
+    ASSERT_TRUE(fleet.ReplaceNode("c", DistinctDevices("c", 8), nullptr).ok());
+    Fleet::Reader reader(fleet);
+    const DeviceSlot* by_uuid = reader.device(a.identity.uuid);
+    if (earlier_leaves_first) {
+      ASSERT_NE(by_uuid, nullptr);
+      EXPECT_EQ(by_uuid->id, "b/0");
+      EXPECT_EQ(reader.device("a/0"), nullptr);
+    } else {
+      // The earlier device is live but no longer the UUID's (as before).
+      EXPECT_EQ(by_uuid, nullptr);
+      EXPECT_EQ(reader.device("a/0")->id, "a/0");
+      EXPECT_EQ(reader.device("b/0"), nullptr);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement::internal
