@@ -17,7 +17,17 @@
 //                               (tools/perf.sh:
 //                               beat_p99_under_listing_vs_idle).
 //
+//   BM_FleetHeap/nodes:n        n nodes of ctxsel-load's shape (a host CPU
+//                               and 7 GPUs, ids "<node>/host", "<node>/0")
+//                               reported through the inventory into
+//                               placement: heap_bytes_per_device is the
+//                               malloc'd bytes they hold (the fleet, the
+//                               listing records, the event history), the
+//                               server's own share of its RSS at 80,000
+//                               devices without gRPC's.
+//
 //   bazel run -c opt //bench:report_bench
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -215,6 +225,70 @@ BENCHMARK(BM_BeatUnderListing)
     ->Arg(10)
     ->Iterations(20000)
     ->UseRealTime();
+
+// A node as ctxsel-load reports it (bench/load/load_fleet.cc).
+NodeState LoadShapedNode(const std::string& id, int number) {
+  NodeState node;
+  node.id = id;
+  node.agent_version = "ctxsel-load";
+  Device cpu;
+  cpu.id = id + "/host";
+  cpu.index = -1;
+  cpu.traits.kind = {"cpu", "host"};
+  cpu.traits.arch = {"x86_64"};
+  cpu.traits.isa = {"avx512f"};
+  cpu.traits.vendor = {"intel"};
+  cpu.properties.compute_units = 64;
+  node.devices.push_back(std::move(cpu));
+  for (int i = 0; i < 7; ++i) {
+    Device gpu;
+    gpu.id = id + "/" + std::to_string(i);
+    gpu.index = i;
+    gpu.traits.kind = {"gpu", "nohost"};
+    if (number % 2 == 0) {
+      gpu.traits.arch = {"nvptx", "sm_90"};
+      gpu.traits.vendor = {"nvidia"};
+    } else {
+      gpu.traits.arch = {"amdgcn"};
+      gpu.traits.isa = {"gfx90a"};
+      gpu.traits.vendor = {"amd"};
+    }
+    gpu.properties.memory_bytes = 80ull << 30;
+    gpu.properties.compute_units = 132;
+    gpu.properties.utilisation = ((number * 7 + i) % 101) / 101.0;
+    node.devices.push_back(std::move(gpu));
+  }
+  return node;
+}
+
+void BM_FleetHeap(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  double bytes = 0;
+  for (auto _ : state) {
+    const size_t before = mallinfo2().uordblks;
+    {
+      server::placement::Placer placer;
+      server::PlacerBridge bridge(&placer);
+      Inventory inventory(Options(8), &bridge);
+      for (int n = 0; n < nodes; ++n) {
+        if (absl::Status s = inventory.Report(
+                LoadShapedNode("perf10000-n" + std::to_string(n), n));
+            !s.ok()) {
+          state.SkipWithError(std::string(s.message()).c_str());
+          return;
+        }
+      }
+      bytes = static_cast<double>(mallinfo2().uordblks - before);
+    }
+  }
+  state.counters["heap_mib"] = bytes / (1 << 20);
+  state.counters["heap_bytes_per_device"] = bytes / (nodes * 8.0);
+}
+BENCHMARK(BM_FleetHeap)
+    ->ArgName("nodes")
+    ->Arg(10000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ctxsel::bench

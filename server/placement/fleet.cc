@@ -100,8 +100,7 @@ void Fleet::Erase(absl::string_view node) {
         by_uuid_.erase(by_uuid);
       }
     }
-    std::string id = slot->id;
-    devices_.erase(id);  // frees the slot
+    devices_.erase(devices_.find(slot->id));  // frees the slot and its key
   }
   const std::string& layout_key = it->second.layout->key;
   if (--layouts_[layout_key].nodes == 0) unused_layouts_.push_back(layout_key);
@@ -150,11 +149,15 @@ void Fleet::Apply(absl::string_view node, std::vector<Device> devices,
     Place(slot.get(), entry);
     entry.devices.push_back(slot.get());
     if (!slot->identity.uuid.empty()) {
-      by_uuid_[slot->identity.uuid] = slot.get();
+      // The later report's wins, keyed by its own string: the earlier
+      // slot's may be freed first.
+      by_uuid_.erase(slot->identity.uuid);
+      by_uuid_.emplace(slot->identity.uuid, slot.get());
     }
     // Ids are unique (NormalizeReport checked the report, CheckIdsFree
     // the fleet), so this never replaces a live slot.
-    devices_[slot->id] = std::move(slot);
+    const absl::string_view id = slot->id;
+    devices_.emplace(id, std::move(slot));
   }
   // Partitions: NormalizeReport checked that each parent is a whole device
   // of this report.

@@ -203,14 +203,18 @@ class Fleet {
   std::vector<std::string> unused_classes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> unused_layouts_ ABSL_GUARDED_BY(mu_);
   std::map<GroupKey, std::unique_ptr<DeviceGroup>> groups_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::unique_ptr<DeviceSlot>> devices_
+  // Keyed by views of the slots' own strings (a slot's address is stable),
+  // so the fleet keeps each id and UUID once.
+  absl::flat_hash_map<absl::string_view, std::unique_ptr<DeviceSlot>> devices_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   // Cordons by device id and by node name.
   absl::flat_hash_map<std::string, Cordon> device_cordons_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Cordon> node_cordons_ ABSL_GUARDED_BY(mu_);
-  // Live devices by UUID, for jobs that name their allocation by UUID.
-  absl::flat_hash_map<std::string, DeviceSlot*> by_uuid_ ABSL_GUARDED_BY(mu_);
+  // Live devices by UUID, for jobs that name their allocation by UUID; the
+  // key views the slot's identity.uuid.
+  absl::flat_hash_map<absl::string_view, DeviceSlot*> by_uuid_
+      ABSL_GUARDED_BY(mu_);
   // Written under mu_, read without it (its own stripe locks).
   ListingIndex listings_;
 };

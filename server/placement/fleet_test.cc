@@ -166,5 +166,99 @@ TEST(FleetTest, ListingsReadPublishedRecordsAndBeatsWhole) {
   }
 }
 
+// A record packs its devices' fields and strings (ListedDevice); it gives
+// every one back as reported, cordon included, after its node left the
+// fleet and another node took its ids.
+TEST(FleetTest, ListingGivesBackEveryFieldAfterItsNodeIsGone) {
+  Fleet fleet;
+  std::vector<Device> devices = DistinctDevices("node-with-a-long-name", 3);
+  Device& whole = devices[1];
+  whole.properties = {.memory_bytes = 80ull << 30,
+                      .compute_units = 132,
+                      .utilisation = 0.5,
+                      .claim_capacity = 4};
+  whole.identity = {.uuid = "GPU-a7829a6c-af72-9e35-67cb-4f9af701b63b",
+                    .pci_bus_id = "0000:00:06.0",
+                    .vendor_index = 3};
+  whole.condition.health = DeviceHealth::kDegraded;
+  whole.condition.health_reason = "2 retired pages pending";
+  Device& part = devices[2];
+  part.condition.parent = whole.id;
+  part.identity.uuid = "MIG-0c1d";
+  ASSERT_TRUE(
+      fleet.ReplaceNode("node-with-a-long-name", devices, nullptr).ok());
+  fleet.SetCordons(
+      {Cordon{.device = part.id, .reason = "repair", .drain = true}});
+  std::shared_ptr<const NodeListing> listed =
+      fleet.Listing("node-with-a-long-name");
+  ASSERT_NE(listed, nullptr);
+  EXPECT_TRUE(fleet.RemoveNode("node-with-a-long-name", nullptr));
+  // Another node reports the same ids: the fleet's strings are new ones.
+  ASSERT_TRUE(fleet
+                  .ReplaceNode("other",
+                               DistinctDevices("node-with-a-long-name", 3),
+                               nullptr)
+                  .ok());
+
+  ASSERT_EQ(listed->node(), "node-with-a-long-name");
+  ASSERT_EQ(listed->devices().size(), 3u);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Device d = listed->ToDevice(i, 0.25);
+    EXPECT_EQ(d.id, devices[i].id);
+    EXPECT_EQ(d.node, "node-with-a-long-name");
+    EXPECT_EQ(d.index, devices[i].index);
+    EXPECT_EQ(listed->devices()[i].index, devices[i].index);
+    EXPECT_EQ(d.properties.memory_bytes, devices[i].properties.memory_bytes);
+    EXPECT_EQ(d.properties.compute_units, devices[i].properties.compute_units);
+    EXPECT_EQ(d.properties.claim_capacity,
+              devices[i].properties.claim_capacity);
+    EXPECT_EQ(d.properties.utilisation, 0.25);
+    EXPECT_EQ(d.identity, devices[i].identity);
+    EXPECT_EQ(d.traits.arch, devices[i].traits.arch);
+    DeviceCondition expected = devices[i].condition;
+    if (i == 2) {
+      expected.cordoned = expected.draining = true;
+      expected.cordon_reason = "repair";
+    }
+    EXPECT_EQ(d.condition, expected);
+  }
+}
+
+// The fleet keys its id and UUID indexes by views of the slots' own
+// strings: when two devices report one UUID the later report's wins, and
+// the index stays right whichever of them leaves first.
+TEST(FleetTest, UuidIndexFollowsTheLaterReportWhicheverLeavesFirst) {
+  for (bool earlier_leaves_first : {true, false}) {
+    SCOPED_TRACE(earlier_leaves_first);
+    Fleet fleet;
+    Device a = Distinct("a", 0), b = Distinct("b", 0);
+    a.identity.uuid = b.identity.uuid = "GPU-one-uuid-reported-twice-over";
+    ASSERT_TRUE(fleet.ReplaceNode("a", {a}, nullptr).ok());
+    ASSERT_TRUE(fleet.ReplaceNode("b", {b}, nullptr).ok());
+    {
+      Fleet::Reader reader(fleet);
+      ASSERT_NE(reader.device(a.identity.uuid), nullptr);
+      EXPECT_EQ(reader.device(a.identity.uuid)->id, "b/0");
+      EXPECT_EQ(reader.device("a/0")->id, "a/0");
+    }
+    EXPECT_TRUE(fleet.RemoveNode(earlier_leaves_first ? "a" : "b", nullptr));
+    // Churn the heap over the freed slot's strings.
+    ASSERT_TRUE(fleet.ReplaceNode("c", DistinctDevices("c", 8), nullptr).ok());
+    Fleet::Reader reader(fleet);
+    const DeviceSlot* by_uuid = reader.device(a.identity.uuid);
+    if (earlier_leaves_first) {
+      ASSERT_NE(by_uuid, nullptr);
+      EXPECT_EQ(by_uuid->id, "b/0");
+      EXPECT_EQ(reader.device("a/0"), nullptr);
+    } else {
+      // The earlier device is live but no longer the UUID's (as before).
+      EXPECT_EQ(by_uuid, nullptr);
+      EXPECT_EQ(reader.device("a/0")->id, "a/0");
+      EXPECT_EQ(reader.device("b/0"), nullptr);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ctxsel::server::placement::internal

@@ -1,5 +1,7 @@
 #include "server/placement/node_listing.h"
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/hash/hash.h"
@@ -20,11 +22,42 @@ std::shared_ptr<NodeListing> NodeListing::Make(
         std::make_unique<std::atomic<double>[]>(slots.size());
     listing->utilisation_ = listing->more_utilisation_.get();
   }
+  size_t text_size = 0;
+  for (const DeviceSlot* slot : slots) {
+    text_size += slot->id.size() + slot->identity.uuid.size() +
+                 slot->identity.pci_bus_id.size() +
+                 slot->condition.health_reason.size() +
+                 slot->condition.parent.size() +
+                 slot->condition.cordon_reason.size();
+  }
+  listing->text_ = std::make_unique<char[]>(text_size);
+  char* const text = listing->text_.get();
+  size_t used = 0;
+  auto piece = [text, &used](const std::string& s) {
+    ListedDevice::Piece p{static_cast<uint32_t>(used),
+                          static_cast<uint32_t>(s.size())};
+    s.copy(text + used, s.size());
+    used += s.size();
+    return p;
+  };
   for (size_t i = 0; i < slots.size(); ++i) {
     const DeviceSlot& slot = *slots[i];
-    listing->devices_.push_back({slot.id, slot.index, slot.properties,
-                                 slot.identity, slot.condition,
-                                 slot.device_class});
+    ListedDevice& d = listing->devices_.emplace_back();
+    d.index = slot.index;
+    d.device_class = slot.device_class;
+    d.memory_bytes_ = slot.properties.memory_bytes;
+    d.compute_units_ = slot.properties.compute_units;
+    d.claim_capacity_ = slot.properties.claim_capacity;
+    d.vendor_index_ = slot.identity.vendor_index;
+    d.health_ = slot.condition.health;
+    d.cordoned_ = slot.condition.cordoned;
+    d.draining_ = slot.condition.draining;
+    d.id_ = piece(slot.id);
+    d.uuid_ = piece(slot.identity.uuid);
+    d.pci_bus_id_ = piece(slot.identity.pci_bus_id);
+    d.health_reason_ = piece(slot.condition.health_reason);
+    d.parent_ = piece(slot.condition.parent);
+    d.cordon_reason_ = piece(slot.condition.cordon_reason);
     listing->utilisation_[i].store(slot.properties.utilisation,
                                    std::memory_order_relaxed);
   }
@@ -49,15 +82,24 @@ void NodeListing::ReadUtilisations(Utilisations* out) const {
 Device NodeListing::ToDevice(size_t position, double utilisation) const {
   const ListedDevice& listed = devices_[position];
   Device d;
-  d.id = listed.id;
+  d.id = std::string(Text(listed.id_));
   d.node = node_;
   d.index = listed.index;
   d.sycl_architecture = listed.device_class->sycl_architecture;
   d.traits = listed.device_class->traits;
-  d.properties = listed.properties;
+  d.properties.memory_bytes = listed.memory_bytes_;
+  d.properties.compute_units = listed.compute_units_;
+  d.properties.claim_capacity = listed.claim_capacity_;
   d.properties.utilisation = utilisation;
-  d.identity = listed.identity;
-  d.condition = listed.condition;
+  d.identity.uuid = std::string(Text(listed.uuid_));
+  d.identity.pci_bus_id = std::string(Text(listed.pci_bus_id_));
+  d.identity.vendor_index = listed.vendor_index_;
+  d.condition.health = listed.health_;
+  d.condition.health_reason = std::string(Text(listed.health_reason_));
+  d.condition.parent = std::string(Text(listed.parent_));
+  d.condition.cordoned = listed.cordoned_;
+  d.condition.draining = listed.draining_;
+  d.condition.cordon_reason = std::string(Text(listed.cordon_reason_));
   return d;
 }
 

@@ -16,8 +16,8 @@
 // or cordon replaces only its node's record.
 //
 // The cost is memory: a record copies each device's reported fields (not
-// its class's traits), about 300 bytes a device (report_bench's fleet of
-// 80,000 devices: 78 -> 102 MiB peak RSS).
+// its class's traits), packed (ListedDevice): about 90 bytes a device and
+// its strings, in one allocation per node for them all.
 //
 //   ListingIndex index;                          // in the Fleet
 //   index.Publish("n1", NodeListing::Make(...));  // a writer, fleet lock held
@@ -48,14 +48,33 @@
 
 namespace ctxsel::server::placement::internal {
 
-// A device as reported, less its class's traits and its utilisation.
-struct ListedDevice {
-  std::string id;
-  int32_t index = 0;
-  DeviceProperties properties;  // utilisation: see NodeListing
-  DeviceIdentity identity;
-  DeviceCondition condition;
+// A device as reported, less its class's traits and its utilisation, as
+// its NodeListing keeps it: its strings sit end to end in the record's one
+// text buffer and its numbers are packed, about 90 bytes a device and no
+// allocation of its own (a copy of the slot's fields was about 300 bytes,
+// and an allocation per id of more than 15 bytes). NodeListing::ToDevice
+// reads the rest.
+class ListedDevice {
+ public:
   const DeviceClass* device_class = nullptr;  // pinned by the NodeListing
+  int32_t index = 0;
+
+ private:
+  friend class NodeListing;
+  // Where a string sits in the record's text buffer.
+  struct Piece {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+
+  uint64_t memory_bytes_ = 0;
+  int32_t compute_units_ = 0;
+  int32_t claim_capacity_ = 1;
+  int32_t vendor_index_ = -1;
+  DeviceHealth health_ = DeviceHealth::kHealthy;
+  Piece id_, uuid_, pci_bus_id_, health_reason_, parent_, cordon_reason_;
+  bool cordoned_ = false;
+  bool draining_ = false;
 };
 
 // One node's devices as a listing sees them. Immutable but for the
@@ -111,6 +130,11 @@ class NodeListing {
   std::shared_ptr<const NodeLayout> layout_;
   std::vector<std::shared_ptr<const DeviceClass>> classes_;
   std::vector<ListedDevice> devices_;
+  // Every device's strings, end to end (ListedDevice::Piece).
+  std::unique_ptr<char[]> text_;
+  absl::string_view Text(ListedDevice::Piece piece) const {
+    return absl::string_view(text_.get() + piece.offset, piece.size);
+  }
 };
 
 // Node name -> its current NodeListing. Readers (listings) share a
