@@ -156,9 +156,8 @@ Units MakeUnits(const Request& r, const Fleet::Reader& fleet,
                 const DeviceScope& scope, bool include_suspect) {
   Units units;
   bool per_layout = r.kernel->layout_dependent();
-  const std::vector<const DeviceGroup*> groups = fleet.groups();
-  units.reserve(groups.size());  // at most one unit per group
-  for (const DeviceGroup* g : groups) {
+  units.reserve(fleet.group_count());  // at most one unit per group
+  fleet.ForEachGroup([&](const DeviceGroup* g) {
     if (per_layout || units.empty() ||
         units.back().device_class != &g->device_class()) {
       units.emplace_back();
@@ -170,18 +169,18 @@ Units MakeUnits(const Request& r, const Fleet::Reader& fleet,
     if (g->excluded()) {
       // Cordoned or unhealthy: counted for Explain, never picked.
       g->CountExcluded(&u.cordoned_count, &u.unhealthy_count);
-      continue;
+      return;
     }
     if (g->suspect() && !include_suspect) {
       u.suspect_count += static_cast<int>(g->size());
-      continue;
+      return;
     }
     u.device_count += static_cast<int>(g->size());
     if (const DeviceGroup* mine = scope.Restrict(g); mine != nullptr) {
       u.groups.push_back(mine);
       u.eligible_count += static_cast<int>(mine->size());
     }
-  }
+  });
   return units;
 }
 

@@ -202,6 +202,7 @@ DeviceGroup* Fleet::GroupFor(const DeviceClass* c, const NodeLayout* layout,
       groups_[GroupKey(c->name, c->id, layout->id, suspect, excluded)];
   if (group == nullptr) {
     group = std::make_unique<DeviceGroup>(c, layout, suspect, excluded);
+    if (suspect && !excluded) ++suspect_groups_;
   }
   return group.get();
 }
@@ -236,6 +237,7 @@ void Fleet::LeaveGroup(DeviceSlot* slot) {
   if (group == nullptr) return;
   group->Remove(slot);
   if (group->size() == 0) {
+    if (group->suspect() && !group->excluded()) --suspect_groups_;
     groups_.erase(GroupKey(group->device_class().name, group->device_class().id,
                            group->layout().id, group->suspect(),
                            group->excluded()));
@@ -388,16 +390,9 @@ Fleet::Reader::~Reader() { fleet_.mu_.ReaderUnlock(); }
 
 std::vector<const DeviceGroup*> Fleet::Reader::groups() const {
   std::vector<const DeviceGroup*> out;
-  out.reserve(fleet_.groups_.size());
-  for (const auto& [key, group] : fleet_.groups_) out.push_back(group.get());
+  out.reserve(group_count());
+  ForEachGroup([&](const DeviceGroup* g) { out.push_back(g); });
   return out;
-}
-
-bool Fleet::Reader::has_suspect() const {
-  for (const auto& [key, group] : fleet_.groups_) {
-    if (group->suspect() && !group->excluded()) return true;
-  }
-  return false;
 }
 
 const std::vector<DeviceSlot*>* Fleet::Reader::node(

@@ -123,8 +123,16 @@ class Fleet {
     // suspect (suspect nodes' and degraded devices), excluded (unhealthy
     // or cordoned devices) last.
     std::vector<const DeviceGroup*> groups() const;
-    // Whether some live device is on a suspect node.
-    bool has_suspect() const;
+    // Calls `visit(const DeviceGroup*)` for each of groups(), in that order,
+    // with no copy of the list (a Select's path).
+    template <typename Visit>
+    void ForEachGroup(Visit visit) const {
+      for (const auto& entry : fleet_.groups_) visit(entry.second.get());
+    }
+    size_t group_count() const { return fleet_.groups_.size(); }
+    // Whether some live device is on a suspect node: a count kept as groups
+    // come and go, not a walk over them.
+    bool has_suspect() const { return fleet_.suspect_groups_ > 0; }
     // The devices of `node`; null for an unknown node.
     const std::vector<DeviceSlot*>* node(absl::string_view name) const;
     // The layout of `node`; null for an unknown node.
@@ -203,6 +211,8 @@ class Fleet {
   std::vector<std::string> unused_classes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> unused_layouts_ ABSL_GUARDED_BY(mu_);
   std::map<GroupKey, std::unique_ptr<DeviceGroup>> groups_ ABSL_GUARDED_BY(mu_);
+  // Groups of suspect nodes' devices that are not excluded (has_suspect()).
+  int suspect_groups_ ABSL_GUARDED_BY(mu_) = 0;
   // Keyed by views of the slots' own strings (a slot's address is stable),
   // so the fleet keeps each id and UUID once.
   absl::flat_hash_map<absl::string_view, std::unique_ptr<DeviceSlot>> devices_

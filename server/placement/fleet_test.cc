@@ -117,6 +117,38 @@ TEST(FleetTest, SuspectNodesMoveToSuspectGroups) {
   EXPECT_EQ(reader.groups().size(), 1u);
 }
 
+// has_suspect() is a count kept as groups come and go: a suspect node's
+// cordoned device does not count (it is excluded), and a suspect node that
+// leaves takes its count with it.
+TEST(FleetTest, HasSuspectFollowsGroupsAsTheyComeAndGo) {
+  Fleet fleet;
+  FleetClassChanges changes;
+  auto has_suspect = [&] { return Fleet::Reader(fleet).has_suspect(); };
+  ASSERT_TRUE(fleet.ReplaceNode("a", {Distinct("a", 0)}, &changes).ok());
+  ASSERT_TRUE(fleet.ReplaceNode("b", {Distinct("b", 0)}, &changes).ok());
+  fleet.SetCordons({Cordon{.device = "a/0", .reason = "repair"}});
+  fleet.SetSuspect("a", true);
+  EXPECT_FALSE(has_suspect());  // its one device is excluded
+  fleet.SetCordons({});
+  EXPECT_TRUE(has_suspect());
+  fleet.SetSuspect("b", true);
+  fleet.SetSuspect("a", false);
+  EXPECT_TRUE(has_suspect());
+  EXPECT_TRUE(fleet.RemoveNode("b", nullptr));
+  EXPECT_FALSE(has_suspect());
+  fleet.SetSuspect("a", true);
+  ASSERT_TRUE(
+      fleet.ReplaceNode("a", {Distinct("a", 0), Distinct("a", 1)}, &changes)
+          .ok());
+  EXPECT_FALSE(has_suspect());  // a report is news from the node
+  fleet.SetSuspect("a", true);
+  EXPECT_TRUE(has_suspect());
+  EXPECT_TRUE(fleet.RemoveNode("a", nullptr));
+  EXPECT_FALSE(has_suspect());
+  Fleet::Reader reader(fleet);
+  EXPECT_EQ(reader.group_count(), 0u);
+}
+
 // Listings read a node's published record, not the fleet under its lock
 // (node_listing.h): a beat's values are read whole while beats keep coming,
 // a cordon replaces the record, and a record a listing holds stays readable
