@@ -175,10 +175,9 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::Heartbeat(
     }
     const auto it = nodes_.find(node);
     if (it == nodes_.end()) return BeatAnswer::kUnknownNode;
-    it->second.last_heartbeat = options_.now();
     // The utilisation the store takes next: a watch starting meanwhile may
     // share the old one until the node's next beat.
-    it->second.current.reset();
+    HeardAt(it->second, options_.now());
     healthy_again = std::exchange(it->second.suspect, false);
   }
   // No inventory lock from here: the store takes its own. MarkSuspects
@@ -234,10 +233,7 @@ absl::StatusOr<Inventory::BeatAnswer> Inventory::BeatInFlightLocked(
     }
   }
   const auto it = nodes_.find(node);
-  if (it != nodes_.end()) {
-    it->second.last_heartbeat = options_.now();
-    it->second.current.reset();
-  }
+  if (it != nodes_.end()) HeardAt(it->second, options_.now());
   in_flight_->beats.insert(in_flight_->beats.end(), utilisation.begin(),
                            utilisation.end());
   return BeatAnswer::kRecorded;
@@ -288,8 +284,13 @@ void Inventory::ResetSilence() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = options_.now();
   for (auto& [id, node] : nodes_) {
-    node.last_heartbeat = std::max(node.last_heartbeat, now);
+    HeardAt(node, std::max(node.last_heartbeat, now));
   }
+}
+
+void Inventory::HeardAt(NodeEntry& node, absl::Time at) {
+  node.last_heartbeat = at;
+  node.current.reset();
 }
 
 void Inventory::RemoveLocked(const std::string& node, std::string reason) {

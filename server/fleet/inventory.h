@@ -324,6 +324,11 @@ class Inventory {
     std::vector<DeviceBeat> beats;
   };
 
+  // `node` was heard from at `at`: its last heartbeat moves, and the
+  // snapshot watches share (NodeEntry::current) is let go, as after every
+  // change. With `mu_` held exclusively.
+  static void HeardAt(NodeEntry& node, absl::Time at);
+
   // Commits `node` (whose devices the store has taken); `changed` records
   // an event. Returns the node as committed, for the observer (null when
   // there is none and nothing changed).

@@ -508,6 +508,20 @@ TEST_F(InventoryTest, WatchSnapshotsShareNodesUntilTheyChange) {
   EXPECT_EQ(after_beat->events[0].node->devices[0].properties.utilisation, 0.5);
 }
 
+// ResetSilence changes what a node's snapshot says (its last heartbeat), so
+// a watch that starts after it shares no snapshot taken before.
+TEST_F(InventoryTest, WatchAfterResetSilenceSeesTheNewLastHeartbeat) {
+  ASSERT_TRUE(inventory_.Report(Node("n1", {Gpu(0, "nvptx")})).ok());
+  auto before = inventory_.StartWatch({.initial = true});
+  ASSERT_TRUE(before.ok());
+  now_ += absl::Seconds(5);
+  inventory_.ResetSilence();
+  auto after = inventory_.StartWatch({.initial = true});
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->events.size(), 1);
+  EXPECT_EQ(after->events[0].node->last_heartbeat, now_);
+}
+
 TEST_F(InventoryTest, PagesNodesAndDevices) {
   for (const char* id : {"a", "b", "c"}) {
     ASSERT_TRUE(inventory_.Report(Node(id, {HostCpu(), Gpu(0, "nvptx")})).ok());
