@@ -1,11 +1,11 @@
 // callback_call.h: how a handler on gRPC's callback API ends its call.
-// Every ctxsel.v1 handler runs on the callback API, so a call or stream
-// holds no thread while its request is on the way, its client is slow or
-// it waits for events; handlers that only read memory answer on gRPC's
-// callback thread (Answer), those that wait on the store hand their work to
-// the WorkerPool once the caller is authorized (AnswerOnWorker), a stream
-// refused before it starts ends through Refused, and a stream's reactor is
-// reached from other threads through its ReactorLink.
+// Every ctxsel.v1 handler but Heartbeat's (heartbeat_queues.h) runs on the
+// callback API, so a call or stream holds no thread while its request is on
+// the way, its client is slow or it waits for events; handlers that only read
+// memory answer on gRPC's callback thread (Answer), those that wait on the
+// store hand their work to the WorkerPool once the caller is authorized
+// (AnswerOnWorker), a stream refused before it starts ends through Refused, and
+// a stream's reactor is reached from other threads through its ReactorLink.
 //
 //   grpc::ServerUnaryReactor* Service::Get(grpc::CallbackServerContext*
 //   context,

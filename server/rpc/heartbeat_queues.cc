@@ -50,8 +50,6 @@ struct HeartbeatQueues::Queue {
   absl::Mutex mu;
   bool stopping ABSL_GUARDED_BY(mu) = false;
 
-  // Posts a fresh stream's wait for the next Heartbeat call on this queue.
-  void WaitForCall();
   // Handles every event of the queue until it is shut down and drained.
   void Run();
 };
@@ -157,7 +155,7 @@ class HeartbeatStream {
       finished_ = true;
       return;
     }
-    queue_->WaitForCall();
+    WaitForCall(queue_);
     last_beat_ = absl::Now();
     absl::StatusOr<Authorizer::StreamGrant> grant =
         queue_->settings->authorizer->AuthorizeStream(
@@ -274,10 +272,6 @@ class HeartbeatStream {
 
 }  // namespace
 
-void HeartbeatQueues::Queue::WaitForCall() {
-  HeartbeatStream::WaitForCall(this);
-}
-
 void HeartbeatQueues::Queue::Run() {
   void* tag = nullptr;
   bool ok = false;
@@ -286,10 +280,10 @@ void HeartbeatQueues::Queue::Run() {
 
 HeartbeatQueues::HeartbeatQueues(InventoryServiceBase* service,
                                  HeartbeatSettings settings, int queues)
-    : service_(service), settings_(std::move(settings)) {
+    : settings_(std::move(settings)) {
   for (int i = 0; i < std::max(queues, 1); ++i) {
     auto queue = std::make_unique<Queue>();
-    queue->service = service_;
+    queue->service = service;
     queue->settings = &settings_;
     queues_.push_back(std::move(queue));
   }
@@ -306,9 +300,8 @@ void HeartbeatQueues::AddTo(grpc::ServerBuilder& builder) {
 }
 
 void HeartbeatQueues::Start() {
-  started_ = true;
   for (std::unique_ptr<Queue>& queue : queues_) {
-    queue->WaitForCall();
+    HeartbeatStream::WaitForCall(queue.get());
     queue->thread = std::thread([q = queue.get()] { q->Run(); });
   }
 }

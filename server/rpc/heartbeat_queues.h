@@ -123,10 +123,8 @@ class HeartbeatQueues {
   struct Queue;  // one completion queue, its thread, and its streams
 
  private:
-  InventoryServiceBase* const service_;
   const HeartbeatSettings settings_;
   std::vector<std::unique_ptr<Queue>> queues_;
-  bool started_ = false;
   bool stopped_ = false;
 };
 
