@@ -244,8 +244,9 @@ class Inventory {
   // few devices; once it returns an error (the call's DEADLINE_EXCEEDED or
   // CANCELLED, server/rpc/call_interrupt.h) the listing stops with that error.
   // Not a snapshot: a node reported or removed while a page is read may be
-  // in it or not, as across pages. Takes no lock a heartbeat takes (see the
-  // file comment).
+  // in it or not, as across pages. Takes no lock a heartbeat takes, but a
+  // shared hold of the state lock on the first page after a node joined or
+  // left (see the file comment).
   absl::StatusOr<Page<Device>> ListDevices(
       const DeviceFilter& device_filter, const std::string& node, int page_size,
       const std::string& page_token, PageBudget<Device> budget = {},

@@ -231,13 +231,11 @@ void CheckImages(const Request& r, Unit& u) {
   const ImageCheck* check = &own;
   if (!r.job->images.empty()) {
     own = CheckImagesOn(r.job->images, *u.device_class);
-  } else if (!r.kernel->images().empty()) {
+  } else {
     kept = r.kernel->ImagesOn(u.device_class->id, [&] {
       return CheckImagesOn(r.kernel->images(), *u.device_class);
     });
     check = kept.get();
-  } else {
-    return;
   }
   u.image = check->image;
   u.image_fit = check->fit;

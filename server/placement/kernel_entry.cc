@@ -282,15 +282,6 @@ std::optional<selector::Resolution> KernelEntry::Cached(
   return std::nullopt;
 }
 
-std::vector<std::optional<selector::Resolution>> KernelEntry::Cached(
-    const JobSignature& signature,
-    const std::vector<const DeviceClass*>& classes,
-    ResolutionCounters* counters) const {
-  std::vector<std::optional<selector::Resolution>> out(classes.size());
-  Cached(signature, classes, absl::MakeSpan(out), counters);
-  return out;
-}
-
 void KernelEntry::Cached(const JobSignature& signature,
                          absl::Span<const DeviceClass* const> classes,
                          absl::Span<std::optional<selector::Resolution>> out,

@@ -163,14 +163,10 @@ class KernelEntry {
   std::optional<selector::Resolution> Cached(
       const JobSignature& signature, int class_id,
       ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Cached() for each of `classes`, in order, under one hold of the lock:
-  // a Select asks for every class that fits its job at once.
-  std::vector<std::optional<selector::Resolution>> Cached(
-      const JobSignature& signature,
-      const std::vector<const DeviceClass*>& classes,
-      ResolutionCounters* counters = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
-  // The same into `out` (as long as `classes`, all nullopt), which the
-  // caller holds: a Select's lookups allocate nothing.
+  // Cached() for each of `classes`, in order, under one hold of the lock
+  // (a Select asks for every class that fits its job at once), into `out`
+  // (as long as `classes`, all nullopt), which the caller holds: a Select's
+  // lookups allocate nothing.
   void Cached(const JobSignature& signature,
               absl::Span<const DeviceClass* const> classes,
               absl::Span<std::optional<selector::Resolution>> out,
@@ -207,7 +203,8 @@ class KernelEntry {
 
   // Drops the cached resolutions and image checks of classes that left the
   // fleet.
-  void Forget(const std::vector<int>& class_ids) const ABSL_LOCKS_EXCLUDED(mu_);
+  void Forget(const std::vector<int>& class_ids) const
+      ABSL_LOCKS_EXCLUDED(mu_, images_mu_);
 
   // Adopts the signatures `other` has cached (not their resolutions).
   void AdoptSignatures(const KernelEntry& other) const ABSL_LOCKS_EXCLUDED(mu_);

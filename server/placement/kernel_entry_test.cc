@@ -176,8 +176,9 @@ TEST(KernelEntryTest, CachedLooksUpEveryClassInOrderUnderOneLock) {
   JobSignature target = JobSignature::Of(JobWith({"target"}, {}));
   ResolutionCounters counters;
   ASSERT_TRUE((*e)->Resolution(target, gpu, &counters).ok());
-  std::vector<std::optional<selector::Resolution>> three =
-      (*e)->Cached(target, {&amd, &gpu, &amd}, &counters);
+  const std::vector<const DeviceClass*> classes = {&amd, &gpu, &amd};
+  std::vector<std::optional<selector::Resolution>> three(classes.size());
+  (*e)->Cached(target, classes, absl::MakeSpan(three), &counters);
   ASSERT_EQ(three.size(), 3u);
   EXPECT_FALSE(three[0].has_value());  // never resolved: left to the caller
   ASSERT_TRUE(three[1].has_value());

@@ -343,9 +343,10 @@ namespace {
 // Placer::Decide's rounds, with `request` made: returns the Decision it
 // made in place (one name on every path, so the answer is not moved once
 // more per hop).
-absl::StatusOr<Decision> DecideInRounds(const Fleet& fleet, const Job& job,
-                                        bool explain,
+absl::StatusOr<Decision> DecideInRounds(const Fleet& fleet,
                                         internal::Request& request) {
+  const Job& job = *request.job;
+  const bool explain = request.explain;
   const JobSignature* signature = request.signature;
   // Resolving is the one slow step (13-23 ms for a kernel of 40,000
   // variants), and heartbeats take the fleet lock exclusively: a class not
@@ -461,7 +462,7 @@ absl::StatusOr<Decision> Placer::Decide(const Job& job, bool explain,
         explain ? spread_ticket_.load(std::memory_order_relaxed)
                 : spread_ticket_.fetch_add(1, std::memory_order_relaxed);
   }
-  return DecideInRounds(*fleet_, job, explain, request);
+  return DecideInRounds(*fleet_, request);
 }
 
 absl::StatusOr<Placement> Placer::Select(const Job& job,
