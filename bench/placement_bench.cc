@@ -68,7 +68,7 @@ void RunSelects(benchmark::State& state, const Placer& placer,
     benchmark::DoNotOptimize(p);
     if (++i == jobs.size()) i = 0;
   }
-  if (counters.ok()) {
+  if (counters.user_ok()) {
     state.counters["instructions"] =
         benchmark::Counter((counters.Read() - start).user_instructions,
                            benchmark::Counter::kAvgIterations);

@@ -44,7 +44,7 @@ ProcessCounters::~ProcessCounters() {
 }
 
 ProcessCounters::Values ProcessCounters::Read() const {
-  if (!ok()) return {};
+  // ReadFd gives 0 for a counter the kernel refused.
   return {ReadFd(instructions_fd_), ReadFd(user_fd_), ReadFd(switches_fd_)};
 }
 

@@ -44,7 +44,10 @@ class ProcessCounters {
   bool ok() const {
     return instructions_fd_ >= 0 && user_fd_ >= 0 && switches_fd_ >= 0;
   }
-  // The counts so far (zeros when !ok()).
+  // Whether user-space instructions are counted: the kernel allows that at
+  // perf_event_paranoid 2, where it refuses the other two.
+  bool user_ok() const { return user_fd_ >= 0; }
+  // The counts so far (zero for each counter the kernel refused).
   Values Read() const;
 
  private:

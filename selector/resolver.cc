@@ -45,12 +45,6 @@ size_t ConstructSetStart(const Context& context,
 }
 
 std::shared_ptr<const Context> WithConstructSet(
-    std::shared_ptr<const Context> context, const ResolveOptions& options) {
-  const size_t start = ConstructSetStart(*context, options);
-  return WithConstructSet(std::move(context), start);
-}
-
-std::shared_ptr<const Context> WithConstructSet(
     std::shared_ptr<const Context> context, size_t start) {
   if (start == 0) return context;
   auto copy = std::make_shared<Context>(*context);

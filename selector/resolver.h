@@ -60,9 +60,7 @@ size_t ConstructSetStart(const Context& context, const ResolveOptions& options);
 // The same from the set's size and InnermostTarget() (compiled.h).
 size_t ConstructSetStart(size_t size, size_t innermost_target,
                          const ResolveOptions& options);
-// `context`, or a copy whose construct set starts there (or at `start`).
-std::shared_ptr<const Context> WithConstructSet(
-    std::shared_ptr<const Context> context, const ResolveOptions& options);
+// `context`, or a copy whose construct set starts at `start`.
 std::shared_ptr<const Context> WithConstructSet(
     std::shared_ptr<const Context> context, size_t start);
 

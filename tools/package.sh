@@ -244,8 +244,9 @@ EOF
     'BEGIN { printf "%s: %.1f MiB\n", d, s / 1048576 }'
 }
 
-# What tools/perf.sh runs, for a machine that measures without building
-# (PERF_BIN=<bundle>/bin tools/perf.sh).
+# What tools/perf.sh runs (its build line lists them too), and
+# big_kernel_bench for the 40,000-variant first Select, for a machine that
+# measures without building (PERF_BIN=<bundle>/bin tools/perf.sh).
 PERF_TARGETS=(//bench:select_rpc_bench //bench:placement_bench
   //bench:corpus_bench //bench:report_bench //bench:big_kernel_bench
   //server:ctxsel-server //bench/load:ctxsel-load)

@@ -26,7 +26,8 @@ class Housekeeping {
   // (at least every 50 ms, at most every second), and calls
   // claims->Tick() as often (`claims` may be null). `metrics` (may be null)
   // counts the expired nodes; `cordons` (may be null) is reloaded every
-  // tick. While `stale` (may be empty) says true, no node is marked suspect
+  // tick. While `stale` (may be empty) says true (the replica is stale, or
+  // not yet following the nodes' watch again), no node is marked suspect
   // or expired: a stale replica refuses its agents' beats so that they go
   // to a replica that can write their nodes (heartbeat_queues.h), and
   // answers from the last state it had, its nodes included, until it is in

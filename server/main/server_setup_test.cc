@@ -177,7 +177,7 @@ v1::Node TestNode(const std::string& id) {
   return node;
 }
 
-// More streams than queues, open at once: every queue takes calls again
+// More streams than queues, open at once: the queues take calls again
 // after each arrival, answers each beat, and shuts down with streams open.
 TEST(ServerSetupTest, HeartbeatStreamsAreServedOnTheirQueues) {
   ServerOptions options = TestOptions(TempDir("beats"));

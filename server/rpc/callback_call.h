@@ -57,10 +57,11 @@ class Refused final : public Reactor {
 };
 
 // What another thread may hold of a stream's reactor: the lock that guards
-// the reactor's state, and a pointer to it that its OnDone clears under the
-// lock, so a late caller (a revocation, an inventory wake) finds null
-// instead of a deleted reactor. Made before the reactor, so that the
-// stream's Authorizer::StreamGrant can be given RevokeThrough(link).
+// the reactor's state, and a pointer to it that the stream clears under the
+// lock when it is done (a reactor's OnDone), so a late caller (a revocation, an
+// inventory wake) finds null instead of a deleted reactor. Made before the
+// reactor, so that the stream's Authorizer::StreamGrant can be given
+// RevokeThrough(link).
 template <typename Reactor>
 struct ReactorLink {
   absl::Mutex mu;

@@ -120,7 +120,7 @@ class HeartbeatQueues {
   // open were cancelled by the shutdown; their state is freed here.
   void Stop();
 
-  struct Queue;  // one completion queue, its thread, and its streams
+  struct Queue;  // one completion queue and its thread
 
  private:
   const HeartbeatSettings settings_;

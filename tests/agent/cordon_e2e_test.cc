@@ -39,10 +39,7 @@ std::string DevicesFile(const std::string& dir) {
 }
 
 CommandResult CliOn(const std::string& address, std::vector<std::string> args) {
-  std::vector<std::string> argv = {CliPath(), "--insecure",
-                                   "--server=" + address};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return RunCommand(argv);
+  return RunCli(address, std::move(args));
 }
 
 // The device a plain Select on `address` picks; "" when none fits.

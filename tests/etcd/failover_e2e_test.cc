@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,8 +102,7 @@ class FailoverE2E : public ::testing::Test {
   }
 
   CommandResult Cli(const std::string& server, std::vector<std::string> args) {
-    args.insert(args.begin(), {CliPath(), "--insecure", "--server=" + server});
-    return RunCommand(args);
+    return RunCli(server, std::move(args));
   }
 
   // The claims of `holder` that `replica` knows.
