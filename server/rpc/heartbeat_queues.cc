@@ -113,13 +113,21 @@ class HeartbeatStream {
   }
 
   void Handle(Kind kind, bool ok) {
+    // A call that arrived is authorized before the link's lock is taken: a
+    // revocation takes the authorizer's lock and then the link's.
+    std::optional<absl::StatusOr<Authorizer::StreamGrant>> grant;
+    if (kind == Kind::kArrived && ok) {
+      WaitForCall(queue_);
+      grant.emplace(queue_->settings->authorizer->AuthorizeStream(
+          context_, "Inventory/Heartbeat", RevokeThrough(link_)));
+    }
     bool done = false;
     {
       absl::MutexLock lock(&link_->mu);
       --ops_in_flight_;
       switch (kind) {
         case Kind::kArrived:
-          Arrived(ok);
+          Arrived(std::move(grant));
           break;
         case Kind::kRead:
           if (finished_) break;
@@ -149,22 +157,22 @@ class HeartbeatStream {
     if (done) delete this;
   }
 
-  // A call arrived (ok), or the server is shutting down (not ok).
-  void Arrived(bool ok) {
-    if (!ok) {  // never started: nothing to finish
+  // A call arrived and was authorized (`grant`), or the server is shutting
+  // down (none).
+  void Arrived(std::optional<absl::StatusOr<Authorizer::StreamGrant>> grant) {
+    if (!grant.has_value()) {  // never started: nothing to finish
       finished_ = true;
       return;
     }
-    WaitForCall(queue_);
+    // Revoked already (between authorizing and here): the finish is on its
+    // way.
+    if (finished_) return;
     last_beat_ = absl::Now();
-    absl::StatusOr<Authorizer::StreamGrant> grant =
-        queue_->settings->authorizer->AuthorizeStream(
-            context_, "Inventory/Heartbeat", RevokeThrough(link_));
-    if (!grant.ok()) {
-      FinishOnce(ToGrpcStatus(grant.status()));
+    if (!grant->ok()) {
+      FinishOnce(ToGrpcStatus(grant->status()));
       return;
     }
-    grant_.emplace(*std::move(grant));
+    grant_.emplace(**std::move(grant));
     StartRead();
   }
 
